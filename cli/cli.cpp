@@ -1,0 +1,32 @@
+#include <iostream>
+
+#include "cli/commands.h"
+
+namespace hypertopo::cli {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{
+      "hypertopo: discovers the network topology of GPU clusters (InfiniBand, RoCE, NVLink, node labels),\n"
+      "publishes it as Volcano HyperNodes and places gang workloads on it."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "hypertopo 0.1.0");
+  Action action;
+  add_discover_command(app, action);
+  add_probe_command(app, action);
+  add_place_command(app, action);
+  add_ib_walk_command(app, action);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (!action) return 0;
+  try {
+    return action();
+  } catch (const std::exception& e) {
+    std::cerr << "hypertopo: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace hypertopo::cli

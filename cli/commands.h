@@ -1,0 +1,28 @@
+// cli/commands.h: the subcommands of the `hypertopo` binary.
+//
+// Each subcommand lives in its own file and installs itself on the root CLI11 app. Its callback
+// stores the work to run in `action`; run_cli() runs it after parsing, so parse errors and the
+// work's own errors both end in one clear line and a non-zero exit.
+//
+//   CLI::App app{"hypertopo"};
+//   std::function<int()> action;
+//   add_discover_command(app, action);
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace hypertopo::cli {
+
+using Action = std::function<int()>;
+
+void add_discover_command(CLI::App& app, Action& action);
+void add_probe_command(CLI::App& app, Action& action);
+void add_place_command(CLI::App& app, Action& action);
+void add_ib_walk_command(CLI::App& app, Action& action);
+
+// Parses argv and runs the chosen subcommand; returns the process exit code.
+int run_cli(int argc, char** argv);
+
+}  // namespace hypertopo::cli

@@ -1,0 +1,54 @@
+// `hypertopo place`: where would this job land? A what-if answer from kubectl output files.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "scheduler/input/placement_session.h"
+
+namespace hypertopo::cli {
+
+void add_place_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("place", "Place a gang job on the topology and print where its pods land");
+  auto in = std::make_shared<scheduler::PlaceInputs>();
+  auto format = std::make_shared<std::string>("json");
+  auto timings = std::make_shared<bool>(false);
+  auto pods = std::make_shared<std::string>();
+  auto config = std::make_shared<std::string>();
+  cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--topology", in->topology, "HyperNode list (kubectl get hn -o json) or a Kueue Topology")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--job", in->job,
+                  "Volcano Job, batch/v1 Job with Kueue annotations, KaiwoJob or PlacementRequest")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pods", *pods, "kubectl get pods -o json output: bound pods count as used")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--semantics", in->semantics, "auto, engine or kueue (Kueue's exact algorithm)")
+      ->check(CLI::IsMember({"auto", "engine", "kueue"}));
+  cmd->add_flag("--timings", *timings, "print parse/index/place times to stderr");
+  cmd->add_option("-o,--output", *format, "json, yaml or text")
+      ->check(CLI::IsMember({"json", "yaml", "text"}));
+  cmd->callback([&action, in, format, timings, pods, config] {
+    action = [in, format, timings, pods, config]() -> int {
+      if (!pods->empty()) in->pods = *pods;
+      if (!config->empty()) in->scheduler_config = *config;
+      auto report = scheduler::run_placement(*in);
+      if (!report) {
+        std::cerr << "hypertopo place: " << report.error().message() << "\n";
+        return 2;
+      }
+      std::cout << scheduler::render_report(*report, *format);
+      if (*timings) {
+        std::cerr << "timings (" << report->semantics << "): parse " << report->parse_ms << " ms, index "
+                  << report->index_ms << " ms, place " << report->place_ms << " ms\n";
+      }
+      return report->result["fit"].get<bool>() ? 0 : 1;
+    };
+  });
+}
+
+}  // namespace hypertopo::cli

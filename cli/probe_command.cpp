@@ -1,0 +1,121 @@
+// `hypertopo probe`: this node's NodeReport, from the same probes the agent runs.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "discoverers/ib-local/ib_local_probe.h"
+#include "discoverers/nvlink/nvlink_probe.h"
+#include "topology/node_report.h"
+#include "topology/tree.h"
+
+namespace hypertopo::cli {
+namespace {
+
+struct ProbeOptions {
+  std::vector<std::string> sources;
+  std::string root = "/";
+  std::string node_name;
+  std::string nvml_library = discoverers::nvlink::kDefaultNvmlLibrary;
+  std::string output = "json";
+  bool verbose = false;
+};
+
+// --node-name, else $NODE_NAME (the agent's downward-API variable), else the hostname.
+std::expected<std::string, Error> resolve_node_name(const std::string& flag) {
+  std::string name = flag;
+  if (name.empty()) {
+    if (const char* env = std::getenv("NODE_NAME"); env != nullptr) name = env;
+  }
+  if (name.empty()) {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) {
+      return fail(ErrorCode::kNotFound, "no --node-name, no $NODE_NAME and the hostname is unreadable");
+    }
+    name = host;
+  }
+  if (!topology::is_dns1123_subdomain(name)) {
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "node name '" + name + "' is not a Kubernetes object name (DNS-1123 subdomain); pass --node-name");
+  }
+  return name;
+}
+
+int run_probe(const ProbeOptions& opts) {
+  auto error = [](const Error& e) {
+    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    return 1;
+  };
+  auto log = [&opts](const std::string& line) {
+    if (opts.verbose) std::cerr << "hypertopo: " << line << "\n";
+  };
+
+  auto name = resolve_node_name(opts.node_name);
+  if (!name) return error(name.error());
+  topology::NodeReport report;
+  report.node_name = *name;
+  report.probed_at = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+
+  for (const auto& source : opts.sources) {
+    std::expected<void, Error> probed;
+    if (source == "ib-local") {
+      discoverers::ib_local::IbLocalOptions ib;
+      ib.root = opts.root;
+      ib.log = log;
+      probed = discoverers::ib_local::probe_into(report, ib);
+    } else if (source == "nvml") {
+      discoverers::nvlink::NvmlProbeOptions nvml;
+      nvml.library = opts.nvml_library;
+      nvml.log = log;
+      probed = discoverers::nvlink::probe_into(report, nvml);
+    } else {
+      return error(Error(ErrorCode::kInvalidArgument,
+                         "--source " + source + ": not a node probe (known: ib-local, nvml)"));
+    }
+    if (!probed) return error(probed.error());
+  }
+  for (const auto& w : report.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
+  if (report.nvlink) {
+    for (const auto& c : report.nvlink->conflicts)
+      std::cerr << "hypertopo: warning: NVLink conflict: " << c << "\n";
+  }
+
+  if (opts.output == "yaml") {
+    std::cout << topology::render_node_report_yaml(report);
+  } else {
+    std::cout << topology::render_node_report(report).dump(2) << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_probe_command(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<ProbeOptions>();
+  auto* cmd = app.add_subcommand("probe", "Probe this node and print its NodeReport");
+  cmd->footer(
+      "Sources (--source KIND, repeatable; each fills its part of one report):\n"
+      "  ib-local: RDMA devices, port GUIDs, link layer, state and rate from <root>/sys/class/infiniband\n"
+      "  nvml: the NVLink clique (<clusterUUID>.<cliqueId>) from libnvidia-ml; none without the driver\n"
+      "\nExamples:\n"
+      "  hypertopo probe --source ib-local --source nvml\n"
+      "  hypertopo probe --source ib-local --root /host --node-name dgx-001 -o yaml");
+  cmd->add_option("-s,--source", opts->sources, "A node probe: ib-local or nvml")->required();
+  cmd->add_option("--root", opts->root, "Host filesystem root the probes read /sys under")
+      ->check(CLI::ExistingDirectory)
+      ->capture_default_str();
+  cmd->add_option("--node-name", opts->node_name,
+                  "Kubernetes node name (default: $NODE_NAME, then the hostname)");
+  cmd->add_option("--nvml-library", opts->nvml_library, "NVML library name or path")->capture_default_str();
+  cmd->add_option("-o,--output", opts->output, "Output format")
+      ->check(CLI::IsMember({"json", "yaml"}))
+      ->capture_default_str();
+  cmd->add_flag("-v,--verbose", opts->verbose, "Log what each probe saw to stderr");
+  cmd->callback([opts, &action] { action = [opts] { return run_probe(*opts); }; });
+}
+
+}  // namespace hypertopo::cli

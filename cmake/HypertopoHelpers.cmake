@@ -1,0 +1,44 @@
+# Small helpers so that every folder's CMakeLists.txt is a few lines.
+#
+#   ht_library(NAME <name> SOURCES <files...> [DEPS <targets...>])
+#   ht_test(NAME <name> SOURCES <files...> [DEPS <targets...>] [LABELS <labels...>])
+#   ht_benchmark(NAME <name> SOURCES <files...> [DEPS <targets...>])
+
+function(ht_apply_warnings target)
+  # -Wmaybe-uninitialized: GCC 12 reports false positives inside libstdc++'s <regex> and <variant>
+  # at -O1/-O2 with the sanitizers; they are in the standard library's code, not ours.
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+                                           -Wno-missing-field-initializers -Wno-maybe-uninitialized)
+  if(HYPERTOPO_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+function(ht_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
+  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
+  ht_apply_warnings(${ARG_NAME})
+endfunction()
+
+function(ht_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} ht_test_support GTest::gtest GTest::gmock GTest::gtest_main)
+  set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  ht_apply_warnings(${ARG_NAME})
+  gtest_discover_tests(${ARG_NAME}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES LABELS "${ARG_LABELS}"
+    DISCOVERY_TIMEOUT 60)
+endfunction()
+
+function(ht_benchmark)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} benchmark::benchmark)
+  set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+  set_property(GLOBAL APPEND PROPERTY HT_BENCHMARKS ${ARG_NAME})
+  ht_apply_warnings(${ARG_NAME})
+endfunction()

@@ -1,0 +1,52 @@
+#include "discoverers/registry/discoverer.h"
+
+namespace hypertopo::discoverers {
+
+std::expected<SourceSpec, Error> SourceSpec::parse(const std::string& text) {
+  if (text.empty()) return fail(ErrorCode::kInvalidArgument, "empty --source; expected KIND[:ARG]");
+  auto colon = text.find(':');
+  SourceSpec spec;
+  spec.kind = text.substr(0, colon);
+  if (colon != std::string::npos) spec.arg = text.substr(colon + 1);
+  if (spec.kind.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "--source '" + text + "' has no kind; expected KIND[:ARG]");
+  }
+  return spec;
+}
+
+std::expected<void, Error> DiscovererRegistry::add(const std::string& kind, std::string summary,
+                                                   DiscovererFactory factory) {
+  if (kind.empty()) return fail(ErrorCode::kInvalidArgument, "a discoverer needs a name");
+  if (entries_.contains(kind)) {
+    return fail(ErrorCode::kInvalidArgument, "discoverer '" + kind + "' is registered twice");
+  }
+  entries_.emplace(kind, Entry{std::move(summary), std::move(factory)});
+  return {};
+}
+
+std::expected<std::unique_ptr<Discoverer>, Error> DiscovererRegistry::create(const SourceSpec& spec,
+                                                                             const DiscoveryDeps& deps) const {
+  auto it = entries_.find(spec.kind);
+  if (it == entries_.end()) {
+    std::string known;
+    for (const auto& k : kinds()) known += (known.empty() ? "" : ", ") + k;
+    return fail(ErrorCode::kInvalidArgument, "unknown source kind '" + spec.kind + "' (known: " + known + ")");
+  }
+  auto made = it->second.factory(spec, deps);
+  if (!made) return std::unexpected(made.error().context("source " + spec.to_string()));
+  return made;
+}
+
+std::vector<std::string> DiscovererRegistry::kinds() const {
+  std::vector<std::string> out;
+  for (const auto& [k, _] : entries_) out.push_back(k);
+  return out;
+}
+
+std::string DiscovererRegistry::describe() const {
+  std::string out;
+  for (const auto& [k, e] : entries_) out += "  " + k + ": " + e.summary + "\n";
+  return out;
+}
+
+}  // namespace hypertopo::discoverers

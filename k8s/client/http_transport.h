@@ -1,0 +1,83 @@
+// k8s/client/http_transport.h: HTTP/1.1 round trips and streamed responses over TCP or TLS.
+//
+// The part of the client that touches Boost.Beast, kept behind this header so only one translation
+// unit compiles Beast. Calls block, but every step (resolve, connect, TLS handshake, write, read)
+// runs under a deadline. Idle keep-alive connections are pooled and reused; a pooled connection that
+// the server has closed is noticed before use. TLS verifies the server's certificate against the
+// configured CA (or the system store) and its host name or IP, unless insecure_skip_verify.
+//
+//   auto transport = HttpTransport::create({.host = "127.0.0.1", .port = "6443", .tls = true, ...});
+//   auto res = (*transport)->round_trip({"GET", "/api/v1/nodes", {}, ""}, 30s, /*idempotent=*/true);
+//   auto stream = (*transport)->open_stream({"GET", "/api/v1/nodes?watch=1", {}, ""}, 30s);
+//   std::string bytes;
+//   while (auto more = (*stream)->read_some(bytes, 5min)) { if (!*more) break; ... }
+#pragma once
+
+#include <chrono>
+#include <expected>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "errors/error.h"
+#include "k8s/client/kube_config.h"
+
+namespace hypertopo::k8s {
+
+struct TransportConfig {
+  std::string host;  // a name or an IP (IPv6 without brackets)
+  std::string port;
+  bool tls = false;
+  TlsConfig tls_config;
+  std::chrono::milliseconds connect_timeout{10000};
+};
+
+struct HttpRequest {
+  std::string method;
+  std::string target;  // path and query
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+struct HttpResponse {
+  int status = 0;
+  std::string body;
+  std::string retry_after;  // the Retry-After header, "" when absent
+};
+
+struct TransportError {
+  Error error;
+  bool sent = false;  // request bytes may have reached the server
+};
+
+// A response whose body arrives over time (a watch).
+class HttpStream {
+ public:
+  virtual ~HttpStream() = default;
+  virtual int status() const = 0;
+  // Appends the next body bytes to `out`. Returns true while more may come, false at the clean end
+  // of the body; fails when the connection is cut, nothing arrives within `idle_timeout`, or
+  // cancel() was called.
+  virtual std::expected<bool, Error> read_some(std::string& out, std::chrono::milliseconds idle_timeout) = 0;
+  // Thread-safe: makes a blocked read_some() return with an error.
+  virtual void cancel() = 0;
+};
+
+class HttpTransport {
+ public:
+  static std::expected<std::unique_ptr<HttpTransport>, Error> create(const TransportConfig& config);
+  virtual ~HttpTransport() = default;
+  // One request and its whole response. `timeout` bounds the write and the read. A failure on a
+  // reused connection before any answer is retried once on a fresh connection when `idempotent`.
+  virtual std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
+                                                                 std::chrono::milliseconds timeout,
+                                                                 bool idempotent) = 0;
+  // Sends the request and reads the status line and headers; the body is read from the stream.
+  // The connection is never returned to the pool.
+  virtual std::expected<std::unique_ptr<HttpStream>, TransportError> open_stream(
+      const HttpRequest& request, std::chrono::milliseconds timeout) = 0;
+  virtual int connections_opened() const = 0;
+};
+
+}  // namespace hypertopo::k8s

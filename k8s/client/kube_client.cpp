@@ -1,0 +1,464 @@
+#include "k8s/client/kube_client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "k8s/client/http_transport.h"
+#include "k8s/client/rate_limiter.h"
+
+namespace hypertopo::k8s {
+namespace {
+
+using nlohmann::json;
+
+std::string percent_encode(const std::string& text) {
+  static const char* digits = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out.push_back('%');
+      out.push_back(digits[c >> 4]);
+      out.push_back(digits[c & 15]);
+    }
+  }
+  return out;
+}
+
+class QueryBuilder {
+ public:
+  QueryBuilder& add(const std::string& key, const std::string& value) {
+    if (value.empty()) return *this;
+    if (!text_.empty()) text_ += "&";
+    text_ += key + "=" + percent_encode(value);
+    return *this;
+  }
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+ApiError local_error(ErrorCode code, const std::string& message) {
+  return ApiError{Error(code, message), 0, "", message, {}};
+}
+
+ApiResult<json> parse_json(const std::string& body, const std::string& what) {
+  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    ApiError e = local_error(ErrorCode::kParse, what + ": the response is not a JSON object (" +
+                                                    std::to_string(body.size()) + " bytes, maybe truncated)");
+    e.http_status = 200;
+    return std::unexpected(e);
+  }
+  return parsed;
+}
+
+std::string meta_string(const json& object, const char* field) {
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) return "";
+  const json& meta = object["metadata"];
+  auto it = meta.find(field);
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+struct ServerUrl {
+  bool tls = true;
+  std::string host;
+  std::string port;
+  std::string base_path;
+};
+
+std::expected<ServerUrl, Error> parse_server(const std::string& server) {
+  ServerUrl url;
+  std::string rest;
+  if (server.starts_with("https://")) {
+    rest = server.substr(8);
+  } else if (server.starts_with("http://")) {
+    url.tls = false;
+    rest = server.substr(7);
+  } else {
+    return fail(ErrorCode::kInvalidArgument,
+                "the server URL must start with https:// or http://: \"" + server + "\"");
+  }
+  auto slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) url.base_path = rest.substr(slash);
+  while (url.base_path.ends_with("/")) url.base_path.pop_back();
+  if (authority.starts_with("[")) {
+    auto close = authority.find(']');
+    if (close == std::string::npos)
+      return fail(ErrorCode::kInvalidArgument, "bad IPv6 address in \"" + server + "\"");
+    url.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') url.port = authority.substr(close + 2);
+  } else {
+    auto colon = authority.find(':');
+    url.host = authority.substr(0, colon);
+    if (colon != std::string::npos) url.port = authority.substr(colon + 1);
+  }
+  if (url.host.empty())
+    return fail(ErrorCode::kInvalidArgument, "no host in the server URL \"" + server + "\"");
+  if (url.port.empty()) url.port = url.tls ? "443" : "80";
+  return url;
+}
+
+std::chrono::seconds parse_retry_after(const std::string& header) {
+  long seconds = 0;
+  auto [ptr, ec] = std::from_chars(header.data(), header.data() + header.size(), seconds);
+  if (ec != std::errc() || seconds < 0)
+    return std::chrono::seconds(0);  // HTTP dates are not used by the API server
+  return std::chrono::seconds(seconds);
+}
+
+}  // namespace
+
+struct KubeClient::Call {
+  std::string verb;
+  std::string method;
+  std::string path;
+  std::string query;
+  std::string body;
+  std::string content_type;
+  bool idempotent = true;
+};
+
+std::string Resource::path(const std::string& ns, const std::string& name,
+                           const std::string& subresource) const {
+  std::string out = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !ns.empty()) out += "/namespaces/" + ns;
+  out += "/" + plural;
+  if (!name.empty()) out += "/" + name;
+  if (!name.empty() && !subresource.empty()) out += "/" + subresource;
+  return out;
+}
+
+KubeClient::KubeClient(ClusterConfig config, ClientOptions options)
+    : config_(std::move(config)), options_(std::move(options)) {}
+
+KubeClient::~KubeClient() = default;
+
+std::expected<std::unique_ptr<KubeClient>, Error> KubeClient::create(const ClusterConfig& config,
+                                                                     ClientOptions options) {
+  auto url = parse_server(config.server);
+  if (!url) return std::unexpected(url.error().context("while creating the Kubernetes client"));
+  if (!options.clock) options.clock = std::make_shared<SystemClock>();
+  std::unique_ptr<KubeClient> client(new KubeClient(config, options));
+  client->base_path_ = url->base_path;
+  TransportConfig transport;
+  transport.host = url->host;
+  transport.port = url->port;
+  transport.tls = url->tls;
+  transport.tls_config = config.tls;
+  transport.connect_timeout = options.connect_timeout;
+  auto t = HttpTransport::create(transport);
+  if (!t)
+    return std::unexpected(t.error().context("while creating the Kubernetes client for " + config.server));
+  client->transport_ = std::move(*t);
+  client->bucket_ = std::make_unique<TokenBucket>(options.qps, options.burst, options.clock);
+  return client;
+}
+
+std::vector<std::pair<std::string, std::string>> KubeClient::headers(const std::string& token,
+                                                                     const std::string& content_type) const {
+  std::vector<std::pair<std::string, std::string>> out = {{"Accept", "application/json"},
+                                                          {"User-Agent", options_.user_agent}};
+  if (!token.empty()) out.emplace_back("Authorization", "Bearer " + token);
+  if (!content_type.empty()) out.emplace_back("Content-Type", content_type);
+  return out;
+}
+
+std::chrono::milliseconds KubeClient::backoff(int attempt) const {
+  auto delay = options_.retry.base;
+  for (int i = 0; i < attempt && delay < options_.retry.cap; ++i) delay *= 2;
+  return std::min(delay, options_.retry.cap);
+}
+
+ApiResult<std::string> KubeClient::call(const Call& c) {
+  std::string what = c.method + " " + c.path;
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    bucket_->acquire();
+    auto token = config_.token.token();
+    if (!token)
+      return std::unexpected(local_error(token.error().code(), what + ": " + token.error().message()));
+    HttpRequest request{c.method, base_path_ + c.path + (c.query.empty() ? "" : "?" + c.query),
+                        headers(*token, c.content_type), c.body};
+    auto res = transport_->round_trip(request, options_.request_timeout, c.idempotent);
+    if (options_.observer) options_.observer({c.verb, c.path, res ? res->status : 0, attempt});
+    bool last = attempt + 1 >= std::max(1, options_.retry.max_attempts);
+    if (!res) {
+      // A create is safe to repeat only when the request never left.
+      if (last || !(c.idempotent || !res.error().sent)) {
+        ApiError e = local_error(res.error().error.code(), res.error().error.message());
+        if (attempt > 0) e.error = e.error.context("after " + std::to_string(attempt + 1) + " attempts");
+        return std::unexpected(e);
+      }
+      options_.clock->sleep_for(backoff(attempt));
+      continue;
+    }
+    if (res->status >= 200 && res->status < 300) return std::move(res->body);
+    if (res->status == 401 && config_.token.from_file() && !reauthenticated) {
+      // The projected token may have rotated between our stat() and the server's check.
+      config_.token.invalidate();
+      reauthenticated = true;
+      --attempt;
+      continue;
+    }
+    auto retry_after = parse_retry_after(res->retry_after);
+    // 429 means the server did not act on the request, so even a create may repeat it.
+    bool retryable = res->status == 429 || (res->status >= 500 && c.idempotent);
+    if (!retryable || last)
+      return std::unexpected(api_error_from_response(what, res->status, res->body, retry_after));
+    auto delay = backoff(attempt);
+    if (retry_after.count() > 0) {
+      delay =
+          std::max(delay, std::min<std::chrono::milliseconds>(retry_after, options_.retry.max_retry_after));
+    }
+    options_.clock->sleep_for(delay);
+  }
+}
+
+ApiResult<json> KubeClient::get(const Resource& resource, const std::string& ns, const std::string& name) {
+  Call c{"get", "GET", resource.path(ns, name), "", "", "", true};
+  auto body = call(c);
+  if (!body) return std::unexpected(body.error());
+  return parse_json(*body, "GET " + c.path);
+}
+
+ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::string& ns,
+                                       const ListOptions& options) {
+  ObjectList out;
+  std::string next;
+  for (int page = 0;; ++page) {
+    QueryBuilder q;
+    q.add("labelSelector", options.label_selector).add("fieldSelector", options.field_selector);
+    if (options.page_size > 0) q.add("limit", std::to_string(options.page_size));
+    q.add("continue", next);
+    Call c{"list", "GET", resource.path(ns), q.str(), "", "", true};
+    auto body = call(c);
+    if (!body) return std::unexpected(body.error());
+    auto parsed = parse_json(*body, "GET " + c.path);
+    if (!parsed) return std::unexpected(parsed.error());
+    if (!parsed->contains("items") || !(*parsed)["items"].is_array()) {
+      ApiError e = local_error(ErrorCode::kParse, "GET " + c.path + ": the list has no items array");
+      e.http_status = 200;
+      return std::unexpected(e);
+    }
+    for (auto& item : (*parsed)["items"]) out.items.push_back(std::move(item));
+    if (page == 0) out.resource_version = meta_string(*parsed, "resourceVersion");
+    next = meta_string(*parsed, "continue");
+    if (next.empty()) return out;
+  }
+}
+
+ApiResult<json> KubeClient::create(const Resource& resource, const std::string& ns, const json& object) {
+  Call c{"create", "POST", resource.path(ns), "", object.dump(), "application/json", false};
+  auto body = call(c);
+  if (!body) return std::unexpected(body.error());
+  return parse_json(*body, "POST " + c.path);
+}
+
+ApiResult<json> KubeClient::update(const Resource& resource, const std::string& ns, const json& object) {
+  std::string name = meta_string(object, "name");
+  if (name.empty())
+    return std::unexpected(
+        local_error(ErrorCode::kInvalidArgument, "update: the object has no metadata.name"));
+  Call c{"update", "PUT", resource.path(ns, name), "", object.dump(), "application/json", true};
+  auto body = call(c);
+  if (!body) return std::unexpected(body.error());
+  return parse_json(*body, "PUT " + c.path);
+}
+
+ApiResult<json> KubeClient::update_status(const Resource& resource, const std::string& ns,
+                                          const json& object) {
+  std::string name = meta_string(object, "name");
+  if (name.empty()) {
+    return std::unexpected(
+        local_error(ErrorCode::kInvalidArgument, "update_status: the object has no metadata.name"));
+  }
+  Call c{"update", "PUT", resource.path(ns, name, "status"), "", object.dump(), "application/json", true};
+  auto body = call(c);
+  if (!body) return std::unexpected(body.error());
+  return parse_json(*body, "PUT " + c.path);
+}
+
+ApiResult<UpdateResult> KubeClient::update_with_retry(const Resource& resource, const std::string& ns,
+                                                      const std::string& name,
+                                                      const std::function<bool(json&)>& mutate,
+                                                      int max_conflicts, bool status) {
+  UpdateResult result;
+  for (;;) {
+    auto current = get(resource, ns, name);
+    if (!current) return std::unexpected(current.error());
+    json object = *current;
+    if (!mutate(object)) {
+      result.object = std::move(*current);
+      return result;
+    }
+    // Always write against the version just read, whatever the mutation did to metadata.
+    object["metadata"]["resourceVersion"] = meta_string(*current, "resourceVersion");
+    auto written = status ? update_status(resource, ns, object) : update(resource, ns, object);
+    if (written) {
+      result.object = std::move(*written);
+      result.written = true;
+      return result;
+    }
+    if (!written.error().conflict() || result.conflicts >= max_conflicts)
+      return std::unexpected(written.error());
+    ++result.conflicts;
+  }
+}
+
+ApiResult<json> KubeClient::patch(const Resource& resource, const std::string& ns, const std::string& name,
+                                  const json& patch, const PatchOptions& options) {
+  QueryBuilder q;
+  std::string content_type = "application/merge-patch+json";
+  if (options.type == PatchType::kApply) {
+    content_type = "application/apply-patch+yaml";  // JSON is YAML
+    q.add("fieldManager", options.field_manager);
+    if (options.force) q.add("force", "true");
+  }
+  Call c{"patch", "PATCH",      resource.path(ns, name, options.status ? "status" : ""),
+         q.str(), patch.dump(), content_type,
+         true};
+  auto body = call(c);
+  if (!body) return std::unexpected(body.error());
+  return parse_json(*body, "PATCH " + c.path);
+}
+
+ApiResult<void> KubeClient::delete_object(const Resource& resource, const std::string& ns,
+                                          const std::string& name, const DeleteOptions& options) {
+  std::string body;
+  if (!options.uid.empty() || !options.resource_version.empty()) {
+    json pre = json::object();
+    if (!options.uid.empty()) pre["uid"] = options.uid;
+    if (!options.resource_version.empty()) pre["resourceVersion"] = options.resource_version;
+    body = json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}}.dump();
+  }
+  Call c{"delete", "DELETE", resource.path(ns, name), "", body, body.empty() ? "" : "application/json", true};
+  auto res = call(c);
+  if (!res) return std::unexpected(res.error());
+  return {};
+}
+
+ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::string& ns,
+                                      const WatchOptions& options,
+                                      const std::function<bool(const WatchEvent&)>& on_event,
+                                      std::stop_token stop) {
+  QueryBuilder q;
+  q.add("watch", "1")
+      .add("resourceVersion", options.resource_version)
+      .add("labelSelector", options.label_selector)
+      .add("fieldSelector", options.field_selector)
+      .add("allowWatchBookmarks", options.allow_bookmarks ? "true" : "")
+      .add("timeoutSeconds", std::to_string(options.server_timeout.count()));
+  std::string path = resource.path(ns);
+  std::string what = "WATCH " + path;
+  auto idle = options.idle_timeout.count() > 0 ? options.idle_timeout
+                                               : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                     options.server_timeout + std::chrono::seconds(30));
+  WatchEnd end{WatchEnd::Reason::kStopped, options.resource_version, 0, ""};
+
+  // Open the stream, retrying like a GET.
+  std::unique_ptr<HttpStream> stream;
+  bool reauthenticated = false;
+  for (int attempt = 0;; ++attempt) {
+    if (stop.stop_requested()) return end;
+    bucket_->acquire();
+    auto token = config_.token.token();
+    if (!token)
+      return std::unexpected(local_error(token.error().code(), what + ": " + token.error().message()));
+    HttpRequest request{"GET", base_path_ + path + "?" + q.str(), headers(*token, ""), ""};
+    auto opened = transport_->open_stream(request, options_.request_timeout);
+    int status = opened ? (*opened)->status() : 0;
+    if (options_.observer) options_.observer({"watch", path, status, attempt});
+    bool last = attempt + 1 >= std::max(1, options_.retry.max_attempts);
+    if (!opened) {
+      if (last)
+        return std::unexpected(local_error(opened.error().error.code(), opened.error().error.message()));
+      options_.clock->sleep_for(backoff(attempt));
+      continue;
+    }
+    if (status == 200) {
+      stream = std::move(*opened);
+      break;
+    }
+    std::string body;
+    for (;;) {  // an error answer is short: read it whole
+      auto more = (*opened)->read_some(body, options_.request_timeout);
+      if (!more || !*more || body.size() > (1 << 20)) break;
+    }
+    if (status == 401 && config_.token.from_file() && !reauthenticated) {
+      config_.token.invalidate();
+      reauthenticated = true;
+      --attempt;
+      continue;
+    }
+    bool retryable = status == 429 || status >= 500;
+    if (!retryable || last) return std::unexpected(api_error_from_response(what, status, body));
+    options_.clock->sleep_for(backoff(attempt));
+  }
+
+  std::stop_callback cancel_on_stop(stop, [&] { stream->cancel(); });
+  std::string pending;
+  for (;;) {
+    if (stop.stop_requested()) return end;
+    auto more = stream->read_some(pending, idle);
+    if (!more) {
+      if (stop.stop_requested()) return end;
+      end.reason = WatchEnd::Reason::kDisconnected;
+      end.detail = more.error().message();
+      return end;
+    }
+    size_t start = 0;
+    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string_view line(pending.data() + start, nl - start);
+      if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
+      json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (event.is_discarded() || !event.is_object() || !event.contains("type") ||
+          !event["type"].is_string()) {
+        ApiError e =
+            local_error(ErrorCode::kParse,
+                        what + ": a watch event is not valid JSON: " + std::string(line.substr(0, 200)));
+        e.http_status = 200;
+        return std::unexpected(e);
+      }
+      std::string type = event["type"];
+      json object = event.contains("object") ? event["object"] : json::object();
+      if (type == "ERROR") {
+        int code = object.is_object() ? object.value("code", 500) : 500;
+        return std::unexpected(api_error_from_response(what, code, object.dump()));
+      }
+      WatchEvent ev;
+      if (type == "ADDED") {
+        ev.type = WatchEvent::Type::kAdded;
+      } else if (type == "MODIFIED") {
+        ev.type = WatchEvent::Type::kModified;
+      } else if (type == "DELETED") {
+        ev.type = WatchEvent::Type::kDeleted;
+      } else if (type == "BOOKMARK") {
+        ev.type = WatchEvent::Type::kBookmark;
+      } else {
+        continue;  // a type this client does not know: skip, as client-go does
+      }
+      ev.resource_version = meta_string(object, "resourceVersion");
+      ev.object = std::move(object);
+      if (!ev.resource_version.empty()) end.resource_version = ev.resource_version;
+      ++end.events;
+      if (!on_event(ev)) {
+        end.reason = WatchEnd::Reason::kStopped;
+        return end;
+      }
+    }
+    pending.erase(0, start);
+    if (!*more) {
+      end.reason = WatchEnd::Reason::kServerClosed;
+      return end;
+    }
+  }
+}
+
+int KubeClient::connections_opened() const { return transport_->connections_opened(); }
+
+}  // namespace hypertopo::k8s

@@ -1,0 +1,265 @@
+#include "k8s/client/kube_config.h"
+
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+namespace hypertopo::k8s {
+namespace {
+
+std::expected<std::string, Error> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kNotFound, "cannot read " + path.string());
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::string trim_space(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ' || s.back() == '\t'))
+    s.pop_back();
+  size_t b = s.find_first_not_of(" \t\r\n");
+  return b == std::string::npos ? "" : s.substr(b);
+}
+
+std::optional<std::string> base64_decode(const std::string& text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+// Finds `name` in a kubeconfig list such as `clusters: [{name: x, cluster: {...}}]`.
+YAML::Node find_named(const YAML::Node& list, const std::string& name, const char* inner) {
+  if (!list || !list.IsSequence()) return YAML::Node();
+  for (const auto& entry : list) {
+    if (entry["name"] && entry["name"].as<std::string>() == name) return entry[inner];
+  }
+  return YAML::Node();
+}
+
+std::string scalar(const YAML::Node& node, const char* key) {
+  if (!node || !node.IsMap() || !node[key] || !node[key].IsScalar()) return "";
+  return node[key].as<std::string>();
+}
+
+// The `<key>-data` (base64) value, or the contents of the file `<key>`.
+std::expected<std::string, Error> data_or_file(const YAML::Node& node, const std::string& key,
+                                               const std::filesystem::path& base_dir,
+                                               const std::string& where) {
+  std::string data = scalar(node, (key + "-data").c_str());
+  if (!data.empty()) {
+    auto decoded = base64_decode(data);
+    if (!decoded) return fail(ErrorCode::kParse, where + "." + key + "-data is not valid base64");
+    return *decoded;
+  }
+  std::string file = scalar(node, key.c_str());
+  if (file.empty()) return std::string();
+  std::filesystem::path p(file);
+  if (p.is_relative()) p = base_dir / p;
+  auto text = read_file(p);
+  if (!text) return std::unexpected(text.error().context(where + "." + key));
+  return *text;
+}
+
+}  // namespace
+
+struct TokenSource::State {
+  enum class Kind { kNone, kFixed, kFile } kind = Kind::kNone;
+  std::filesystem::path path;
+  mutable std::mutex mutex;
+  mutable std::string token;
+  mutable bool loaded = false;
+  mutable ino_t inode = 0;
+  mutable off_t size = -1;
+  mutable timespec mtime{};
+};
+
+TokenSource::TokenSource() : state_(std::make_shared<State>()) {}
+
+TokenSource TokenSource::fixed(std::string token) {
+  TokenSource out;
+  out.state_->kind = State::Kind::kFixed;
+  out.state_->token = std::move(token);
+  return out;
+}
+
+TokenSource TokenSource::file(std::filesystem::path path) {
+  TokenSource out;
+  out.state_->kind = State::Kind::kFile;
+  out.state_->path = std::move(path);
+  return out;
+}
+
+bool TokenSource::from_file() const { return state_->kind == State::Kind::kFile; }
+
+std::expected<std::string, Error> TokenSource::token() const {
+  State& s = *state_;
+  std::lock_guard lock(s.mutex);
+  if (s.kind != State::Kind::kFile) return s.token;
+  // The kubelet swaps a symlink to rotate a projected token, so the inode changes; a plain rewrite
+  // changes size or mtime. stat() follows the link.
+  struct stat st {};
+  if (::stat(s.path.c_str(), &st) != 0) {
+    return fail(ErrorCode::kPermission, "cannot read the bearer token file " + s.path.string());
+  }
+  bool changed = !s.loaded || st.st_ino != s.inode || st.st_size != s.size ||
+                 st.st_mtim.tv_sec != s.mtime.tv_sec || st.st_mtim.tv_nsec != s.mtime.tv_nsec;
+  if (changed) {
+    auto text = read_file(s.path);
+    if (!text) return fail(ErrorCode::kPermission, "cannot read the bearer token file " + s.path.string());
+    s.token = trim_space(*text);
+    s.loaded = true;
+    s.inode = st.st_ino;
+    s.size = st.st_size;
+    s.mtime = st.st_mtim;
+  }
+  return s.token;
+}
+
+void TokenSource::invalidate() const {
+  std::lock_guard lock(state_->mutex);
+  state_->loaded = false;
+}
+
+std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
+                                                     const std::filesystem::path& base_dir,
+                                                     const std::string& context, const std::string& source) {
+  auto where = [&](const std::string& what) { return "kubeconfig " + source + ": " + what; };
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml);
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse, where(std::string("not valid YAML: ") + e.what()));
+  }
+  if (!root || !root.IsMap()) return fail(ErrorCode::kParse, where("not a YAML mapping"));
+  try {
+    ClusterConfig config;
+    config.context = context.empty() ? scalar(root, "current-context") : context;
+    if (config.context.empty()) {
+      return fail(ErrorCode::kInvalidArgument, where("no context given and current-context is not set"));
+    }
+    YAML::Node ctx = find_named(root["contexts"], config.context, "context");
+    if (!ctx || !ctx.IsMap()) {
+      return fail(ErrorCode::kNotFound, where("context \"" + config.context + "\" not found in contexts"));
+    }
+    std::string cluster_name = scalar(ctx, "cluster");
+    std::string user_name = scalar(ctx, "user");
+    config.namespace_ = scalar(ctx, "namespace");
+    YAML::Node cluster = find_named(root["clusters"], cluster_name, "cluster");
+    if (!cluster || !cluster.IsMap()) {
+      return fail(ErrorCode::kNotFound, where("cluster \"" + cluster_name + "\" (context \"" +
+                                              config.context + "\") not found in clusters"));
+    }
+    std::string cluster_where = "clusters[" + cluster_name + "].cluster";
+    config.server = scalar(cluster, "server");
+    if (!config.server.starts_with("https://") && !config.server.starts_with("http://")) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where(cluster_where + ".server must be an http(s) URL, found \"" + config.server + "\""));
+    }
+    config.tls.insecure_skip_verify =
+        cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
+    config.tls.server_name = scalar(cluster, "tls-server-name");
+    auto ca = data_or_file(cluster, "certificate-authority", base_dir, cluster_where);
+    if (!ca) return std::unexpected(ca.error().context(where("CA")));
+    config.tls.ca_pem = *ca;
+
+    if (!user_name.empty()) {
+      YAML::Node user = find_named(root["users"], user_name, "user");
+      std::string user_where = "users[" + user_name + "].user";
+      if (!user) {
+        return fail(ErrorCode::kNotFound, where("user \"" + user_name + "\" (context \"" + config.context +
+                                                "\") not found in users"));
+      }
+      if (user.IsMap()) {
+        for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
+          if (user[unsupported]) {
+            return fail(ErrorCode::kInvalidArgument,
+                        where(user_where + "." + unsupported +
+                              " is not supported; use a token, tokenFile or a client certificate"));
+          }
+        }
+        auto cert = data_or_file(user, "client-certificate", base_dir, user_where);
+        if (!cert) return std::unexpected(cert.error().context(where("client certificate")));
+        auto key = data_or_file(user, "client-key", base_dir, user_where);
+        if (!key) return std::unexpected(key.error().context(where("client key")));
+        if (cert->empty() != key->empty()) {
+          return fail(
+              ErrorCode::kInvalidArgument,
+              where(user_where + " has a client certificate without a key or a key without a certificate"));
+        }
+        config.tls.client_cert_pem = *cert;
+        config.tls.client_key_pem = *key;
+        if (std::string token = scalar(user, "token"); !token.empty()) {
+          config.token = TokenSource::fixed(token);
+        } else if (std::string file = scalar(user, "tokenFile"); !file.empty()) {
+          std::filesystem::path p(file);
+          if (p.is_relative()) p = base_dir / p;
+          config.token = TokenSource::file(p);
+          if (auto t = config.token.token(); !t)
+            return std::unexpected(t.error().context(where(user_where + ".tokenFile")));
+        }
+      }
+    }
+    return config;
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse, where(std::string("unexpected structure: ") + e.what()));
+  }
+}
+
+std::expected<ClusterConfig, Error> load_kubeconfig(const std::filesystem::path& path,
+                                                    const std::string& context) {
+  auto text = read_file(path);
+  if (!text) return std::unexpected(text.error().context("while loading the kubeconfig"));
+  return parse_kubeconfig(*text, path.parent_path(), context, path.string());
+}
+
+InClusterSource InClusterSource::from_environment() {
+  InClusterSource out;
+  if (const char* h = std::getenv("KUBERNETES_SERVICE_HOST")) out.host = h;
+  if (const char* p = std::getenv("KUBERNETES_SERVICE_PORT")) out.port = p;
+  return out;
+}
+
+std::expected<ClusterConfig, Error> in_cluster_config(const InClusterSource& source) {
+  if (source.host.empty() || source.port.empty()) {
+    return fail(ErrorCode::kNotFound,
+                "not running in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set");
+  }
+  ClusterConfig config;
+  bool ipv6 = source.host.find(':') != std::string::npos;
+  config.server = "https://" + (ipv6 ? "[" + source.host + "]" : source.host) + ":" + source.port;
+  config.token = TokenSource::file(source.token_file);
+  if (auto t = config.token.token(); !t) return std::unexpected(t.error().context("in-cluster config"));
+  auto ca = read_file(source.ca_file);
+  if (!ca) return std::unexpected(ca.error().context("in-cluster config: the service account CA bundle"));
+  config.tls.ca_pem = *ca;
+  if (auto ns = read_file(source.namespace_file)) config.namespace_ = trim_space(*ns);
+  return config;
+}
+
+}  // namespace hypertopo::k8s

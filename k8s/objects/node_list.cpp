@@ -1,0 +1,102 @@
+#include "k8s/objects/node_list.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace hypertopo::k8s {
+namespace {
+
+using nlohmann::json;
+
+void read_string_map(const json& obj, const char* key, std::map<std::string, std::string>& out) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_object()) return;
+  for (const auto& [k, v] : it->items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+    else out[k] = v.dump();
+  }
+}
+
+std::expected<NodeInfo, Error> parse_node(const json& item, std::size_t index) {
+  const std::string where = "items[" + std::to_string(index) + "]";
+  if (!item.is_object()) return fail(ErrorCode::kParse, where + " is not an object");
+  auto kind = item.value("kind", std::string("Node"));
+  if (kind != "Node") return fail(ErrorCode::kParse, where + " has kind '" + kind + "', expected Node");
+  NodeInfo node;
+  auto meta = item.find("metadata");
+  if (meta == item.end() || !meta->is_object() || !meta->contains("name") || !(*meta)["name"].is_string()) {
+    return fail(ErrorCode::kParse, where + " has no metadata.name");
+  }
+  node.name = (*meta)["name"].get<std::string>();
+  read_string_map(*meta, "labels", node.labels);
+  read_string_map(*meta, "annotations", node.annotations);
+  if (auto spec = item.find("spec"); spec != item.end() && spec->is_object()) {
+    node.unschedulable = spec->value("unschedulable", false);
+    if (auto taints = spec->find("taints"); taints != spec->end() && taints->is_array()) {
+      for (const auto& t : *taints) {
+        if (!t.is_object()) continue;
+        node.taints.push_back(
+            Taint{t.value("key", std::string()), t.value("value", std::string()), t.value("effect", std::string())});
+      }
+    }
+  }
+  if (auto status = item.find("status"); status != item.end() && status->is_object()) {
+    read_string_map(*status, "allocatable", node.allocatable);
+    read_string_map(*status, "capacity", node.capacity);
+    if (auto conds = status->find("conditions"); conds != status->end() && conds->is_array()) {
+      for (const auto& c : *conds) {
+        if (c.is_object() && c.value("type", std::string()) == "Ready") {
+          node.ready = c.value("status", std::string()) == "True";
+        }
+      }
+    }
+  }
+  return node;
+}
+
+}  // namespace
+
+const NodeInfo* NodeList::find(const std::string& name) const {
+  for (const auto& n : items) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+std::expected<NodeList, Error> parse_node_list(const json& doc) {
+  if (!doc.is_object()) return fail(ErrorCode::kParse, "expected a NodeList object");
+  NodeList list;
+  if (doc.value("kind", std::string()) == "Node") {
+    auto node = parse_node(doc, 0);
+    if (!node) return std::unexpected(node.error());
+    list.items.push_back(std::move(*node));
+    return list;
+  }
+  auto items = doc.find("items");
+  if (items == doc.end() || !items->is_array()) {
+    return fail(ErrorCode::kParse, "expected a NodeList with an 'items' array (kubectl get nodes -o json)");
+  }
+  list.items.reserve(items->size());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    auto node = parse_node((*items)[i], i);
+    if (!node) return std::unexpected(node.error());
+    list.items.push_back(std::move(*node));
+  }
+  return list;
+}
+
+std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
+  json doc;
+  try {
+    doc = json::parse(in);
+  } catch (const json::parse_error& e) {
+    return fail(ErrorCode::kParse, path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+  }
+  auto list = parse_node_list(doc);
+  if (!list) return std::unexpected(list.error().context(path.string()));
+  return list;
+}
+
+}  // namespace hypertopo::k8s

@@ -1,0 +1,419 @@
+#include "scheduler/index/topology_index.h"
+
+#include <regex.h>
+
+#include <algorithm>
+#include <charconv>
+#include <memory>
+#include <numeric>
+
+namespace hypertopo::scheduler {
+
+bool Toleration::tolerates(const NodeTaint& taint) const {
+  // Kubernetes' rule: an empty key with Exists tolerates every taint; Equal (or no operator)
+  // compares values.
+  if (!effect.empty() && effect != taint.effect) return false;
+  if (!key.empty() && key != taint.key) return false;
+  if (op == "Exists") return true;
+  return value == taint.value;
+}
+
+bool MemberSelector::matches_labels(const std::map<std::string, std::string>& labels) const {
+  for (const auto& [k, v] : match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& req : match_expressions) {
+    auto it = labels.find(req.key);
+    bool has = it != labels.end();
+    bool in = has && std::find(req.values.begin(), req.values.end(), it->second) != req.values.end();
+    if (req.op == "In" && !in) return false;
+    if (req.op == "NotIn" && in) return false;
+    if (req.op == "Exists" && !has) return false;
+    if (req.op == "DoesNotExist" && has) return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Volcano matches regexMatch with Go's regexp.MatchString: unanchored unless the pattern anchors.
+// POSIX extended expressions cover the patterns HyperNodes use (anchors, classes, alternation).
+class NamePattern {
+ public:
+  static std::expected<std::unique_ptr<NamePattern>, std::string> compile(const std::string& pattern) {
+    auto p = std::unique_ptr<NamePattern>(new NamePattern());
+    if (regcomp(&p->re_, pattern.c_str(), REG_EXTENDED | REG_NOSUB) != 0) return std::unexpected(pattern);
+    p->compiled_ = true;
+    return p;
+  }
+  ~NamePattern() {
+    if (compiled_) regfree(&re_);
+  }
+  NamePattern(const NamePattern&) = delete;
+  NamePattern& operator=(const NamePattern&) = delete;
+  bool search(const std::string& name) const { return regexec(&re_, name.c_str(), 0, nullptr, 0) == 0; }
+
+ private:
+  NamePattern() = default;
+  regex_t re_{};
+  bool compiled_ = false;
+};
+
+void sort_by_name(std::vector<int>& ids, const std::vector<IndexDomain>& domains) {
+  std::sort(ids.begin(), ids.end(), [&](int a, int b) {
+    return domains[static_cast<std::size_t>(a)].name < domains[static_cast<std::size_t>(b)].name;
+  });
+}
+
+}  // namespace
+
+void TopologyIndex::finish(std::vector<NodeSpec> nodes) {
+  // Node ids follow name order so that "tree order" inside a domain is name order.
+  for (auto& d : domains_) {
+    sort_by_name(d.children, domains_);
+    std::sort(d.nodes.begin(), d.nodes.end());
+  }
+  std::vector<std::string> names;
+  for (const auto& n : nodes) {
+    for (const auto& [r, v] : n.allocatable) names.push_back(r);
+  }
+  names.push_back("pods");
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  resource_names_ = names;
+  for (std::size_t i = 0; i < names.size(); ++i) resource_by_name_[names[i]] = static_cast<int>(i);
+  const std::size_t r = names.size();
+  alloc_.assign(nodes_.size() * r, 0);
+  used_.assign(nodes_.size() * r, 0);
+  domain_alloc_.assign(domains_.size() * r, 0);
+  domain_used_.assign(domains_.size() * r, 0);
+  for (std::size_t n = 0; n < nodes_.size(); ++n) {
+    nodes_[n].spec = std::move(nodes[n]);
+    for (const auto& [res, v] : nodes_[n].spec.allocatable) {
+      int id = resource_by_name_[res];
+      alloc_[slot(static_cast<int>(n), id)] = v;
+      for (int d = nodes_[n].domain; d >= 0; d = domains_[static_cast<std::size_t>(d)].parent) {
+        domain_alloc_[dslot(d, id)] += v;
+      }
+    }
+  }
+}
+
+std::expected<void, Error> TopologyIndex::apply_pods(const std::vector<BoundPod>& pods) {
+  for (const auto& pod : pods) {
+    int node = find_node(pod.node);
+    if (node < 0) continue;  // bound to a node outside this topology: it takes nothing from it
+    auto ok = add_pods(node, pod.requests, 1);
+    if (!ok) return std::unexpected(ok.error().context("while counting pod " + pod.name));
+  }
+  return {};
+}
+
+std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
+    const std::vector<HyperNodeSpec>& hypernodes, std::vector<NodeSpec> nodes,
+    const std::vector<BoundPod>& pods) {
+  TopologyIndex index;
+  std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    if (!index.node_by_name_.emplace(nodes[i].name, static_cast<int>(i)).second) {
+      return fail(ErrorCode::kInvalidArgument, "node " + nodes[i].name + " is listed twice");
+    }
+  }
+  index.nodes_.resize(nodes.size());
+  for (const auto& hn : hypernodes) {
+    if (hn.tier < 1) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "HyperNode " + hn.name + ": spec.tier " + std::to_string(hn.tier) + " must be at least 1");
+    }
+    IndexDomain d;
+    d.name = hn.name;
+    d.tier = hn.tier;
+    d.tier_name = hn.tier_name;
+    int id = static_cast<int>(index.domains_.size());
+    if (!index.domain_by_name_.emplace(hn.name, id).second) {
+      return fail(ErrorCode::kInvalidArgument, "HyperNode " + hn.name + " is listed twice");
+    }
+    if (!hn.tier_name.empty()) {
+      auto [it, inserted] = index.tier_by_name_.emplace(hn.tier_name, hn.tier);
+      if (!inserted && it->second != hn.tier) {
+        return fail(ErrorCode::kInvalidArgument, "HyperNode " + hn.name + ": tierName " + hn.tier_name +
+                                                     " is used for tiers " + std::to_string(it->second) +
+                                                     " and " + std::to_string(hn.tier));
+      }
+    }
+    index.max_tier_ = std::max(index.max_tier_, hn.tier);
+    index.domains_.push_back(std::move(d));
+  }
+  auto set_parent = [&](int child, int parent) -> std::expected<void, Error> {
+    auto& c = index.domains_[static_cast<std::size_t>(child)];
+    const auto& p = index.domains_[static_cast<std::size_t>(parent)];
+    if (c.tier >= p.tier) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "HyperNode " + p.name + " (tier " + std::to_string(p.tier) + ") lists HyperNode " + c.name +
+                      " of tier " + std::to_string(c.tier) + "; a member must be of a lower tier");
+    }
+    if (c.parent >= 0 && c.parent != parent) {
+      return fail(ErrorCode::kInvalidArgument, "HyperNode " + c.name + " is a member of both " +
+                                                   index.domains_[static_cast<std::size_t>(c.parent)].name +
+                                                   " and " + p.name);
+    }
+    c.parent = parent;
+    return {};
+  };
+  auto add_node = [&](int node, int domain) -> std::expected<void, Error> {
+    auto& current = index.nodes_[static_cast<std::size_t>(node)].domain;
+    if (current == domain) return {};
+    if (current >= 0) {
+      const auto& a = index.domains_[static_cast<std::size_t>(current)];
+      const auto& b = index.domains_[static_cast<std::size_t>(domain)];
+      if (a.tier == b.tier) {
+        return fail(ErrorCode::kInvalidArgument, "node " + nodes[static_cast<std::size_t>(node)].name +
+                                                     " is a member of HyperNodes " + a.name + " and " +
+                                                     b.name + " of the same tier " + std::to_string(a.tier));
+      }
+      if (a.tier < b.tier) return {};  // the lowest tier holding the node wins
+    }
+    current = domain;
+    return {};
+  };
+  for (std::size_t h = 0; h < hypernodes.size(); ++h) {
+    const auto& hn = hypernodes[h];
+    const int id = static_cast<int>(h);
+    for (std::size_t m = 0; m < hn.members.size(); ++m) {
+      const auto& member = hn.members[m];
+      const std::string where = "HyperNode " + hn.name + " members[" + std::to_string(m) + "]";
+      const auto& sel = member.selector;
+      if (member.type == HyperNodeMember::Type::kHyperNode) {
+        if (sel.kind == MemberSelector::Kind::kExact) {
+          int child = index.find_domain(sel.exact_name);
+          if (child < 0) {
+            return fail(ErrorCode::kInvalidArgument,
+                        where + ": HyperNode " + sel.exact_name + " does not exist");
+          }
+          if (auto ok = set_parent(child, id); !ok) return std::unexpected(ok.error());
+        } else if (sel.kind == MemberSelector::Kind::kRegex) {
+          auto re = NamePattern::compile(sel.regex_pattern);
+          if (!re) {
+            return fail(ErrorCode::kInvalidArgument,
+                        where + ": invalid regexMatch pattern " + sel.regex_pattern);
+          }
+          for (std::size_t c = 0; c < hypernodes.size(); ++c) {
+            if (c != h && (*re)->search(hypernodes[c].name)) {
+              if (auto ok = set_parent(static_cast<int>(c), id); !ok) return std::unexpected(ok.error());
+            }
+          }
+        } else {
+          return fail(ErrorCode::kInvalidArgument, where + ": labelMatch is only valid for Node members");
+        }
+        continue;
+      }
+      if (sel.kind == MemberSelector::Kind::kExact) {
+        int node = index.find_node(sel.exact_name);
+        if (node < 0) continue;  // a member not (yet) in the node list holds nothing
+        if (auto ok = add_node(node, id); !ok) return std::unexpected(ok.error());
+      } else if (sel.kind == MemberSelector::Kind::kRegex) {
+        auto re = NamePattern::compile(sel.regex_pattern);
+        if (!re) {
+          return fail(ErrorCode::kInvalidArgument,
+                      where + ": invalid regexMatch pattern " + sel.regex_pattern);
+        }
+        for (std::size_t n = 0; n < nodes.size(); ++n) {
+          if ((*re)->search(nodes[n].name)) {
+            if (auto ok = add_node(static_cast<int>(n), id); !ok) return std::unexpected(ok.error());
+          }
+        }
+      } else {
+        for (std::size_t n = 0; n < nodes.size(); ++n) {
+          if (sel.matches_labels(nodes[n].labels)) {
+            if (auto ok = add_node(static_cast<int>(n), id); !ok) return std::unexpected(ok.error());
+          }
+        }
+      }
+    }
+  }
+  IndexDomain root;
+  root.name = "cluster";
+  root.tier = index.max_tier_ + 1;
+  index.root_ = static_cast<int>(index.domains_.size());
+  index.domains_.push_back(std::move(root));
+  for (int d = 0; d < index.root_; ++d) {
+    auto& dom = index.domains_[static_cast<std::size_t>(d)];
+    if (dom.parent < 0) dom.parent = index.root_;
+    index.domains_[static_cast<std::size_t>(dom.parent)].children.push_back(d);
+  }
+  for (std::size_t n = 0; n < index.nodes_.size(); ++n) {
+    auto& node = index.nodes_[n];
+    if (node.domain < 0) node.domain = index.root_;
+    index.domains_[static_cast<std::size_t>(node.domain)].nodes.push_back(static_cast<int>(n));
+  }
+  index.finish(std::move(nodes));
+  if (auto ok = index.apply_pods(pods); !ok) return std::unexpected(ok.error());
+  return index;
+}
+
+std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopologySpec& topology,
+                                                               std::vector<NodeSpec> nodes,
+                                                               const std::vector<BoundPod>& pods) {
+  if (topology.levels.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "Topology " + topology.name + " has no levels");
+  }
+  TopologyIndex index;
+  const auto& levels = topology.levels;
+  const bool host_last = levels.back() == kHostnameLabel;
+  const std::size_t domain_levels = host_last ? levels.size() - 1 : levels.size();
+  index.max_tier_ = static_cast<int>(domain_levels);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    int tier = static_cast<int>(levels.size() - i) - (host_last ? 1 : 0);
+    if (!index.tier_by_name_.emplace(levels[i], tier).second) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "Topology " + topology.name + " lists level " + levels[i] + " twice");
+    }
+  }
+  std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+  index.nodes_.resize(nodes.size());
+  IndexDomain root;
+  root.name = "cluster";
+  root.tier = index.max_tier_ + 1;
+  index.domains_.push_back(std::move(root));
+  index.root_ = 0;
+  std::unordered_map<std::string, int> by_path;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    if (!index.node_by_name_.emplace(nodes[n].name, static_cast<int>(n)).second) {
+      return fail(ErrorCode::kInvalidArgument, "node " + nodes[n].name + " is listed twice");
+    }
+    int parent = index.root_;
+    std::string key;
+    std::string name;
+    bool complete = true;
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      if (!nodes[n].labels.contains(levels[i])) complete = false;
+    }
+    if (complete) {
+      for (std::size_t i = 0; i < domain_levels; ++i) {
+        const std::string& value = nodes[n].labels.at(levels[i]);
+        key += value;
+        key += '\x1f';
+        name += (i == 0 ? "" : "/") + value;
+        auto [it, inserted] = by_path.emplace(key, static_cast<int>(index.domains_.size()));
+        if (inserted) {
+          IndexDomain d;
+          d.name = name;
+          d.tier = static_cast<int>(domain_levels - i);
+          d.tier_name = levels[i];
+          d.parent = parent;
+          index.domains_[static_cast<std::size_t>(parent)].children.push_back(it->second);
+          index.domain_by_name_.emplace(name, it->second);
+          index.domains_.push_back(std::move(d));
+        }
+        parent = it->second;
+      }
+    }
+    index.nodes_[n].domain = parent;
+    index.domains_[static_cast<std::size_t>(parent)].nodes.push_back(static_cast<int>(n));
+  }
+  index.finish(std::move(nodes));
+  if (auto ok = index.apply_pods(pods); !ok) return std::unexpected(ok.error());
+  return index;
+}
+
+int TopologyIndex::find_domain(std::string_view name) const {
+  auto it = domain_by_name_.find(std::string(name));
+  return it == domain_by_name_.end() ? -1 : it->second;
+}
+
+int TopologyIndex::find_node(std::string_view name) const {
+  auto it = node_by_name_.find(std::string(name));
+  return it == node_by_name_.end() ? -1 : it->second;
+}
+
+std::vector<std::string> TopologyIndex::domain_path(int id) const {
+  std::vector<std::string> path;
+  for (int d = id; d >= 0 && d != root_; d = domains_[static_cast<std::size_t>(d)].parent) {
+    path.push_back(domains_[static_cast<std::size_t>(d)].name);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) const {
+  int value = 0;
+  auto [ptr, ec] = std::from_chars(level.data(), level.data() + level.size(), value);
+  if (ec == std::errc() && ptr == level.data() + level.size()) {
+    if (value < 0 || value > max_tier_ + 1) {
+      return fail(ErrorCode::kInvalidArgument, "tier " + std::string(level) + " is outside 0.." +
+                                                   std::to_string(max_tier_ + 1) + " of this topology");
+    }
+    return value;
+  }
+  auto it = tier_by_name_.find(std::string(level));
+  if (it != tier_by_name_.end()) return it->second;
+  std::vector<std::string> known;
+  for (const auto& [k, v] : tier_by_name_) known.push_back(k);
+  std::sort(known.begin(), known.end());
+  std::string list;
+  for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+  return fail(ErrorCode::kInvalidArgument, "unknown tier or level '" + std::string(level) + "' (known: " +
+                                               (list.empty() ? "tier numbers only" : list) + ")");
+}
+
+std::string TopologyIndex::tier_name(int tier) const {
+  for (const auto& [k, v] : tier_by_name_) {
+    if (v == tier) return k;
+  }
+  return "";
+}
+
+int TopologyIndex::resource_id(std::string_view name) const {
+  auto it = resource_by_name_.find(std::string(name));
+  return it == resource_by_name_.end() ? -1 : it->second;
+}
+
+std::int64_t TopologyIndex::domain_allocatable(int domain, std::string_view resource) const {
+  int r = resource_id(resource);
+  return r < 0 ? 0 : domain_allocatable(domain, r);
+}
+
+std::int64_t TopologyIndex::domain_used(int domain, std::string_view resource) const {
+  int r = resource_id(resource);
+  return r < 0 ? 0 : domain_used(domain, r);
+}
+
+std::expected<void, Error> TopologyIndex::add_pods(int node, const ResourceAmounts& requests,
+                                                   std::int64_t count) {
+  if (node < 0 || static_cast<std::size_t>(node) >= nodes_.size()) {
+    return fail(ErrorCode::kInvalidArgument, "node id " + std::to_string(node) + " is not in the index");
+  }
+  auto apply = [&](int r, std::int64_t delta) {
+    used_[slot(node, r)] += delta;
+    for (int d = nodes_[static_cast<std::size_t>(node)].domain; d >= 0;
+         d = domains_[static_cast<std::size_t>(d)].parent) {
+      domain_used_[dslot(d, r)] += delta;
+    }
+  };
+  for (const auto& [name, amount] : requests) {
+    if (name == "pods") continue;
+    int r = resource_id(name);
+    if (r >= 0) apply(r, amount * count);
+  }
+  apply(resource_id("pods"), count);
+  return {};
+}
+
+std::size_t TopologyIndex::approximate_bytes() const {
+  std::size_t bytes = sizeof(*this);
+  bytes += (alloc_.capacity() + used_.capacity() + domain_alloc_.capacity() + domain_used_.capacity()) *
+           sizeof(std::int64_t);
+  for (const auto& d : domains_) {
+    bytes += sizeof(d) + d.name.capacity() + d.tier_name.capacity() +
+             (d.children.capacity() + d.nodes.capacity()) * sizeof(int);
+  }
+  for (const auto& n : nodes_) {
+    bytes += sizeof(n) + n.spec.name.capacity();
+    for (const auto& [k, v] : n.spec.labels) bytes += 64 + k.capacity() + v.capacity();
+    bytes += n.spec.allocatable.size() * 64;
+  }
+  return bytes;
+}
+
+}  // namespace hypertopo::scheduler

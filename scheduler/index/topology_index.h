@@ -1,0 +1,113 @@
+// scheduler/index/topology_index.h: the topology tree plus capacity sums that placement reads.
+//
+// Built from Volcano HyperNodes (every selector kind on Node members, HyperNode members) or from a
+// Kueue Topology's label levels, plus Nodes and the Pods already bound to them. Domains carry a
+// tier (1 = lowest HyperNode tier; nodes are tier 0) and a virtual cluster-top root one tier above
+// the highest real tier holds everything. Per-domain allocatable and used sums are kept
+// incrementally as pods are placed or released, so a placement never rescans the cluster.
+//
+//   auto index = TopologyIndex::from_hypernodes(hypernodes, nodes, bound_pods);
+//   if (!index) return std::unexpected(index.error());
+//   int rack = index->find_domain("rack-1");
+//   std::int64_t free_gpus = index->domain_allocatable(rack, "nvidia.com/gpu") -
+//                            index->domain_used(rack, "nvidia.com/gpu");
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "errors/error.h"
+#include "scheduler/index/cluster_model.h"
+
+namespace hypertopo::scheduler {
+
+struct IndexDomain {
+  std::string name;       // HyperNode name, or the label value path joined with "/" for label levels
+  int tier = 0;           // 1 = lowest domain tier; the root is max_tier() + 1
+  std::string tier_name;  // HyperNode spec.tierName or the level's label key
+  int parent = -1;
+  std::vector<int> children;  // child domains, sorted by name (tree order)
+  std::vector<int> nodes;     // nodes directly inside this domain, sorted by name
+};
+
+struct IndexNode {
+  NodeSpec spec;
+  int domain = -1;  // the lowest domain that holds the node (the root when none)
+};
+
+class TopologyIndex {
+ public:
+  static std::expected<TopologyIndex, Error> from_hypernodes(const std::vector<HyperNodeSpec>& hypernodes,
+                                                             std::vector<NodeSpec> nodes,
+                                                             const std::vector<BoundPod>& pods);
+  // Nodes missing any level label sit directly under the root. When the lowest level is the
+  // hostname label, that level is the node itself.
+  static std::expected<TopologyIndex, Error> from_levels(const LevelTopologySpec& topology,
+                                                         std::vector<NodeSpec> nodes,
+                                                         const std::vector<BoundPod>& pods);
+
+  int root() const { return root_; }
+  int max_tier() const { return max_tier_; }
+  const std::vector<IndexDomain>& domains() const { return domains_; }
+  const std::vector<IndexNode>& nodes() const { return nodes_; }
+  const IndexDomain& domain(int id) const { return domains_[static_cast<std::size_t>(id)]; }
+  const IndexNode& node(int id) const { return nodes_[static_cast<std::size_t>(id)]; }
+  int find_domain(std::string_view name) const;
+  int find_node(std::string_view name) const;
+  // Names of domains from the top real tier down to `id` (the root excluded).
+  std::vector<std::string> domain_path(int id) const;
+
+  // Resolves a tier given as a number ("2"), a HyperNode tierName, or a level label key.
+  std::expected<int, Error> resolve_tier(std::string_view level) const;
+  // The tier names seen per tier (empty when the HyperNodes gave none).
+  std::string tier_name(int tier) const;
+
+  // Dense resource ids; -1 when no node offers the resource.
+  int resource_id(std::string_view name) const;
+  const std::vector<std::string>& resource_names() const { return resource_names_; }
+  std::size_t resource_count() const { return resource_names_.size(); }
+
+  std::int64_t node_allocatable(int node, int resource) const { return alloc_[slot(node, resource)]; }
+  std::int64_t node_used(int node, int resource) const { return used_[slot(node, resource)]; }
+  std::int64_t domain_allocatable(int domain, std::string_view resource) const;
+  std::int64_t domain_used(int domain, std::string_view resource) const;
+  std::int64_t domain_allocatable(int domain, int resource) const {
+    return domain_alloc_[dslot(domain, resource)];
+  }
+  std::int64_t domain_used(int domain, int resource) const { return domain_used_[dslot(domain, resource)]; }
+
+  // Adds (or with count < 0 removes) `count` pods of `requests` (pods: 1 implied) on a node and
+  // updates every enclosing domain's sums.
+  std::expected<void, Error> add_pods(int node, const ResourceAmounts& requests, std::int64_t count);
+
+  // Bytes held by the index's own arrays and strings (an estimate for memory reports).
+  std::size_t approximate_bytes() const;
+
+ private:
+  std::size_t slot(int node, int resource) const {
+    return static_cast<std::size_t>(node) * resource_names_.size() + static_cast<std::size_t>(resource);
+  }
+  std::size_t dslot(int domain, int resource) const {
+    return static_cast<std::size_t>(domain) * resource_names_.size() + static_cast<std::size_t>(resource);
+  }
+  void finish(std::vector<NodeSpec> nodes);
+  std::expected<void, Error> apply_pods(const std::vector<BoundPod>& pods);
+
+  std::vector<IndexDomain> domains_;
+  std::vector<IndexNode> nodes_;
+  std::unordered_map<std::string, int> domain_by_name_;
+  std::unordered_map<std::string, int> node_by_name_;
+  std::unordered_map<std::string, int> tier_by_name_;
+  std::vector<std::string> resource_names_;
+  std::unordered_map<std::string, int> resource_by_name_;
+  std::vector<std::int64_t> alloc_, used_, domain_alloc_, domain_used_;
+  int root_ = -1;
+  int max_tier_ = 0;
+};
+
+}  // namespace hypertopo::scheduler

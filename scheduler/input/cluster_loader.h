@@ -1,0 +1,49 @@
+// scheduler/input/cluster_loader.h: kubectl output -> the scheduler's cluster model.
+//
+// Reads `kubectl get nodes -o json`, `kubectl get pods -o json`, `kubectl get hypernodes -o json`
+// (or one HyperNode) and a Kueue `Topology` object, in JSON or YAML, into the plain structs of
+// scheduler/index/cluster_model.h. Quantities are parsed exactly; a malformed one is an error that
+// names the object and the resource. This is the only scheduler code that knows Kubernetes shapes.
+//
+//   auto nodes = load_nodes("nodes.json");
+//   auto topology = load_topology("hypernodes.json");   // HyperNodes or a Kueue Topology
+//   auto index = build_index(*topology, *nodes, *load_pods("pods.json"));
+#pragma once
+
+#include <expected>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "errors/error.h"
+#include "scheduler/index/cluster_model.h"
+#include "scheduler/index/topology_index.h"
+
+namespace hypertopo::scheduler {
+
+// A file in JSON or YAML, as JSON (YAML scalars typed as YAML 1.2 core would: ints, floats, bools).
+std::expected<nlohmann::json, Error> read_document(const std::filesystem::path& path);
+
+std::expected<std::vector<NodeSpec>, Error> parse_nodes(const nlohmann::json& doc);
+std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path);
+
+// Pods bound to a node and not finished (phase not Succeeded/Failed); effective requests are
+// max(sum of containers, largest init container) plus the pod overhead.
+std::expected<std::vector<BoundPod>, Error> parse_pods(const nlohmann::json& doc);
+std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path);
+
+struct TopologySource {
+  enum class Kind { kHyperNodes, kLevels };
+  Kind kind = Kind::kHyperNodes;
+  std::vector<HyperNodeSpec> hypernodes;
+  LevelTopologySpec levels;
+};
+
+std::expected<TopologySource, Error> parse_topology(const nlohmann::json& doc);
+std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path);
+
+std::expected<TopologyIndex, Error> build_index(const TopologySource& topology, std::vector<NodeSpec> nodes,
+                                                const std::vector<BoundPod>& pods);
+
+}  // namespace hypertopo::scheduler

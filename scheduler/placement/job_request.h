@@ -1,0 +1,65 @@
+// scheduler/placement/job_request.h: the neutral pod-set request every job format maps onto.
+//
+// Volcano Jobs, batch/v1 Jobs with Kueue annotations, KAI annotations, KaiwoJobs and the neutral
+// JSON request (docs/placement.md) all become a JobRequest: pod sets with a count, per-pod
+// requests, a topology mode (required / preferred / unconstrained / none), the widest tier allowed,
+// slice layers (any number, coarsest first) and Volcano partitions.
+//
+//   PodSetRequest ps{.name = "trainer", .count = 64, .per_pod = {{"nvidia.com/gpu", 4}},
+//                    .mode = TopologyMode::kRequired, .level = "block",
+//                    .slices = {{"rack", 16}, {"nvswitch", 4}, {"0", 2}}};
+//   JobRequest job{.name = "llm", .pod_sets = {ps}};
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/index/cluster_model.h"
+
+namespace hypertopo::scheduler {
+
+enum class TopologyMode {
+  kNone,           // no topology: normal pods, scored per node with the fading-tier score
+  kRequired,       // all pods inside one domain of tier <= level (Volcano hard, Kueue required)
+  kPreferred,      // as close as possible; spread over the cluster when nothing fits (soft, preferred)
+  kUnconstrained,  // a gang without a locality demand, packed by the topology
+};
+
+const char* to_string(TopologyMode mode);
+
+// `level` names a tier: a number ("2"; 0 = the node itself), a HyperNode tierName, or a level label.
+struct SliceLayerRequest {
+  std::string level;
+  std::int32_t size = 1;
+};
+
+// Volcano partitionPolicy: totalPartitions x partitionSize pods, each partition inside one domain
+// of tier <= level; minPartitions lets the gang start with fewer.
+struct PartitionRequest {
+  std::int32_t total = 0;
+  std::int32_t size = 0;
+  std::int32_t min = 0;
+  std::string level;
+};
+
+struct PodSetRequest {
+  std::string name;
+  std::int32_t count = 0;
+  ResourceAmounts per_pod;
+  std::map<std::string, std::string> node_selector;
+  std::vector<Toleration> tolerations;
+  TopologyMode mode = TopologyMode::kNone;
+  std::string level;
+  std::vector<SliceLayerRequest> slices;
+  std::optional<PartitionRequest> partitions;
+};
+
+struct JobRequest {
+  std::string name;
+  std::vector<PodSetRequest> pod_sets;
+};
+
+}  // namespace hypertopo::scheduler

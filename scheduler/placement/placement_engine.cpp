@@ -1,0 +1,416 @@
+#include "scheduler/placement/placement_engine.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace hypertopo::scheduler {
+
+const char* to_string(TopologyMode mode) {
+  switch (mode) {
+    case TopologyMode::kNone:
+      return "none";
+    case TopologyMode::kRequired:
+      return "required";
+    case TopologyMode::kPreferred:
+      return "preferred";
+    case TopologyMode::kUnconstrained:
+      return "unconstrained";
+  }
+  return "none";
+}
+
+namespace {
+
+bool tolerated(const NodeSpec& node, const std::vector<Toleration>& tolerations) {
+  for (const auto& taint : node.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    bool ok = std::any_of(tolerations.begin(), tolerations.end(),
+                          [&](const Toleration& t) { return t.tolerates(taint); });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool selected(const NodeSpec& node, const std::map<std::string, std::string>& selector) {
+  for (const auto& [k, v] : selector) {
+    auto it = node.labels.find(k);
+    if (it == node.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+PlacementEngine::PlacementEngine(TopologyIndex& index, BinpackWeights weights)
+    : index_(index), weights_(std::move(weights)) {
+  domains_by_tier_.resize(index_.domains().size());
+  std::iota(domains_by_tier_.begin(), domains_by_tier_.end(), 0);
+  std::stable_sort(domains_by_tier_.begin(), domains_by_tier_.end(),
+                   [&](int a, int b) { return index_.domain(a).tier < index_.domain(b).tier; });
+}
+
+std::int32_t PlacementEngine::granularity(int tier) const {
+  // Layers are sorted by tier, highest first: the first one at or below `tier` applies.
+  for (const auto& layer : layers_) {
+    if (layer.tier <= tier) return layer.size;
+  }
+  return 1;
+}
+
+void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
+  std::vector<std::pair<int, std::int64_t>> dense;
+  bool impossible = false;
+  for (const auto& [name, amount] : ps.per_pod) {
+    if (amount <= 0 || name == "pods") continue;
+    int r = index_.resource_id(name);
+    if (r < 0) impossible = true;
+    dense.emplace_back(r, amount);
+  }
+  dense.emplace_back(index_.resource_id("pods"), 1);
+  node_fit_.assign(index_.nodes().size(), 0);
+  if (impossible) return;
+  for (std::size_t n = 0; n < index_.nodes().size(); ++n) {
+    const NodeSpec& spec = index_.nodes()[n].spec;
+    if (!spec.ready || spec.unschedulable || !tolerated(spec, ps.tolerations) ||
+        !selected(spec, ps.node_selector)) {
+      continue;
+    }
+    std::int64_t fit = std::numeric_limits<std::int64_t>::max();
+    for (const auto& [r, amount] : dense) {
+      const int node = static_cast<int>(n);
+      std::int64_t free = index_.node_allocatable(node, r) - index_.node_used(node, r);
+      fit = std::min(fit, free <= 0 ? 0 : free / amount);
+    }
+    node_fit_[n] = fit;
+  }
+}
+
+void PlacementEngine::compute_capacities() {
+  domain_cap_.assign(index_.domains().size(), 0);
+  const std::int64_t g0 = granularity(0);
+  for (int d : domains_by_tier_) {
+    const IndexDomain& dom = index_.domain(d);
+    std::int64_t raw = 0;
+    for (int n : dom.nodes) raw += node_fit_[static_cast<std::size_t>(n)] / g0 * g0;
+    for (int c : dom.children) raw += domain_cap_[static_cast<std::size_t>(c)];
+    const std::int64_t g = granularity(dom.tier);
+    domain_cap_[static_cast<std::size_t>(d)] = raw / g * g;
+  }
+}
+
+void PlacementEngine::distribute(int domain, std::int64_t pods,
+                                 std::vector<std::pair<int, std::int32_t>>& out) {
+  struct Item {
+    bool is_node;
+    int id;
+    std::int64_t cap;
+    std::int64_t gran;
+    std::size_t order;  // tree order inside the domain
+  };
+  const IndexDomain& dom = index_.domain(domain);
+  std::vector<Item> items;
+  const std::int64_t g0 = granularity(0);
+  for (int c : dom.children) {
+    std::int64_t cap = domain_cap_[static_cast<std::size_t>(c)];
+    if (cap > 0) items.push_back({false, c, cap, granularity(index_.domain(c).tier), items.size()});
+  }
+  for (int n : dom.nodes) {
+    std::int64_t cap = node_fit_[static_cast<std::size_t>(n)] / g0 * g0;
+    if (cap > 0) items.push_back({true, n, cap, g0, items.size()});
+  }
+  // Coarser pieces first when granularities differ, then the most capacity (fewest domains).
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    if (a.gran != b.gran) return a.gran > b.gran;
+    if (a.cap != b.cap) return a.cap > b.cap;
+    return a.order < b.order;
+  });
+  std::vector<std::pair<std::size_t, std::int64_t>> chosen;  // (index into items, pods)
+  std::int64_t remaining = pods;
+  for (std::size_t i = 0; remaining > 0 && i < items.size(); ++i) {
+    if (items[i].cap >= remaining && remaining % items[i].gran == 0) {
+      // Best fit for the last piece: the smallest item that still holds the rest.
+      std::size_t best = i;
+      for (std::size_t j = i + 1; j < items.size(); ++j) {
+        if (items[j].cap >= remaining && items[j].cap < items[best].cap && remaining % items[j].gran == 0)
+          best = j;
+      }
+      chosen.emplace_back(best, remaining);
+      remaining = 0;
+      break;
+    }
+    std::int64_t take = std::min(items[i].cap, remaining) / items[i].gran * items[i].gran;
+    if (take > 0) {
+      chosen.emplace_back(i, take);
+      remaining -= take;
+    }
+  }
+  std::sort(chosen.begin(), chosen.end(),
+            [&](const auto& a, const auto& b) { return items[a.first].order < items[b.first].order; });
+  for (const auto& [i, take] : chosen) {
+    const Item& item = items[i];
+    if (item.is_node) {
+      out.emplace_back(item.id, static_cast<std::int32_t>(take));
+    } else {
+      distribute(item.id, take, out);
+    }
+  }
+}
+
+std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSetRequest& ps) {
+  const std::string where = "pod set " + (ps.name.empty() ? std::string("<unnamed>") : ps.name);
+  if (ps.count <= 0) return fail(ErrorCode::kInvalidArgument, where + ": count must be positive");
+  PodSetPlacement result;
+  result.name = ps.name;
+  // Layers: slices plus partitions, coarsest first.
+  layers_.clear();
+  std::vector<std::pair<Layer, std::string>> named;
+  for (const auto& s : ps.slices) {
+    auto tier = index_.resolve_tier(s.level);
+    if (!tier) return std::unexpected(tier.error().context(where + ": slice layer"));
+    if (s.size <= 0)
+      return fail(ErrorCode::kInvalidArgument, where + ": slice size at " + s.level + " must be positive");
+    named.push_back({Layer{*tier, s.size}, s.level});
+  }
+  if (ps.partitions) {
+    const auto& p = *ps.partitions;
+    if (p.total <= 0 || p.size <= 0) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": totalPartitions and partitionSize must be positive");
+    }
+    if (static_cast<std::int64_t>(p.total) * p.size != ps.count) {
+      return fail(ErrorCode::kInvalidArgument, where + ": replicas " + std::to_string(ps.count) +
+                                                   " != totalPartitions " + std::to_string(p.total) +
+                                                   " x partitionSize " + std::to_string(p.size));
+    }
+    if (p.min < 0 || p.min > p.total) {
+      return fail(ErrorCode::kInvalidArgument, where + ": minPartitions " + std::to_string(p.min) +
+                                                   " must be within 0.." + std::to_string(p.total));
+    }
+    int tier = 1;
+    if (!p.level.empty()) {
+      auto t = index_.resolve_tier(p.level);
+      if (!t) return std::unexpected(t.error().context(where + ": partition networkTopology"));
+      tier = *t;
+    }
+    named.push_back({Layer{tier, p.size}, "partition tier " + std::to_string(tier)});
+  }
+  std::stable_sort(named.begin(), named.end(),
+                   [](const auto& a, const auto& b) { return a.first.tier > b.first.tier; });
+  for (std::size_t i = 0; i < named.size(); ++i) {
+    const auto& [layer, label] = named[i];
+    if (i == 0 && ps.count % layer.size != 0) {
+      return fail(ErrorCode::kInvalidArgument, where + ": slice size " + std::to_string(layer.size) + " at " +
+                                                   label + " does not divide the pod count " +
+                                                   std::to_string(ps.count));
+    }
+    if (i > 0) {
+      const auto& outer = named[i - 1];
+      if (outer.first.tier == layer.tier) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": two slice layers at tier " + std::to_string(layer.tier));
+      }
+      if (outer.first.size % layer.size != 0) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": slice size " + std::to_string(layer.size) + " at " + label +
+                        " does not divide the enclosing slice size " + std::to_string(outer.first.size) +
+                        " at " + outer.second);
+      }
+    }
+    layers_.push_back(layer);
+  }
+  const int root_tier = index_.domain(index_.root()).tier;
+  int limit = root_tier;
+  if (ps.mode == TopologyMode::kRequired || ps.mode == TopologyMode::kPreferred) {
+    if (!ps.level.empty()) {
+      auto t = index_.resolve_tier(ps.level);
+      if (!t) return std::unexpected(t.error().context(where + ": topology level"));
+      limit = *t;
+    }
+  }
+  if (!layers_.empty() && layers_.front().tier > limit) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": slice layer at tier " + std::to_string(layers_.front().tier) +
+                    " is above the widest tier allowed (" + std::to_string(limit) + ")");
+  }
+
+  compute_fit_counts(ps);
+  request_total_.clear();
+
+  std::vector<std::pair<int, std::int32_t>> pieces;
+  if (ps.mode == TopologyMode::kNone && layers_.empty()) {
+    // Normal pods: each node ranked by the fading-tier score for one pod.
+    std::vector<std::pair<double, int>> ranked;
+    for (std::size_t n = 0; n < node_fit_.size(); ++n) {
+      if (node_fit_[n] <= 0) continue;
+      double s = weights_.normal_pod_enable
+                     ? normal_pod_node_score(index_, static_cast<int>(n), ps.per_pod, weights_)
+                     : 0.0;
+      ranked.emplace_back(s, static_cast<int>(n));
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::int64_t remaining = ps.count;
+    for (const auto& [s, n] : ranked) {
+      if (remaining == 0) break;
+      std::int64_t take = std::min(node_fit_[static_cast<std::size_t>(n)], remaining);
+      pieces.emplace_back(n, static_cast<std::int32_t>(take));
+      remaining -= take;
+    }
+    if (remaining > 0) {
+      result.reason = "the cluster holds only " + std::to_string(ps.count - remaining) + " of " +
+                      std::to_string(ps.count) + " pods";
+      return result;
+    }
+    std::sort(pieces.begin(), pieces.end());
+    result.tier = root_tier;
+    result.domains = {index_.domain(index_.root()).name};
+  } else {
+    compute_capacities();
+    std::int32_t target = ps.count;
+    std::int32_t min_target = ps.count;
+    std::int32_t step = ps.count;
+    if (ps.partitions && ps.partitions->min > 0) {
+      min_target = ps.partitions->min * ps.partitions->size;
+      step = ps.partitions->size;
+    }
+    int chosen = -1;
+    int chosen_node = -1;
+    std::int64_t best_cap_seen = 0;
+    std::string best_seen;
+    for (; target >= min_target && chosen < 0 && chosen_node < 0; target -= step) {
+      request_total_.clear();
+      for (const auto& [r, v] : ps.per_pod) request_total_[r] = v * target;
+      request_total_["pods"] = target;
+      const int start = layers_.empty() ? (limit == 0 ? 0 : 1) : layers_.front().tier;
+      if (start == 0) {
+        // Tier 0: a single node holds the whole set (best fit, then name).
+        for (std::size_t n = 0; n < node_fit_.size(); ++n) {
+          if (node_fit_[n] >= target &&
+              (chosen_node < 0 || node_fit_[n] < node_fit_[static_cast<std::size_t>(chosen_node)])) {
+            chosen_node = static_cast<int>(n);
+          }
+        }
+        if (chosen_node >= 0) break;
+      }
+      const int stop = ps.mode == TopologyMode::kRequired ? limit : root_tier;
+      double chosen_score = -1.0;
+      for (int t = std::max(start, 1); t <= stop && chosen < 0; ++t) {
+        for (int d : domains_by_tier_) {
+          const IndexDomain& dom = index_.domain(d);
+          if (dom.tier != t) continue;
+          const std::int64_t cap = domain_cap_[static_cast<std::size_t>(d)];
+          if (cap > best_cap_seen && t <= limit) {
+            best_cap_seen = cap;
+            best_seen = dom.name;
+          }
+          if (cap < target) continue;
+          if (t > limit && d != index_.root()) continue;  // preferred spreads only at the cluster top
+          double s = hypernode_binpack_score(index_, d, request_total_, weights_);
+          const std::int64_t chosen_cap = chosen < 0 ? 0 : domain_cap_[static_cast<std::size_t>(chosen)];
+          if (chosen < 0 || s > chosen_score || (s == chosen_score && cap < chosen_cap)) {
+            chosen = d;
+            chosen_score = s;
+          }
+        }
+        if (chosen >= 0) {
+          result.score = 100.0 * weights_.weight * chosen_score;
+          break;
+        }
+      }
+      if (chosen >= 0 || chosen_node >= 0) break;
+    }
+    if (chosen < 0 && chosen_node < 0) {
+      std::string unit = ps.partitions ? "partitions" : "pods";
+      result.reason =
+          "no domain at tier <= " + std::to_string(limit) + " holds " + std::to_string(ps.count) + " pods";
+      if (!layers_.empty()) {
+        result.reason += " in slices of " + std::to_string(layers_.front().size) + " at tier " +
+                         std::to_string(layers_.front().tier);
+      }
+      result.reason += best_seen.empty()
+                           ? std::string("; no node has room for one")
+                           : "; the largest, " + best_seen + ", holds " + std::to_string(best_cap_seen);
+      return result;
+    }
+    if (chosen_node >= 0) {
+      pieces.emplace_back(chosen_node, target);
+      result.tier = 0;
+      result.domains = {index_.node(chosen_node).spec.name};
+    } else {
+      distribute(chosen, target, pieces);
+      result.tier = index_.domain(chosen).tier;
+      result.domains = {index_.domain(chosen).name};
+    }
+    if (target < ps.count) {
+      result.reason = "placed " + std::to_string(target / step) + " of " +
+                      std::to_string(ps.partitions->total) + " partitions (minPartitions " +
+                      std::to_string(ps.partitions->min) + ")";
+    }
+  }
+  std::int32_t rank = 0;
+  for (const auto& [node, count] : pieces) {
+    NodeAssignment a;
+    a.node = node;
+    a.node_name = index_.node(node).spec.name;
+    a.count = count;
+    a.first_rank = rank;
+    a.domain_path = index_.domain_path(index_.node(node).domain);
+    rank += count;
+    result.assignment.push_back(std::move(a));
+  }
+  result.placed = rank;
+  result.fit = true;
+  return result;
+}
+
+std::expected<JobPlacement, Error> PlacementEngine::place(const JobRequest& job) {
+  JobPlacement out;
+  out.fit = true;
+  for (const auto& ps : job.pod_sets) {
+    auto placed = place_pod_set(ps);
+    if (!placed) {
+      for (std::size_t i = 0; i < out.pod_sets.size(); ++i) {
+        if (!out.pod_sets[i].fit) continue;
+        for (const auto& a : out.pod_sets[i].assignment) {
+          (void)index_.add_pods(a.node, job.pod_sets[i].per_pod, -a.count);
+        }
+      }
+      return std::unexpected(placed.error().context("job " + job.name));
+    }
+    out.pod_sets.push_back(std::move(*placed));
+    const PodSetPlacement& p = out.pod_sets.back();
+    if (!p.fit) {
+      out.fit = false;
+      if (out.reason.empty())
+        out.reason = (ps.name.empty() ? "pod set" : "pod set " + ps.name) + ": " + p.reason;
+      continue;
+    }
+    for (const auto& a : p.assignment) (void)index_.add_pods(a.node, ps.per_pod, a.count);
+  }
+  // A gang that did not fully fit takes nothing.
+  if (!out.fit) {
+    for (std::size_t i = 0; i < out.pod_sets.size(); ++i) {
+      if (!out.pod_sets[i].fit) continue;
+      for (const auto& a : out.pod_sets[i].assignment) {
+        (void)index_.add_pods(a.node, job.pod_sets[i].per_pod, -a.count);
+      }
+    }
+  } else {
+    for (const auto& p : out.pod_sets) {
+      if (!p.reason.empty()) out.reason = p.reason;
+    }
+  }
+  return out;
+}
+
+void PlacementEngine::release(const JobRequest& job, const JobPlacement& placement) {
+  if (!placement.fit) return;
+  for (std::size_t i = 0; i < placement.pod_sets.size() && i < job.pod_sets.size(); ++i) {
+    for (const auto& a : placement.pod_sets[i].assignment) {
+      (void)index_.add_pods(a.node, job.pod_sets[i].per_pod, -a.count);
+    }
+  }
+}
+
+}  // namespace hypertopo::scheduler

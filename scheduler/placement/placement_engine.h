@@ -1,0 +1,89 @@
+// scheduler/placement/placement_engine.h: gang placement on the TopologyIndex.
+//
+// For each pod set the engine counts exactly how many pods fit on every node (never a dry run per
+// domain), sums those counts bottom-up in units of the slice layer that applies at each tier, and
+// then:
+//   1. picks the job domain at the lowest feasible tier up to the widest allowed one, preferring the
+//      highest Volcano HyperNode binpack score, then the tightest fit, then tree order;
+//   2. splits the pods down the tree, each child receiving whole slices of its layer (partitions
+//      are a slice layer at the partition's tier), fullest-capacity first with a best fit for the
+//      last piece, so the gang touches as few domains as possible;
+//   3. numbers pods in tree order, so consecutive ranks share the lowest-tier domain.
+// Pod sets without a topology are normal pods ranked by Volcano's fading-tier node score.
+// Placed pods are added to the index; a job that does not fully fit leaves the index unchanged.
+//
+//   PlacementEngine engine(index, BinpackWeights{});
+//   auto result = engine.place(job);          // std::expected<JobPlacement, Error>
+//   if (result && result->fit) { for (auto& a : result->pod_sets[0].assignment) ... }
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "errors/error.h"
+#include "scheduler/index/topology_index.h"
+#include "scheduler/placement/job_request.h"
+#include "scheduler/placement/volcano_score.h"
+
+namespace hypertopo::scheduler {
+
+struct NodeAssignment {
+  int node = -1;
+  std::string node_name;
+  std::int32_t count = 0;
+  std::int32_t first_rank = 0;           // pods first_rank .. first_rank + count - 1 land here
+  std::vector<std::string> domain_path;  // from the top real tier down to the node's domain
+};
+
+struct PodSetPlacement {
+  std::string name;
+  bool fit = false;
+  std::string reason;
+  std::int32_t placed = 0;                 // pods placed (fewer than asked when minPartitions allowed it)
+  int tier = 0;                            // tier of the chosen job domain (root tier when spread)
+  std::vector<std::string> domains;        // the chosen job domain(s)
+  double score = 0.0;                      // 100 * weight * binpack of the chosen domain
+  std::vector<NodeAssignment> assignment;  // in rank order
+};
+
+struct JobPlacement {
+  bool fit = false;
+  std::string reason;
+  std::vector<PodSetPlacement> pod_sets;
+};
+
+class PlacementEngine {
+ public:
+  PlacementEngine(TopologyIndex& index, BinpackWeights weights);
+
+  // Errors are for inconsistent requests (unknown tier, slice size not dividing the count, ...);
+  // a request that simply does not fit returns fit = false with a reason.
+  std::expected<JobPlacement, Error> place(const JobRequest& job);
+
+  // Removes a placement's pods from the index again (a job leaving).
+  void release(const JobRequest& job, const JobPlacement& placement);
+
+ private:
+  struct Layer {
+    int tier;
+    std::int32_t size;
+  };
+  std::expected<PodSetPlacement, Error> place_pod_set(const PodSetRequest& ps);
+  std::int32_t granularity(int tier) const;
+  void compute_fit_counts(const PodSetRequest& ps);
+  void compute_capacities();
+  void distribute(int domain, std::int64_t pods, std::vector<std::pair<int, std::int32_t>>& out);
+
+  TopologyIndex& index_;
+  BinpackWeights weights_;
+  std::vector<int> domains_by_tier_;  // every domain, lower tiers first (children before parents)
+  // Per placement scratch.
+  std::vector<Layer> layers_;  // tier descending
+  std::vector<std::int64_t> node_fit_;
+  std::vector<std::int64_t> domain_cap_;
+  ResourceAmounts request_total_;
+};
+
+}  // namespace hypertopo::scheduler

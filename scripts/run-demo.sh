@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# README command 1: set everything up, then discover the built-in fabric and print its HyperNode tree.
+# The HyperNode manifests are written to out/demo-hypernodes.yaml (kubectl apply -f accepts them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+mkdir -p out
+echo
+build/bin/hypertopo discover --source demo --write-manifests out/demo-hypernodes.yaml "$@"
+build/bin/hypertopo discover --source demo:model -o dot 2>/dev/null > out/demo-tree.dot
+if command -v dot >/dev/null 2>&1; then
+  dot -Tsvg out/demo-tree.dot -o out/demo-tree.svg
+  echo "picture of the tree: out/demo-tree.svg (Graphviz source: out/demo-tree.dot)"
+else
+  echo "Graphviz source of the tree: out/demo-tree.dot (install graphviz for an SVG)"
+fi

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs what hypertopo needs from Debian's packages, then configures and builds it.
+# Idempotent: a second run installs nothing new and rebuilds only what changed.
+#
+#   scripts/setup.sh            # release build in build/ (binary: build/bin/hypertopo)
+#   scripts/setup.sh --tests    # also the ASan/UBSan test build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+want_tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) want_tests=1 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libfmt-dev libcli11-dev
+  libboost-dev libssl-dev
+  libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags ibsim-utils
+  libnl-3-dev libnl-route-3-dev liblldpctl-dev lldpd iproute2
+  graphviz
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# lldpd's package starts a system daemon; the tests run their own in namespaces.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet lldpd 2>/dev/null; then
+  systemctl stop lldpd || true
+fi
+
+jobs=${HYPERTOPO_JOBS:-$(nproc)}
+werror=OFF
+[[ "${CI:-}" == "true" ]] && werror=ON
+
+echo "setup: building build/ (release)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DHYPERTOPO_BUILD_TESTS=OFF -DHYPERTOPO_BUILD_BENCHMARKS=ON -DHYPERTOPO_WERROR=$werror >/dev/null
+# The binary and the benchmarks; libraries only the tests use are built in build-asan/.
+cmake --build build -j "$jobs" --target hypertopo benchmarks
+
+if ((want_tests)); then
+  echo "setup: building build-asan/ (tests under ASan/UBSan)"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
+    -DHYPERTOPO_SANITIZE=ON -DHYPERTOPO_BUILD_TESTS=ON -DHYPERTOPO_BUILD_BENCHMARKS=OFF \
+    -DHYPERTOPO_WERROR=$werror >/dev/null
+  cmake --build build-asan -j "$jobs"
+fi

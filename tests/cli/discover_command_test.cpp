@@ -1,0 +1,113 @@
+// `hypertopo discover` end to end through the same entry point as the binary.
+#include <gtest/gtest.h>
+
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/commands.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::cli {
+namespace {
+
+struct Run {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Run run(std::vector<std::string> args) {
+  args.insert(args.begin(), "hypertopo");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  auto* old_out = std::cout.rdbuf(out.rdbuf());
+  auto* old_err = std::cerr.rdbuf(err.rdbuf());
+  Run r;
+  r.code = run_cli(static_cast<int>(argv.size()), argv.data());
+  std::cout.rdbuf(old_out);
+  std::cerr.rdbuf(old_err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+TEST(DiscoverCommand, DemoPrintsTheTreeAndWritesManifests) {
+  testing::TempDir dir;
+  auto manifests = (dir.path() / "hn.yaml").string();
+  auto r = run({"discover", "--source", "demo", "--write-manifests", manifests});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("tier 3  core-demo-core-01  [core]  128 nodes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unmapped endpoints: 2"), std::string::npos);
+  EXPECT_NE(r.err.find("2 unmapped endpoint(s)"), std::string::npos) << r.err;
+  auto docs = YAML::LoadAll(testing::read_text(manifests));
+  EXPECT_EQ(docs.size(), 7u);
+}
+
+TEST(DiscoverCommand, JsonIsAV1ListOfHyperNodes) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto list = nlohmann::json::parse(r.out);
+  EXPECT_EQ(list["kind"], "List");
+  EXPECT_EQ(list["items"].size(), 9u);
+  EXPECT_NE(r.err.find("69 unmapped endpoint(s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("40 SHARP aggregation node(s) excluded"), std::string::npos) << r.err;
+}
+
+TEST(DiscoverCommand, NodesListExcludesHostsThatAreNotNodes) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/ibtopotool-3.topo");
+  testing::TempDir dir;
+  auto nodes = dir.path() / "nodes.json";
+  testing::write_text(nodes, R"({"kind":"NodeList","items":[
+    {"kind":"Node","metadata":{"name":"r-ufm101"}},
+    {"kind":"Node","metadata":{"name":"gpu-7","annotations":{"hypertopo.io/ib-port-guids":"0x0002c9030006ba5b"}}}]})");
+  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--nodes", nodes.string(), "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto list = nlohmann::json::parse(r.out);
+  std::set<std::string> members;
+  for (const auto& item : list["items"]) {
+    for (const auto& m : item["spec"]["members"]) {
+      if (m["type"] == "Node") members.insert(m["selector"]["exactMatch"]["name"]);
+    }
+  }
+  // r-ufm101's second HCA is mapped by GUID to gpu-7; the UFM servers that are not nodes are listed.
+  EXPECT_EQ(members, (std::set<std::string>{"gpu-7", "r-ufm101"}));
+  EXPECT_NE(r.err.find("host(s) excluded: not in the --nodes list"), std::string::npos) << r.err;
+}
+
+TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
+  testing::TempDir dir;
+  auto bad = dir.path() / "bad.out";
+  testing::write_text(bad, "Switch 8 \"S-10\" # \"a\"\n[1] \"S-2");
+  auto r = run({"discover", "--source", "ibnetdiscover:" + bad.string()});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("hypertopo: error: source ibnetdiscover:" + bad.string() + ": " + bad.string() + ":2:"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+
+  auto unknown = run({"discover", "--source", "nosuch:x"});
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_NE(unknown.err.find("unknown source kind 'nosuch'"), std::string::npos) << unknown.err;
+
+  auto missing = run({"discover", "--source", "ibnetdiscover:/nonexistent.out"});
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent.out: cannot open"), std::string::npos) << missing.err;
+
+  auto format = run({"discover", "--source", "demo", "-o", "xml"});
+  EXPECT_NE(format.code, 0);
+}
+
+TEST(DiscoverCommand, HelpListsSources) {
+  auto r = run({"discover", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("ibnetdiscover: a saved ibnetdiscover capture"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("demo: the built-in"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hypertopo::cli

@@ -1,0 +1,176 @@
+// kubeconfig and in-cluster configuration: every way a file can name the server and the identity.
+#include "k8s/client/kube_config.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::k8s {
+namespace {
+
+using hypertopo::testing::TempDir;
+using hypertopo::testing::write_text;
+
+// "hello" in base64, and a fake PEM in base64 (the parser does not interpret PEM).
+constexpr const char* kHelloB64 = "aGVsbG8=";
+
+std::string two_contexts(const std::string& user_block) {
+  return R"(apiVersion: v1
+kind: Config
+current-context: dev
+clusters:
+- name: dev-cluster
+  cluster:
+    server: https://dev.example:6443
+    certificate-authority-data: )" +
+         std::string(kHelloB64) + R"(
+- name: prod-cluster
+  cluster:
+    server: https://10.0.0.1
+    certificate-authority: certs/ca.pem
+    tls-server-name: api.prod
+- name: lab-cluster
+  cluster:
+    server: https://lab:6443
+    insecure-skip-tls-verify: true
+contexts:
+- name: dev
+  context: {cluster: dev-cluster, user: dev-user, namespace: team-a}
+- name: prod
+  context: {cluster: prod-cluster, user: prod-user}
+- name: lab
+  context: {cluster: lab-cluster, user: dev-user}
+users:
+)" + user_block;
+}
+
+const std::string kUsers = R"(- name: dev-user
+  user:
+    token: dev-token
+- name: prod-user
+  user:
+    client-certificate: certs/client.pem
+    client-key-data: a2V5
+)";
+
+TEST(Kubeconfig, CurrentContextWithInlineTokenAndCaData) {
+  TempDir dir;
+  auto config = parse_kubeconfig(two_contexts(kUsers), dir.path(), "", "test");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->context, "dev");
+  EXPECT_EQ(config->server, "https://dev.example:6443");
+  EXPECT_EQ(config->namespace_, "team-a");
+  EXPECT_EQ(config->tls.ca_pem, "hello");
+  EXPECT_FALSE(config->tls.insecure_skip_verify);
+  EXPECT_EQ(config->token.token().value(), "dev-token");
+}
+
+TEST(Kubeconfig, NamedContextWithFilesRelativeToTheKubeconfig) {
+  TempDir dir;
+  write_text(dir.path() / "certs/ca.pem", "CA PEM");
+  write_text(dir.path() / "certs/client.pem", "CERT PEM");
+  write_text(dir.path() / "config", two_contexts(kUsers));
+  auto config = load_kubeconfig(dir.path() / "config", "prod");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->server, "https://10.0.0.1");
+  EXPECT_EQ(config->tls.ca_pem, "CA PEM");
+  EXPECT_EQ(config->tls.server_name, "api.prod");
+  EXPECT_EQ(config->tls.client_cert_pem, "CERT PEM");
+  EXPECT_EQ(config->tls.client_key_pem, "key");
+  EXPECT_EQ(config->token.token().value(), "");
+}
+
+TEST(Kubeconfig, InsecureOnlyWhenTheFileSaysSo) {
+  TempDir dir;
+  auto lab = parse_kubeconfig(two_contexts(kUsers), dir.path(), "lab", "test");
+  ASSERT_TRUE(lab) << lab.error().message();
+  EXPECT_TRUE(lab->tls.insecure_skip_verify);
+}
+
+TEST(Kubeconfig, TokenFileIsReadAndFollowed) {
+  TempDir dir;
+  write_text(dir.path() / "token", "first\n");
+  std::string users = "- name: dev-user\n  user:\n    tokenFile: token\n";
+  auto config = parse_kubeconfig(two_contexts(users), dir.path(), "dev", "test");
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->token.token().value(), "first");
+}
+
+TEST(Kubeconfig, ErrorsNameTheKey) {
+  TempDir dir;
+  auto missing_context = parse_kubeconfig(two_contexts(kUsers), dir.path(), "staging", "kc.yaml");
+  ASSERT_FALSE(missing_context);
+  EXPECT_EQ(missing_context.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing_context.error().message().find("context \"staging\""), std::string::npos);
+  EXPECT_NE(missing_context.error().message().find("kc.yaml"), std::string::npos);
+
+  auto missing_file = parse_kubeconfig(two_contexts(kUsers), dir.path(), "prod", "kc.yaml");
+  ASSERT_FALSE(missing_file);
+  EXPECT_NE(missing_file.error().message().find("certificate-authority"), std::string::npos);
+
+  std::string exec_user = "- name: dev-user\n  user:\n    exec: {command: aws}\n";
+  auto exec = parse_kubeconfig(two_contexts(exec_user), dir.path(), "dev", "kc.yaml");
+  ASSERT_FALSE(exec);
+  EXPECT_NE(exec.error().message().find("users[dev-user].user.exec"), std::string::npos);
+
+  auto not_yaml = parse_kubeconfig("clusters: [unclosed", dir.path(), "", "kc.yaml");
+  ASSERT_FALSE(not_yaml);
+  EXPECT_EQ(not_yaml.error().code(), ErrorCode::kParse);
+
+  std::string bad_b64 = two_contexts(kUsers);
+  bad_b64.replace(bad_b64.find(kHelloB64), 8, "ab*cd*ef");
+  auto b64 = parse_kubeconfig(bad_b64, dir.path(), "dev", "kc.yaml");
+  ASSERT_FALSE(b64);
+  EXPECT_NE(b64.error().message().find("certificate-authority-data"), std::string::npos);
+}
+
+TEST(InCluster, ReadsServiceAccountFiles) {
+  TempDir dir;
+  write_text(dir.path() / "token", "sa-token\n");
+  write_text(dir.path() / "ca.crt", "CA");
+  write_text(dir.path() / "namespace", "hypertopo-system");
+  InClusterSource source{"10.96.0.1", "443", dir.path() / "token", dir.path() / "ca.crt",
+                         dir.path() / "namespace"};
+  auto config = in_cluster_config(source);
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->server, "https://10.96.0.1:443");
+  EXPECT_EQ(config->tls.ca_pem, "CA");
+  EXPECT_EQ(config->namespace_, "hypertopo-system");
+  EXPECT_EQ(config->token.token().value(), "sa-token");
+
+  source.host = "fd00::1";
+  EXPECT_EQ(in_cluster_config(source)->server, "https://[fd00::1]:443");
+}
+
+TEST(InCluster, FailsOutsideACluster) {
+  TempDir dir;
+  auto none =
+      in_cluster_config(InClusterSource{"", "", dir.path() / "t", dir.path() / "c", dir.path() / "n"});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), ErrorCode::kNotFound);
+  auto no_token =
+      in_cluster_config(InClusterSource{"h", "1", dir.path() / "t", dir.path() / "c", dir.path() / "n"});
+  ASSERT_FALSE(no_token);
+  EXPECT_NE(no_token.error().message().find(dir.path().string() + "/t"), std::string::npos);
+}
+
+TEST(TokenSource, ReReadsARotatedFile) {
+  TempDir dir;
+  auto path = dir.path() / "token";
+  write_text(path, "one");
+  auto source = TokenSource::file(path);
+  EXPECT_EQ(source.token().value(), "one");
+  // The kubelet rotates by swapping the file in (a new inode), even when the size stays the same.
+  write_text(dir.path() / "token.new", "two");
+  std::filesystem::rename(dir.path() / "token.new", path);
+  EXPECT_EQ(source.token().value(), "two");
+  TokenSource copy = source;  // copies share the cache
+  write_text(dir.path() / "token.new", "three");
+  std::filesystem::rename(dir.path() / "token.new", path);
+  EXPECT_EQ(copy.token().value(), "three");
+  std::filesystem::remove(path);
+  EXPECT_FALSE(source.token().has_value());
+}
+
+}  // namespace
+}  // namespace hypertopo::k8s

@@ -1,0 +1,67 @@
+// Builder config: every key, and errors that name the file and the key.
+#include <gtest/gtest.h>
+
+#include "tests/support/fixtures.h"
+#include "topology/builder_config.h"
+
+namespace hypertopo::topology {
+namespace {
+
+TEST(BuilderConfig, ReadsEveryKey) {
+  auto o = parse_builder_config(R"(
+source: hypertopo-ib
+tierNames: [su, pod, core]
+hostDescriptionPattern: '^(\S+)\s'
+excludedDevicePatterns: ['mlx5_(8|9)']
+excludedSwitchPatterns: [STORAGE]
+guidMap: {"E09D7303007A4BD8": dgx-001}
+)",
+                                "discover.yaml");
+  ASSERT_TRUE(o) << o.error().message();
+  EXPECT_EQ(o->source, "hypertopo-ib");
+  EXPECT_EQ(o->level_names, (std::vector<std::string>{"su", "pod", "core"}));
+  EXPECT_EQ(o->host_description_pattern, "^(\\S+)\\s");
+  EXPECT_EQ(o->excluded_device_patterns, (std::vector<std::string>{"mlx5_(8|9)"}));
+  EXPECT_EQ(o->node_by_endpoint.at("0xe09d7303007a4bd8"), "dgx-001");
+}
+
+TEST(BuilderConfig, ErrorsNameFileAndKey) {
+  auto unknown = parse_builder_config("tierName: [a]\n", "d.yaml");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message().find("d.yaml: tierName: unknown key"), std::string::npos);
+
+  auto type = parse_builder_config("tierNames: leaf\n", "d.yaml");
+  ASSERT_FALSE(type);
+  EXPECT_NE(type.error().message().find("d.yaml: tierNames: must be a list"), std::string::npos);
+
+  auto regex = parse_builder_config("excludedSwitchPatterns: ['(']\n", "d.yaml");
+  ASSERT_FALSE(regex);
+  EXPECT_NE(regex.error().message().find("d.yaml"), std::string::npos);
+  EXPECT_NE(regex.error().message().find("'('"), std::string::npos);
+
+  auto guid = parse_builder_config("guidMap: {zz: n1}\n", "d.yaml");
+  ASSERT_FALSE(guid);
+  EXPECT_NE(guid.error().message().find("guidMap.zz: not a GUID"), std::string::npos);
+
+  auto yaml = parse_builder_config("a: [\n", "d.yaml");
+  ASSERT_FALSE(yaml);
+  EXPECT_NE(yaml.error().message().find("d.yaml:"), std::string::npos);
+
+  EXPECT_FALSE(load_builder_config("/nonexistent/discover.yaml"));
+}
+
+TEST(BuilderConfig, GuidMapFile) {
+  testing::TempDir dir;
+  testing::write_text(dir.path() / "map.txt", "# guid node\n0xE09D7303007A4BD8 dgx-001\n\ne09d7303007a4bd9 dgx-002 # x\n");
+  TreeBuilderOptions o;
+  ASSERT_TRUE(load_guid_map(dir.path() / "map.txt", o));
+  EXPECT_EQ(o.node_by_endpoint.size(), 2u);
+  EXPECT_EQ(o.node_by_endpoint.at("0xe09d7303007a4bd9"), "dgx-002");
+  testing::write_text(dir.path() / "bad.txt", "0x1 a\nnot-a-guid b\n");
+  auto bad = load_guid_map(dir.path() / "bad.txt", o);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("bad.txt:2:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hypertopo::topology

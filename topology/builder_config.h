@@ -1,0 +1,33 @@
+// topology/builder_config.h: the tree builder's settings as an admin writes them in YAML.
+//
+//   # discover.yaml
+//   source: hypertopo                       # value of volcano.sh/network-topology-source
+//   tierNames: [leaf, spine, core]          # name of each switch level, leaf first
+//   hostDescriptionPattern: '^(\S+) \S+$'   # one capture group: the host in a node description
+//   excludedDevicePatterns: ['mlx5_(8|9)']  # storage / management HCAs
+//   excludedSwitchPatterns: ['STORAGE', 'MGMT']
+//   guidMap: {"0xe09d7303007a4bd8": dgx-001}  # endpoint GUID -> node name
+//
+//   auto opts = load_builder_config("discover.yaml");   // std::expected<TreeBuilderOptions, Error>
+//
+// Unknown keys and wrong types are errors that name the file and the key.
+#pragma once
+
+#include <expected>
+#include <filesystem>
+#include <string>
+
+#include "errors/error.h"
+#include "topology/tree_builder.h"
+
+namespace hypertopo::topology {
+
+std::expected<TreeBuilderOptions, Error> load_builder_config(const std::filesystem::path& path,
+                                                             TreeBuilderOptions base = {});
+std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& yaml_text, const std::string& name,
+                                                              TreeBuilderOptions base = {});
+
+// Reads "<guid> <node>" lines ('#' comments) into options.node_by_endpoint.
+std::expected<void, Error> load_guid_map(const std::filesystem::path& path, TreeBuilderOptions& options);
+
+}  // namespace hypertopo::topology

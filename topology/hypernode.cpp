@@ -1,0 +1,111 @@
+#include "topology/hypernode.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <yaml-cpp/yaml.h>
+
+namespace hypertopo::topology {
+
+using nlohmann::json;
+
+json render_hypernode(const Tree& tree, DomainId id) {
+  const Domain& d = tree.domain(id);
+  json labels = json::object();
+  for (const auto& [k, v] : d.labels) labels[k] = v;
+  labels[kSourceLabel] = tree.source.empty() ? std::string(kManagedByValue) : tree.source;
+  labels[kManagedByLabel] = kManagedByValue;
+
+  json members = json::array();
+  // Child domains first, by name, then nodes, by name: a stable order keeps diffs quiet.
+  std::vector<std::string> children;
+  children.reserve(d.children.size());
+  for (DomainId c : d.children) children.push_back(tree.domain(c).name);
+  std::sort(children.begin(), children.end());
+  for (const auto& c : children) {
+    members.push_back({{"type", "HyperNode"}, {"selector", {{"exactMatch", {{"name", c}}}}}});
+  }
+  std::vector<std::string> nodes = d.nodes;
+  std::sort(nodes.begin(), nodes.end());
+  for (const auto& n : nodes) {
+    members.push_back({{"type", "Node"}, {"selector", {{"exactMatch", {{"name", n}}}}}});
+  }
+
+  json spec = {{"tier", d.tier}, {"members", std::move(members)}};
+  if (!d.tier_name.empty()) spec["tierName"] = d.tier_name;
+  return json{{"apiVersion", kHyperNodeApiVersion},
+              {"kind", "HyperNode"},
+              {"metadata", {{"name", d.name}, {"labels", std::move(labels)}}},
+              {"spec", std::move(spec)}};
+}
+
+static std::vector<DomainId> render_order(const Tree& tree) {
+  std::vector<DomainId> order(tree.size());
+  std::iota(order.begin(), order.end(), DomainId{0});
+  std::sort(order.begin(), order.end(), [&](DomainId a, DomainId b) {
+    const Domain& x = tree.domain(a);
+    const Domain& y = tree.domain(b);
+    return x.tier != y.tier ? x.tier < y.tier : x.name < y.name;
+  });
+  return order;
+}
+
+json render_hypernode_list(const Tree& tree) {
+  json items = json::array();
+  for (DomainId id : render_order(tree)) items.push_back(render_hypernode(tree, id));
+  return json{{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}};
+}
+
+static void emit(YAML::Emitter& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [k, item] : v.items()) {
+        out << YAML::Key << k << YAML::Value;
+        emit(out, item);
+      }
+      out << YAML::EndMap;
+      break;
+    case json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& item : v) emit(out, item);
+      out << YAML::EndSeq;
+      break;
+    case json::value_t::string:
+      // Always quoted: names such as "0x2c5e..." or "true" must stay strings for YAML 1.1 readers.
+      out << YAML::DoubleQuoted << v.get<std::string>();
+      break;
+    case json::value_t::boolean:
+      out << v.get<bool>();
+      break;
+    case json::value_t::number_integer:
+      out << v.get<std::int64_t>();
+      break;
+    case json::value_t::number_unsigned:
+      out << v.get<std::uint64_t>();
+      break;
+    case json::value_t::number_float:
+      out << v.get<double>();
+      break;
+    default:
+      out << YAML::Null;
+      break;
+  }
+}
+
+std::string json_to_yaml(const json& value) {
+  YAML::Emitter out;
+  emit(out, value);
+  return std::string(out.c_str()) + "\n";
+}
+
+std::string render_hypernodes_yaml(const Tree& tree) {
+  std::string text;
+  for (DomainId id : render_order(tree)) {
+    text += "---\n";
+    text += json_to_yaml(render_hypernode(tree, id));
+  }
+  return text;
+}
+
+}  // namespace hypertopo::topology

@@ -1,0 +1,33 @@
+// topology/hypernode.h: a Tree rendered as Volcano HyperNode objects.
+//
+// topology.volcano.sh/v1alpha1 HyperNode, cluster-scoped: spec.tier, spec.tierName, spec.members
+// (Node members with exactMatch at the lowest tier of each branch, HyperNode members with exactMatch
+// above), labels volcano.sh/network-topology-source and app.kubernetes.io/managed-by: hypertopo.
+//
+//   nlohmann::json list = render_hypernode_list(tree);   // a v1 List, for -o json
+//   std::string yaml = render_hypernodes_yaml(tree);     // multi-document, for kubectl apply -f -
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "topology/tree.h"
+
+namespace hypertopo::topology {
+
+inline constexpr const char* kHyperNodeApiVersion = "topology.volcano.sh/v1alpha1";
+inline constexpr const char* kSourceLabel = "volcano.sh/network-topology-source";
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedByValue = "hypertopo";
+
+// One HyperNode object (no status: status.nodeCount is written through /status).
+nlohmann::json render_hypernode(const Tree& tree, DomainId id);
+// Every domain, ordered by tier then name.
+nlohmann::json render_hypernode_list(const Tree& tree);
+// JSON -> YAML text (block style), used for -o yaml and for manifests on disk.
+std::string json_to_yaml(const nlohmann::json& value);
+// "---"-separated documents, one HyperNode each, same order as the list.
+std::string render_hypernodes_yaml(const Tree& tree);
+
+}  // namespace hypertopo::topology

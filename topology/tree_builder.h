@@ -1,0 +1,85 @@
+// topology/tree_builder.h: the tier rule, from a FabricGraph to a Tree.
+//
+// A switch's level is its hop distance from the nearest compute host (leaf = 1, spine = 2, core =
+// 3). Two hosts share a tier-k domain when they are connected using only switches of level <= k;
+// hosts with several rails bridge their rail leaves, so a rail-optimised scalable unit is one tier-1
+// domain. A level is emitted as a tier only where it merges something, and emitted tiers are
+// numbered 1, 2, ... from the bottom. Names come from the domain's anchor switch (the
+// lexicographically smallest switch of that level in the domain), never from list position.
+//
+//   TreeBuilderOptions opts;                 // defaults: rdma-ndd "%h %d" descriptions
+//   opts.storage_device_patterns = {"mlx5_[89]"};
+//   auto builder = TreeBuilder::create(opts);       // std::expected<TreeBuilder, Error>
+//   auto tree = builder->build(graph);               // std::expected<Tree, Error>
+//   if (tree) print(tree->report.unmapped_endpoints.size());
+#pragma once
+
+#include <expected>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "errors/error.h"
+#include "topology/fabric_graph.h"
+#include "topology/tree.h"
+
+namespace hypertopo::topology {
+
+struct TreeBuilderOptions {
+  // Endpoint id (normalised GUID or MAC) -> Kubernetes node name. Wins over descriptions.
+  std::unordered_map<std::string, std::string> node_by_endpoint;
+  // When set, only these hosts are compute nodes; other hosts are excluded and listed.
+  std::optional<std::set<std::string>> known_nodes;
+  // ECMAScript regex with one capture group for the host name, applied to node descriptions.
+  // Default: rdma-ndd's "%h %d" (host, a space, the device).
+  std::string host_description_pattern = R"(^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\S+\s*$)";
+  // Endpoints whose device name (from the description or the source) matches are storage or
+  // management HCAs, never compute.
+  std::vector<std::string> excluded_device_patterns;
+  // Switches whose name matches are cut out of the fabric (storage / management fabrics).
+  std::vector<std::string> excluded_switch_patterns;
+  // Descriptions that are firmware defaults, not host names (matched case-insensitively).
+  std::vector<std::string> firmware_description_patterns = {
+      R"(^MT\d+\b.*)", R"(.*Mellanox Technologies.*)", R"(^ConnectX.*)", R"(.*NVIDIA.*Technologies.*)"};
+  // Tier name for each switch level (1 = leaf). Levels beyond the list are "tier-<level>".
+  std::vector<std::string> level_names = {"leaf", "spine", "core"};
+  // Value of volcano.sh/network-topology-source on the objects.
+  std::string source = "hypertopo";
+};
+
+// Switch name used for domain names: the description's system part ("MF0;A09-P1-IBLEAF-01:MQM9701/U1"
+// -> "a09-p1-ibleaf-01"), or the GUID when the description is a firmware default or not unique.
+std::string switch_display_name(const Vertex& sw);
+
+class TreeBuilder {
+ public:
+  // Fails when a pattern in the options is not a valid regular expression (the error names it).
+  static std::expected<TreeBuilder, Error> create(TreeBuilderOptions options = {});
+  std::expected<Tree, Error> build(const FabricGraph& graph) const;
+  const TreeBuilderOptions& options() const { return options_; }
+
+  // The host a description names, per host_description_pattern; nullopt for firmware defaults.
+  std::optional<std::string> host_from_description(std::string_view description) const;
+
+ private:
+  TreeBuilder() = default;
+  bool is_firmware_description(std::string_view description) const;
+
+  TreeBuilderOptions options_;
+  bool default_host_pattern_ = true;
+  bool default_firmware_patterns_ = true;
+  std::regex host_pattern_;
+  std::vector<std::regex> device_patterns_;
+  std::vector<std::regex> switch_patterns_;
+  std::vector<std::regex> firmware_patterns_;
+};
+
+// Compiles a TreeBuilderOptions pattern list, naming the offending pattern on error.
+std::expected<std::vector<std::regex>, Error> compile_patterns(const std::vector<std::string>& patterns,
+                                                               const std::string& what);
+
+}  // namespace hypertopo::topology
