@@ -9,9 +9,8 @@
 //   add_discover_command(app, action);
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace hypertopo::cli {
 

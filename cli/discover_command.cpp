@@ -40,8 +40,8 @@ void print_report_warnings(const topology::BuildReport& r) {
          " unmapped endpoint(s) (no host in the node description, no GUID mapping): " + list);
   }
   if (!r.excluded_hosts.empty()) {
-    warn(std::to_string(r.excluded_hosts.size()) + " host(s) excluded: not in the --nodes list (first: " +
-         r.excluded_hosts.front() + ")");
+    warn(std::to_string(r.excluded_hosts.size()) +
+         " host(s) excluded: not in the --nodes list (first: " + r.excluded_hosts.front() + ")");
   }
   if (r.aggregation_nodes) warn(std::to_string(r.aggregation_nodes) + " SHARP aggregation node(s) excluded");
   if (!r.excluded_endpoints.empty()) {
@@ -51,7 +51,8 @@ void print_report_warnings(const topology::BuildReport& r) {
     warn(std::to_string(r.excluded_switches.size()) + " switch(es) excluded by name pattern");
   }
   if (!r.unattached_hosts.empty()) {
-    warn(std::to_string(r.unattached_hosts.size()) + " host(s) have no link to a switch and are in no domain");
+    warn(std::to_string(r.unattached_hosts.size()) +
+         " host(s) have no link to a switch and are in no domain");
   }
   for (const auto& w : r.warnings) warn(w);
 }
@@ -123,9 +124,11 @@ int run_discover(const DiscoverOptions& opts) {
       auto source_builder = *builder;
       if (!found->excluded_device_patterns.empty() || !found->excluded_switch_patterns.empty()) {
         auto o = builder_options;
-        o.excluded_device_patterns.insert(o.excluded_device_patterns.end(), found->excluded_device_patterns.begin(),
+        o.excluded_device_patterns.insert(o.excluded_device_patterns.end(),
+                                          found->excluded_device_patterns.begin(),
                                           found->excluded_device_patterns.end());
-        o.excluded_switch_patterns.insert(o.excluded_switch_patterns.end(), found->excluded_switch_patterns.begin(),
+        o.excluded_switch_patterns.insert(o.excluded_switch_patterns.end(),
+                                          found->excluded_switch_patterns.begin(),
                                           found->excluded_switch_patterns.end());
         auto b = topology::TreeBuilder::create(std::move(o));
         if (!b) return error(b.error().context("source " + spec->to_string()));
@@ -154,7 +157,8 @@ int run_discover(const DiscoverOptions& opts) {
     std::ofstream out(opts.manifests_file);
     out << topology::render_hypernodes_yaml(tree);
     if (!out) return error(Error(ErrorCode::kUnavailable, opts.manifests_file + ": cannot write"));
-    std::cerr << "hypertopo: wrote " << tree.size() << " HyperNode manifests to " << opts.manifests_file << "\n";
+    std::cerr << "hypertopo: wrote " << tree.size() << " HyperNode manifests to " << opts.manifests_file
+              << "\n";
   }
   if (opts.output == "yaml") {
     std::cout << topology::render_hypernodes_yaml(tree);
@@ -177,24 +181,29 @@ void add_discover_command(CLI::App& app, Action& action) {
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
   auto* cmd = app.add_subcommand("discover", "Discover the fabric and print its HyperNode tree");
-  cmd->footer("Sources (--source KIND[:ARG], repeatable; trees of several sources are merged):\n" +
-              registry.describe() +
-              "\nExamples:\n"
-              "  hypertopo discover --source demo\n"
-              "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json -o yaml | kubectl apply -f -\n"
-              "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg");
+  cmd->footer(
+      "Sources (--source KIND[:ARG], repeatable; trees of several sources are merged):\n" +
+      registry.describe() +
+      "\nExamples:\n"
+      "  hypertopo discover --source demo\n"
+      "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json -o yaml | kubectl apply -f "
+      "-\n"
+      "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg");
   cmd->add_option("-s,--source", opts->sources, "A discovery source, KIND[:ARG]")->required();
   cmd->add_option("--nodes", opts->nodes_file,
                   "Node list (kubectl get nodes -o json): only these hosts are compute nodes; the annotation "
                   "hypertopo.io/ib-port-guids maps HCA GUIDs to a node")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--config", opts->config_file, "Builder config YAML (tier names, exclusion patterns, GUID map)")
+  cmd->add_option("--config", opts->config_file,
+                  "Builder config YAML (tier names, exclusion patterns, GUID map)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--guid-map", opts->guid_map_file, "File of '<guid> <node name>' lines")->check(CLI::ExistingFile);
+  cmd->add_option("--guid-map", opts->guid_map_file, "File of '<guid> <node name>' lines")
+      ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output, "Output format")
       ->check(CLI::IsMember({"yaml", "json", "tree", "dot"}))
       ->capture_default_str();
-  cmd->add_option("--write-manifests", opts->manifests_file, "Also write the HyperNodes as YAML to this file");
+  cmd->add_option("--write-manifests", opts->manifests_file,
+                  "Also write the HyperNodes as YAML to this file");
   cmd->add_option("--max-nodes-listed", opts->max_nodes_listed, "Node names shown per domain with -o tree")
       ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_discover(*opts); }; });

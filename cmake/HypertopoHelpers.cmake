@@ -3,6 +3,18 @@
 #   ht_library(NAME <name> SOURCES <files...> [DEPS <targets...>])
 #   ht_test(NAME <name> SOURCES <files...> [DEPS <targets...>] [LABELS <labels...>])
 #   ht_benchmark(NAME <name> SOURCES <files...> [DEPS <targets...>])
+#   ht_add_component_dirs()
+
+# Adds every sub-folder of the current folder that has a CMakeLists.txt, in sorted order.
+function(ht_add_component_dirs)
+  file(GLOB _children LIST_DIRECTORIES true RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  list(SORT _children)
+  foreach(_child IN LISTS _children)
+    if(IS_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/${_child} AND EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${_child}/CMakeLists.txt)
+      add_subdirectory(${_child})
+    endif()
+  endforeach()
+endfunction()
 
 function(ht_apply_warnings target)
   # -Wmaybe-uninitialized: GCC 12 reports false positives inside libstdc++'s <regex> and <variant>

@@ -19,13 +19,13 @@
 namespace hypertopo {
 
 enum class ErrorCode {
-  kInvalidArgument,   // the caller's input (a flag, a config key) is wrong
-  kParse,             // a file or response could not be parsed
-  kNotFound,          // a file, object or device is missing
-  kUnavailable,       // a dependency (simulator, server, library) cannot be reached; may pass
-  kInvariant,         // a built result breaks a rule it must keep
-  kConflict,          // an optimistic-concurrency or ownership conflict
-  kPermission,        // authentication or authorization failed
+  kInvalidArgument,  // the caller's input (a flag, a config key) is wrong
+  kParse,            // a file or response could not be parsed
+  kNotFound,         // a file, object or device is missing
+  kUnavailable,      // a dependency (simulator, server, library) cannot be reached; may pass
+  kInvariant,        // a built result breaks a rule it must keep
+  kConflict,         // an optimistic-concurrency or ownership conflict
+  kPermission,       // authentication or authorization failed
   kInternal,
 };
 

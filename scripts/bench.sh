@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Runs the benchmarks (release build). `--smoke` runs each one briefly, as the test command does.
-#   scripts/bench.sh            # full runs, figures as quoted in the README
-#   scripts/bench.sh --smoke    # a few iterations each, just to prove they run
+# Runs the benchmarks. Figures come from the release build (built here when missing); `--smoke`
+# runs each one briefly in the sanitizer build, as the test command does, just to prove they run.
+#   scripts/bench.sh            # full runs in build/, figures as quoted in the README
+#   scripts/bench.sh --smoke    # a few iterations each in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
-min_time=""
-if [[ "${1:-}" == "--smoke" ]]; then min_time="--benchmark_min_time=0.01"; shift; fi
+flags=(--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true)
+dir=build
+if [[ "${1:-}" == "--smoke" ]]; then flags=(--benchmark_min_time=0.01); dir=build-asan; shift; fi
+[[ -d $dir/bench ]] || scripts/setup.sh
 export HYPERTOPO_FIXTURES=${HYPERTOPO_FIXTURES:-$(cd .. && pwd)/shared/fixtures}
 status=0
-for b in build/bench/*; do
+for b in "$dir"/bench/*; do
   [[ -x "$b" && -f "$b" ]] || continue
   echo "== $(basename "$b")"
-  "$b" $min_time --benchmark_counters_tabular=true "$@" || status=1
+  "$b" "${flags[@]}" --benchmark_counters_tabular=true "$@" || status=1
 done
 exit $status

@@ -1,9 +1,9 @@
 #include "topology/builder_config.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <fstream>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 namespace hypertopo::topology {
 namespace {
@@ -22,13 +22,14 @@ std::expected<std::vector<std::string>, Error> string_list(const YAML::Node& nod
 
 }  // namespace
 
-std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& text, const std::string& name,
-                                                              TreeBuilderOptions o) {
+std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& text,
+                                                              const std::string& name, TreeBuilderOptions o) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+    return fail(ErrorCode::kParse,
+                name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
   if (root.IsNull()) return o;
   if (!root.IsMap()) return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping at the top level");
@@ -63,13 +64,16 @@ std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string&
         if (!guid) {
           return fail(ErrorCode::kInvalidArgument, where + "." + g.first.as<std::string>() + ": not a GUID");
         }
-        if (!g.second.IsScalar()) return fail(ErrorCode::kInvalidArgument, where + "." + *guid + ": must be a node name");
+        if (!g.second.IsScalar())
+          return fail(ErrorCode::kInvalidArgument, where + "." + *guid + ": must be a node name");
         o.node_by_endpoint[*guid] = g.second.as<std::string>();
       }
     } else {
-      return fail(ErrorCode::kInvalidArgument,
-                  where + ": unknown key (known: source, tierNames, hostDescriptionPattern, excludedDevicePatterns, "
-                          "excludedSwitchPatterns, firmwareDescriptionPatterns, guidMap)");
+      return fail(
+          ErrorCode::kInvalidArgument,
+          where +
+              ": unknown key (known: source, tierNames, hostDescriptionPattern, excludedDevicePatterns, "
+              "excludedSwitchPatterns, firmwareDescriptionPatterns, guidMap)");
     }
   }
   // Patterns are compiled here so that a bad one is reported against this file.
@@ -98,10 +102,13 @@ std::expected<void, Error> load_guid_map(const std::filesystem::path& path, Tree
     std::string guid, node, extra;
     if (!(fields >> guid)) continue;
     if (!(fields >> node) || (fields >> extra)) {
-      return fail(ErrorCode::kParse, path.string() + ":" + std::to_string(n) + ": expected '<guid> <node name>'");
+      return fail(ErrorCode::kParse,
+                  path.string() + ":" + std::to_string(n) + ": expected '<guid> <node name>'");
     }
     auto g = normalize_guid(guid);
-    if (!g) return fail(ErrorCode::kParse, path.string() + ":" + std::to_string(n) + ": '" + guid + "' is not a GUID");
+    if (!g)
+      return fail(ErrorCode::kParse,
+                  path.string() + ":" + std::to_string(n) + ": '" + guid + "' is not a GUID");
     options.node_by_endpoint[*g] = node;
   }
   return {};

@@ -24,7 +24,8 @@ namespace hypertopo::topology {
 
 std::expected<TreeBuilderOptions, Error> load_builder_config(const std::filesystem::path& path,
                                                              TreeBuilderOptions base = {});
-std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& yaml_text, const std::string& name,
+std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& yaml_text,
+                                                              const std::string& name,
                                                               TreeBuilderOptions base = {});
 
 // Reads "<guid> <node>" lines ('#' comments) into options.node_by_endpoint.

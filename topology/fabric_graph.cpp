@@ -43,9 +43,8 @@ std::optional<VertexId> FabricGraph::find(std::string_view id) const {
 }
 
 std::size_t FabricGraph::switch_count() const {
-  return static_cast<std::size_t>(std::count_if(vertices_.begin(), vertices_.end(), [](const Vertex& v) {
-    return v.kind == VertexKind::kSwitch;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      vertices_.begin(), vertices_.end(), [](const Vertex& v) { return v.kind == VertexKind::kSwitch; }));
 }
 
 std::size_t FabricGraph::endpoint_count() const { return vertices_.size() - switch_count(); }

@@ -27,13 +27,13 @@ enum class VertexKind : std::uint8_t { kSwitch, kEndpoint };
 
 struct Vertex {
   VertexKind kind = VertexKind::kEndpoint;
-  std::string id;           // GUID ("0x..." lower-case hex), chassis id or MAC
-  std::string description;  // node description as the fabric reports it
-  std::string host;         // endpoints: owning host when the source knows it (LLDP, NodeReports)
-  std::string device;       // endpoints: HCA / netdev name when known ("mlx5_0")
-  std::string system_guid;  // sysimgguid when known
-  std::string node_guid;    // endpoints: the HCA's node GUID when known (id is the port GUID)
-  int port = 0;             // endpoints: the HCA port number when known
+  std::string id;                 // GUID ("0x..." lower-case hex), chassis id or MAC
+  std::string description;        // node description as the fabric reports it
+  std::string host;               // endpoints: owning host when the source knows it (LLDP, NodeReports)
+  std::string device;             // endpoints: HCA / netdev name when known ("mlx5_0")
+  std::string system_guid;        // sysimgguid when known
+  std::string node_guid;          // endpoints: the HCA's node GUID when known (id is the port GUID)
+  int port = 0;                   // endpoints: the HCA port number when known
   bool aggregation_node = false;  // SHARP "Aggregation Node" CA: never compute
 };
 

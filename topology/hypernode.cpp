@@ -1,9 +1,9 @@
 #include "topology/hypernode.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <yaml-cpp/yaml.h>
 
 namespace hypertopo::topology {
 
@@ -53,7 +53,8 @@ static std::vector<DomainId> render_order(const Tree& tree) {
 json render_hypernode_list(const Tree& tree) {
   json items = json::array();
   for (DomainId id : render_order(tree)) items.push_back(render_hypernode(tree, id));
-  return json{{"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}};
+  return json{
+      {"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}};
 }
 
 static void emit(YAML::Emitter& out, const json& v) {

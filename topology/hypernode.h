@@ -8,9 +8,8 @@
 //   std::string yaml = render_hypernodes_yaml(tree);     // multi-document, for kubectl apply -f -
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "topology/tree.h"
 

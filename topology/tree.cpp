@@ -134,7 +134,8 @@ std::expected<void, Error> check_invariants(const Tree& tree) {
   std::unordered_map<std::string_view, DomainId> names;
   for (DomainId i = 0; i < ds.size(); ++i) {
     const Domain& d = ds[i];
-    if (!is_dns1123_subdomain(d.name)) return bad("HyperNode name '" + d.name + "' is not a DNS-1123 subdomain");
+    if (!is_dns1123_subdomain(d.name))
+      return bad("HyperNode name '" + d.name + "' is not a DNS-1123 subdomain");
     if (!names.emplace(d.name, i).second) return bad("two domains are named '" + d.name + "'");
     if (d.name.size() > kMaxMemberNameLength) {
       return bad("HyperNode name '" + d.name + "' is longer than " + std::to_string(kMaxMemberNameLength) +
@@ -154,8 +155,8 @@ std::expected<void, Error> check_invariants(const Tree& tree) {
         return bad("HyperNode " + ds[c].name + " is a member of " + ds[i].name + " but names another parent");
       }
       if (ds[i].tier <= ds[c].tier) {
-        return bad("HyperNode " + ds[i].name + " (tier " + std::to_string(ds[i].tier) + ") holds " + ds[c].name +
-                   " (tier " + std::to_string(ds[c].tier) + "): a parent's tier must be higher");
+        return bad("HyperNode " + ds[i].name + " (tier " + std::to_string(ds[i].tier) + ") holds " +
+                   ds[c].name + " (tier " + std::to_string(ds[c].tier) + "): a parent's tier must be higher");
       }
     }
   }

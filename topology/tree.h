@@ -27,12 +27,12 @@ namespace hypertopo::topology {
 using DomainId = std::size_t;
 
 struct Domain {
-  std::string name;       // DNS-1123 subdomain, derived from what the domain is
-  int tier = 1;           // 1 = closest
-  std::string tier_name;  // e.g. "leaf", "spine", "core", "nvlink", or a label key
-  std::string anchor;     // what the domain is: its anchor switch, clique or label value
-  std::vector<std::string> nodes;     // Node members (sorted)
-  std::vector<DomainId> children;     // HyperNode members
+  std::string name;                // DNS-1123 subdomain, derived from what the domain is
+  int tier = 1;                    // 1 = closest
+  std::string tier_name;           // e.g. "leaf", "spine", "core", "nvlink", or a label key
+  std::string anchor;              // what the domain is: its anchor switch, clique or label value
+  std::vector<std::string> nodes;  // Node members (sorted)
+  std::vector<DomainId> children;  // HyperNode members
   std::optional<DomainId> parent;
   std::map<std::string, std::string> labels;  // extra labels a source wants on the object
 };
@@ -43,13 +43,13 @@ struct BuildReport {
     std::string guid;
     std::string description;
   };
-  std::vector<Unmapped> unmapped_endpoints;       // no node name could be derived
-  std::vector<std::string> excluded_hosts;        // not Kubernetes nodes (with --nodes), sorted
-  std::vector<std::string> excluded_endpoints;    // storage / management by pattern (guid)
-  std::vector<std::string> excluded_switches;     // by switch-name pattern (names)
-  std::size_t aggregation_nodes = 0;              // SHARP aggregation nodes skipped
-  std::vector<std::string> unattached_hosts;      // hosts with no link to any switch
-  std::vector<std::string> warnings;              // anything suspicious, one line each
+  std::vector<Unmapped> unmapped_endpoints;     // no node name could be derived
+  std::vector<std::string> excluded_hosts;      // not Kubernetes nodes (with --nodes), sorted
+  std::vector<std::string> excluded_endpoints;  // storage / management by pattern (guid)
+  std::vector<std::string> excluded_switches;   // by switch-name pattern (names)
+  std::size_t aggregation_nodes = 0;            // SHARP aggregation nodes skipped
+  std::vector<std::string> unattached_hosts;    // hosts with no link to any switch
+  std::vector<std::string> warnings;            // anything suspicious, one line each
 };
 
 class Tree {

@@ -13,7 +13,9 @@ constexpr int kNoLevel = 0;
 
 class UnionFind {
  public:
-  explicit UnionFind(std::size_t n) : parent_(n), rank_(n, 0) { std::iota(parent_.begin(), parent_.end(), 0u); }
+  explicit UnionFind(std::size_t n) : parent_(n), rank_(n, 0) {
+    std::iota(parent_.begin(), parent_.end(), 0u);
+  }
   std::uint32_t find(std::uint32_t x) {
     while (parent_[x] != x) {
       parent_[x] = parent_[parent_[x]];
@@ -85,8 +87,8 @@ std::expected<std::vector<std::regex>, Error> compile_patterns(const std::vector
     try {
       out.emplace_back(patterns[i], std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
     } catch (const std::regex_error& e) {
-      return fail(ErrorCode::kInvalidArgument,
-                  what + "[" + std::to_string(i) + "] '" + patterns[i] + "' is not a valid regular expression: " + e.what());
+      return fail(ErrorCode::kInvalidArgument, what + "[" + std::to_string(i) + "] '" + patterns[i] +
+                                                   "' is not a valid regular expression: " + e.what());
     }
   }
   return out;
@@ -101,8 +103,9 @@ std::string switch_display_name(const Vertex& sw) {
   }
   std::string name = sanitize_name(d);
   const bool firmware_default = d.find("Mellanox Technologies") != std::string_view::npos ||
-                                d.find("NVIDIA Technologies") != std::string_view::npos || d.starts_with("Quantum") ||
-                                d.starts_with("SwitchIB") || d.starts_with("SwitchX") || d.starts_with("MT");
+                                d.find("NVIDIA Technologies") != std::string_view::npos ||
+                                d.starts_with("Quantum") || d.starts_with("SwitchIB") ||
+                                d.starts_with("SwitchX") || d.starts_with("MT");
   if (name.empty() || firmware_default || name.size() > 200) return sanitize_name(sw.id);
   return name;
 }
@@ -111,9 +114,11 @@ std::expected<TreeBuilder, Error> TreeBuilder::create(TreeBuilderOptions options
   TreeBuilder b;
   const TreeBuilderOptions defaults;
   b.default_host_pattern_ = options.host_description_pattern == defaults.host_description_pattern;
-  b.default_firmware_patterns_ = options.firmware_description_patterns == defaults.firmware_description_patterns;
+  b.default_firmware_patterns_ =
+      options.firmware_description_patterns == defaults.firmware_description_patterns;
   try {
-    b.host_pattern_ = std::regex(options.host_description_pattern, std::regex::ECMAScript | std::regex::optimize);
+    b.host_pattern_ =
+        std::regex(options.host_description_pattern, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
     return fail(ErrorCode::kInvalidArgument, "host description pattern '" + options.host_description_pattern +
                                                  "' is not a valid regular expression: " + e.what());
@@ -139,7 +144,8 @@ bool TreeBuilder::is_firmware_description(std::string_view d) const {
   d = trim(d);
   if (default_firmware_patterns_) {
     // The default patterns, without a regex engine on the hot path.
-    if (d.size() > 2 && d[0] == 'M' && d[1] == 'T' && std::isdigit(static_cast<unsigned char>(d[2]))) return true;
+    if (d.size() > 2 && d[0] == 'M' && d[1] == 'T' && std::isdigit(static_cast<unsigned char>(d[2])))
+      return true;
     if (d.starts_with("ConnectX")) return true;
     if (d.find("Mellanox Technologies") != std::string_view::npos) return true;
     auto nv = d.find("NVIDIA");
@@ -278,7 +284,8 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
   }
   report.excluded_hosts.assign(excluded_hosts.begin(), excluded_hosts.end());
   for (const auto& [name, guids] : generic_hosts) {
-    report.warnings.push_back("host name '" + name + "' is a generic default; its " + std::to_string(guids.size()) +
+    report.warnings.push_back("host name '" + name + "' is a generic default; its " +
+                              std::to_string(guids.size()) +
                               " HCA(s) are taken as one machine: map them by GUID if they are not");
   }
   std::sort(report.unmapped_endpoints.begin(), report.unmapped_endpoints.end(),
@@ -384,7 +391,8 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     below = std::move(next);
   }
 
-  if (auto ok = check_invariants(tree); !ok) return std::unexpected(ok.error().context("the built tree is invalid"));
+  if (auto ok = check_invariants(tree); !ok)
+    return std::unexpected(ok.error().context("the built tree is invalid"));
   return tree;
 }
 

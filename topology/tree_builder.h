@@ -43,8 +43,8 @@ struct TreeBuilderOptions {
   // Switches whose name matches are cut out of the fabric (storage / management fabrics).
   std::vector<std::string> excluded_switch_patterns;
   // Descriptions that are firmware defaults, not host names (matched case-insensitively).
-  std::vector<std::string> firmware_description_patterns = {
-      R"(^MT\d+\b.*)", R"(.*Mellanox Technologies.*)", R"(^ConnectX.*)", R"(.*NVIDIA.*Technologies.*)"};
+  std::vector<std::string> firmware_description_patterns = {R"(^MT\d+\b.*)", R"(.*Mellanox Technologies.*)",
+                                                            R"(^ConnectX.*)", R"(.*NVIDIA.*Technologies.*)"};
   // Tier name for each switch level (1 = leaf). Levels beyond the list are "tier-<level>".
   std::vector<std::string> level_names = {"leaf", "spine", "core"};
   // Value of volcano.sh/network-topology-source on the objects.

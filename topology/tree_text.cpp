@@ -13,7 +13,8 @@ void render_domain(const Tree& tree, DomainId id, const std::string& prefix, boo
   const auto count = tree.nodes_under(id).size();
   out << prefix << branch << "tier " << d.tier << "  " << d.name << "  [" << d.tier_name << "]  " << count
       << (count == 1 ? " node" : " nodes");
-  if (!d.children.empty()) out << ", " << d.children.size() << (d.children.size() == 1 ? " member" : " members");
+  if (!d.children.empty())
+    out << ", " << d.children.size() << (d.children.size() == 1 ? " member" : " members");
   out << "\n";
   const std::string child_prefix = root ? "" : prefix + (last ? "    " : "│   ");
   std::vector<DomainId> children = d.children;
@@ -47,7 +48,8 @@ std::string render_build_report(const BuildReport& r) {
   }
   if (r.aggregation_nodes) out << "SHARP aggregation nodes excluded: " << r.aggregation_nodes << "\n";
   if (!r.excluded_endpoints.empty()) {
-    out << "endpoints excluded by device pattern (storage/management): " << r.excluded_endpoints.size() << "\n";
+    out << "endpoints excluded by device pattern (storage/management): " << r.excluded_endpoints.size()
+        << "\n";
   }
   if (!r.excluded_switches.empty()) {
     out << "switches excluded by name pattern: " << r.excluded_switches.size() << "\n";
@@ -96,11 +98,13 @@ std::string render_tree_dot(const Tree& tree, const TreeDotOptions& opts) {
     const Domain& d = tree.domain(i);
     const auto count = tree.nodes_under(i).size();
     out << "  " << quote("hn:" + d.name) << " [shape=box, style=filled, fillcolor=\""
-        << kColors[std::min<std::size_t>(static_cast<std::size_t>(std::max(d.tier - 1, 0)), 4)] << "\", label="
-        << quote(d.name + "\\ntier " + std::to_string(d.tier) + " " + d.tier_name + "\\n" + std::to_string(count) +
-                 " nodes")
+        << kColors[std::min<std::size_t>(static_cast<std::size_t>(std::max(d.tier - 1, 0)), 4)]
+        << "\", label="
+        << quote(d.name + "\\ntier " + std::to_string(d.tier) + " " + d.tier_name + "\\n" +
+                 std::to_string(count) + " nodes")
         << "];\n";
-    for (DomainId c : d.children) out << "  " << quote("hn:" + d.name) << " -> " << quote("hn:" + tree.domain(c).name) << ";\n";
+    for (DomainId c : d.children)
+      out << "  " << quote("hn:" + d.name) << " -> " << quote("hn:" + tree.domain(c).name) << ";\n";
     if (draw_nodes) {
       for (const auto& n : d.nodes) {
         out << "  " << quote("node:" + n) << " [shape=ellipse, label=" << quote(n) << "];\n";

@@ -25,7 +25,7 @@ std::string render_tree_text(const Tree& tree, const TreeTextOptions& options = 
 std::string render_build_report(const BuildReport& report);
 
 struct TreeDotOptions {
-  bool show_nodes = true;            // draw nodes as leaves of the picture
+  bool show_nodes = true;              // draw nodes as leaves of the picture
   std::size_t max_nodes_drawn = 2000;  // above this, nodes are summarised per domain
 };
 

@@ -33,8 +33,10 @@ FabricGraph generate_demo_fabric(const DemoFabricSpec& s) {
   FabricGraph g;
   const std::string P = upper(s.prefix);
   const int pods = (s.scalable_units + s.sus_per_pod - 1) / s.sus_per_pod;
-  const std::size_t hosts = static_cast<std::size_t>(s.scalable_units) * static_cast<std::size_t>(s.hosts_per_su);
-  g.reserve(hosts * static_cast<std::size_t>(s.rails + 1) + 4096, hosts * static_cast<std::size_t>(s.rails + 1) * 2);
+  const std::size_t hosts =
+      static_cast<std::size_t>(s.scalable_units) * static_cast<std::size_t>(s.hosts_per_su);
+  g.reserve(hosts * static_cast<std::size_t>(s.rails + 1) + 4096,
+            hosts * static_cast<std::size_t>(s.rails + 1) * 2);
   std::uint64_t sw_serial = 0, ca_serial = 0;
   std::vector<VertexId> switches;
   std::vector<int> next_port;
@@ -149,8 +151,8 @@ class DemoSource : public Discoverer {
     d.notes.push_back("built-in fabric: " + std::to_string(spec.scalable_units) + " scalable units x " +
                       std::to_string(spec.hosts_per_su) + " hosts x " + std::to_string(spec.rails) +
                       " rails, pod spines, core, a storage leaf and SHARP aggregation nodes (" +
-                      std::to_string(model.switch_count()) + " switches, " + std::to_string(model.endpoint_count()) +
-                      " CAs)");
+                      std::to_string(model.switch_count()) + " switches, " +
+                      std::to_string(model.endpoint_count()) + " CAs)");
     const auto opts = demo_builder_options();
     d.excluded_device_patterns = opts.excluded_device_patterns;
     d.excluded_switch_patterns = opts.excluded_switch_patterns;
@@ -161,16 +163,17 @@ class DemoSource : public Discoverer {
       if (missing.empty()) {
         auto walked = ib_fabric::walk_simulated_graph(model, walker_);
         if (walked) {
-          d.notes.push_back("walked live with libibnetdisc on ibsim: " +
-                            std::to_string(walked->graph.switch_count()) + " switches, " +
-                            std::to_string(walked->graph.endpoint_count()) + " CA ports, " +
-                            std::to_string(walked->graph.links().size()) + " links");
+          d.notes.push_back(
+              "walked live with libibnetdisc on ibsim: " + std::to_string(walked->graph.switch_count()) +
+              " switches, " + std::to_string(walked->graph.endpoint_count()) + " CA ports, " +
+              std::to_string(walked->graph.links().size()) + " links");
           d.graph = std::move(walked->graph);
           return d;
         }
         missing = walked.error().message();
       }
-      d.notes.push_back("live walk unavailable (" + missing + "); using the in-process model of the same fabric");
+      d.notes.push_back("live walk unavailable (" + missing +
+                        "); using the in-process model of the same fabric");
     }
     d.graph = std::move(model);
     return d;
@@ -183,10 +186,12 @@ class DemoSource : public Discoverer {
 
 }  // namespace
 
-std::expected<std::unique_ptr<Discoverer>, Error> make_demo_source(const SourceSpec& spec, const DiscoveryDeps& deps) {
+std::expected<std::unique_ptr<Discoverer>, Error> make_demo_source(const SourceSpec& spec,
+                                                                   const DiscoveryDeps& deps) {
   if (spec.arg.empty() || spec.arg == "live") return std::make_unique<DemoSource>(true, deps.ib_walker);
   if (spec.arg == "model") return std::make_unique<DemoSource>(false, deps.ib_walker);
-  return fail(ErrorCode::kInvalidArgument, "'" + spec.arg + "' is not a demo mode: use demo, demo:live or demo:model");
+  return fail(ErrorCode::kInvalidArgument,
+              "'" + spec.arg + "' is not a demo mode: use demo, demo:live or demo:model");
 }
 
 }  // namespace hypertopo::discoverers

@@ -23,12 +23,12 @@ struct DemoFabricSpec {
   int scalable_units = 4;
   int hosts_per_su = 32;
   int rails = 8;
-  int sus_per_pod = 2;        // SUs under one set of pod spines
-  int spines_per_pod = 8;     // every leaf of a pod links to every spine of the pod
-  int cores = 8;              // every spine links to `core_links_per_spine` cores, round robin
+  int sus_per_pod = 2;     // SUs under one set of pod spines
+  int spines_per_pod = 8;  // every leaf of a pod links to every spine of the pod
+  int cores = 8;           // every spine links to `core_links_per_spine` cores, round robin
   int core_links_per_spine = 4;
-  bool storage = true;        // a storage HCA per host (mlx5_8) on a storage leaf, 4 storage servers
-  bool sharp = true;          // an aggregation node on every switch
+  bool storage = true;           // a storage HCA per host (mlx5_8) on a storage leaf, 4 storage servers
+  bool sharp = true;             // an aggregation node on every switch
   int firmware_default_cas = 2;  // compute HCAs that keep the firmware-default description
   std::string prefix = "demo";
 };

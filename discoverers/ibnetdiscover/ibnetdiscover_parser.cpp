@@ -17,9 +17,9 @@ using topology::VertexId;
 
 struct PortRecord {
   int port = 0;
-  std::string port_guid;       // own port GUID, when printed
-  char peer_type = 0;          // 'S', 'H' or 'R'
-  std::string peer_guid;       // normalised node GUID of the peer
+  std::string port_guid;  // own port GUID, when printed
+  char peer_type = 0;     // 'S', 'H' or 'R'
+  std::string peer_guid;  // normalised node GUID of the peer
   int peer_port = 0;
   std::string peer_port_guid;  // when printed
   std::string peer_desc;
@@ -102,8 +102,9 @@ std::string last_token(std::string_view s) {
 
 // Lines that tools print to stderr and that end up in captured files.
 bool looks_like_diagnostic(std::string_view line) {
-  static const char* kMarkers[] = {"ibwarn", "umad", "mad_rpc", "query_smp", ".c:", "ERR", "Err",   "error",
-                                   "Error",  "warn", "WARN",    "timed out", "failed", "Failed", "ibnetdiscover"};
+  static const char* kMarkers[] = {
+      "ibwarn", "umad", "mad_rpc", "query_smp", ".c:",    "ERR",    "Err",          "error",
+      "Error",  "warn", "WARN",    "timed out", "failed", "Failed", "ibnetdiscover"};
   for (const char* m : kMarkers) {
     if (line.find(m) != std::string_view::npos) return true;
   }
@@ -120,7 +121,8 @@ class Parser {
     bool ports_report = false;
     while (pos < text.size()) {
       auto nl = text.find('\n', pos);
-      std::string_view raw = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+      std::string_view raw =
+          text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
       pos = nl == std::string_view::npos ? text.size() : nl + 1;
       ++line_no;
       for (unsigned char c : raw) {
@@ -133,7 +135,8 @@ class Parser {
       if (auto r = parse_line(line, line_no, ports_report); !r) return std::unexpected(r.error());
     }
     if (nodes_.empty()) {
-      return fail(ErrorCode::kParse, std::string(name_) + ": no switches or CAs found (empty or not ibnetdiscover output)");
+      return fail(ErrorCode::kParse,
+                  std::string(name_) + ": no switches or CAs found (empty or not ibnetdiscover output)");
     }
     return build();
   }
@@ -159,7 +162,8 @@ class Parser {
       if (current_ < 0) return error(n, "a port line before any Switch/Ca header");
       return parse_port(line, n);
     }
-    if (starts("CA ") || starts("SW ") || starts("RT ") || starts("CA\t") || starts("SW\t") || starts("RT\t")) {
+    if (starts("CA ") || starts("SW ") || starts("RT ") || starts("CA\t") || starts("SW\t") ||
+        starts("RT\t")) {
       ports_report = true;
       return parse_ports_report_line(line, n);
     }
@@ -170,7 +174,8 @@ class Parser {
     return error(n, "unrecognised line '" + std::string(line.substr(0, 80)) + "'");
   }
 
-  // Switch	65 "S-2c5eab0300b87b40"		# "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 lid 73 lmc 0
+  // Switch	65 "S-2c5eab0300b87b40"		# "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 lid 73 lmc
+  // 0
   std::expected<void, Error> parse_header(std::string_view line, std::size_t n) {
     NodeRecord rec;
     std::string_view rest = line;
@@ -195,7 +200,8 @@ class Parser {
     pending_sysimg_.clear();
     auto [it, inserted] = index_.try_emplace(rec.type + rec.guid, nodes_.size());
     if (!inserted) {
-      warnings_.push_back(where(n) + "node " + id + " appears twice; the later block is merged into the first");
+      warnings_.push_back(where(n) + "node " + id +
+                          " appears twice; the later block is merged into the first");
       current_ = static_cast<long>(it->second);
       if (nodes_[it->second].desc.empty()) nodes_[it->second].desc = rec.desc;
       return {};
@@ -205,8 +211,9 @@ class Parser {
     return {};
   }
 
-  // [1]	"H-e09d7303007a4bd8"[1](e09d7303007a4bd8) 		# "a08-p1-dgx-04-c01 mlx5_5" lid 647 4xNDR
-  // [2](2c903003421b2) 	"S-e41d2d030003e470"[35]		# lid 3 lmc 0 "SwitchIB Mellanox Technologies" lid 268 4xFDR
+  // [1]	"H-e09d7303007a4bd8"[1](e09d7303007a4bd8) 		# "a08-p1-dgx-04-c01 mlx5_5" lid 647
+  // 4xNDR [2](2c903003421b2) 	"S-e41d2d030003e470"[35]		# lid 3 lmc 0 "SwitchIB Mellanox
+  // Technologies" lid 268 4xFDR
   std::expected<void, Error> parse_port(std::string_view line, std::size_t n) {
     PortRecord p;
     std::string_view rest = line;
@@ -225,7 +232,8 @@ class Parser {
     if (!take_quoted(rest, peer) || !split_node_id(peer, p.peer_type, p.peer_guid)) {
       return error(n, "port line without a valid \"S-/H-/R-<guid>\" peer");
     }
-    if (!take_int_in(rest, '[', ']', p.peer_port)) return error(n, "port line without the peer's [port] number");
+    if (!take_int_in(rest, '[', ']', p.peer_port))
+      return error(n, "port line without the peer's [port] number");
     if (auto g = take_guid_in_parens(rest)) p.peer_port_guid = *g;
     skip_space(rest);
     if (!rest.empty() && rest.front() == '#') {
@@ -233,7 +241,8 @@ class Parser {
       auto q1 = comment.find('"');
       if (q1 != std::string_view::npos) {
         auto q2 = comment.find('"', q1 + 1);
-        if (q2 == std::string_view::npos) return error(n, "peer description is not closed by a quote (truncated?)");
+        if (q2 == std::string_view::npos)
+          return error(n, "peer description is not closed by a quote (truncated?)");
         p.peer_desc = std::string(comment.substr(q1 + 1, q2 - q1 - 1));
       }
       auto rate = last_token(comment);
@@ -243,7 +252,8 @@ class Parser {
     return {};
   }
 
-  // CA     5  1 0x0000000000100003 4x SDR - SW     4  1 0x0000000000200002 ( 'hxa-gpu01 mlx5_0' - 'hxa-su1-leaf-r1' )
+  // CA     5  1 0x0000000000100003 4x SDR - SW     4  1 0x0000000000200002 ( 'hxa-gpu01 mlx5_0' -
+  // 'hxa-su1-leaf-r1' )
   std::expected<void, Error> parse_ports_report_line(std::string_view line, std::size_t n) {
     std::string_view main = line;
     std::string descs;
@@ -254,7 +264,8 @@ class Parser {
     std::istringstream in{std::string(main)};
     std::string type, guid, width, speed, dash, ptype, pguid;
     int lid = 0, port = 0, plid = 0, pport = 0;
-    if (!(in >> type >> lid >> port >> guid >> width >> speed)) return error(n, "malformed ports-report line");
+    if (!(in >> type >> lid >> port >> guid >> width >> speed))
+      return error(n, "malformed ports-report line");
     auto g = normalize_guid(guid);
     if (!g) return error(n, "ports-report line with an invalid GUID '" + guid + "'");
     std::vector<std::string> quoted;
@@ -269,7 +280,8 @@ class Parser {
     char local_type = type == "SW" ? 'S' : type == "RT" ? 'R' : 'H';
     NodeRecord& local = record(local_type, *g, quoted.empty() ? "" : quoted[0]);
     if (!(in >> dash)) return {};  // an unconnected port
-    if (dash != "-" || !(in >> ptype >> plid >> pport >> pguid)) return error(n, "malformed peer in ports-report line");
+    if (dash != "-" || !(in >> ptype >> plid >> pport >> pguid))
+      return error(n, "malformed peer in ports-report line");
     auto pg = normalize_guid(pguid);
     if (!pg) return error(n, "ports-report line with an invalid peer GUID '" + pguid + "'");
     PortRecord p;
@@ -309,7 +321,8 @@ class Parser {
       if (!rec.desc.empty()) desc_of[rec.type + rec.guid] = rec.desc;
       for (const auto& p : rec.ports) {
         if (rec.type == 'H' && !p.port_guid.empty()) ca_port_guid[{rec.guid, p.port}] = p.port_guid;
-        if (p.peer_type == 'H' && !p.peer_port_guid.empty()) ca_port_guid[{p.peer_guid, p.peer_port}] = p.peer_port_guid;
+        if (p.peer_type == 'H' && !p.peer_port_guid.empty())
+          ca_port_guid[{p.peer_guid, p.peer_port}] = p.peer_port_guid;
         if (!p.peer_desc.empty()) desc_of.try_emplace(p.peer_type + p.peer_guid, p.peer_desc);
       }
     }
@@ -334,9 +347,12 @@ class Parser {
 
     std::set<std::tuple<VertexId, int, VertexId, int>> seen;
     for (const auto& rec : nodes_) {
-      if (rec.type == 'S') ++out.switches;
-      else if (rec.type == 'H') ++out.cas;
-      else ++out.routers;
+      if (rec.type == 'S')
+        ++out.switches;
+      else if (rec.type == 'H')
+        ++out.cas;
+      else
+        ++out.routers;
       if (rec.type != 'H') vertex_for(rec.type, rec.guid, 0);
       if (rec.type == 'H' && rec.ports.empty()) {
         VertexId v = g.add_endpoint(rec.guid, rec.desc);
@@ -348,7 +364,7 @@ class Parser {
         VertexId a = vertex_for(rec.type, rec.guid, p.port);
         VertexId b = vertex_for(p.peer_type, p.peer_guid, p.peer_port);
         auto key = a < b || (a == b && p.port <= p.peer_port) ? std::make_tuple(a, p.port, b, p.peer_port)
-                                                               : std::make_tuple(b, p.peer_port, a, p.port);
+                                                              : std::make_tuple(b, p.peer_port, a, p.port);
         if (!seen.insert(key).second) continue;  // the same cable seen from its other end
         if (a == b) {
           warnings_.push_back(std::string(name_) + ": switch " + rec.guid + " has a self-loop (port " +
@@ -390,7 +406,8 @@ std::expected<IbnetdiscoverCapture, Error> parse_ibnetdiscover_file(const std::f
     buffer << (stdin_stream ? *stdin_stream : std::cin).rdbuf();
   } else {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) return fail(ErrorCode::kInvalidArgument, name + ": is a directory");
+    if (std::filesystem::is_directory(path, ec))
+      return fail(ErrorCode::kInvalidArgument, name + ": is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) return fail(ErrorCode::kNotFound, name + ": cannot open (does the file exist?)");
     buffer << in.rdbuf();

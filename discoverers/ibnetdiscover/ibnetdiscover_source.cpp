@@ -32,7 +32,8 @@ class IbnetdiscoverSource : public Discoverer {
 std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdiscover_source(const SourceSpec& spec,
                                                                             const DiscoveryDeps& deps) {
   if (spec.arg.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "needs a capture file: --source ibnetdiscover:PATH (or :- for stdin)");
+    return fail(ErrorCode::kInvalidArgument,
+                "needs a capture file: --source ibnetdiscover:PATH (or :- for stdin)");
   }
   return std::make_unique<IbnetdiscoverSource>(spec.arg, deps.stdin_stream);
 }

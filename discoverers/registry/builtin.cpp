@@ -1,24 +1,27 @@
 // The one place that lists the built-in sources; each adds itself by an explicit call here.
-#include "discoverers/registry/discoverer.h"
-
 #include <stdexcept>
 
 #include "discoverers/demo/demo_fabric.h"
 #include "discoverers/ib-fabric/ib_fabric_source.h"
 #include "discoverers/ibnetdiscover/ibnetdiscover_source.h"
 #include "discoverers/labels/labels_source.h"
+#include "discoverers/registry/discoverer.h"
 
 namespace hypertopo::discoverers {
 
 void register_builtin_discoverers(DiscovererRegistry& registry) {
   auto add = [&](const char* kind, const char* summary, DiscovererFactory factory) {
     // Built-in names are distinct by construction; a clash is a programming error caught by tests.
-    if (auto ok = registry.add(kind, summary, std::move(factory)); !ok) throw std::logic_error(ok.error().message());
+    if (auto ok = registry.add(kind, summary, std::move(factory)); !ok)
+      throw std::logic_error(ok.error().message());
   };
-  add("demo", "the built-in rail-optimised fabric, walked live on ibsim when installed (demo[:live|:model])", make_demo_source);
+  add("demo", "the built-in rail-optimised fabric, walked live on ibsim when installed (demo[:live|:model])",
+      make_demo_source);
   add("ibnetdiscover", "a saved ibnetdiscover capture: ibnetdiscover:PATH ('-' reads stdin)",
       make_ibnetdiscover_source);
-  add("labels", "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs --nodes)",
+  add("labels",
+      "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs "
+      "--nodes)",
       make_labels_source);
   if (auto ok = register_ib_fabric_sources(registry); !ok) throw std::logic_error(ok.error().message());
 }

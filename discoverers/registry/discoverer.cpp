@@ -24,13 +24,14 @@ std::expected<void, Error> DiscovererRegistry::add(const std::string& kind, std:
   return {};
 }
 
-std::expected<std::unique_ptr<Discoverer>, Error> DiscovererRegistry::create(const SourceSpec& spec,
-                                                                             const DiscoveryDeps& deps) const {
+std::expected<std::unique_ptr<Discoverer>, Error> DiscovererRegistry::create(
+    const SourceSpec& spec, const DiscoveryDeps& deps) const {
   auto it = entries_.find(spec.kind);
   if (it == entries_.end()) {
     std::string known;
     for (const auto& k : kinds()) known += (known.empty() ? "" : ", ") + k;
-    return fail(ErrorCode::kInvalidArgument, "unknown source kind '" + spec.kind + "' (known: " + known + ")");
+    return fail(ErrorCode::kInvalidArgument,
+                "unknown source kind '" + spec.kind + "' (known: " + known + ")");
   }
   auto made = it->second.factory(spec, deps);
   if (!made) return std::unexpected(made.error().context("source " + spec.to_string()));

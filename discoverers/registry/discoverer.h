@@ -38,11 +38,11 @@ struct SourceSpec {
 
 // Everything a factory may need, handed to every factory (no globals).
 struct DiscoveryDeps {
-  std::filesystem::path root = "/";               // host filesystem root for probes
-  std::istream* stdin_stream = nullptr;           // for "-" arguments
-  const k8s::NodeList* nodes = nullptr;           // --nodes, when given
-  std::filesystem::path work_dir;                 // scratch space (simulator sockets, caches)
-  std::function<void(const std::string&)> log;    // progress and warnings, one line each
+  std::filesystem::path root = "/";             // host filesystem root for probes
+  std::istream* stdin_stream = nullptr;         // for "-" arguments
+  const k8s::NodeList* nodes = nullptr;         // --nodes, when given
+  std::filesystem::path work_dir;               // scratch space (simulator sockets, caches)
+  std::function<void(const std::string&)> log;  // progress and warnings, one line each
   // Command that walks a simulated subnet under the umad2sim preload (`hypertopo ib-walk`); empty
   // where the running program cannot serve as the walker.
   std::vector<std::string> ib_walker;

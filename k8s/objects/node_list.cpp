@@ -12,8 +12,10 @@ void read_string_map(const json& obj, const char* key, std::map<std::string, std
   auto it = obj.find(key);
   if (it == obj.end() || !it->is_object()) return;
   for (const auto& [k, v] : it->items()) {
-    if (v.is_string()) out[k] = v.get<std::string>();
-    else out[k] = v.dump();
+    if (v.is_string())
+      out[k] = v.get<std::string>();
+    else
+      out[k] = v.dump();
   }
 }
 
@@ -35,8 +37,8 @@ std::expected<NodeInfo, Error> parse_node(const json& item, std::size_t index) {
     if (auto taints = spec->find("taints"); taints != spec->end() && taints->is_array()) {
       for (const auto& t : *taints) {
         if (!t.is_object()) continue;
-        node.taints.push_back(
-            Taint{t.value("key", std::string()), t.value("value", std::string()), t.value("effect", std::string())});
+        node.taints.push_back(Taint{t.value("key", std::string()), t.value("value", std::string()),
+                                    t.value("effect", std::string())});
       }
     }
   }

@@ -10,10 +10,9 @@
 #include <expected>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "errors/error.h"
 

@@ -1,11 +1,10 @@
 // `hypertopo discover` end to end through the same entry point as the binary.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <iostream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "tests/support/fixtures.h"
@@ -13,27 +12,9 @@
 namespace hypertopo::cli {
 namespace {
 
-struct Run {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Run = hypertopo::testing::CapturedRun;
 
-Run run(std::vector<std::string> args) {
-  args.insert(args.begin(), "hypertopo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  Run r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Run run(std::vector<std::string> args) { return hypertopo::testing::run_captured(run_cli, std::move(args)); }
 
 TEST(DiscoverCommand, DemoPrintsTheTreeAndWritesManifests) {
   testing::TempDir dir;
@@ -65,7 +46,8 @@ TEST(DiscoverCommand, NodesListExcludesHostsThatAreNotNodes) {
   testing::write_text(nodes, R"({"kind":"NodeList","items":[
     {"kind":"Node","metadata":{"name":"r-ufm101"}},
     {"kind":"Node","metadata":{"name":"gpu-7","annotations":{"hypertopo.io/ib-port-guids":"0x0002c9030006ba5b"}}}]})");
-  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--nodes", nodes.string(), "-o", "json"});
+  auto r = run(
+      {"discover", "--source", "ibnetdiscover:" + capture.string(), "--nodes", nodes.string(), "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto list = nlohmann::json::parse(r.out);
   std::set<std::string> members;
@@ -85,8 +67,9 @@ TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
   testing::write_text(bad, "Switch 8 \"S-10\" # \"a\"\n[1] \"S-2");
   auto r = run({"discover", "--source", "ibnetdiscover:" + bad.string()});
   EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.err.find("hypertopo: error: source ibnetdiscover:" + bad.string() + ": " + bad.string() + ":2:"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("hypertopo: error: source ibnetdiscover:" + bad.string() + ": " + bad.string() + ":2:"),
+      std::string::npos)
       << r.err;
   EXPECT_TRUE(r.out.empty());
 

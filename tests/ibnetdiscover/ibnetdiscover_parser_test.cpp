@@ -1,12 +1,13 @@
 // The ibnetdiscover parser on every public capture, on broken input, and on mutated input (run
 // under ASan/UBSan by scripts/test.sh: a crash or an out-of-bounds read fails the run).
+#include "discoverers/ibnetdiscover/ibnetdiscover_parser.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <regex>
 #include <sstream>
 
-#include "discoverers/ibnetdiscover/ibnetdiscover_parser.h"
 #include "tests/support/fixtures.h"
 #include "topology/tree_builder.h"
 
@@ -116,7 +117,8 @@ TEST(IbnetdiscoverParser, BrokenInputGivesALineNumberedError) {
   expect_error("[1] \"S-10\"[2]\n", "in.out:1: a port line before any Switch/Ca header");
   expect_error("Switch 8 \"S-10\" # \"a\"\n[1] \"S-20\n", "in.out:2: port line without a valid");
   expect_error("Switch 8 \"S-10\" # \"a\"\n[1]\n", "in.out:2: port line ends after the port number");
-  expect_error("Switch 8 \"S-10\" # \"a\"\n[1] \"S-20\"[2] # \"trunc", "in.out:2: peer description is not closed");
+  expect_error("Switch 8 \"S-10\" # \"a\"\n[1] \"S-20\"[2] # \"trunc",
+               "in.out:2: peer description is not closed");
   expect_error("Switch 8 \"S-xyz\" # \"a\"\n", "in.out:1: Switch header without a valid");
   expect_error("Switch 8 \"S-10\" # \"a\"\ngarbage here 123\n", "in.out:2: unrecognised line");
   expect_error("CA 5 1 0xzz 4x SDR\n", "in.out:1: ports-report line with an invalid GUID");

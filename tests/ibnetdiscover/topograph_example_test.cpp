@@ -100,8 +100,10 @@ void expect_accepted(const Oracle& oracle, const topology::Tree& tree, const std
   ASSERT_TRUE(topology::check_invariants(tree)) << what;
   auto list = topology::render_hypernode_list(tree);
   for (const auto& object : list["items"]) {
-    for (const auto& e : testing::validate_against_crd(oracle.crd, object)) ADD_FAILURE() << what << ": " << e;
-    for (const auto& e : testing::validate_against_policy(oracle.policy, object)) ADD_FAILURE() << what << ": " << e;
+    for (const auto& e : testing::validate_against_crd(oracle.crd, object))
+      ADD_FAILURE() << what << ": " << e;
+    for (const auto& e : testing::validate_against_policy(oracle.policy, object))
+      ADD_FAILURE() << what << ": " << e;
   }
 }
 

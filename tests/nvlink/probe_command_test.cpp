@@ -14,27 +14,9 @@ namespace {
 
 using hypertopo::testing::TempDir;
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using Run = hypertopo::testing::CapturedRun;
 
-Run run(std::vector<std::string> args) {
-  args.insert(args.begin(), "hypertopo");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  std::ostringstream out, err;
-  auto* old_out = std::cout.rdbuf(out.rdbuf());
-  auto* old_err = std::cerr.rdbuf(err.rdbuf());
-  Run r;
-  r.code = run_cli(static_cast<int>(argv.size()), argv.data());
-  std::cout.rdbuf(old_out);
-  std::cerr.rdbuf(old_err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+Run run(std::vector<std::string> args) { return hypertopo::testing::run_captured(run_cli, std::move(args)); }
 
 std::string fake_nvml(const std::string& scenario) {
   return std::string(HT_FAKE_NVML_ROOT) + "/" + scenario + "/libnvidia-ml.so.1";

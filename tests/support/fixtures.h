@@ -10,11 +10,12 @@
 //   }
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <optional>
 #include <string>
-
-#include <gtest/gtest.h>
+#include <vector>
 
 namespace hypertopo::testing {
 
@@ -39,26 +40,35 @@ class TempDir {
 };
 
 std::string read_text(const std::filesystem::path& path);
+
+// A command-line entry point run in-process with std::cout and std::cerr captured.
+struct CapturedRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+// Calls main_like("hypertopo", args...) and returns its exit code and output.
+CapturedRun run_captured(int (*main_like)(int, char**), std::vector<std::string> args);
 void write_text(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace hypertopo::testing
 
 // Binds `var` to the fixture's path, or skips (fails under CI=true) when it is absent.
-#define HT_REQUIRE_FIXTURE(var, relative)                                                  \
-  auto var##_found = ::hypertopo::testing::find_fixture(relative);                         \
-  if (!var##_found) {                                                                      \
-    if (::hypertopo::testing::running_in_ci()) {                                           \
-      FAIL() << ::hypertopo::testing::missing_message(std::string("fixture ") + (relative)); \
-    }                                                                                      \
+#define HT_REQUIRE_FIXTURE(var, relative)                                                        \
+  auto var##_found = ::hypertopo::testing::find_fixture(relative);                               \
+  if (!var##_found) {                                                                            \
+    if (::hypertopo::testing::running_in_ci()) {                                                 \
+      FAIL() << ::hypertopo::testing::missing_message(std::string("fixture ") + (relative));     \
+    }                                                                                            \
     GTEST_SKIP() << ::hypertopo::testing::missing_message(std::string("fixture ") + (relative)); \
-  }                                                                                        \
+  }                                                                                              \
   const std::filesystem::path var = *var##_found
 
 // Skips (fails under CI=true) when `condition` is false.
-#define HT_REQUIRE(condition, what)                                                       \
-  if (!(condition)) {                                                                     \
-    if (::hypertopo::testing::running_in_ci()) {                                          \
-      FAIL() << ::hypertopo::testing::missing_message(what);                              \
-    }                                                                                     \
-    GTEST_SKIP() << ::hypertopo::testing::missing_message(what);                          \
+#define HT_REQUIRE(condition, what)                              \
+  if (!(condition)) {                                            \
+    if (::hypertopo::testing::running_in_ci()) {                 \
+      FAIL() << ::hypertopo::testing::missing_message(what);     \
+    }                                                            \
+    GTEST_SKIP() << ::hypertopo::testing::missing_message(what); \
   }

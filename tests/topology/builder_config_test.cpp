@@ -1,8 +1,9 @@
 // Builder config: every key, and errors that name the file and the key.
+#include "topology/builder_config.h"
+
 #include <gtest/gtest.h>
 
 #include "tests/support/fixtures.h"
-#include "topology/builder_config.h"
 
 namespace hypertopo::topology {
 namespace {
@@ -52,7 +53,8 @@ TEST(BuilderConfig, ErrorsNameFileAndKey) {
 
 TEST(BuilderConfig, GuidMapFile) {
   testing::TempDir dir;
-  testing::write_text(dir.path() / "map.txt", "# guid node\n0xE09D7303007A4BD8 dgx-001\n\ne09d7303007a4bd9 dgx-002 # x\n");
+  testing::write_text(dir.path() / "map.txt",
+                      "# guid node\n0xE09D7303007A4BD8 dgx-001\n\ne09d7303007a4bd9 dgx-002 # x\n");
   TreeBuilderOptions o;
   ASSERT_TRUE(load_guid_map(dir.path() / "map.txt", o));
   EXPECT_EQ(o.node_by_endpoint.size(), 2u);

@@ -1,6 +1,5 @@
 // HyperNode rendering: the object shape Volcano reads, and YAML that stays typed for YAML 1.1 readers.
 #include <gtest/gtest.h>
-
 #include <yaml-cpp/yaml.h>
 
 #include "topology/hypernode.h"

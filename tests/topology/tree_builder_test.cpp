@@ -1,4 +1,6 @@
 // The tier rule on small fabrics built by hand, and on the built-in demo fabric.
+#include "topology/tree_builder.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
@@ -6,7 +8,6 @@
 
 #include "discoverers/demo/demo_fabric.h"
 #include "topology/hypernode.h"
-#include "topology/tree_builder.h"
 
 namespace hypertopo::topology {
 namespace {
@@ -73,7 +74,8 @@ TEST(TreeBuilder, TwoLevelFatTree) {
   FabricSketch f;
   for (int l = 1; l <= 4; ++l) {
     for (int s = 1; s <= 2; ++s) f.link("LEAF-" + std::to_string(l), "SPINE-" + std::to_string(s));
-    for (int h = 1; h <= 3; ++h) f.hca("n" + std::to_string(l) + std::to_string(h), "mlx5_0", "LEAF-" + std::to_string(l));
+    for (int h = 1; h <= 3; ++h)
+      f.hca("n" + std::to_string(l) + std::to_string(h), "mlx5_0", "LEAF-" + std::to_string(l));
   }
   auto t = build(f.g);
   EXPECT_EQ(domains_per_tier(t), (std::map<int, int>{{1, 4}, {2, 1}}));
@@ -94,7 +96,8 @@ TEST(TreeBuilder, ThreeLevelFatTreeWithPods) {
     for (int l = 1; l <= 2; ++l) {
       const std::string leaf = P + "-LEAF-" + std::to_string(l);
       for (int s = 1; s <= 2; ++s) f.link(leaf, P + "-SPINE-" + std::to_string(s));
-      for (int h = 1; h <= 2; ++h) f.hca(P + "l" + std::to_string(l) + "h" + std::to_string(h), "mlx5_0", leaf);
+      for (int h = 1; h <= 2; ++h)
+        f.hca(P + "l" + std::to_string(l) + "h" + std::to_string(h), "mlx5_0", leaf);
     }
     for (int s = 1; s <= 2; ++s) f.link(P + "-SPINE-" + std::to_string(s), "CORE-1");
   }
@@ -111,7 +114,8 @@ TEST(TreeBuilder, RailsOfAHostBridgeTheirLeaves) {
     for (int r = 1; r <= 2; ++r) {
       const std::string leaf = "SU" + std::to_string(su) + "-LEAF-R" + std::to_string(r);
       f.link(leaf, "SPINE-R" + std::to_string(r));
-      for (int h = 1; h <= 3; ++h) f.hca("su" + std::to_string(su) + "h" + std::to_string(h), "mlx5_" + std::to_string(r - 1), leaf);
+      for (int h = 1; h <= 3; ++h)
+        f.hca("su" + std::to_string(su) + "h" + std::to_string(h), "mlx5_" + std::to_string(r - 1), leaf);
     }
   }
   auto t = build(f.g);
@@ -191,7 +195,8 @@ TEST(TreeBuilder, AggregationNodesStorageAndManagementAreExcluded) {
   FabricSketch f;
   for (int l = 1; l <= 2; ++l) {
     f.link("LEAF-" + std::to_string(l), "SPINE-1");
-    for (int h = 1; h <= 2; ++h) f.hca("n" + std::to_string(l) + std::to_string(h), "mlx5_0", "LEAF-" + std::to_string(l));
+    for (int h = 1; h <= 2; ++h)
+      f.hca("n" + std::to_string(l) + std::to_string(h), "mlx5_0", "LEAF-" + std::to_string(l));
   }
   // SHARP aggregation nodes hang off every switch; left in, they would make the spine a leaf.
   f.raw_ca("Mellanox Technologies Aggregation Node", "SPINE-1");
@@ -233,7 +238,8 @@ TEST(TreeBuilder, FirmwareDefaultSwitchNamesFallBackToGuid) {
   auto s2 = f.g.add_switch("0x0000000000000aa2", "SwitchIB Mellanox Technologies");
   for (auto [s, h] : {std::pair{s1, "a"}, std::pair{s2, "b"}}) {
     for (int i = 0; i < 2; ++i) {
-      auto e = f.g.add_endpoint("0x00000000000bb" + std::string(h) + std::to_string(i), std::string(h) + std::to_string(i) + " mlx5_0");
+      auto e = f.g.add_endpoint("0x00000000000bb" + std::string(h) + std::to_string(i),
+                                std::string(h) + std::to_string(i) + " mlx5_0");
       f.g.add_link(s, 1 + i, e, 1);
     }
   }
@@ -263,7 +269,8 @@ TEST(TreeBuilder, AddingOrRemovingAHostTouchesOnlyItsDomains) {
   for (int r = 1; r <= 2; ++r) {
     for (VertexId v = 0; v < g2.vertex_count(); ++v) {
       if (g2.vertex(v).description == "MF0;DEMO-SU03-LEAF-R" + std::to_string(r) + ":QM9790/U1") {
-        auto e = g2.add_endpoint("0x00000000feed000" + std::to_string(r), "demo-su03-new " + std::string("mlx5_") + std::to_string(r - 1));
+        auto e = g2.add_endpoint("0x00000000feed000" + std::to_string(r),
+                                 "demo-su03-new " + std::string("mlx5_") + std::to_string(r - 1));
         g2.add_link(v, 60, e, 1, "4xNDR");
       }
     }

@@ -1,7 +1,7 @@
 // Invariant checks and names: each rule Volcano's scheduler relies on has a tree that breaks it.
-#include <gtest/gtest.h>
-
 #include "topology/tree.h"
+
+#include <gtest/gtest.h>
 
 namespace hypertopo::topology {
 namespace {
@@ -49,7 +49,8 @@ TEST(TreeInvariants, RejectsANodeInTwoLowestDomains) {
   t.domain(1).nodes.push_back("n1");
   auto r = check_invariants(t);
   ASSERT_FALSE(r);
-  EXPECT_NE(r.error().message().find("node n1 is a member of both"), std::string::npos) << r.error().message();
+  EXPECT_NE(r.error().message().find("node n1 is a member of both"), std::string::npos)
+      << r.error().message();
 }
 
 TEST(TreeInvariants, RejectsBadAndDuplicateNames) {
