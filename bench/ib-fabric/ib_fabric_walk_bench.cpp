@@ -113,10 +113,7 @@ void BM_ReplayCache(benchmark::State& state) {
 // Child processes do the walking: wall time is what counts. scripts/bench.sh runs 5 repetitions
 // with --benchmark_enable_random_interleaving=true so that load drift on a shared machine hits all
 // alike; its smoke run does one walk of each.
-BENCHMARK(BM_WalkStockIbnetdiscover)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_WalkStockIbnetdiscover)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_WalkHypertopo)
     ->ArgName("record")
     ->Arg(0)
@@ -124,10 +121,7 @@ BENCHMARK(BM_WalkHypertopo)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(1);
-BENCHMARK(BM_WalkStockIbnetdiscoverAndParse)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(1);
+BENCHMARK(BM_WalkStockIbnetdiscoverAndParse)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_ReplayCache)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

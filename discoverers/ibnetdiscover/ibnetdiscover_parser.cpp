@@ -174,7 +174,8 @@ class Parser {
     return error(n, "unrecognised line '" + std::string(line.substr(0, 80)) + "'");
   }
 
-  // Switch	65 "S-2c5eab0300b87b40"		# "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 lid 73 lmc
+  // Switch	65 "S-2c5eab0300b87b40"		# "MF0;A09-P1-IBLEAF-04-04:MQM9701/U1" enhanced port 0 lid 73
+  // lmc
   // 0
   std::expected<void, Error> parse_header(std::string_view line, std::size_t n) {
     NodeRecord rec;
