@@ -145,7 +145,6 @@ class Parser {
   std::expected<void, Error> parse_line(std::string_view line, std::size_t n, bool& ports_report) {
     auto starts = [&](std::string_view p) { return line.starts_with(p); };
     if (starts("vendid=") || starts("devid=")) {
-      pending_.clear();
       return {};
     }
     if (starts("sysimgguid=")) {
@@ -388,7 +387,6 @@ class Parser {
   std::map<std::string, std::size_t> index_;
   long current_ = -1;
   std::string pending_sysimg_;
-  std::string pending_;
   std::vector<std::string> warnings_;
 };
 
