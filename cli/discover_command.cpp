@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "k8s/objects/node_list.h"
 #include "topology/builder_config.h"
@@ -24,8 +25,6 @@ struct DiscoverOptions {
   std::string manifests_file;
   std::size_t max_nodes_listed = 6;
 };
-
-constexpr const char* kNodeGuidAnnotation = "hypertopo.io/ib-port-guids";
 
 void print_report_warnings(const topology::BuildReport& r) {
   auto warn = [](const std::string& s) { std::cerr << "hypertopo: warning: " << s << "\n"; };
@@ -62,42 +61,26 @@ int run_discover(const DiscoverOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
-  topology::TreeBuilderOptions builder_options;
+  discoverers::PipelineInput input;
   if (!opts.config_file.empty()) {
     auto loaded = topology::load_builder_config(opts.config_file);
     if (!loaded) return error(loaded.error());
-    builder_options = std::move(*loaded);
+    input.builder_options = std::move(*loaded);
   }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
     auto loaded = k8s::read_node_list_file(opts.nodes_file);
     if (!loaded) return error(loaded.error().context("--nodes"));
     nodes = std::make_unique<k8s::NodeList>(std::move(*loaded));
-    std::set<std::string> names;
-    for (const auto& n : nodes->items) {
-      names.insert(n.name);
-      // GUIDs a node's agent (or an admin) recorded on it map HCAs to the node exactly.
-      if (auto it = n.annotations.find(kNodeGuidAnnotation); it != n.annotations.end()) {
-        std::string_view list = it->second;
-        while (!list.empty()) {
-          auto comma = list.find(',');
-          auto g = topology::normalize_guid(list.substr(0, comma));
-          if (g) builder_options.node_by_endpoint[*g] = n.name;
-          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-        }
-      }
-    }
-    builder_options.known_nodes = std::move(names);
   }
   if (!opts.guid_map_file.empty()) {
-    if (auto ok = topology::load_guid_map(opts.guid_map_file, builder_options); !ok) return error(ok.error());
+    if (auto ok = topology::load_guid_map(opts.guid_map_file, input.builder_options); !ok)
+      return error(ok.error());
   }
-  auto builder = topology::TreeBuilder::create(builder_options);
-  if (!builder) return error(builder.error());
 
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
-  discoverers::DiscoveryDeps deps;
+  auto& deps = input.deps;
   deps.stdin_stream = &std::cin;
   deps.nodes = nodes.get();
   deps.work_dir = std::filesystem::temp_directory_path();
@@ -107,50 +90,17 @@ int run_discover(const DiscoverOptions& opts) {
   if (std::filesystem::read_symlink("/proc/self/exe", ec).filename() == "hypertopo") {
     deps.ib_walker = discoverers::ib_fabric::hypertopo_walker_command();
   }
-
-  topology::Tree tree;
-  tree.source = builder_options.source;
-  bool first = true;
   for (const auto& text : opts.sources) {
     auto spec = discoverers::SourceSpec::parse(text);
     if (!spec) return error(spec.error());
-    auto source = registry.create(*spec, deps);
-    if (!source) return error(source.error());
-    auto found = (*source)->discover();
-    if (!found) return error(found.error().context("source " + spec->to_string()));
-    for (const auto& note : found->notes) std::cerr << "hypertopo: " << note << "\n";
-    topology::Tree part;
-    if (found->graph) {
-      auto source_builder = *builder;
-      if (!found->excluded_device_patterns.empty() || !found->excluded_switch_patterns.empty()) {
-        auto o = builder_options;
-        o.excluded_device_patterns.insert(o.excluded_device_patterns.end(),
-                                          found->excluded_device_patterns.begin(),
-                                          found->excluded_device_patterns.end());
-        o.excluded_switch_patterns.insert(o.excluded_switch_patterns.end(),
-                                          found->excluded_switch_patterns.begin(),
-                                          found->excluded_switch_patterns.end());
-        auto b = topology::TreeBuilder::create(std::move(o));
-        if (!b) return error(b.error().context("source " + spec->to_string()));
-        source_builder = std::move(*b);
-      }
-      auto built = source_builder.build(*found->graph);
-      if (!built) return error(built.error().context("source " + spec->to_string()));
-      part = std::move(*built);
-    } else if (found->tree) {
-      part = std::move(*found->tree);
-      part.source = builder_options.source;
-    } else {
-      return error(Error(ErrorCode::kInternal, "source " + spec->to_string() + " produced nothing"));
-    }
-    if (first) {
-      tree = std::move(part);
-      first = false;
-    } else {
-      tree.merge(std::move(part));
-    }
+    input.sources.push_back(std::move(*spec));
   }
-  if (auto ok = topology::check_invariants(tree); !ok) return error(ok.error().context("the merged tree"));
+  auto run = discoverers::run_discovery(registry, input);
+  if (!run) return error(run.error());
+  for (const auto& outcome : run->outcomes) {
+    for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << note << "\n";
+  }
+  topology::Tree tree = std::move(run->tree);
 
   print_report_warnings(tree.report);
   if (!opts.manifests_file.empty()) {

@@ -24,6 +24,7 @@
 #include "errors/error.h"
 #include "k8s/objects/node_list.h"
 #include "topology/fabric_graph.h"
+#include "topology/node_report.h"
 #include "topology/tree.h"
 
 namespace hypertopo::discoverers {
@@ -41,6 +42,9 @@ struct DiscoveryDeps {
   std::filesystem::path root = "/";             // host filesystem root for probes
   std::istream* stdin_stream = nullptr;         // for "-" arguments
   const k8s::NodeList* nodes = nullptr;         // --nodes, when given
+  // NodeReports the agents published (or `reports:DIR` read): exact GUID -> node facts, RoCE LLDP
+  // neighbours, NVLink cliques. Null when none are known.
+  const std::vector<topology::NodeReport>* reports = nullptr;
   std::filesystem::path work_dir;               // scratch space (simulator sockets, caches)
   std::function<void(const std::string&)> log;  // progress and warnings, one line each
   // Command that walks a simulated subnet under the umad2sim preload (`hypertopo ib-walk`); empty

@@ -1,0 +1,125 @@
+#include "discoverers/pipeline/discovery_pipeline.h"
+
+#include <map>
+#include <set>
+
+namespace hypertopo::discoverers {
+
+void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList* nodes,
+                      const std::vector<topology::NodeReport>* reports, std::vector<std::string>* warnings) {
+  // GUID -> every node that claims it; a GUID claimed twice maps to nobody.
+  std::map<std::string, std::set<std::string>> claims;
+  auto claim = [&](std::string_view text, const std::string& node) {
+    if (auto g = topology::normalize_guid(text)) claims[*g].insert(node);
+  };
+  if (nodes) {
+    std::set<std::string> names;
+    for (const auto& n : nodes->items) {
+      names.insert(n.name);
+      if (auto it = n.annotations.find(kNodeGuidAnnotation); it != n.annotations.end()) {
+        std::string_view list = it->second;
+        while (!list.empty()) {
+          auto comma = list.find(',');
+          claim(list.substr(0, comma), n.name);
+          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        }
+      }
+    }
+    options.known_nodes = std::move(names);
+  }
+  if (reports) {
+    for (const auto& r : *reports) {
+      for (const auto& hca : r.hcas) {
+        // Only InfiniBand ports carry fabric GUIDs; a RoCE port's GID-derived GUID is no fabric id.
+        bool ib = false;
+        for (const auto& p : hca.ports) {
+          if (p.link_layer != topology::LinkLayer::kInfiniBand) continue;
+          ib = true;
+          if (!p.port_guid.empty()) claim(p.port_guid, r.node_name);
+        }
+        if (ib && !hca.node_guid.empty()) claim(hca.node_guid, r.node_name);
+      }
+    }
+  }
+  for (const auto& [guid, owners] : claims) {
+    if (owners.size() == 1) {
+      options.node_by_endpoint[guid] = *owners.begin();
+    } else if (warnings) {
+      std::string who;
+      for (const auto& o : owners) who += (who.empty() ? "" : ", ") + o;
+      warnings->push_back("GUID " + guid + " is claimed by several nodes (" + who + "); left unmapped");
+    }
+  }
+}
+
+std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& registry,
+                                                   const PipelineInput& input) {
+  PipelineResult result;
+  auto options = input.builder_options;
+  std::vector<std::string> fact_warnings;
+  apply_node_facts(options, input.deps.nodes, input.deps.reports, &fact_warnings);
+  auto builder = topology::TreeBuilder::create(options);
+  if (!builder) return std::unexpected(builder.error());
+
+  bool first = true;
+  for (const auto& spec : input.sources) {
+    SourceOutcome outcome;
+    outcome.source = spec.to_string();
+    const auto started = std::chrono::steady_clock::now();
+    auto part = [&]() -> std::expected<topology::Tree, Error> {
+      auto source = registry.create(spec, input.deps);
+      if (!source) return std::unexpected(source.error());
+      auto found = (*source)->discover();
+      if (!found) return std::unexpected(found.error());
+      outcome.notes = found->notes;
+      if (found->graph) {
+        const topology::TreeBuilder* use = &*builder;
+        std::expected<topology::TreeBuilder, Error> own = std::unexpected(Error(ErrorCode::kInternal, ""));
+        if (!found->excluded_device_patterns.empty() || !found->excluded_switch_patterns.empty()) {
+          auto o = options;
+          o.excluded_device_patterns.insert(o.excluded_device_patterns.end(),
+                                            found->excluded_device_patterns.begin(),
+                                            found->excluded_device_patterns.end());
+          o.excluded_switch_patterns.insert(o.excluded_switch_patterns.end(),
+                                            found->excluded_switch_patterns.begin(),
+                                            found->excluded_switch_patterns.end());
+          own = topology::TreeBuilder::create(std::move(o));
+          if (!own) return std::unexpected(own.error());
+          use = &*own;
+        }
+        return use->build(*found->graph);
+      }
+      if (found->tree) {
+        auto tree = std::move(*found->tree);
+        tree.source = options.source;
+        return tree;
+      }
+      return std::unexpected(Error(ErrorCode::kInternal, "produced neither a graph nor a tree"));
+    }();
+    outcome.elapsed = std::chrono::steady_clock::now() - started;
+    if (!part) {
+      outcome.error = part.error().message();
+      result.outcomes.push_back(std::move(outcome));
+      result.complete = false;
+      if (input.stop_on_source_error)
+        return std::unexpected(part.error().context("source " + spec.to_string()));
+      continue;
+    }
+    outcome.ok = true;
+    outcome.domains = part->size();
+    result.outcomes.push_back(std::move(outcome));
+    if (first) {
+      result.tree = std::move(*part);
+      first = false;
+    } else {
+      result.tree.merge(std::move(*part));
+    }
+  }
+  result.tree.source = options.source;
+  for (auto& w : fact_warnings) result.tree.report.warnings.push_back(std::move(w));
+  if (auto ok = topology::check_invariants(result.tree); !ok)
+    return std::unexpected(ok.error().context("the merged tree"));
+  return result;
+}
+
+}  // namespace hypertopo::discoverers

@@ -1,0 +1,68 @@
+// discoverers/pipeline/discovery_pipeline.h: sources -> FabricGraph/Tree -> one merged, checked Tree.
+//
+// The one path every front end takes (`hypertopo discover`, `hypertopo apply`, the agent's leader
+// loop): apply the node list (compute hosts, GUID annotations) and NodeReports (exact GUID -> node
+// mapping) to the builder options, run each source, build its tree with the tier rule, merge the
+// trees and check the invariants. A source that fails either ends the run (the CLI's choice) or is
+// recorded and skipped (the agent's choice); a run with a failed source is `complete == false`, and
+// callers must then never delete anything because of it.
+//
+//   DiscovererRegistry registry;
+//   register_builtin_discoverers(registry);
+//   PipelineInput in;
+//   in.sources = {*SourceSpec::parse("ibnetdiscover:fabric.out")};
+//   in.deps.nodes = &nodes;
+//   auto run = run_discovery(registry, in);          // std::expected<PipelineResult, Error>
+//   if (run && run->complete) reconcile(run->tree);
+#pragma once
+
+#include <chrono>
+#include <expected>
+#include <string>
+#include <vector>
+
+#include "discoverers/registry/discoverer.h"
+#include "errors/error.h"
+#include "k8s/objects/node_list.h"
+#include "topology/node_report.h"
+#include "topology/tree.h"
+#include "topology/tree_builder.h"
+
+namespace hypertopo::discoverers {
+
+// Node annotation a node's agent (or an admin) sets: comma-separated HCA port/node GUIDs.
+inline constexpr const char* kNodeGuidAnnotation = "hypertopo.io/ib-port-guids";
+
+struct PipelineInput {
+  std::vector<SourceSpec> sources;
+  topology::TreeBuilderOptions builder_options;
+  DiscoveryDeps deps;  // deps.nodes and deps.reports, when set, also feed the builder options
+  // true: the first failing source fails the run (CLI). false: record it and go on (agent).
+  bool stop_on_source_error = true;
+};
+
+struct SourceOutcome {
+  std::string source;  // "kind:arg"
+  bool ok = false;
+  std::string error;  // when !ok
+  std::chrono::duration<double> elapsed{};
+  std::size_t domains = 0;  // domains this source contributed
+  std::vector<std::string> notes;
+};
+
+struct PipelineResult {
+  topology::Tree tree;  // merged and invariant-checked; report holds every exclusion and warning
+  std::vector<SourceOutcome> outcomes;
+  bool complete = true;  // every source succeeded
+};
+
+// Adds what the node list and the NodeReports know to `options`: known_nodes (the compute hosts),
+// GUIDs from the kNodeGuidAnnotation annotation, and every HCA node/port GUID a NodeReport lists.
+// A GUID claimed by two nodes is left unmapped and reported in `warnings`.
+void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList* nodes,
+                      const std::vector<topology::NodeReport>* reports, std::vector<std::string>* warnings);
+
+std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& registry,
+                                                   const PipelineInput& input);
+
+}  // namespace hypertopo::discoverers
