@@ -10,6 +10,9 @@ void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList
   // GUID -> every node that claims it; a GUID claimed twice maps to nobody.
   std::map<std::string, std::set<std::string>> claims;
   auto claim = [&](std::string_view text, const std::string& node) {
+    // Annotations are hand-edited too: "0x11, 0x12" must read like "0x11,0x12".
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
     if (auto g = topology::normalize_guid(text)) claims[*g].insert(node);
   };
   if (nodes) {
