@@ -4,11 +4,16 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/discovery_setup.h"
+#include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "k8s/objects/node_list.h"
 #include "topology/builder_config.h"
+#include "topology/exporters/capacity_dot.h"
+#include "topology/exporters/node_labels.h"
+#include "topology/exporters/slurm_topology.h"
 #include "topology/hypernode.h"
 #include "topology/tree_builder.h"
 #include "topology/tree_text.h"
@@ -24,36 +29,39 @@ struct DiscoverOptions {
   std::string output = "tree";
   std::string manifests_file;
   std::size_t max_nodes_listed = 6;
+  std::string pods_file;                  // -o dot: GPU use from `kubectl get pods -A -o json`
+  std::int64_t assume_gpus_per_node = 0;  // -o dot: capacity of nodes the node list does not give
+  std::string label_prefix = "hypertopo.io/tier-";
+  bool topograph_labels = false;
+  discoverers::ufm::UfmSettings ufm;
 };
 
-void print_report_warnings(const topology::BuildReport& r) {
-  auto warn = [](const std::string& s) { std::cerr << "hypertopo: warning: " << s << "\n"; };
-  if (!r.unmapped_endpoints.empty()) {
-    std::string list;
-    const std::size_t shown = std::min<std::size_t>(r.unmapped_endpoints.size(), 10);
-    for (std::size_t i = 0; i < shown; ++i) list += (i ? ", " : "") + r.unmapped_endpoints[i].guid;
-    if (shown < r.unmapped_endpoints.size()) {
-      list += ", … (+" + std::to_string(r.unmapped_endpoints.size() - shown) + " more; -o tree lists all)";
+// The capacity picture: GPUs from --nodes and --pods, or an assumed count per node.
+std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const k8s::NodeList* nodes,
+                                               const DiscoverOptions& opts) {
+  topology::exporters::GpuUsage usage;
+  nlohmann::json pods;
+  if (!opts.pods_file.empty()) {
+    std::ifstream in(opts.pods_file);
+    pods = nlohmann::json::parse(in, nullptr, false);
+    if (pods.is_discarded()) return std::unexpected(Error(ErrorCode::kParse, opts.pods_file + ": not JSON"));
+  }
+  // Nodes the list does not give (or every node, without --nodes) get the assumed GPU count, so
+  // pods bound to them still count as used.
+  k8s::NodeList capacity = nodes ? *nodes : k8s::NodeList{};
+  if (opts.assume_gpus_per_node > 0) {
+    const std::string gpus = std::to_string(opts.assume_gpus_per_node);
+    for (topology::DomainId id = 0; id < tree.size(); ++id) {
+      for (const auto& n : tree.domain(id).nodes) {
+        if (!capacity.find(n))
+          capacity.items.push_back({.name = n, .allocatable = {{"nvidia.com/gpu", gpus}}});
+      }
     }
-    warn(std::to_string(r.unmapped_endpoints.size()) +
-         " unmapped endpoint(s) (no host in the node description, no GUID mapping): " + list);
   }
-  if (!r.excluded_hosts.empty()) {
-    warn(std::to_string(r.excluded_hosts.size()) +
-         " host(s) excluded: not in the --nodes list (first: " + r.excluded_hosts.front() + ")");
-  }
-  if (r.aggregation_nodes) warn(std::to_string(r.aggregation_nodes) + " SHARP aggregation node(s) excluded");
-  if (!r.excluded_endpoints.empty()) {
-    warn(std::to_string(r.excluded_endpoints.size()) + " storage/management endpoint(s) excluded by pattern");
-  }
-  if (!r.excluded_switches.empty()) {
-    warn(std::to_string(r.excluded_switches.size()) + " switch(es) excluded by name pattern");
-  }
-  if (!r.unattached_hosts.empty()) {
-    warn(std::to_string(r.unattached_hosts.size()) +
-         " host(s) have no link to a switch and are in no domain");
-  }
-  for (const auto& w : r.warnings) warn(w);
+  if (capacity.items.empty()) return topology::exporters::render_capacity_dot(tree, usage);
+  auto got = topology::exporters::gpu_usage_from(capacity, opts.pods_file.empty() ? nullptr : &pods);
+  if (!got) return std::unexpected(got.error());
+  return topology::exporters::render_capacity_dot(tree, *got);
 }
 
 int run_discover(const DiscoverOptions& opts) {
@@ -61,40 +69,23 @@ int run_discover(const DiscoverOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
-  discoverers::PipelineInput input;
-  if (!opts.config_file.empty()) {
-    auto loaded = topology::load_builder_config(opts.config_file);
-    if (!loaded) return error(loaded.error());
-    input.builder_options = std::move(*loaded);
-  }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
     auto loaded = k8s::read_node_list_file(opts.nodes_file);
     if (!loaded) return error(loaded.error().context("--nodes"));
     nodes = std::make_unique<k8s::NodeList>(std::move(*loaded));
   }
-  if (!opts.guid_map_file.empty()) {
-    if (auto ok = topology::load_guid_map(opts.guid_map_file, input.builder_options); !ok)
-      return error(ok.error());
+  discoverers::PipelineInput input;
+  if (auto ok = prepare_pipeline_input({.sources = opts.sources,
+                                        .config_file = opts.config_file,
+                                        .guid_map_file = opts.guid_map_file,
+                                        .ufm = opts.ufm},
+                                       nodes.get(), input);
+      !ok) {
+    return error(ok.error());
   }
-
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
-  auto& deps = input.deps;
-  deps.stdin_stream = &std::cin;
-  deps.nodes = nodes.get();
-  deps.work_dir = std::filesystem::temp_directory_path();
-  deps.log = [](const std::string& line) { std::cerr << "hypertopo: " << line << "\n"; };
-  // Only the hypertopo binary itself can re-run as the simulated-fabric walker.
-  std::error_code ec;
-  if (std::filesystem::read_symlink("/proc/self/exe", ec).filename() == "hypertopo") {
-    deps.ib_walker = discoverers::ib_fabric::hypertopo_walker_command();
-  }
-  for (const auto& text : opts.sources) {
-    auto spec = discoverers::SourceSpec::parse(text);
-    if (!spec) return error(spec.error());
-    input.sources.push_back(std::move(*spec));
-  }
   auto run = discoverers::run_discovery(registry, input);
   if (!run) return error(run.error());
   for (const auto& outcome : run->outcomes) {
@@ -115,7 +106,26 @@ int run_discover(const DiscoverOptions& opts) {
   } else if (opts.output == "json") {
     std::cout << topology::render_hypernode_list(tree).dump(2) << "\n";
   } else if (opts.output == "dot") {
-    std::cout << topology::render_tree_dot(tree);
+    auto dot = capacity_dot(tree, nodes.get(), opts);
+    if (!dot) return error(dot.error());
+    std::cout << *dot;
+  } else if (opts.output == "labels" || opts.output == "kueue-topology" || opts.output == "kai-topology") {
+    topology::exporters::NodeLabelOptions label_opts;
+    label_opts.key_prefix = opts.label_prefix;
+    label_opts.topograph_compatible = opts.topograph_labels;
+    if (opts.output == "labels") {
+      std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
+    } else if (opts.output == "kueue-topology") {
+      std::cout << topology::exporters::render_kueue_topology(tree, label_opts).dump(2) << "\n";
+    } else {
+      std::cout << topology::exporters::render_kai_topology(tree, label_opts).dump(2) << "\n";
+    }
+  } else if (opts.output == "slurm-tree") {
+    std::cout << topology::exporters::render_slurm_tree_conf(tree);
+  } else if (opts.output == "slurm-block") {
+    std::cout << topology::exporters::render_slurm_block_conf(tree);
+  } else if (opts.output == "slurm-yaml") {
+    std::cout << topology::exporters::render_slurm_topology_yaml(tree);
   } else {
     topology::TreeTextOptions text;
     text.max_nodes_listed = opts.max_nodes_listed;
@@ -138,8 +148,10 @@ void add_discover_command(CLI::App& app, Action& action) {
       "  hypertopo discover --source demo\n"
       "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json -o yaml | kubectl apply -f "
       "-\n"
-      "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg");
+      "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg\n"
+      "  hypertopo discover --source ufm:https://ufm.example --ufm-credentials /etc/ufm --ufm-ca ufm-ca.pem");
   cmd->add_option("-s,--source", opts->sources, "A discovery source, KIND[:ARG]")->required();
+  add_ufm_flags(cmd, opts->ufm);
   cmd->add_option("--nodes", opts->nodes_file,
                   "Node list (kubectl get nodes -o json): only these hosts are compute nodes; the annotation "
                   "hypertopo.io/ib-port-guids maps HCA GUIDs to a node")
@@ -150,10 +162,22 @@ void add_discover_command(CLI::App& app, Action& action) {
   cmd->add_option("--guid-map", opts->guid_map_file, "File of '<guid> <node name>' lines")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output, "Output format")
-      ->check(CLI::IsMember({"yaml", "json", "tree", "dot"}))
+      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "labels", "kueue-topology", "kai-topology",
+                             "slurm-tree", "slurm-block", "slurm-yaml"}))
       ->capture_default_str();
   cmd->add_option("--write-manifests", opts->manifests_file,
                   "Also write the HyperNodes as YAML to this file");
+  cmd->add_option("--pods", opts->pods_file,
+                  "-o dot: pods (kubectl get pods -A -o json) whose GPU requests count as used")
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--assume-gpus-per-node", opts->assume_gpus_per_node,
+      "-o dot: GPUs of each node the --nodes list does not give (colours the picture by capacity)");
+  cmd->add_option("--label-prefix", opts->label_prefix,
+                  "-o labels/kueue-topology/kai-topology: key of tier N is PREFIX+N")
+      ->capture_default_str();
+  cmd->add_flag("--topograph-labels", opts->topograph_labels,
+                "-o labels: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");
   cmd->add_option("--max-nodes-listed", opts->max_nodes_listed, "Node names shown per domain with -o tree")
       ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_discover(*opts); }; });

@@ -1,5 +1,4 @@
 // `hypertopo probe`: this node's NodeReport, from the same probes the agent runs.
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -7,8 +6,10 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/discovery_setup.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/nvlink/nvlink_probe.h"
+#include "discoverers/roce-lldp/roce_lldp.h"
 #include "topology/node_report.h"
 #include "topology/tree.h"
 
@@ -21,29 +22,11 @@ struct ProbeOptions {
   std::string node_name;
   std::string nvml_library = discoverers::nvlink::kDefaultNvmlLibrary;
   std::string output = "json";
+  std::string lldpd_socket;  // --source lldp: lldpd's control socket (default: lldpd's own)
+  std::string lldp_json;     // --source lldp: replay saved `lldpcli -f json|json0` output
+  std::string roce_netdevs;  // --source lldp: regex of RoCE rail netdevs
   bool verbose = false;
 };
-
-// --node-name, else $NODE_NAME (the agent's downward-API variable), else the hostname.
-std::expected<std::string, Error> resolve_node_name(const std::string& flag) {
-  std::string name = flag;
-  if (name.empty()) {
-    if (const char* env = std::getenv("NODE_NAME"); env != nullptr) name = env;
-  }
-  if (name.empty()) {
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) != 0) {
-      return fail(ErrorCode::kNotFound, "no --node-name, no $NODE_NAME and the hostname is unreadable");
-    }
-    name = host;
-  }
-  if (!topology::is_dns1123_subdomain(name)) {
-    return fail(
-        ErrorCode::kInvalidArgument,
-        "node name '" + name + "' is not a Kubernetes object name (DNS-1123 subdomain); pass --node-name");
-  }
-  return name;
-}
 
 int run_probe(const ProbeOptions& opts) {
   auto error = [](const Error& e) {
@@ -72,9 +55,17 @@ int run_probe(const ProbeOptions& opts) {
       nvml.library = opts.nvml_library;
       nvml.log = log;
       probed = discoverers::nvlink::probe_into(report, nvml);
+    } else if (source == "lldp") {
+      discoverers::roce_lldp::RoceLldpOptions lldp;
+      lldp.root = opts.root;
+      lldp.lldpd_socket = opts.lldpd_socket;
+      lldp.lldp_json = opts.lldp_json;
+      lldp.netdev_pattern = opts.roce_netdevs;
+      lldp.log = log;
+      probed = discoverers::roce_lldp::probe_into(report, lldp);
     } else {
       return error(Error(ErrorCode::kInvalidArgument,
-                         "--source " + source + ": not a node probe (known: ib-local, nvml)"));
+                         "--source " + source + ": not a node probe (known: ib-local, lldp, nvml)"));
     }
     if (!probed) return error(probed.error());
   }
@@ -100,17 +91,24 @@ void add_probe_command(CLI::App& app, Action& action) {
   cmd->footer(
       "Sources (--source KIND, repeatable; each fills its part of one report):\n"
       "  ib-local: RDMA devices, port GUIDs, link layer, state and rate from <root>/sys/class/infiniband\n"
+      "  lldp: each RoCE netdev's state, speed and LLDP neighbour (ToR, port) from the local lldpd\n"
       "  nvml: the NVLink clique (<clusterUUID>.<cliqueId>) from libnvidia-ml; none without the driver\n"
       "\nExamples:\n"
       "  hypertopo probe --source ib-local --source nvml\n"
       "  hypertopo probe --source ib-local --root /host --node-name dgx-001 -o yaml");
-  cmd->add_option("-s,--source", opts->sources, "A node probe: ib-local or nvml")->required();
+  cmd->add_option("-s,--source", opts->sources, "A node probe: ib-local, lldp or nvml")->required();
   cmd->add_option("--root", opts->root, "Host filesystem root the probes read /sys under")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();
   cmd->add_option("--node-name", opts->node_name,
                   "Kubernetes node name (default: $NODE_NAME, then the hostname)");
   cmd->add_option("--nvml-library", opts->nvml_library, "NVML library name or path")->capture_default_str();
+  cmd->add_option("--lldpd-socket", opts->lldpd_socket, "lldpd control socket (lldp; default: lldpd's)");
+  cmd->add_option("--lldp-json", opts->lldp_json, "Replay saved `lldpcli -f json` output instead of lldpd")
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--roce-netdevs", opts->roce_netdevs,
+      "Regex of RoCE rail netdevs (lldp; default: ib-local's RoCE netdevs, else every LLDP port)");
   cmd->add_option("-o,--output", opts->output, "Output format")
       ->check(CLI::IsMember({"json", "yaml"}))
       ->capture_default_str();

@@ -1,7 +1,10 @@
 #include "discoverers/pipeline/discovery_pipeline.h"
 
 #include <map>
+#include <optional>
 #include <set>
+
+#include "discoverers/nvlink/nvlink_probe.h"
 
 namespace hypertopo::discoverers {
 
@@ -55,26 +58,90 @@ void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList
   }
 }
 
+topology::NvlinkMembership collect_nvlink_membership(const k8s::NodeList* nodes,
+                                                     const std::vector<topology::NodeReport>* reports) {
+  topology::NvlinkMembership m;
+  std::map<std::string, const topology::NvlinkFacts*> reported;  // node -> its report's NVLink facts
+  if (reports) {
+    for (const auto& r : *reports) {
+      if (!r.nvlink) continue;
+      reported[r.node_name] = &*r.nvlink;
+      if (!r.nvlink->conflicts.empty()) {
+        std::string what;
+        for (const auto& c : r.nvlink->conflicts) what += (what.empty() ? "" : "; ") + c;
+        m.warnings.push_back("node " + r.node_name + ": its GPUs name different NVLink cliques (" + what +
+                             "); the node joins no NVLink domain");
+      }
+      if (!r.nvlink->clique_id.empty()) m.clique_by_node[r.node_name] = r.nvlink->clique_id;
+    }
+  }
+  if (nodes) {
+    for (const auto& n : nodes->items) {
+      auto facts = nvlink::nvlink_facts_from_node(n);
+      if (!facts) {
+        m.warnings.push_back(facts.error().message() + "; label ignored");
+        continue;
+      }
+      if (!*facts) continue;
+      const std::string& label = (*facts)->clique_id;
+      if (auto it = reported.find(n.name); it != reported.end()) {
+        if (it->second->clique_id != label) {
+          m.warnings.push_back(
+              "node " + n.name + ": label " + nvlink::kCliqueLabel + "=" + label +
+              " disagrees with its NodeReport (" +
+              (it->second->clique_id.empty() ? std::string("no NVLink domain") : it->second->clique_id) +
+              "); the NodeReport wins");
+        }
+        continue;
+      }
+      m.clique_by_node[n.name] = label;
+    }
+  }
+  return m;
+}
+
+namespace {
+
+bool is_reports_source(const SourceSpec& spec) { return spec.kind == "reports"; }
+
+}  // namespace
+
 std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& registry,
                                                    const PipelineInput& input) {
   PipelineResult result;
-  auto options = input.builder_options;
-  std::vector<std::string> fact_warnings;
-  apply_node_facts(options, input.deps.nodes, input.deps.reports, &fact_warnings);
-  auto builder = topology::TreeBuilder::create(options);
-  if (!builder) return std::unexpected(builder.error());
+  if (input.deps.reports) result.reports = *input.deps.reports;
+  // `reports:` sources first: what they read is a fact for every other source.
+  std::vector<SourceSpec> order;
+  for (const auto& s : input.sources)
+    if (is_reports_source(s)) order.push_back(s);
+  for (const auto& s : input.sources)
+    if (!is_reports_source(s)) order.push_back(s);
 
+  auto options = input.builder_options;
+  std::optional<topology::TreeBuilder> builder;
+  DiscoveryDeps deps = input.deps;
+  std::vector<std::string> fact_warnings;
   bool first = true;
-  for (const auto& spec : input.sources) {
+  for (const auto& spec : order) {
+    if (!builder && !is_reports_source(spec)) {
+      // Every report is known by now: settle the node facts once, before the first fabric source.
+      deps.reports = result.reports.empty() ? nullptr : &result.reports;
+      apply_node_facts(options, deps.nodes, deps.reports, &fact_warnings);
+      auto made = topology::TreeBuilder::create(options);
+      if (!made) return std::unexpected(made.error());
+      builder.emplace(std::move(*made));
+    }
     SourceOutcome outcome;
     outcome.source = spec.to_string();
     const auto started = std::chrono::steady_clock::now();
     auto part = [&]() -> std::expected<topology::Tree, Error> {
-      auto source = registry.create(spec, input.deps);
+      auto source = registry.create(spec, deps);
       if (!source) return std::unexpected(source.error());
       auto found = (*source)->discover();
       if (!found) return std::unexpected(found.error());
       outcome.notes = found->notes;
+      const bool gave_reports = !found->reports.empty();
+      for (auto& r : found->reports) result.reports.push_back(std::move(r));
       if (found->graph) {
         const topology::TreeBuilder* use = &*builder;
         std::expected<topology::TreeBuilder, Error> own = std::unexpected(Error(ErrorCode::kInternal, ""));
@@ -97,6 +164,7 @@ std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& reg
         tree.source = options.source;
         return tree;
       }
+      if (gave_reports) return topology::Tree{};  // facts only; they shape the other sources' trees
       return std::unexpected(Error(ErrorCode::kInternal, "produced neither a graph nor a tree"));
     }();
     outcome.elapsed = std::chrono::steady_clock::now() - started;
@@ -118,8 +186,20 @@ std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& reg
       result.tree.merge(std::move(*part));
     }
   }
+  if (!builder) {
+    // Only `reports:` sources (or none): the node facts still carry GUID conflicts worth reporting.
+    const auto* reports = result.reports.empty() ? nullptr : &result.reports;
+    apply_node_facts(options, input.deps.nodes, reports, &fact_warnings);
+  }
   result.tree.source = options.source;
   for (auto& w : fact_warnings) result.tree.report.warnings.push_back(std::move(w));
+  if (input.nvlink.enabled) {
+    const auto* reports = result.reports.empty() ? nullptr : &result.reports;
+    auto merged = topology::merge_nvlink_domains(
+        result.tree, collect_nvlink_membership(input.deps.nodes, reports), input.nvlink);
+    if (!merged) return std::unexpected(merged.error());
+    result.nvlink_domains = *merged;
+  }
   if (auto ok = topology::check_invariants(result.tree); !ok)
     return std::unexpected(ok.error().context("the merged tree"));
   return result;

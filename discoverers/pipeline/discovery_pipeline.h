@@ -25,6 +25,7 @@
 #include "errors/error.h"
 #include "k8s/objects/node_list.h"
 #include "topology/node_report.h"
+#include "topology/nvlink_merge.h"
 #include "topology/tree.h"
 #include "topology/tree_builder.h"
 
@@ -39,6 +40,9 @@ struct PipelineInput {
   DiscoveryDeps deps;  // deps.nodes and deps.reports, when set, also feed the builder options
   // true: the first failing source fails the run (CLI). false: record it and go on (agent).
   bool stop_on_source_error = true;
+  // NVLink domains from the NodeReports' clique ids and the nvidia.com/gpu.clique node label, merged
+  // into the fabric tree (topology/nvlink_merge.h); nvlink.enabled = false leaves them out.
+  topology::NvlinkMergeOptions nvlink;
 };
 
 struct SourceOutcome {
@@ -53,7 +57,10 @@ struct SourceOutcome {
 struct PipelineResult {
   topology::Tree tree;  // merged and invariant-checked; report holds every exclusion and warning
   std::vector<SourceOutcome> outcomes;
-  bool complete = true;  // every source succeeded
+  bool complete = true;            // every source succeeded
+  std::size_t nvlink_domains = 0;  // NVLink domains merged into the tree
+  // Every NodeReport the run used: deps.reports plus those `reports:` sources read.
+  std::vector<topology::NodeReport> reports;
 };
 
 // Adds what the node list and the NodeReports know to `options`: known_nodes (the compute hosts),
@@ -62,6 +69,14 @@ struct PipelineResult {
 void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList* nodes,
                       const std::vector<topology::NodeReport>* reports, std::vector<std::string>* warnings);
 
+// Which node is in which NVLink domain: a NodeReport's clique id, else the node's
+// nvidia.com/gpu.clique label. A report whose GPUs disagree, a malformed label, or a label that
+// contradicts the node's report (the report wins: it is what NVML says now) become warnings.
+topology::NvlinkMembership collect_nvlink_membership(const k8s::NodeList* nodes,
+                                                     const std::vector<topology::NodeReport>* reports);
+
+// Sources run in the order given, except that `reports:` sources run first: the NodeReports they
+// read feed the node facts and every other source's DiscoveryDeps::reports (for example `roce`).
 std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& registry,
                                                    const PipelineInput& input);
 

@@ -6,6 +6,9 @@
 #include "discoverers/ibnetdiscover/ibnetdiscover_source.h"
 #include "discoverers/labels/labels_source.h"
 #include "discoverers/registry/discoverer.h"
+#include "discoverers/reports/reports_source.h"
+#include "discoverers/roce-lldp/roce_lldp.h"
+#include "discoverers/ufm/ufm_source.h"
 
 namespace hypertopo::discoverers {
 
@@ -23,6 +26,20 @@ void register_builtin_discoverers(DiscovererRegistry& registry) {
       "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs "
       "--nodes)",
       make_labels_source);
+  add("reports",
+      "saved NodeReports, one *.yaml/*.json per node: reports:DIR (GUIDs, NVLink cliques, LLDP neighbours "
+      "for "
+      "the other sources)",
+      make_reports_source);
+  add("roce",
+      "RoCE ToRs from the NodeReports' LLDP neighbours: roce[:HIERARCHY.yaml] (switches above the ToRs; "
+      "needs "
+      "NodeReports)",
+      roce_lldp::make_roce_source);
+  add("ufm",
+      "UFM Enterprise REST: ufm:https://HOST[:PORT] (with --ufm-credentials DIR, --ufm-ca FILE, "
+      "--ufm-insecure)",
+      ufm::make_ufm_source);
   if (auto ok = register_ib_fabric_sources(registry); !ok) throw std::logic_error(ok.error().message());
 }
 

@@ -39,9 +39,9 @@ struct SourceSpec {
 
 // Everything a factory may need, handed to every factory (no globals).
 struct DiscoveryDeps {
-  std::filesystem::path root = "/";             // host filesystem root for probes
-  std::istream* stdin_stream = nullptr;         // for "-" arguments
-  const k8s::NodeList* nodes = nullptr;         // --nodes, when given
+  std::filesystem::path root = "/";      // host filesystem root for probes
+  std::istream* stdin_stream = nullptr;  // for "-" arguments
+  const k8s::NodeList* nodes = nullptr;  // --nodes, when given
   // NodeReports the agents published (or `reports:DIR` read): exact GUID -> node facts, RoCE LLDP
   // neighbours, NVLink cliques. Null when none are known.
   const std::vector<topology::NodeReport>* reports = nullptr;
@@ -56,6 +56,9 @@ struct Discovery {
   std::optional<topology::FabricGraph> graph;  // fabric sources
   std::optional<topology::Tree> tree;          // sources that know their tiers already
   std::vector<std::string> notes;              // what the source wants the admin to know
+  // NodeReports the source read (`reports:DIR`); the pipeline runs such sources first and hands
+  // their reports to the other sources as DiscoveryDeps::reports.
+  std::vector<topology::NodeReport> reports;
   // Patterns the source knows to be storage / management (added to the admin's own).
   std::vector<std::string> excluded_device_patterns;
   std::vector<std::string> excluded_switch_patterns;

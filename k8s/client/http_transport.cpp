@@ -25,12 +25,11 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
 
-constexpr uint64_t kBodyLimit = 1ull << 30;  // a LIST of many large objects is legitimately big
-
 std::string describe(const error_code& ec, std::chrono::milliseconds timeout) {
   if (ec == beast::error::timeout) return "timed out after " + std::to_string(timeout.count()) + "ms";
   if (ec == http::error::end_of_stream || ec == asio::error::eof) return "the server closed the connection";
   if (ec == http::error::partial_message) return "the connection was cut in the middle of the response";
+  if (ec == http::error::body_limit) return "the response body is larger than the limit";
   return ec.message();
 }
 
@@ -238,22 +237,32 @@ class BeastTransport final : public HttpTransport {
       }
       error_code ec = write_request(*conn, req, timeout);
       http::response_parser<http::string_body> parser;
-      parser.body_limit(kBodyLimit);
+      parser.body_limit(config_.body_limit);
       if (!ec) {
         conn->tcp().expires_after(timeout);
+        conn->visit([&](auto& s) {
+          http::async_read_header(s, conn->buffer, parser, [&](error_code e, size_t) { ec = e; });
+        });
+        conn->run();
+        // Refuse an announced oversized body before reading any of it.
+        if (!ec && parser.content_length() && *parser.content_length() > config_.body_limit)
+          ec = http::error::body_limit;
+      }
+      if (!ec && !parser.is_done()) {
         conn->visit([&](auto& s) {
           http::async_read(s, conn->buffer, parser, [&](error_code e, size_t) { ec = e; });
         });
         conn->run();
       }
+      if (!ec && parser.get().body().size() > config_.body_limit) ec = http::error::body_limit;
       if (ec) {
         // A pooled connection the server closed meanwhile: the request never got an answer.
         if (reused && idempotent && attempt == 0 && !parser.got_some() && ec != beast::error::timeout)
           continue;
-        return std::unexpected(
-            TransportError{Error(ErrorCode::kUnavailable,
-                                 request.method + " " + request.target + ": " + describe(ec, timeout)),
-                           true});
+        std::string what = describe(ec, timeout);
+        if (ec == http::error::body_limit) what += " of " + std::to_string(config_.body_limit) + " bytes";
+        return std::unexpected(TransportError{
+            Error(ErrorCode::kUnavailable, request.method + " " + request.target + ": " + what), true});
       }
       auto res = parser.release();
       HttpResponse out;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <expected>
 #include <memory>
 #include <string>
@@ -31,6 +32,9 @@ struct TransportConfig {
   bool tls = false;
   TlsConfig tls_config;
   std::chrono::milliseconds connect_timeout{10000};
+  // round_trip() fails (ErrorCode::kUnavailable, "larger than the limit of N bytes") when a response
+  // body exceeds this; a LIST of many large objects is legitimately big, hence the generous default.
+  std::uint64_t body_limit = 1ull << 30;
 };
 
 struct HttpRequest {

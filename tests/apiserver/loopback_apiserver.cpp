@@ -112,6 +112,7 @@ struct LoopbackApiServer::State {
     bool done = false;
   };
   std::list<Connection> live;
+  RawHttpHandler raw_handler;  // set before start(), read-only afterwards
 
   std::optional<Fault> take_fault(const std::string& verb) {
     std::lock_guard lock(mutex);
@@ -142,6 +143,29 @@ bool write_response(Stream& stream, const http::request<http::string_body>& req,
   if (retry_after > 0) res.set(http::field::retry_after, std::to_string(retry_after));
   res.keep_alive(req.keep_alive());
   res.body() = std::move(body);
+  res.prepare_payload();
+  boost::system::error_code ec;
+  http::write(stream, res, ec);
+  return !ec && req.keep_alive();
+}
+
+// Answers a raw-handler request; false when the connection must close.
+template <typename Stream>
+bool serve_raw(Stream& stream, const http::request<http::string_body>& req, RawHttpResponse& raw) {
+  if (raw.delay.count() > 0) std::this_thread::sleep_for(raw.delay);  // the client's timeout is under test
+  if (raw.drop) return false;
+  if (raw.declared_length) {
+    std::string head = "HTTP/1.1 " + std::to_string(raw.status) + " X\r\nContent-Type: " + raw.content_type +
+                       "\r\nContent-Length: " + std::to_string(*raw.declared_length) + "\r\n\r\n";
+    boost::system::error_code ec;
+    asio::write(stream, asio::buffer(head), ec);
+    if (!ec) asio::write(stream, asio::buffer(raw.body), ec);
+    return false;
+  }
+  http::response<http::string_body> res{static_cast<http::status>(raw.status), req.version()};
+  res.set(http::field::content_type, raw.content_type);
+  res.keep_alive(req.keep_alive());
+  res.body() = std::move(raw.body);
   res.prepare_payload();
   boost::system::error_code ec;
   http::write(stream, res, ec);
@@ -216,6 +240,19 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
     boost::system::error_code ec;
     http::read(stream, buffer, req, ec);
     if (ec || stopping) return;
+    if (raw_handler) {
+      auto raw = raw_handler({std::string(req.method_string()), std::string(req.target()),
+                              std::string(req[http::field::authorization])});
+      if (raw) {
+        {
+          std::lock_guard lock(mutex);
+          ++requests;
+          ++counts["raw"];
+        }
+        if (!serve_raw(stream, req, *raw)) return;
+        continue;
+      }
+    }
     StoreRequest sreq = to_store_request(req);
     std::string verb = verb_of(sreq);
     {
@@ -353,6 +390,8 @@ void LoopbackApiServer::stop() {
   boost::system::error_code ec;
   if (s.acceptor) s.acceptor->close(ec);
 }
+
+void LoopbackApiServer::set_raw_handler(RawHttpHandler handler) { state_->raw_handler = std::move(handler); }
 
 uint16_t LoopbackApiServer::port() const { return state_->port; }
 

@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "errors/error.h"
@@ -25,6 +27,28 @@
 #include "tests/apiserver/self_signed_cert.h"
 
 namespace hypertopo::testing {
+
+// A request for a path the test serves itself (see set_raw_handler): non-Kubernetes REST APIs such
+// as UFM's, served over the same loopback HTTP/HTTPS listener.
+struct RawHttpRequest {
+  std::string method;
+  std::string target;         // path and query, as sent
+  std::string authorization;  // the Authorization header, "" when absent
+};
+
+struct RawHttpResponse {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+  std::chrono::milliseconds delay{0};  // wait this long before answering (client timeouts)
+  bool drop = false;                   // close the connection without answering
+  // Announce this Content-Length but send only `body` and close (a response cut short on the wire).
+  std::optional<std::size_t> declared_length;
+};
+
+// Returns nullopt for requests the Kubernetes store should handle as usual. Runs on the server's
+// connection threads, possibly concurrently.
+using RawHttpHandler = std::function<std::optional<RawHttpResponse>(const RawHttpRequest&)>;
 
 struct LoopbackApiServerOptions {
   std::string bearer_token;          // empty: no Authorization check
@@ -51,6 +75,10 @@ class LoopbackApiServer {
   void set_bearer_token(const std::string& token);
   std::string last_bearer_token() const;  // what the last request presented ("" when none)
   bool last_request_had_client_cert() const;
+
+  // Requests the handler answers bypass the bearer-token check, the fault queue and the store; they
+  // count under the verb "raw". Set it before start().
+  void set_raw_handler(RawHttpHandler handler);
 
   // Fault injection. Each applies to the next `count` requests whose verb (get, list, watch, create,
   // update, patch, delete) is `verb`, or any request when `verb` is empty; faults queue in order.

@@ -706,6 +706,15 @@ std::optional<json> ResourceStore::object(const std::string& collection, const s
   return it->second;
 }
 
+std::vector<json> ResourceStore::objects(const std::string& collection) const {
+  std::lock_guard lock(mutex_);
+  std::vector<json> out;
+  if (auto c = collections_.find(collection); c != collections_.end()) {
+    for (const auto& [key, object] : c->second.objects) out.push_back(object);
+  }
+  return out;
+}
+
 size_t ResourceStore::object_count(const std::string& collection) const {
   std::lock_guard lock(mutex_);
   auto c = collections_.find(collection);

@@ -106,6 +106,7 @@ class ResourceStore {
   std::optional<nlohmann::json> object(const std::string& collection, const std::string& ns,
                                        const std::string& name) const;
   size_t object_count(const std::string& collection) const;
+  std::vector<nlohmann::json> objects(const std::string& collection) const;  // every namespace
 
  private:
   struct Collection {

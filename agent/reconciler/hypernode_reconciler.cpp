@@ -1,0 +1,445 @@
+#include "agent/reconciler/hypernode_reconciler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "topology/hypernode.h"
+
+namespace hypertopo::agent {
+
+using nlohmann::json;
+
+const char* to_string(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kCreate:
+      return "create";
+    case ActionKind::kUpdate:
+      return "update";
+    case ActionKind::kDelete:
+      return "delete";
+    case ActionKind::kUnchanged:
+      return "unchanged";
+    case ActionKind::kHeld:
+      return "held";
+    case ActionKind::kForeign:
+      return "foreign";
+    case ActionKind::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+int ReconcileResult::write_attempts() const {
+  int n = 0;
+  for (const auto& [key, count] : writes) n += count;
+  return n;
+}
+
+std::string ReconcileResult::summary_line() const {
+  return "created=" + std::to_string(created) + " updated=" + std::to_string(updated) +
+         " deleted=" + std::to_string(deleted) + " unchanged=" + std::to_string(unchanged) +
+         " held=" + std::to_string(held);
+}
+
+struct HyperNodeReconciler::Desired {
+  std::string name;
+  json object;  // rendered, without status
+  int node_count = 0;
+};
+
+namespace {
+
+std::string name_of(const json& object) {
+  const auto* meta = object.is_object() && object.contains("metadata") ? &object["metadata"] : nullptr;
+  if (!meta || !meta->contains("name") || !(*meta)["name"].is_string()) return "";
+  return (*meta)["name"].get<std::string>();
+}
+
+std::string meta_field(const json& object, const char* field) {
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
+  const auto& meta = object["metadata"];
+  if (!meta.contains(field) || !meta[field].is_string()) return "";
+  return meta[field].get<std::string>();
+}
+
+// The spec with member order taken out: members form a set for Volcano.
+json normalized_spec(const json& object) {
+  if (!object.contains("spec") || !object["spec"].is_object()) return json::object();
+  json spec = object["spec"];
+  if (spec.contains("members") && spec["members"].is_array()) {
+    std::vector<json> members(spec["members"].begin(), spec["members"].end());
+    std::sort(members.begin(), members.end(),
+              [](const json& a, const json& b) { return a.dump() < b.dump(); });
+    spec["members"] = members;
+  }
+  return spec;
+}
+
+bool labels_cover(const json& current, const json& desired) {
+  const json* have = current.contains("metadata") && current["metadata"].contains("labels")
+                         ? &current["metadata"]["labels"]
+                         : nullptr;
+  const json& want = desired["metadata"]["labels"];
+  for (const auto& [key, value] : want.items()) {
+    if (!have || !have->is_object() || !have->contains(key) || (*have)[key] != value) return false;
+  }
+  return true;
+}
+
+// What differs, for the update line; "" when nothing our business differs.
+std::string difference(const json& current, const json& desired) {
+  std::string what;
+  if (normalized_spec(current) != normalized_spec(desired)) what = "spec";
+  if (!labels_cover(current, desired)) what += what.empty() ? "labels" : "+labels";
+  return what;
+}
+
+int status_node_count(const json& object) {
+  if (!object.contains("status") || !object["status"].is_object()) return -1;
+  const auto& status = object["status"];
+  if (!status.contains("nodeCount") || !status["nodeCount"].is_number_integer()) return -1;
+  return status["nodeCount"].get<int>();
+}
+
+bool retryable(const k8s::ApiError& e) {
+  return e.http_status == 0 || e.http_status == 429 || e.http_status >= 500 ||
+         e.code() == ErrorCode::kParse || e.code() == ErrorCode::kUnavailable;
+}
+
+std::string outcome(const k8s::ApiResult<json>& r) {
+  if (r) return "ok";
+  if (r.error().already_exists()) return "exists";
+  if (r.error().conflict()) return "conflict";
+  if (r.error().not_found()) return "notfound";
+  return "error";
+}
+
+std::string describe(const k8s::ApiError& e) {
+  std::string text = e.error.message();
+  if (e.http_status) text += " (HTTP " + std::to_string(e.http_status) + ")";
+  return text;
+}
+
+std::string rfc3339_now() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+HyperNodeReconciler::HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options)
+    : client_(client), options_(std::move(options)) {
+  if (!options_.clock) options_.clock = std::make_shared<k8s::SystemClock>();
+  if (options_.max_attempts < 1) options_.max_attempts = 1;
+}
+
+std::string HyperNodeReconciler::label_selector() const {
+  return std::string(topology::kSourceLabel) + "=" + options_.source + "," + topology::kManagedByLabel + "=" +
+         topology::kManagedByValue;
+}
+
+bool HyperNodeReconciler::owned(const json& object) const {
+  if (!object.contains("metadata") || !object["metadata"].contains("labels")) return false;
+  const auto& labels = object["metadata"]["labels"];
+  if (!labels.is_object()) return false;
+  auto is = [&](const char* key, const std::string& value) {
+    return labels.contains(key) && labels[key].is_string() && labels[key].get<std::string>() == value;
+  };
+  return is(topology::kSourceLabel, options_.source) &&
+         is(topology::kManagedByLabel, topology::kManagedByValue);
+}
+
+void HyperNodeReconciler::back_off(int attempt, std::chrono::seconds retry_after) {
+  auto wait = options_.backoff_base * (1LL << std::min(attempt, 20));
+  if (wait > options_.backoff_cap) wait = options_.backoff_cap;
+  if (retry_after > wait) wait = std::chrono::duration_cast<std::chrono::milliseconds>(retry_after);
+  options_.clock->sleep_for(wait);
+}
+
+std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topology::Tree& desired,
+                                                                     bool complete) {
+  if (auto ok = topology::check_invariants(desired); !ok) {
+    return std::unexpected(ok.error().context("the desired tree is not publishable"));
+  }
+  // Desired objects by name, carrying our ownership labels.
+  std::map<std::string, Desired> want;
+  for (topology::DomainId id = 0; id < desired.size(); ++id) {
+    Desired d;
+    d.object = topology::render_hypernode(desired, id);
+    d.object["metadata"]["labels"][topology::kSourceLabel] = options_.source;
+    d.name = desired.domain(id).name;
+    d.node_count = static_cast<int>(desired.nodes_under(id).size());
+    want.emplace(d.name, std::move(d));
+  }
+
+  auto listed = client_.list(kHyperNodesResource, "", {.label_selector = label_selector()});
+  if (!listed) return std::unexpected(listed.error().error.context("listing owned HyperNodes"));
+  std::map<std::string, json> have;
+  for (auto& item : listed->items) {
+    // The selector already says so; checked again because a server that ignores it must not make
+    // us touch a foreign object.
+    if (owned(item)) have.emplace(name_of(item), std::move(item));
+  }
+
+  ReconcileResult result;
+  for (const auto& [name, d] : want) {
+    auto it = have.find(name);
+    std::optional<json> current;
+    if (it != have.end()) current = it->second;
+    result.actions.push_back(sync_one(d, std::move(current), result));
+  }
+
+  std::vector<json> doomed;
+  for (auto& [name, object] : have) {
+    if (!want.contains(name)) doomed.push_back(object);
+  }
+  const std::size_t owned_count = have.size();
+  const bool mass =
+      doomed.size() > 1 && owned_count >= options_.min_objects_for_guard &&
+      static_cast<double>(doomed.size()) > options_.max_delete_fraction * static_cast<double>(owned_count);
+  if (!complete || mass) {
+    std::string why = !complete ? "discovery incomplete: nothing is deleted this cycle"
+                                : "mass-deletion guard: " + std::to_string(doomed.size()) + " of " +
+                                      std::to_string(owned_count) + " owned HyperNodes would go (limit " +
+                                      std::to_string(std::lround(options_.max_delete_fraction * 100)) +
+                                      "% per cycle, guard.maxDeleteFraction)";
+    for (const auto& object : doomed) {
+      result.actions.push_back({ActionKind::kHeld, name_of(object), why});
+      ++result.held;
+    }
+    if (complete && mass && !options_.dry_run) emit_held_event(doomed.size(), owned_count, result);
+  } else {
+    for (auto& object : doomed) result.actions.push_back(delete_one(std::move(object), result));
+  }
+
+  std::stable_sort(result.actions.begin(), result.actions.end(),
+                   [](const ReconcileAction& a, const ReconcileAction& b) { return a.name < b.name; });
+  for (const auto& a : result.actions) {
+    switch (a.kind) {
+      case ActionKind::kCreate:
+        ++result.created;
+        break;
+      case ActionKind::kUpdate:
+        ++result.updated;
+        break;
+      case ActionKind::kDelete:
+        ++result.deleted;
+        break;
+      case ActionKind::kUnchanged:
+        ++result.unchanged;
+        break;
+      case ActionKind::kFailed:
+        ++result.failed;
+        break;
+      case ActionKind::kForeign:
+        ++result.foreign;
+        break;
+      case ActionKind::kHeld:
+        break;  // counted above
+    }
+  }
+  return result;
+}
+
+ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional<json> current,
+                                              ReconcileResult& result) {
+  bool maybe_created = false;  // a create may have landed although its answer was lost
+  std::string last_error;
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (!current) {
+      if (options_.dry_run) return {ActionKind::kCreate, want.name, ""};
+      auto made = client_.create(kHyperNodesResource, "", want.object);
+      ++result.writes["create/" + outcome(made)];
+      if (made) {
+        std::string status_error = write_status(*made, want.node_count, result);
+        if (!status_error.empty()) return {ActionKind::kFailed, want.name, "create: " + status_error};
+        return {ActionKind::kCreate, want.name, ""};
+      }
+      if (made.error().already_exists()) {
+        // Someone (or our own lost attempt) made it: look at what is there before anything else.
+        auto got = client_.get(kHyperNodesResource, "", want.name);
+        if (!got) {
+          last_error = "get after AlreadyExists: " + describe(got.error());
+          if (!got.error().not_found() && !retryable(got.error())) break;
+          back_off(attempt, got.error().retry_after);
+          continue;
+        }
+        current = std::move(*got);
+        continue;
+      }
+      last_error = "create: " + describe(made.error());
+      if (!retryable(made.error())) break;
+      if (made.error().http_status == 0 || made.error().code() == ErrorCode::kParse) maybe_created = true;
+      back_off(attempt, made.error().retry_after);
+      continue;
+    }
+
+    if (!owned(*current)) {
+      return {ActionKind::kForeign, want.name,
+              "a HyperNode of this name exists without our labels (" + std::string(topology::kSourceLabel) +
+                  "=" + options_.source + ", " + topology::kManagedByLabel + "=" + topology::kManagedByValue +
+                  "); left untouched"};
+    }
+    std::string diff = difference(*current, want.object);
+    if (diff.empty()) {
+      const int have_count = status_node_count(*current);
+      ActionKind kind = maybe_created ? ActionKind::kCreate : ActionKind::kUnchanged;
+      if (have_count == want.node_count) return {kind, want.name, ""};
+      std::string detail =
+          "status.nodeCount " + std::to_string(have_count) + " -> " + std::to_string(want.node_count);
+      if (options_.dry_run) return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
+      std::string status_error = write_status(*current, want.node_count, result);
+      if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
+      return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
+    }
+    if (options_.dry_run) return {ActionKind::kUpdate, want.name, diff};
+
+    json object = *current;
+    object["spec"] = want.object["spec"];
+    for (const auto& [key, value] : want.object["metadata"]["labels"].items()) {
+      object["metadata"]["labels"][key] = value;
+    }
+    auto put = client_.update(kHyperNodesResource, "", object);
+    ++result.writes["update/" + outcome(put)];
+    if (put) {
+      std::string status_error = write_status(*put, want.node_count, result);
+      if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
+      return {maybe_created ? ActionKind::kCreate : ActionKind::kUpdate, want.name, diff};
+    }
+    last_error = "update: " + describe(put.error());
+    if (put.error().conflict() || put.error().not_found()) {
+      // Someone else wrote it: fetch the new state and compare again.
+      auto got = client_.get(kHyperNodesResource, "", want.name);
+      if (got) {
+        current = std::move(*got);
+      } else if (got.error().not_found()) {
+        current.reset();
+      } else if (!retryable(got.error())) {
+        last_error = "get after conflict: " + describe(got.error());
+        break;
+      } else {
+        back_off(attempt, got.error().retry_after);
+      }
+      continue;
+    }
+    if (!retryable(put.error())) break;
+    back_off(attempt, put.error().retry_after);
+  }
+  return {ActionKind::kFailed, want.name,
+          last_error.empty()
+              ? "gave up after " + std::to_string(options_.max_attempts) + " attempts"
+              : last_error + " (after up to " + std::to_string(options_.max_attempts) + " attempts)"};
+}
+
+std::string HyperNodeReconciler::write_status(json object, int node_count, ReconcileResult& result) {
+  const std::string name = name_of(object);
+  std::string last_error;
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (status_node_count(object) == node_count) return "";
+    if (!object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
+    object["status"]["nodeCount"] = node_count;
+    auto put = client_.update_status(kHyperNodesResource, "", object);
+    ++result.writes["status/" + outcome(put)];
+    if (put) return "";
+    last_error = describe(put.error());
+    if (put.error().conflict() || put.error().code() == ErrorCode::kParse) {
+      auto got = client_.get(kHyperNodesResource, "", name);
+      if (!got) {
+        last_error = "get: " + describe(got.error());
+        if (!retryable(got.error())) return last_error;
+        back_off(attempt, got.error().retry_after);
+        continue;
+      }
+      object = std::move(*got);
+      continue;
+    }
+    if (!retryable(put.error())) return last_error;
+    back_off(attempt, put.error().retry_after);
+  }
+  return last_error;
+}
+
+ReconcileAction HyperNodeReconciler::delete_one(json current, ReconcileResult& result) {
+  const std::string name = name_of(current);
+  if (options_.dry_run) return {ActionKind::kDelete, name, "no longer discovered"};
+  std::string last_error;
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    auto gone = client_.delete_object(
+        kHyperNodesResource, "", name,
+        {.uid = meta_field(current, "uid"), .resource_version = meta_field(current, "resourceVersion")});
+    std::string out = gone                       ? "ok"
+                      : gone.error().not_found() ? "notfound"
+                      : gone.error().conflict()  ? "conflict"
+                                                 : "error";
+    ++result.writes["delete/" + out];
+    if (gone || gone.error().not_found()) return {ActionKind::kDelete, name, "no longer discovered"};
+    last_error = "delete: " + describe(gone.error());
+    if (gone.error().conflict()) {
+      // Changed behind our back: delete only what is still ours.
+      auto got = client_.get(kHyperNodesResource, "", name);
+      if (!got && got.error().not_found()) return {ActionKind::kDelete, name, "no longer discovered"};
+      if (got) {
+        if (!owned(*got)) return {ActionKind::kForeign, name, "relabelled by someone else; not deleted"};
+        current = std::move(*got);
+        continue;
+      }
+      if (!retryable(got.error())) break;
+      back_off(attempt, got.error().retry_after);
+      continue;
+    }
+    if (!retryable(gone.error())) break;
+    back_off(attempt, gone.error().retry_after);
+  }
+  return {ActionKind::kFailed, name, last_error};
+}
+
+void HyperNodeReconciler::emit_held_event(std::size_t count, std::size_t owned_count,
+                                          ReconcileResult& result) {
+  const auto stamp = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::ostringstream suffix;
+  suffix << std::hex << stamp;
+  const std::string now = rfc3339_now();
+  json event = {
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata",
+       {{"name", options_.reporter + "-mass-deletion-held." + suffix.str()},
+        {"namespace", options_.event_namespace}}},
+      {"involvedObject", {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"name", options_.event_namespace}}},
+      {"reason", "MassDeletionHeld"},
+      {"message", "held " + std::to_string(count) + " HyperNode deletion(s) of " +
+                      std::to_string(owned_count) + " owned (source " + options_.source + "): more than " +
+                      std::to_string(static_cast<int>(std::lround(options_.max_delete_fraction * 100))) +
+                      "% per cycle; raise max_delete_fraction or delete them by hand"},
+      {"type", "Warning"},
+      {"source", {{"component", options_.reporter}}},
+      {"reportingComponent", options_.reporter},
+      {"reportingInstance", options_.reporter},
+      {"firstTimestamp", now},
+      {"lastTimestamp", now},
+      {"count", 1}};
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    auto made = client_.create(k8s::kEventsResource, options_.event_namespace, event);
+    ++result.writes["event/" + outcome(made)];
+    if (made) {
+      result.event_emitted = true;
+      return;
+    }
+    if (!retryable(made.error())) return;
+    back_off(attempt, made.error().retry_after);
+  }
+}
+
+}  // namespace hypertopo::agent

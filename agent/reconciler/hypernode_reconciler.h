@@ -1,0 +1,97 @@
+// agent/reconciler/hypernode_reconciler.h: keeps the cluster's HyperNodes in step with a desired Tree.
+//
+// ARCHITECTURE §4. Lists the HyperNodes we own (both ownership labels, paginated), compares each with
+// the rendered domain semantically (spec with member order ignored, plus our labels; server fields
+// ignored), and writes only what differs: an unchanged topology costs zero writes. Creates and
+// updates use optimistic concurrency (409 => refetch, recompare, retry); deletes carry uid and
+// resourceVersion preconditions. Transient failures (5xx, 429, timeouts, cut connections, truncated
+// bodies) are retried with capped exponential backoff up to `max_attempts`; a write that still does
+// not land is reported as kFailed, never dropped silently. An object with our name but without our
+// labels is kForeign: reported, never touched. Deletions happen only for a complete discovery, and
+// are all held back (with a MassDeletionHeld Event) when they exceed `max_delete_fraction` of what
+// we own. status.nodeCount is written through /status. The ownership label written and listed is
+// options.source (volcano.sh/network-topology-source), whatever tree.source says, so that one
+// reconciler always sees the same set of objects as its own.
+//
+//   HyperNodeReconciler reconciler(*client, {.source = "hypertopo", .max_delete_fraction = 0.2});
+//   auto result = reconciler.reconcile(run->tree, run->complete);
+//   if (result) std::cout << result->summary_line() << "\n";   // created=3 updated=0 deleted=0 ...
+#pragma once
+
+#include <expected>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "errors/error.h"
+#include "k8s/client/clock.h"
+#include "k8s/client/kube_client.h"
+#include "topology/tree.h"
+
+namespace hypertopo::agent {
+
+inline const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes",
+                                               /*namespaced=*/false};
+
+struct ReconcileOptions {
+  std::string source = "hypertopo";       // value of volcano.sh/network-topology-source we own
+  double max_delete_fraction = 0.2;       // mass-deletion guard per cycle
+  std::size_t min_objects_for_guard = 0;  // the guard applies from this many owned HyperNodes on
+  bool dry_run = false;
+  std::string event_namespace = "hypertopo-system";  // where the guard's Event goes
+  std::string reporter = "hypertopo";                // Event source/reportingController
+  int max_attempts = 8;                              // per write
+  // Backoff between attempts (doubling from backoff_base, capped). Null: SystemClock. Tests hand
+  // the same ManualClock they give the KubeClient.
+  std::shared_ptr<k8s::Clock> clock;
+  std::chrono::milliseconds backoff_base{200};
+  std::chrono::milliseconds backoff_cap{10000};
+};
+
+enum class ActionKind { kCreate, kUpdate, kDelete, kUnchanged, kHeld, kForeign, kFailed };
+const char* to_string(ActionKind kind);
+
+struct ReconcileAction {
+  ActionKind kind;
+  std::string name;
+  std::string detail;  // why (held, foreign, failed) or what changed (update)
+};
+
+struct ReconcileResult {
+  int created = 0, updated = 0, deleted = 0, unchanged = 0, held = 0, failed = 0, foreign = 0;
+  std::vector<ReconcileAction> actions;  // one per object touched or considered, sorted by name
+  // "<verb>/<outcome>" -> count, verb in create, update, status, delete, event; outcome in ok,
+  // conflict, exists, notfound, error. Every write attempt sent is counted once.
+  std::map<std::string, int> writes;
+  bool event_emitted = false;  // the mass-deletion Event was written
+
+  int write_attempts() const;        // sum of `writes`
+  std::string summary_line() const;  // exactly "created=N updated=N deleted=N unchanged=N held=N"
+};
+
+class HyperNodeReconciler {
+ public:
+  HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options);
+  // complete=false (a source failed or was partial): creates and updates happen, deletes never.
+  std::expected<ReconcileResult, Error> reconcile(const topology::Tree& desired, bool complete);
+
+  const ReconcileOptions& options() const { return options_; }
+
+ private:
+  struct Desired;
+  ReconcileAction sync_one(const Desired& want, std::optional<nlohmann::json> current,
+                           ReconcileResult& result);
+  ReconcileAction delete_one(nlohmann::json current, ReconcileResult& result);
+  // Writes status.nodeCount when it differs; returns "" or what went wrong.
+  std::string write_status(nlohmann::json object, int node_count, ReconcileResult& result);
+  void emit_held_event(std::size_t count, std::size_t owned, ReconcileResult& result);
+  bool owned(const nlohmann::json& object) const;
+  void back_off(int attempt, std::chrono::seconds retry_after);
+  std::string label_selector() const;
+
+  k8s::KubeClient& client_;
+  ReconcileOptions options_;
+};
+
+}  // namespace hypertopo::agent
