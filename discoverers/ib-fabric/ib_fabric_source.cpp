@@ -2,8 +2,11 @@
 
 #include <charconv>
 
+#include "discoverers/ib-fabric/compute_port_walk.h"
 #include "discoverers/ib-fabric/fabric_walk.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "discoverers/ib-local/ib_local_probe.h"
+#include "topology/tree_builder.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -26,6 +29,55 @@ class LiveWalkSource : public Discoverer {
 
  private:
   WalkOptions options_;
+  std::string spec_;
+};
+
+// `ibnetdisc` with no CA: one walk per local compute port (each rail is its own subnet on a
+// rail-optimised fabric), merged by GUID.
+class ComputePortsWalkSource : public Discoverer {
+ public:
+  ComputePortsWalkSource(std::filesystem::path root, std::vector<std::string> excluded,
+                         std::filesystem::path work_dir, std::string spec)
+      : root_(std::move(root)),
+        excluded_(std::move(excluded)),
+        work_dir_(std::move(work_dir)),
+        spec_(std::move(spec)) {}
+  std::string name() const override { return spec_; }
+  std::expected<Discovery, Error> discover() override {
+    auto facts = ib_local::probe_ib_local({.root = root_});
+    if (!facts) return std::unexpected(facts.error().context("source " + spec_));
+    auto ports = ib_fabric::select_compute_ports(facts->hcas, excluded_);
+    if (!ports) return std::unexpected(ports.error().context("source " + spec_));
+    if (ports->empty()) {
+      return fail(
+          ErrorCode::kNotFound,
+          "source " + spec_ + ": no local InfiniBand port is ACTIVE (looked at " +
+              (root_ / "sys/class/infiniband").string() + ", " + std::to_string(facts->hcas.size()) +
+              " HCA(s)); name one with ibnetdisc:CA[:PORT] or replay a capture with ibnetdisc-cache:PATH");
+    }
+    Discovery found;
+    auto graph = ib_fabric::walk_compute_ports(
+        *ports,
+        [&](const ib_fabric::LocalPort& port) {
+          WalkOptions options;
+          options.ca_name = port.ca;
+          options.ca_port = port.port;
+          if (!work_dir_.empty())
+            options.cache_path =
+                work_dir_ / ("ibnetdisc-" + port.ca + "-" + std::to_string(port.port) + ".ibnd");
+          return ib_fabric::walk_fabric(options);
+        },
+        &found.notes);
+    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
+    found.graph = std::move(*graph);
+    found.excluded_device_patterns = excluded_;
+    return found;
+  }
+
+ private:
+  std::filesystem::path root_;
+  std::vector<std::string> excluded_;
+  std::filesystem::path work_dir_;
   std::string spec_;
 };
 
@@ -75,6 +127,23 @@ class SimulatorSource : public Discoverer {
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdisc_source(const SourceSpec& spec,
                                                                         const DiscoveryDeps& deps) {
+  if (spec.arg.empty() || spec.arg.starts_with("exclude=")) {
+    std::vector<std::string> excluded;
+    if (!spec.arg.empty()) {
+      std::string_view list = std::string_view(spec.arg).substr(8);
+      while (!list.empty()) {
+        auto comma = list.find(',');
+        if (comma) excluded.emplace_back(list.substr(0, comma));
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+      }
+    }
+    if (auto ok = topology::compile_patterns(excluded, "--source ibnetdisc:exclude="); !ok) {
+      return std::unexpected(ok.error());
+    }
+    return std::make_unique<ComputePortsWalkSource>(deps.root, std::move(excluded), deps.work_dir,
+                                                    spec.to_string());
+  }
   WalkOptions options;
   std::string_view arg = spec.arg;
   auto colon = arg.find(':');
@@ -109,7 +178,10 @@ std::expected<std::unique_ptr<Discoverer>, Error> make_ibsim_source(const Source
 }
 
 std::expected<void, Error> register_ib_fabric_sources(DiscovererRegistry& registry) {
-  if (auto ok = registry.add("ibnetdisc", "a live subnet walk with libibnetdisc: ibnetdisc[:CA[:PORT]]",
+  if (auto ok = registry.add("ibnetdisc",
+                             "a live subnet walk with libibnetdisc: ibnetdisc[:CA[:PORT]] (no CA: from every "
+                             "local compute port, "
+                             "merged by GUID; ibnetdisc:exclude=RE,... skips HCAs)",
                              make_ibnetdisc_source);
       !ok) {
     return ok;

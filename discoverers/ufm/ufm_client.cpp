@@ -1,0 +1,410 @@
+#include "discoverers/ufm/ufm_client.h"
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "k8s/client/http_transport.h"
+
+namespace hypertopo::discoverers::ufm {
+namespace {
+
+struct ParsedUrl {
+  bool tls = true;
+  std::string host;  // IPv6 without brackets
+  std::string port;
+  std::string prefix;  // "" or "/something" (no trailing slash)
+  std::string server;  // "https://host:port"
+  std::string origin;  // server + prefix, as written back in messages
+};
+
+std::expected<ParsedUrl, Error> parse_url(const std::string& url) {
+  ParsedUrl out;
+  std::string_view rest = url;
+  if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else if (rest.starts_with("http://")) {
+    out.tls = false;
+    rest.remove_prefix(7);
+  } else {
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "UFM URL '" + url + "' must start with https:// (or http://): expected ufm:https://HOST[:PORT]");
+  }
+  auto slash = rest.find('/');
+  std::string_view authority = rest.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view path = rest.substr(slash);
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    out.prefix = std::string(path);
+  }
+  if (authority.find('@') != std::string_view::npos) {
+    return fail(ErrorCode::kInvalidArgument,
+                "the UFM URL must not carry credentials; put them in the credentials directory");
+  }
+  std::string_view port;
+  if (authority.starts_with("[")) {
+    auto close = authority.find(']');
+    if (close == std::string_view::npos)
+      return fail(ErrorCode::kInvalidArgument, "UFM URL '" + url + "': unclosed '[' in the host");
+    out.host = std::string(authority.substr(1, close - 1));
+    std::string_view after = authority.substr(close + 1);
+    if (after.starts_with(":")) port = after.substr(1);
+  } else {
+    auto colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) return fail(ErrorCode::kInvalidArgument, "UFM URL '" + url + "' has no host");
+  out.port = port.empty() ? (out.tls ? "443" : "80") : std::string(port);
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(out.port.data(), out.port.data() + out.port.size(), value);
+  if (ec != std::errc{} || ptr != out.port.data() + out.port.size() || value == 0 || value > 65535)
+    return fail(ErrorCode::kInvalidArgument,
+                "UFM URL '" + url + "': '" + out.port + "' is not a port number");
+  bool ipv6 = out.host.find(':') != std::string::npos;
+  out.server = std::string(out.tls ? "https://" : "http://") + (ipv6 ? "[" + out.host + "]" : out.host) +
+               ":" + out.port;
+  out.origin = out.server + out.prefix;
+  return out;
+}
+
+// A secret file's contents without the trailing newline editors and `kubectl create secret` leave.
+std::expected<std::string, Error> read_secret(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kNotFound, "cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string value = text.str();
+  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
+    value.pop_back();
+  if (value.empty()) return fail(ErrorCode::kInvalidArgument, path.string() + " is empty");
+  return value;
+}
+
+std::string base64(std::string_view in) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    out +=
+        {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], kAlphabet[v & 63]};
+  }
+  if (i + 1 == in.size()) {
+    unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    out += {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == in.size()) {
+    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+class RestClient final : public UfmClient {
+ public:
+  RestClient(UfmClientOptions options, ParsedUrl url, std::string authorization, std::string base_path,
+             std::unique_ptr<k8s::HttpTransport> transport)
+      : options_(std::move(options)),
+        url_(std::move(url)),
+        authorization_(std::move(authorization)),
+        base_path_(std::move(base_path)),
+        transport_(std::move(transport)) {
+    if (!options_.clock) options_.clock = std::make_shared<k8s::SystemClock>();
+  }
+
+  std::expected<void, Error> fetch_ports(std::vector<UfmPort>& out) override {
+    return fetch_all("ports", [&](std::string& body) { return parser_.ports(body, out); });
+  }
+  std::expected<void, Error> fetch_links(std::vector<UfmLink>& out) override {
+    return fetch_all("links", [&](std::string& body) { return parser_.links(body, out); });
+  }
+  std::string base_url() const override { return url_.origin + base_path_; }
+  const UfmFetchStats& stats() const override { return stats_; }
+
+ private:
+  void log(const std::string& line) const {
+    if (options_.log) options_.log(line);
+  }
+
+  template <typename Parse>
+  std::expected<void, Error> fetch_all(const std::string& resource, Parse&& parse) {
+    std::uint64_t seen = 0;
+    std::size_t skipped = 0;
+    std::string first_skip;
+    for (std::size_t page = 1;; ++page) {
+      std::string target = url_.prefix + base_path_ + "/resources/" + resource;
+      if (options_.page_size > 0) {
+        target += "?page_number=" + std::to_string(page) + "&rpp=" + std::to_string(options_.page_size);
+      } else if (page > 1) {
+        target += "?page_number=" + std::to_string(page);
+      }
+      auto body = get(target);
+      if (!body) return std::unexpected(body.error());
+      auto parsed = parse(*body);
+      if (!parsed) {
+        return std::unexpected(parsed.error().context("GET " + url_.server + target));
+      }
+      ++stats_.pages;
+      if (parsed->skipped > 0 && first_skip.empty()) first_skip = parsed->first_skip;
+      skipped += parsed->skipped;
+      seen += parsed->records;
+      if (!parsed->paged || parsed->records == 0) break;
+      if (parsed->total && seen >= *parsed->total) break;
+      if (!parsed->total && options_.page_size > 0 && parsed->records < options_.page_size) break;
+      if (page >= kMaxPages) {
+        return fail(ErrorCode::kParse, "GET " + base_url() + "/resources/" + resource + ": more than " +
+                                           std::to_string(kMaxPages) + " pages; giving up");
+      }
+    }
+    if (skipped > 0) {
+      stats_.skipped_records += skipped;
+      stats_.skip_reasons.push_back("resources/" + resource + ": skipped " + std::to_string(skipped) +
+                                    " record(s) without required fields (first: " + first_skip + ")");
+    }
+    return {};
+  }
+
+  // One GET with the retry policy; returns the body of a 2xx answer.
+  std::expected<std::string, Error> get(const std::string& target) {
+    const std::string where = url_.server + target;  // never credentials
+    k8s::HttpRequest request{
+        "GET", target, {{"Authorization", authorization_}, {"Accept", "application/json"}}, ""};
+    auto backoff = options_.initial_backoff;
+    std::string last;
+    for (int attempt = 1;; ++attempt) {
+      ++stats_.requests;
+      log("ufm: GET " + where + (attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : ""));
+      auto wait = backoff;
+      auto res = transport_->round_trip(request, options_.timeout, /*idempotent=*/true);
+      if (res) {
+        int status = res->status;
+        if (status >= 200 && status < 300) {
+          log("ufm: GET " + where + ": HTTP " + std::to_string(status) + ", " +
+              std::to_string(res->body.size()) + " bytes");
+          return std::move(res->body);
+        }
+        if (status == 401 || status == 403) {
+          return fail(ErrorCode::kPermission,
+                      "UFM refused GET " + where + " with HTTP " + std::to_string(status) +
+                          (status == 401 ? " Unauthorized" : " Forbidden") + ": check the " +
+                          (using_token() ? "token" : "username and password") + " in " +
+                          options_.credentials_dir.string() + " (not retried)");
+        }
+        last = "HTTP " + std::to_string(status);
+        if (status < 500 && status != 429) {
+          return fail(ErrorCode::kUnavailable, "GET " + where + ": " + last +
+                                                   " (is this a UFM Enterprise server with this REST path?)");
+        }
+        int retry_after = 0;
+        if (!res->retry_after.empty()) {
+          std::from_chars(res->retry_after.data(), res->retry_after.data() + res->retry_after.size(),
+                          retry_after);
+        }
+        if (retry_after > 0)
+          wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(retry_after), options_.max_backoff);
+      } else {
+        std::string message = res.error().error.message();
+        // The transport names the request as "GET <target>: "; the error below names the full URL.
+        if (std::string prefix = "GET " + target + ": "; message.starts_with(prefix))
+          message.erase(0, prefix.size());
+        if (message.find("larger than the limit") != std::string::npos) {
+          return fail(ErrorCode::kUnavailable,
+                      "GET " + where + ": " + message +
+                          " (the UFM response size cap; raise it with --ufm-max-bytes or "
+                          "max-bytes=)");
+        }
+        if (message.find("TLS handshake") != std::string::npos) {
+          return fail(ErrorCode::kUnavailable,
+                      "GET " + where + ": " + message +
+                          " (trust the server's CA with --ufm-ca FILE; --ufm-insecure skips verification)");
+        }
+        last = message;
+      }
+      if (attempt >= options_.max_attempts) {
+        return fail(ErrorCode::kUnavailable, "GET " + where + ": " + last + " (gave up after " +
+                                                 std::to_string(attempt) + " attempts)");
+      }
+      log("ufm: GET " + where + ": " + last + "; retrying in " + std::to_string(wait.count()) + "ms");
+      options_.clock->sleep_for(wait);
+      backoff = std::min(backoff * 2, options_.max_backoff);
+    }
+  }
+
+  bool using_token() const { return base_path_ == "/ufmRestV3"; }
+
+  static constexpr std::size_t kMaxPages = 100000;
+  UfmClientOptions options_;
+  ParsedUrl url_;
+  std::string authorization_;  // the header value; never logged
+  std::string base_path_;
+  std::unique_ptr<k8s::HttpTransport> transport_;
+  UfmResponseParser parser_;
+  UfmFetchStats stats_;
+};
+
+std::expected<bool, Error> parse_bool(const std::string& key, const std::string& value) {
+  if (value.empty() || value == "true" || value == "1" || value == "yes") return true;
+  if (value == "false" || value == "0" || value == "no") return false;
+  return fail(ErrorCode::kInvalidArgument, "UFM option " + key + "='" + value + "' is not true or false");
+}
+
+template <typename T>
+std::expected<T, Error> parse_number(const std::string& key, const std::string& value) {
+  T out{};
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
+  if (ec != std::errc{} || ptr != value.data() + value.size() || out <= T{})
+    return fail(ErrorCode::kInvalidArgument,
+                "UFM option " + key + "='" + value + "' is not a positive number");
+  return out;
+}
+
+// "k=v&k2=v2" -> ordered pairs.
+std::vector<std::pair<std::string, std::string>> split_fragment(std::string_view fragment) {
+  std::vector<std::pair<std::string, std::string>> out;
+  while (!fragment.empty()) {
+    auto amp = fragment.find('&');
+    std::string_view item = fragment.substr(0, amp);
+    if (!item.empty()) {
+      auto eq = item.find('=');
+      out.emplace_back(std::string(item.substr(0, eq)),
+                       eq == std::string_view::npos ? std::string() : std::string(item.substr(eq + 1)));
+    }
+    if (amp == std::string_view::npos) break;
+    fragment.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options) {
+  auto url = parse_url(options.url);
+  if (!url) return std::unexpected(url.error());
+  if (options.credentials_dir.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "UFM at " + url->origin +
+                    " needs credentials: a directory with 'token', or 'username' and 'password' "
+                    "(--ufm-credentials DIR or credentials=DIR)");
+  }
+  if (!std::filesystem::is_directory(options.credentials_dir)) {
+    return fail(ErrorCode::kNotFound,
+                "UFM credentials directory " + options.credentials_dir.string() + " does not exist");
+  }
+  std::string authorization;
+  std::string base_path;
+  auto token_file = options.credentials_dir / "token";
+  if (std::filesystem::exists(token_file)) {
+    auto token = read_secret(token_file);
+    if (!token) return std::unexpected(token.error().context("UFM token"));
+    authorization = "Basic " + *token;
+    base_path = "/ufmRestV3";
+  } else {
+    auto user_file = options.credentials_dir / "username";
+    auto password_file = options.credentials_dir / "password";
+    if (!std::filesystem::exists(user_file) || !std::filesystem::exists(password_file)) {
+      return fail(ErrorCode::kNotFound, "UFM credentials directory " + options.credentials_dir.string() +
+                                            " has neither a 'token' file nor both 'username' and 'password'");
+    }
+    auto user = read_secret(user_file);
+    if (!user) return std::unexpected(user.error().context("UFM username"));
+    auto password = read_secret(password_file);
+    if (!password) return std::unexpected(password.error().context("UFM password"));
+    authorization = "Basic " + base64(*user + ":" + *password);
+    base_path = "/ufmRest";
+  }
+  k8s::TransportConfig config;
+  config.host = url->host;
+  config.port = url->port;
+  config.tls = url->tls;
+  config.connect_timeout = options.timeout;
+  config.body_limit = options.max_response_bytes;
+  config.tls_config.insecure_skip_verify = options.insecure;
+  if (url->tls && !options.insecure && !options.ca_file.empty()) {
+    std::ifstream in(options.ca_file, std::ios::binary);
+    if (!in) return fail(ErrorCode::kNotFound, "cannot read the UFM CA file " + options.ca_file.string());
+    std::ostringstream pem;
+    pem << in.rdbuf();
+    config.tls_config.ca_pem = pem.str();
+  }
+  auto transport = k8s::HttpTransport::create(config);
+  if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin));
+  if (options.log && url->tls && options.insecure)
+    options.log("ufm: warning: TLS certificate verification is off for " + url->origin + " (insecure)");
+  return std::make_unique<RestClient>(options, std::move(*url), std::move(authorization),
+                                      std::move(base_path), std::move(*transport));
+}
+
+std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& arg) {
+  UfmClientOptions options;
+  auto hash = arg.find('#');
+  options.url = arg.substr(0, hash);
+  if (options.url.empty()) {
+    return fail(ErrorCode::kInvalidArgument, "--source ufm needs the server: ufm:https://HOST[:PORT]");
+  }
+  if (auto url = parse_url(options.url); !url) return std::unexpected(url.error());
+  if (hash == std::string::npos) return options;
+  for (const auto& [key, value] : split_fragment(std::string_view(arg).substr(hash + 1))) {
+    if (key == "credentials") {
+      options.credentials_dir = value;
+    } else if (key == "ca") {
+      options.ca_file = value;
+    } else if (key == "insecure") {
+      auto b = parse_bool(key, value);
+      if (!b) return std::unexpected(b.error());
+      options.insecure = *b;
+    } else if (key == "timeout") {
+      auto seconds = parse_number<double>(key, value);
+      if (!seconds) return std::unexpected(seconds.error());
+      options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000));
+    } else if (key == "max-bytes") {
+      auto bytes = parse_number<std::uint64_t>(key, value);
+      if (!bytes) return std::unexpected(bytes.error());
+      options.max_response_bytes = *bytes;
+    } else if (key == "rpp") {
+      auto rpp = parse_number<std::size_t>(key, value);
+      if (!rpp) return std::unexpected(rpp.error());
+      options.page_size = *rpp;
+    } else {
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "unknown UFM option '" + key + "' (known: credentials, ca, insecure, timeout, max-bytes, rpp)");
+    }
+  }
+  return options;
+}
+
+std::string with_ufm_settings(const std::string& source, const UfmSettings& settings) {
+  if (!source.starts_with("ufm:") || settings.empty()) return source;
+  auto hash = source.find('#');
+  std::vector<std::pair<std::string, std::string>> have;
+  if (hash != std::string::npos) have = split_fragment(std::string_view(source).substr(hash + 1));
+  auto has = [&](const std::string& key) {
+    return std::any_of(have.begin(), have.end(), [&](const auto& kv) { return kv.first == key; });
+  };
+  std::string out = source;
+  bool first = hash == std::string::npos;
+  auto add = [&](const std::string& key, const std::string& value) {
+    if (has(key)) return;
+    out += first ? "#" : "&";
+    first = false;
+    out += key + "=" + value;
+  };
+  if (!settings.credentials_dir.empty()) add("credentials", settings.credentials_dir);
+  if (!settings.ca_file.empty()) add("ca", settings.ca_file);
+  if (settings.insecure) add("insecure", "true");
+  if (settings.timeout_seconds > 0) {
+    std::ostringstream t;
+    t << settings.timeout_seconds;
+    add("timeout", t.str());
+  }
+  if (settings.max_bytes > 0) add("max-bytes", std::to_string(settings.max_bytes));
+  if (settings.page_size > 0) add("rpp", std::to_string(settings.page_size));
+  return out;
+}
+
+}  // namespace hypertopo::discoverers::ufm

@@ -1,0 +1,95 @@
+// discoverers/ufm/ufm_client.h: talking to a UFM Enterprise server's REST API.
+//
+// Where it is (`https://host[:port][/prefix]`), how to prove who we are, and how patient to be. The
+// credentials come from files in a directory mounted from a Secret: `token` (token auth: base path
+// /ufmRestV3 and `Authorization: Basic <token>`) or `username` + `password` (basic auth on
+// /ufmRest). TLS verifies the server against the CA file (or the system store) unless `insecure` is
+// set explicitly. 401/403 end the run at once (retrying a wrong password only locks accounts); 5xx,
+// 429 and transport failures are retried with bounded exponential backoff; a response larger than
+// the size cap is an error, never truncated. Credentials never appear in a log line or an error.
+//
+//   UfmClientOptions options;
+//   options.url = "https://ufm.example:443";
+//   options.credentials_dir = "/etc/hypertopo/ufm";
+//   auto client = UfmClient::create(options);            // std::expected<..., Error>
+//   std::vector<UfmPort> ports;
+//   auto ok = (*client)->fetch_ports(ports);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "discoverers/ufm/ufm_fabric.h"
+#include "errors/error.h"
+#include "k8s/client/clock.h"
+
+namespace hypertopo::discoverers::ufm {
+
+struct UfmClientOptions {
+  std::string url;                           // https://host[:port][/prefix]
+  std::filesystem::path credentials_dir;     // holds `token`, or `username` and `password`
+  std::filesystem::path ca_file;             // PEM bundle to verify the server; empty: the system store
+  bool insecure = false;                     // skip certificate verification (explicit opt-in only)
+  std::chrono::milliseconds timeout{30000};  // each request: connect, send, read
+  std::uint64_t max_response_bytes = 512ull * 1024 * 1024;  // per response body
+  std::size_t page_size = 0;  // rpp for paged requests; 0: ask unpaged (a paged answer is still followed)
+  int max_attempts = 4;       // per request, for 5xx / 429 / transport failures
+  std::chrono::milliseconds initial_backoff{500};
+  std::chrono::milliseconds max_backoff{8000};
+  std::shared_ptr<k8s::Clock> clock;            // null: the system clock
+  std::function<void(const std::string&)> log;  // progress, one line each; never credentials
+};
+
+// Statistics of the last fetch, for notes and tests.
+struct UfmFetchStats {
+  int requests = 0;  // HTTP requests made (retries included)
+  int pages = 0;     // pages parsed
+  std::size_t skipped_records = 0;
+  std::vector<std::string> skip_reasons;  // first reason per resource with skips
+};
+
+class UfmClient {
+ public:
+  // Reads the credentials and the CA file; fails when they are missing or unreadable (naming the
+  // file, never its contents) or when the URL is not http(s)://host[:port][/prefix].
+  static std::expected<std::unique_ptr<UfmClient>, Error> create(const UfmClientOptions& options);
+  virtual ~UfmClient() = default;
+
+  // GET <base>/resources/ports (all pages), appended to `out`.
+  virtual std::expected<void, Error> fetch_ports(std::vector<UfmPort>& out) = 0;
+  // GET <base>/resources/links (all pages), appended to `out`.
+  virtual std::expected<void, Error> fetch_links(std::vector<UfmLink>& out) = 0;
+  // "https://host:port/ufmRest" or ".../ufmRestV3": where requests go (no credentials in it).
+  virtual std::string base_url() const = 0;
+  virtual const UfmFetchStats& stats() const = 0;
+};
+
+// Splits "URL[#key=value&...]" (the `ufm:` source argument) into options. Keys: credentials, ca,
+// insecure (true/false), timeout (seconds), max-bytes, rpp. The fragment never leaves this process.
+std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& arg);
+
+// The client-side settings front ends take as flags (--ufm-credentials, --ufm-ca, ...).
+struct UfmSettings {
+  std::string credentials_dir;
+  std::string ca_file;
+  bool insecure = false;
+  double timeout_seconds = 0;   // 0: default
+  std::uint64_t max_bytes = 0;  // 0: default
+  std::size_t page_size = 0;    // 0: unpaged
+  bool empty() const {
+    return credentials_dir.empty() && ca_file.empty() && !insecure && timeout_seconds == 0 &&
+           max_bytes == 0 && page_size == 0;
+  }
+};
+
+// Adds `settings` to a `ufm:` source string ("ufm:https://h" -> "ufm:https://h#credentials=/d&ca=/c").
+// Settings already in the source's own fragment win. Sources of other kinds are returned unchanged.
+std::string with_ufm_settings(const std::string& source, const UfmSettings& settings);
+
+}  // namespace hypertopo::discoverers::ufm

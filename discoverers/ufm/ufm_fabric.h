@@ -1,0 +1,90 @@
+// discoverers/ufm/ufm_fabric.h: UFM's `resources/ports` and `resources/links` answers, parsed with
+// simdjson, and the FabricGraph they describe.
+//
+// UFM lists every port of the fabric: host ports ("Computer IB Port") with their port GUID, the
+// HCA's node GUID (`systemID`), `system_name` (the host part of the HCA description) and the peer
+// they are cabled to; switch ports ("Switch IB Port") with the switch's GUID. `resources/links`
+// lists every cable by (source_guid, source_port, destination_guid, destination_port). Both
+// answers are either a plain JSON array or, when paged, `{"total_resources": N, "data": [...]}`.
+//
+// Records without a usable `guid` (links: `source_guid`/`destination_guid`) are skipped and counted,
+// never guessed; a body that is not JSON (a response cut short) is an error naming the byte offset.
+//
+//   UfmResponseParser parser;                 // reuse it: its buffers grow to the largest page
+//   std::vector<UfmPort> ports;
+//   auto page = parser.ports(body, ports);    // std::expected<UfmPage, Error>
+//   std::vector<std::string> notes;
+//   topology::FabricGraph graph = build_ufm_graph(ports, links, &notes);
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "errors/error.h"
+#include "topology/fabric_graph.h"
+
+namespace hypertopo::discoverers::ufm {
+
+enum class PortRole : std::uint8_t { kHost, kSwitch, kOther };
+
+struct UfmPort {
+  PortRole role = PortRole::kOther;
+  std::string guid;         // port GUID, normalised ("0x" + 16 hex digits)
+  std::string system_guid;  // `systemID`: the node GUID of the HCA or switch, normalised; may be ""
+  std::string system_name;  // host ports: the HCA description's host part; switches: the switch name
+  std::string node_description;
+  int number = 0;                // port number (from `number`, else the `name` suffix "<guid>_<n>")
+  std::string peer_guid;         // normalised; "" when the port has no peer
+  int peer_port = 0;             // from `peer` ("<guid>_<port>")
+  std::string peer_description;  // `peer_node_description`, else `peer_node_name`
+  std::string rate;              // "4xNDR" from active_width + active_speed; "" when unknown
+  bool down = false;             // logical_state "Down"
+};
+
+struct UfmLink {
+  std::string source_guid;  // normalised
+  int source_port = 0;
+  std::string destination_guid;  // normalised
+  int destination_port = 0;
+  std::string source_description;       // `source_port_node_description` when present
+  std::string destination_description;  // `destination_port_node_description` when present
+};
+
+// What one answer held.
+struct UfmPage {
+  bool paged = false;                  // the `{"total_resources", "data"}` envelope
+  std::optional<std::uint64_t> total;  // `total_resources` when paged
+  std::size_t records = 0;             // array elements seen (used and skipped)
+  std::size_t skipped = 0;             // elements without the required fields
+  std::string first_skip;              // why the first skipped element was skipped
+};
+
+// Parses answers into records, appending to `out`. `body` may grow (simdjson needs padding after the
+// text); its contents are unchanged. Not thread-safe; one parser per thread.
+class UfmResponseParser {
+ public:
+  UfmResponseParser();
+  ~UfmResponseParser();
+  UfmResponseParser(const UfmResponseParser&) = delete;
+  UfmResponseParser& operator=(const UfmResponseParser&) = delete;
+
+  std::expected<UfmPage, Error> ports(std::string& body, std::vector<UfmPort>& out);
+  std::expected<UfmPage, Error> links(std::string& body, std::vector<UfmLink>& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The fabric the records describe: switches by GUID, one endpoint per host (CA) port (id = port
+// GUID, node_guid = systemID, host = system_name, description = node_description), links from
+// `links` plus the ports' own peer fields (deduplicated), with the port's rate. A link end that is
+// not a known CA port or CA node is a switch. Notes say what was skipped.
+topology::FabricGraph build_ufm_graph(const std::vector<UfmPort>& ports, const std::vector<UfmLink>& links,
+                                      std::vector<std::string>* notes);
+
+}  // namespace hypertopo::discoverers::ufm
