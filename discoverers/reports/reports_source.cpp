@@ -1,0 +1,69 @@
+#include "discoverers/reports/reports_source.h"
+
+#include <algorithm>
+#include <map>
+#include <system_error>
+
+namespace hypertopo::discoverers {
+namespace {
+
+bool is_report_file(const std::filesystem::path& p) {
+  const auto ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+class ReportsSource : public Discoverer {
+ public:
+  explicit ReportsSource(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  std::string name() const override { return "reports"; }
+  std::expected<Discovery, Error> discover() override {
+    auto reports = load_node_reports(dir_);
+    if (!reports) return std::unexpected(reports.error());
+    Discovery found;
+    found.notes.push_back("reports: " + std::to_string(reports->size()) + " NodeReports from " +
+                          dir_.string());
+    found.reports = std::move(*reports);
+    return found;
+  }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+}  // namespace
+
+std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return fail(ErrorCode::kNotFound, dir.string() + ": not a directory of NodeReports");
+  std::vector<std::filesystem::path> files;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && is_report_file(it->path())) files.push_back(it->path());
+  }
+  if (ec) return fail(ErrorCode::kNotFound, dir.string() + ": cannot list: " + ec.message());
+  if (files.empty()) {
+    return fail(ErrorCode::kNotFound, dir.string() + ": no NodeReport files (*.yaml, *.yml, *.json)");
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<topology::NodeReport> out;
+  std::map<std::string, std::filesystem::path> file_of;  // node -> the file that named it first
+  for (const auto& f : files) {
+    auto report = topology::read_node_report_file(f);
+    if (!report) return std::unexpected(report.error());
+    auto [it, inserted] = file_of.emplace(report->node_name, f);
+    if (!inserted) {
+      return fail(ErrorCode::kConflict, f.string() + ": node " + report->node_name +
+                                            " already has a report in " + it->second.string());
+    }
+    out.push_back(std::move(*report));
+  }
+  return out;
+}
+
+std::expected<std::unique_ptr<Discoverer>, Error> make_reports_source(const SourceSpec& spec,
+                                                                      const DiscoveryDeps&) {
+  if (spec.arg.empty()) return fail(ErrorCode::kInvalidArgument, "reports: needs a directory (reports:DIR)");
+  return std::make_unique<ReportsSource>(spec.arg);
+}
+
+}  // namespace hypertopo::discoverers

@@ -1,0 +1,217 @@
+// Leader side of roce-lldp: NodeReports + switch hierarchy -> FabricGraph, and the "roce" source.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "discoverers/roce-lldp/roce_lldp.h"
+
+namespace hypertopo::discoverers::roce_lldp {
+
+std::optional<std::string> RoceHierarchy::parent_of(const std::string& switch_name) const {
+  if (auto it = parents.find(switch_name); it != parents.end()) return it->second;
+  for (const auto& rule : rules) {
+    std::smatch m;
+    if (std::regex_search(switch_name, m, rule.compiled)) return m.format(rule.parent);
+  }
+  return std::nullopt;
+}
+
+std::expected<RoceHierarchy, Error> parse_roce_hierarchy(const std::string& yaml_text,
+                                                         const std::string& name) {
+  RoceHierarchy h;
+  h.origin = name;
+  YAML::Node doc;
+  try {
+    doc = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse, name + ": not valid YAML: " + e.what());
+  }
+  if (doc.IsNull()) return h;
+  if (!doc.IsMap())
+    return fail(ErrorCode::kParse, name + ": expected a mapping with 'parents' and/or 'rules'");
+  auto scalar = [&](const YAML::Node& n, const std::string& key) -> std::expected<std::string, Error> {
+    if (!n.IsScalar() || n.Scalar().empty())
+      return fail(ErrorCode::kParse, name + ": " + key + ": expected a non-empty string");
+    return n.Scalar();
+  };
+  for (const auto& kv : doc) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "parents") {
+      if (!kv.second.IsMap())
+        return fail(ErrorCode::kParse, name + ": parents: expected a mapping switch -> parent");
+      for (const auto& p : kv.second) {
+        const std::string child = p.first.as<std::string>();
+        auto parent = scalar(p.second, "parents." + child);
+        if (!parent) return std::unexpected(parent.error());
+        if (*parent == child)
+          return fail(ErrorCode::kParse, name + ": parents." + child + ": a switch cannot be its own parent");
+        h.parents[child] = *parent;
+      }
+    } else if (key == "rules") {
+      if (!kv.second.IsSequence()) return fail(ErrorCode::kParse, name + ": rules: expected a list");
+      std::size_t i = 0;
+      for (const auto& r : kv.second) {
+        const std::string where = "rules[" + std::to_string(i++) + "]";
+        if (!r.IsMap()) return fail(ErrorCode::kParse, name + ": " + where + ": expected {pattern, parent}");
+        RoceHierarchy::Rule rule;
+        for (const auto& f : r) {
+          const std::string fk = f.first.as<std::string>();
+          if (fk != "pattern" && fk != "parent")
+            return fail(ErrorCode::kParse,
+                        name + ": " + where + "." + fk + ": unknown key (pattern, parent)");
+        }
+        if (!r["pattern"]) return fail(ErrorCode::kParse, name + ": " + where + ".pattern: missing");
+        if (!r["parent"]) return fail(ErrorCode::kParse, name + ": " + where + ".parent: missing");
+        auto pattern = scalar(r["pattern"], where + ".pattern");
+        if (!pattern) return std::unexpected(pattern.error());
+        auto parent = scalar(r["parent"], where + ".parent");
+        if (!parent) return std::unexpected(parent.error());
+        try {
+          rule.compiled = std::regex(*pattern, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+          return fail(ErrorCode::kParse,
+                      name + ": " + where + ".pattern: '" + *pattern + "' is not a valid regex: " + e.what());
+        }
+        // $N beyond the pattern's groups would silently render empty: reject it.
+        const std::size_t groups = rule.compiled.mark_count();
+        for (std::size_t pos = parent->find('$'); pos != std::string::npos;
+             pos = parent->find('$', pos + 1)) {
+          if (pos + 1 < parent->size() && std::isdigit(static_cast<unsigned char>((*parent)[pos + 1])) &&
+              static_cast<std::size_t>((*parent)[pos + 1] - '0') > groups) {
+            return fail(ErrorCode::kParse, name + ": " + where + ".parent: '" + *parent + "' uses $" +
+                                               (*parent)[pos + 1] + " but the pattern has " +
+                                               std::to_string(groups) + " group(s)");
+          }
+        }
+        rule.pattern = *pattern;
+        rule.parent = *parent;
+        h.rules.push_back(std::move(rule));
+      }
+    } else {
+      return fail(ErrorCode::kParse, name + ": " + key + ": unknown key (parents, rules)");
+    }
+  }
+  return h;
+}
+
+std::expected<RoceHierarchy, Error> load_roce_hierarchy(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open the switch hierarchy");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_roce_hierarchy(buf.str(), path.string());
+}
+
+std::expected<topology::FabricGraph, Error> build_roce_fabric(
+    const std::vector<topology::NodeReport>& reports, const RoceHierarchy& hierarchy,
+    std::vector<std::string>* notes) {
+  auto note = [&](std::string line) {
+    if (notes != nullptr) notes->push_back(std::move(line));
+  };
+  topology::FabricGraph graph;
+  std::set<std::string> tors;  // by display name
+  for (const auto& report : reports) {
+    std::size_t attached = 0;
+    for (const auto& rail : report.roce) {
+      if (!rail.neighbor) continue;
+      const auto& n = *rail.neighbor;
+      // The ToR is identified by its chassis id; its system name is what admins (and the hierarchy) use.
+      const std::string display = n.system_name.empty() ? n.chassis_id : n.system_name;
+      if (display.empty()) continue;
+      const std::string id = n.chassis_id.empty() ? "name:" + display : n.chassis_id;
+      auto sw = graph.add_switch(id, display);
+      auto ep =
+          graph.add_endpoint(report.node_name + "/" + rail.netdev, report.node_name + " " + rail.netdev);
+      graph.vertex(ep).host = report.node_name;
+      graph.vertex(ep).device = rail.netdev;
+      int port = 0;
+      if (auto pos = n.port_id.find_last_not_of("0123456789"); pos + 1 < n.port_id.size()) {
+        port = std::atoi(n.port_id.c_str() + pos + 1);
+      }
+      graph.add_link(sw, port, ep, rail.rdma_port,
+                     rail.speed_mbps ? std::to_string(*rail.speed_mbps) + "Mb/s" : std::string());
+      tors.insert(display);
+      ++attached;
+    }
+    if (attached == 0)
+      note(report.node_name + ": no RoCE netdev with an LLDP neighbour; not in the RoCE tree");
+  }
+  // Climb the hierarchy from every ToR; each switch gets one parent link.
+  std::set<std::string> linked;
+  for (const auto& tor : tors) {
+    std::string current = tor;
+    std::vector<std::string> path{current};
+    auto id_of = [&](const std::string& name) -> std::string {
+      // ToRs were added by chassis id; find them by description so that the link lands on the same vertex.
+      for (topology::VertexId v = 0; v < graph.vertex_count(); ++v) {
+        const auto& vx = graph.vertex(v);
+        if (vx.kind == topology::VertexKind::kSwitch && vx.description == name) return vx.id;
+      }
+      return "name:" + name;
+    };
+    while (auto parent = hierarchy.parent_of(current)) {
+      if (std::find(path.begin(), path.end(), *parent) != path.end()) {
+        std::string chain;
+        for (const auto& p : path) chain += p + " -> ";
+        return fail(ErrorCode::kInvalidArgument,
+                    hierarchy.origin + ": the switch hierarchy has a cycle: " + chain + *parent);
+      }
+      if (!linked.insert(current).second) break;  // already climbed from here
+      auto child_v = graph.add_switch(id_of(current), current);
+      auto parent_v = graph.add_switch(id_of(*parent), *parent);
+      graph.add_link(child_v, 0, parent_v, 0);
+      path.push_back(*parent);
+      current = *parent;
+    }
+  }
+  return graph;
+}
+
+namespace {
+
+class RoceSource : public Discoverer {
+ public:
+  RoceSource(RoceHierarchy hierarchy, const std::vector<topology::NodeReport>* reports)
+      : hierarchy_(std::move(hierarchy)), reports_(reports) {}
+  std::string name() const override { return "roce"; }
+
+  std::expected<Discovery, Error> discover() override {
+    if (reports_ == nullptr || reports_->empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "the roce source builds from NodeReports: none were given (use --source reports:DIR or "
+                  "the agents' published reports)");
+    }
+    Discovery d;
+    auto graph = build_roce_fabric(*reports_, hierarchy_, &d.notes);
+    if (!graph) return std::unexpected(graph.error());
+    d.notes.insert(d.notes.begin(), "roce: " + std::to_string(reports_->size()) + " NodeReports, " +
+                                        std::to_string(graph->switch_count()) + " switches, " +
+                                        std::to_string(graph->endpoint_count()) + " rails");
+    d.graph = std::move(*graph);
+    return d;
+  }
+
+ private:
+  RoceHierarchy hierarchy_;
+  const std::vector<topology::NodeReport>* reports_;
+};
+
+}  // namespace
+
+std::expected<std::unique_ptr<Discoverer>, Error> make_roce_source(const SourceSpec& spec,
+                                                                   const DiscoveryDeps& deps) {
+  RoceHierarchy hierarchy;
+  if (!spec.arg.empty()) {
+    auto loaded = load_roce_hierarchy(spec.arg);
+    if (!loaded) return std::unexpected(loaded.error());
+    hierarchy = std::move(*loaded);
+  }
+  return std::make_unique<RoceSource>(std::move(hierarchy), deps.reports);
+}
+
+}  // namespace hypertopo::discoverers::roce_lldp
