@@ -7,10 +7,11 @@ scripts/setup.sh
 mkdir -p out
 echo
 build/bin/hypertopo discover --source demo --write-manifests out/demo-hypernodes.yaml "$@"
-build/bin/hypertopo discover --source demo:model -o dot 2>/dev/null > out/demo-tree.dot
+# Coloured by GPU capacity (8 GPUs per node assumed: the built-in fabric has no node list).
+build/bin/hypertopo discover --source demo:model -o dot --assume-gpus-per-node 8 2>/dev/null > out/demo-tree.dot
 if command -v dot >/dev/null 2>&1; then
   dot -Tsvg out/demo-tree.dot -o out/demo-tree.svg
-  echo "picture of the tree: out/demo-tree.svg (Graphviz source: out/demo-tree.dot)"
+  echo "picture of the tree, coloured by GPU capacity and use: out/demo-tree.svg (Graphviz source: out/demo-tree.dot)"
 else
   echo "Graphviz source of the tree: out/demo-tree.dot (install graphviz for an SVG)"
 fi

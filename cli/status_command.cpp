@@ -1,0 +1,275 @@
+// `hypertopo status`: the live tree as the cluster holds it, with GPU capacity and use per domain,
+// the largest free block per tier, and the HyperNodes that are not ours or break the rules.
+//
+// The tree is rebuilt from the HyperNode objects themselves (exact-name members, the form hypertopo
+// and Volcano's discoverers write) and checked with the same check_invariants() the agent runs before
+// it writes, so what this prints is what Volcano's scheduler will accept or refuse.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "cli/commands.h"
+#include "k8s/client/kube_client.h"
+#include "k8s/client/kube_config.h"
+#include "k8s/objects/node_list.h"
+#include "scheduler/input/cluster_loader.h"
+#include "topology/exporters/capacity_dot.h"
+#include "topology/hypernode.h"
+#include "topology/tree.h"
+
+namespace hypertopo::cli {
+namespace {
+
+using nlohmann::json;
+
+const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kPods{"", "v1", "pods", true};
+
+struct StatusOptions {
+  std::string kubeconfig;
+  std::string context;
+  std::string output = "text";
+};
+
+// The tree the HyperNodes describe, and what could not be represented or checked.
+struct LiveTree {
+  topology::Tree tree;
+  std::vector<std::string> problems;       // "<hypernode>: what is wrong"
+  std::vector<std::string> foreign;        // "<hypernode> (managed-by: X)"
+  std::set<std::string> selector_members;  // HyperNodes with regexMatch/labelMatch Node members
+};
+
+LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
+  LiveTree live;
+  std::vector<std::pair<std::string, std::string>> edges;  // parent, child
+  for (const auto& h : hypernodes) {
+    const std::string name = h.value("/metadata/name"_json_pointer, std::string());
+    const std::string owner =
+        h.value(json::json_pointer("/metadata/labels/" + std::string("app.kubernetes.io~1managed-by")),
+                std::string());
+    if (owner != topology::kManagedByValue) {
+      live.foreign.push_back(name + " (managed-by: " + (owner.empty() ? "<none>" : owner) + ")");
+    }
+    const json tier = h.value("/spec/tier"_json_pointer, json());
+    if (!tier.is_number_integer()) {
+      live.problems.push_back(name + ": spec.tier is missing or not an integer");
+      continue;
+    }
+    auto id =
+        live.tree.add_domain(name, tier.get<int>(), h.value("/spec/tierName"_json_pointer, std::string()));
+    for (const auto& m : h.value("/spec/members"_json_pointer, json::array())) {
+      const std::string type = m.value("type", "");
+      const std::string exact = m.value("/selector/exactMatch/name"_json_pointer, std::string());
+      if (exact.empty()) {
+        if (type == "Node") {
+          live.selector_members.insert(name);
+        } else {
+          live.problems.push_back(name +
+                                  ": a HyperNode member chosen by regexMatch/labelMatch (not resolved)");
+        }
+        continue;
+      }
+      if (type == "Node") {
+        live.tree.domain(id).nodes.push_back(exact);
+      } else if (type == "HyperNode") {
+        edges.emplace_back(name, exact);
+      } else {
+        live.problems.push_back(name + ": member type '" + type + "' is neither Node nor HyperNode");
+      }
+    }
+    std::ranges::sort(live.tree.domain(id).nodes);
+  }
+  std::set<std::string> has_parent;
+  for (const auto& [parent, child] : edges) {
+    auto p = live.tree.find(parent);
+    auto c = live.tree.find(child);
+    if (!c) {
+      live.problems.push_back(parent + ": member HyperNode " + child + " does not exist");
+    } else if (!has_parent.insert(child).second) {
+      live.problems.push_back(child + ": member of more than one HyperNode (second: " + parent + ")");
+    } else if (p) {
+      live.tree.attach(*p, *c);
+    }
+  }
+  return live;
+}
+
+// Node members chosen by regex or labels: the scheduler's index already resolves every selector
+// kind against the Nodes, so it decides which nodes those HyperNodes hold.
+void resolve_selector_members(LiveTree& live, const std::vector<json>& hypernodes,
+                              const std::vector<json>& nodes) {
+  if (live.selector_members.empty()) return;
+  auto fail = [&](const Error& e) {
+    for (const auto& name : live.selector_members) {
+      live.problems.push_back(name + ": regexMatch/labelMatch members not resolved: " + e.message());
+    }
+  };
+  auto topology = scheduler::parse_topology(json{{"kind", "HyperNodeList"}, {"items", hypernodes}});
+  if (!topology) return fail(topology.error());
+  auto specs = scheduler::parse_nodes(json{{"kind", "NodeList"}, {"items", nodes}});
+  if (!specs) return fail(specs.error());
+  auto index = scheduler::TopologyIndex::from_hypernodes(topology->hypernodes, std::move(*specs), {});
+  if (!index) return fail(index.error());
+  for (const auto& name : live.selector_members) {
+    auto id = live.tree.find(name);
+    const int at = index->find_domain(name);
+    if (!id || at < 0) continue;
+    auto& members = live.tree.domain(*id).nodes;
+    for (int n : index->domain(at).nodes) members.push_back(index->node(n).spec.name);
+    std::ranges::sort(members);
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+  }
+}
+
+struct FreeBlock {
+  int tier = 0;
+  std::string tier_name;
+  std::string domain;
+  std::int64_t free_gpus = 0;
+  std::size_t idle_nodes = 0;
+};
+
+std::size_t idle_nodes(const topology::Tree& tree, topology::DomainId id,
+                       const topology::exporters::GpuUsage& usage) {
+  std::size_t idle = 0;
+  for (const auto& n : tree.nodes_under(id)) {
+    auto it = usage.find(n);
+    if (it != usage.end() && it->second.allocatable > 0 && it->second.used == 0) ++idle;
+  }
+  return idle;
+}
+
+std::vector<FreeBlock> largest_free_blocks(const topology::Tree& tree,
+                                           const topology::exporters::GpuUsage& usage) {
+  std::map<int, FreeBlock> best;
+  for (topology::DomainId id = 0; id < tree.size(); ++id) {
+    const auto& d = tree.domain(id);
+    const auto totals = topology::exporters::domain_gpu_totals(tree, id, usage);
+    auto [it, fresh] = best.try_emplace(d.tier);
+    if (fresh || totals.free() > it->second.free_gpus) {
+      it->second = {d.tier, d.tier_name, d.name, totals.free(), idle_nodes(tree, id, usage)};
+    }
+  }
+  std::vector<FreeBlock> out;
+  for (auto it = best.rbegin(); it != best.rend(); ++it) out.push_back(it->second);
+  return out;
+}
+
+void print_domain_text(const topology::Tree& tree, topology::DomainId id,
+                       const topology::exporters::GpuUsage& usage, int depth, std::ostream& out) {
+  const auto& d = tree.domain(id);
+  const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
+  out << std::string(static_cast<std::size_t>(depth) * 2, ' ') << d.name << " (" << d.tier_name << ", tier "
+      << d.tier << "): " << tree.nodes_under(id).size() << " nodes, GPUs " << t.used << "/" << t.allocatable
+      << " used, " << t.free() << " free\n";
+  std::vector<topology::DomainId> children = d.children;
+  std::ranges::sort(children, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
+  for (auto c : children) print_domain_text(tree, c, usage, depth + 1, out);
+}
+
+int run_status(const StatusOptions& opts) {
+  auto error = [](const Error& e) {
+    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    return 1;
+  };
+  auto config = k8s::load_kubeconfig(opts.kubeconfig, opts.context);
+  if (!config) return error(config.error().context("--kubeconfig"));
+  auto client = k8s::KubeClient::create(*config, {.qps = 20, .burst = 40});
+  if (!client) return error(client.error());
+  auto hypernodes = (*client)->list(kHyperNodes, "");
+  if (!hypernodes) return error(hypernodes.error().error.context("listing HyperNodes"));
+  auto node_items = (*client)->list(k8s::kNodesResource, "");
+  if (!node_items) return error(node_items.error().error.context("listing Nodes"));
+  auto pod_items = (*client)->list(kPods, "");
+  if (!pod_items) return error(pod_items.error().error.context("listing Pods"));
+
+  auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items->items}});
+  if (!nodes) return error(nodes.error().context("the cluster's Node list"));
+  const json pods{{"items", pod_items->items}};
+  auto usage = topology::exporters::gpu_usage_from(*nodes, &pods);
+  if (!usage) return error(usage.error());
+
+  std::vector<json> items = hypernodes->items;
+  std::ranges::sort(items, [](const json& a, const json& b) {
+    return a.value("/metadata/name"_json_pointer, std::string()) <
+           b.value("/metadata/name"_json_pointer, std::string());
+  });
+  LiveTree live = rebuild_tree(items);
+  resolve_selector_members(live, items, node_items->items);
+  if (auto ok = topology::check_invariants(live.tree); !ok) live.problems.push_back(ok.error().message());
+  const auto& tree = live.tree;
+  const auto blocks = largest_free_blocks(tree, *usage);
+  std::int64_t alloc = 0, used = 0;
+  for (const auto& [name, u] : *usage) {
+    alloc += u.allocatable;
+    used += u.used;
+  }
+
+  if (opts.output == "json") {
+    json domains = json::array();
+    for (topology::DomainId id = 0; id < tree.size(); ++id) {
+      const auto& d = tree.domain(id);
+      const auto t = topology::exporters::domain_gpu_totals(tree, id, *usage);
+      domains.push_back({{"name", d.name},
+                         {"tier", d.tier},
+                         {"tierName", d.tier_name},
+                         {"parent", d.parent ? json(tree.domain(*d.parent).name) : json(nullptr)},
+                         {"nodes", tree.nodes_under(id).size()},
+                         {"gpus", {{"allocatable", t.allocatable}, {"used", t.used}, {"free", t.free()}}}});
+    }
+    json free = json::array();
+    for (const auto& b : blocks) {
+      free.push_back({{"tier", b.tier},
+                      {"tierName", b.tier_name},
+                      {"domain", b.domain},
+                      {"freeGpus", b.free_gpus},
+                      {"idleNodes", b.idle_nodes}});
+    }
+    std::cout << json{{"hyperNodes", items.size()},
+                      {"nodes", nodes->items.size()},
+                      {"gpus", {{"allocatable", alloc}, {"used", used}}},
+                      {"domains", domains},
+                      {"largestFreeBlocks", free},
+                      {"notOurs", live.foreign},
+                      {"problems", live.problems}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << "HyperNodes: " << items.size() << " (" << live.foreign.size()
+            << " not ours), Nodes: " << nodes->items.size() << ", GPUs: " << used << "/" << alloc
+            << " used\n\n";
+  std::vector<topology::DomainId> roots = tree.roots();
+  std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
+  for (auto r : roots) print_domain_text(tree, r, *usage, 0, std::cout);
+  std::cout << "\nLargest free block per tier:\n";
+  for (const auto& b : blocks) {
+    std::cout << "  tier " << b.tier << " (" << b.tier_name << "): " << b.domain << ", " << b.free_gpus
+              << " GPUs free, " << b.idle_nodes << " idle nodes\n";
+  }
+  std::cout << "\nNot ours (" << live.foreign.size() << "):\n";
+  for (const auto& f : live.foreign) std::cout << "  " << f << "\n";
+  std::cout << "\nProblems (" << live.problems.size() << "):\n";
+  for (const auto& p : live.problems) std::cout << "  " << p << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_status_command(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<StatusOptions>();
+  auto* cmd = app.add_subcommand("status", "Show the live HyperNode tree with GPU capacity and use");
+  cmd->footer(
+      "Reads HyperNodes, Nodes and Pods; lists the HyperNodes that are not managed by hypertopo and "
+      "any that break the rules Volcano's scheduler needs.\n"
+      "Example:\n  hypertopo status --kubeconfig ~/.kube/config -o json");
+  cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--context", opts->context, "kubeconfig context (default: current-context)");
+  cmd->add_option("-o,--output", opts->output, "Output format")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([opts, &action] { action = [opts] { return run_status(*opts); }; });
+}
+
+}  // namespace hypertopo::cli

@@ -1,0 +1,72 @@
+// `hypertopo discover -o <export>`: every export format through the same entry point as the binary.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "tests/support/fixtures.h"
+#include "topology/exporters/slurm_topology.h"
+
+namespace hypertopo::cli {
+namespace {
+
+testing::CapturedRun run(std::vector<std::string> args) {
+  return testing::run_captured(run_cli, std::move(args));
+}
+
+TEST(DiscoverExports, LabelsAndTopologyObjectsAgree) {
+  auto labels = run({"discover", "--source", "demo", "-o", "labels", "--topograph-labels"});
+  ASSERT_EQ(labels.code, 0) << labels.err;
+  YAML::Node doc = YAML::Load(labels.out);
+  ASSERT_EQ(doc.size(), 128u);
+  const YAML::Node first = doc["demo-su01-node001"];
+  EXPECT_EQ(first["hypertopo.io/tier-3"].as<std::string>(), "core-demo-core-01");
+  EXPECT_EQ(first["fabric.topograph.run/tier-3"].as<std::string>(), "core-demo-core-01");
+
+  auto kueue =
+      run({"discover", "--source", "demo", "-o", "kueue-topology", "--label-prefix", "example.com/t"});
+  ASSERT_EQ(kueue.code, 0) << kueue.err;
+  auto k = nlohmann::json::parse(kueue.out);
+  EXPECT_EQ(k["spec"]["levels"][0]["nodeLabel"], "example.com/t3");
+  EXPECT_EQ(k["spec"]["levels"].back()["nodeLabel"], "kubernetes.io/hostname");
+  auto kai = run({"discover", "--source", "demo", "-o", "kai-topology"});
+  ASSERT_EQ(kai.code, 0) << kai.err;
+  EXPECT_EQ(nlohmann::json::parse(kai.out)["kind"], "Topology");
+}
+
+TEST(DiscoverExports, SlurmFormatsListEveryHostOnce) {
+  for (const char* format : {"slurm-tree", "slurm-block"}) {
+    auto r = run({"discover", "--source", "demo", "-o", format});
+    ASSERT_EQ(r.code, 0) << r.err;
+    std::set<std::string> hosts;
+    std::istringstream in(r.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      const auto at = line.find(" Nodes=");
+      if (line.starts_with("#") || at == std::string::npos) continue;
+      auto names = topology::exporters::expand_hostlist(line.substr(at + 7));
+      ASSERT_TRUE(names.has_value()) << line;
+      for (const auto& n : *names) EXPECT_TRUE(hosts.insert(n).second) << format << " " << n;
+    }
+    EXPECT_EQ(hosts.size(), 128u) << format;
+  }
+  auto yaml = run({"discover", "--source", "demo", "-o", "slurm-yaml"});
+  ASSERT_EQ(yaml.code, 0) << yaml.err;
+  EXPECT_EQ(YAML::Load(yaml.out).size(), 2u);
+}
+
+TEST(DiscoverExports, DotIsColouredByCapacityWhenGpusAreKnown) {
+  auto plain = run({"discover", "--source", "demo", "-o", "dot"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("cluster_legend"), std::string::npos);
+  auto coloured = run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8"});
+  ASSERT_EQ(coloured.code, 0) << coloured.err;
+  EXPECT_NE(coloured.out.find("cluster_legend"), std::string::npos);
+  EXPECT_NE(coloured.out.find("GPUs 0/1024 used"), std::string::npos) << "the core holds 128 nodes x 8 GPUs";
+}
+
+}  // namespace
+}  // namespace hypertopo::cli

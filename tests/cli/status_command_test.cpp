@@ -1,0 +1,167 @@
+// `hypertopo status` end to end. No real API server here: the in-tree loopback API server
+// (tests/apiserver) holds the HyperNodes, Nodes and Pods the command reads over HTTP.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "k8s/client/kube_client.h"
+#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::cli {
+namespace {
+
+using nlohmann::json;
+
+const k8s::Resource kNodes{"", "v1", "nodes", false};
+const k8s::Resource kPods{"", "v1", "pods", true};
+const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+
+json hypernode(const std::string& name, int tier, const std::string& tier_name,
+               const std::string& member_type, const std::vector<std::string>& members,
+               const std::string& owner = "hypertopo") {
+  json m = json::array();
+  for (const auto& x : members)
+    m.push_back({{"type", member_type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
+  json h = {{"apiVersion", "topology.volcano.sh/v1alpha1"},
+            {"kind", "HyperNode"},
+            {"metadata", {{"name", name}}},
+            {"spec", {{"tier", tier}, {"tierName", tier_name}, {"members", m}}}};
+  if (!owner.empty()) h["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", owner}};
+  return h;
+}
+
+class StatusCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.start().has_value());
+    k8s::ClusterConfig config;
+    config.server = server_.url();
+    auto c = k8s::KubeClient::create(config, {.qps = 0});
+    ASSERT_TRUE(c.has_value());
+    client_ = std::move(*c);
+    // 2 leaves of 4 nodes with 8 GPUs each under one spine.
+    for (int i = 1; i <= 8; ++i) {
+      const std::string name = "n" + std::to_string(i);
+      json node = {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
+      auto made = client_->create(kNodes, "", node);
+      ASSERT_TRUE(made.has_value());
+      json with_status = *made;
+      with_status["status"] = {{"allocatable", {{"nvidia.com/gpu", "8"}, {"cpu", "64"}, {"pods", "110"}}},
+                               {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
+      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
+    }
+    create(hypernode("leaf-a", 1, "leaf", "Node", {"n1", "n2", "n3", "n4"}));
+    create(hypernode("leaf-b", 1, "leaf", "Node", {"n5", "n6", "n7", "n8"}));
+    create(hypernode("spine", 2, "spine", "HyperNode", {"leaf-a", "leaf-b"}));
+    // leaf-a runs 3 full nodes; leaf-b one half-used node.
+    for (const auto& [node, gpus] :
+         std::vector<std::pair<std::string, int>>{{"n1", 8}, {"n2", 8}, {"n3", 8}, {"n5", 4}}) {
+      json pod = {
+          {"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", "train-" + node}, {"namespace", "ml"}}},
+          {"spec",
+           {{"nodeName", node},
+            {"containers", {{{"name", "c"}, {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}}},
+          {"status", {{"phase", "Running"}}}};
+      ASSERT_TRUE(client_->create(kPods, "ml", pod).has_value());
+    }
+    testing::write_text(
+        dir_.path() / "config",
+        "apiVersion: v1\nkind: Config\ncurrent-context: loop\nclusters:\n- name: loop\n  cluster:\n"
+        "    server: " +
+            server_.url() +
+            "\ncontexts:\n- name: loop\n  context: {cluster: loop, user: me}\nusers:\n- name: me\n"
+            "  user: {token: t}\n");
+  }
+
+  void create(const json& h) { ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value()); }
+
+  testing::CapturedRun status(const std::string& format) {
+    return testing::run_captured(run_cli,
+                                 {"status", "--kubeconfig", (dir_.path() / "config").string(), "-o", format});
+  }
+
+  testing::LoopbackApiServer server_;
+  std::unique_ptr<k8s::KubeClient> client_;
+  testing::TempDir dir_;
+};
+
+TEST_F(StatusCommandTest, LiveTreeWithCapacityAndLargestFreeBlocks) {
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out["hyperNodes"], 3);
+  EXPECT_EQ(out["gpus"]["allocatable"], 64);
+  EXPECT_EQ(out["gpus"]["used"], 28);
+  std::map<std::string, json> domains;
+  for (const auto& d : out["domains"]) domains[d["name"]] = d;
+  EXPECT_EQ(domains["leaf-a"]["gpus"]["used"], 24);
+  EXPECT_EQ(domains["leaf-b"]["gpus"]["free"], 28);
+  EXPECT_EQ(domains["leaf-a"]["parent"], "spine");
+  EXPECT_EQ(domains["spine"]["gpus"]["free"], 36);
+  ASSERT_EQ(out["largestFreeBlocks"].size(), 2u);
+  EXPECT_EQ(out["largestFreeBlocks"][0]["tier"], 2);
+  EXPECT_EQ(out["largestFreeBlocks"][1]["domain"], "leaf-b");
+  EXPECT_EQ(out["largestFreeBlocks"][1]["freeGpus"], 28);
+  EXPECT_EQ(out["largestFreeBlocks"][1]["idleNodes"], 3);
+  EXPECT_TRUE(out["notOurs"].empty());
+  EXPECT_TRUE(out["problems"].empty()) << out["problems"].dump();
+
+  auto text = status("text");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("  leaf-b (leaf, tier 1): 4 nodes, GPUs 4/32 used, 28 free"), std::string::npos)
+      << text.out;
+}
+
+TEST_F(StatusCommandTest, ForeignAndRuleBreakingHyperNodesAreListed) {
+  // Another controller's HyperNode that also claims n4, which leaf-a already holds.
+  create(hypernode("rack-x", 1, "rack", "Node", {"n4"}, "volcano"));
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  ASSERT_EQ(out["notOurs"].size(), 1u);
+  EXPECT_NE(out["notOurs"][0].get<std::string>().find("rack-x (managed-by: volcano)"), std::string::npos);
+  ASSERT_FALSE(out["problems"].empty());
+  EXPECT_NE(out["problems"].dump().find("n4"), std::string::npos) << out["problems"].dump();
+}
+
+TEST_F(StatusCommandTest, RegexMembersAreResolvedThroughTheSchedulerIndex) {
+  json rack = hypernode("leaf-c", 1, "leaf", "Node", {});
+  rack["spec"]["members"] = {{{"type", "Node"}, {"selector", {{"regexMatch", {{"pattern", "^n[5-8]$"}}}}}}};
+  ASSERT_TRUE(client_->delete_object(kHyperNodes, "", "leaf-b").has_value());
+  json spine = *client_->get(kHyperNodes, "", "spine");
+  spine["spec"]["members"][1]["selector"]["exactMatch"]["name"] = "leaf-c";
+  ASSERT_TRUE(client_->update(kHyperNodes, "", spine).has_value());
+  create(rack);
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_TRUE(out["problems"].empty()) << out["problems"].dump();
+  bool found = false;
+  for (const auto& d : out["domains"]) {
+    if (d["name"] == "leaf-c") {
+      found = true;
+      EXPECT_EQ(d["nodes"], 4);
+      EXPECT_EQ(d["gpus"]["used"], 4);
+      EXPECT_EQ(d["parent"], "spine");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(StatusCommandTest, UnreachableServerIsAnError) {
+  testing::write_text(
+      dir_.path() / "config",
+      "apiVersion: v1\nkind: Config\ncurrent-context: x\nclusters:\n- name: x\n  cluster:\n"
+      "    server: http://127.0.0.1:1\ncontexts:\n- name: x\n  context: {cluster: x, user: me}\n"
+      "users:\n- name: me\n  user: {token: t}\n");
+  auto r = status("text");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("HyperNodes"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace hypertopo::cli

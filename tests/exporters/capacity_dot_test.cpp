@@ -1,0 +1,90 @@
+#include "topology/exporters/capacity_dot.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/exporters/exporter_trees.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::topology::exporters {
+namespace {
+
+k8s::NodeList gpu_nodes(const Tree& t, const std::string& gpus) {
+  k8s::NodeList list;
+  for (DomainId id = 0; id < t.size(); ++id) {
+    for (const auto& n : t.domain(id).nodes)
+      list.items.push_back({.name = n, .allocatable = {{"nvidia.com/gpu", gpus}}});
+  }
+  return list;
+}
+
+nlohmann::json pod(const std::string& node, const std::string& gpus, const std::string& phase = "Running") {
+  return {
+      {"metadata", {{"name", "p-" + node}}},
+      {"spec",
+       {{"nodeName", node}, {"containers", {{{"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}}},
+      {"status", {{"phase", phase}}}};
+}
+
+TEST(GpuUsage, AllocatableFromNodesUsedFromLivePods) {
+  Tree t = testing::slurm_fixture_shaped_tree();
+  nlohmann::json pods = {
+      {"items", {pod("srv1101", "8"), pod("srv1102", "4"), pod("srv1103", "8", "Succeeded")}}};
+  auto usage = gpu_usage_from(gpu_nodes(t, "8"), &pods);
+  ASSERT_TRUE(usage.has_value()) << usage.error().message();
+  EXPECT_EQ(usage->at("srv1101").used, 8);
+  EXPECT_EQ(usage->at("srv1103").used, 0);
+  auto leaf = *t.find("leaf-1-1");
+  auto totals = domain_gpu_totals(t, leaf, *usage);
+  EXPECT_EQ(totals.allocatable, 64);
+  EXPECT_EQ(totals.used, 12);
+  EXPECT_EQ(totals.free(), 52);
+  EXPECT_EQ(domain_gpu_totals(t, *t.find("core"), *usage).allocatable, 96 * 8);
+}
+
+TEST(GpuUsage, BadQuantityNamesTheNode) {
+  Tree t = testing::slurm_fixture_shaped_tree();
+  auto usage = gpu_usage_from(gpu_nodes(t, "eight"), nullptr);
+  ASSERT_FALSE(usage.has_value());
+  EXPECT_NE(usage.error().message().find("srv"), std::string::npos);
+}
+
+TEST(CapacityDot, ColouredWithLegendOrPlainWithoutData) {
+  Tree t = testing::slurm_fixture_shaped_tree();
+  nlohmann::json pods = {{"items", nlohmann::json::array()}};
+  for (int n = 1; n <= 8; ++n) pods["items"].push_back(pod("srv110" + std::to_string(n), "8"));
+  auto usage = gpu_usage_from(gpu_nodes(t, "8"), &pods);
+  ASSERT_TRUE(usage.has_value());
+  const std::string dot = render_capacity_dot(t, *usage);
+  EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
+  // Graphviz line breaks inside labels stay "\n" (an escaped "\\n" would print literally).
+  EXPECT_NE(dot.find("leaf-1-1\\nleaf (tier 1)\\n8 nodes"), std::string::npos) << dot.substr(0, 600);
+  EXPECT_EQ(dot.find("\\\\n"), std::string::npos);
+  EXPECT_NE(dot.find("GPUs 64/64 used\", fillcolor=\"#e06666\""), std::string::npos) << "full leaf is red";
+  EXPECT_NE(dot.find("GPUs 0/64 used\", fillcolor=\"#93c47d\""), std::string::npos) << "idle leaf is green";
+  const std::string plain = render_capacity_dot(t, {});
+  EXPECT_EQ(plain.find("cluster_legend"), std::string::npos);
+  EXPECT_EQ(plain.find("GPUs"), std::string::npos);
+}
+
+TEST(CapacityDot, RendersWithGraphviz) {
+  HT_REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0, "graphviz 'dot'");
+  Tree t = testing::demo_tree();
+  k8s::NodeList nodes = gpu_nodes(t, "8");
+  nlohmann::json pods = {{"items", {pod(nodes.items.front().name, "6")}}};
+  auto usage = gpu_usage_from(nodes, &pods);
+  ASSERT_TRUE(usage.has_value());
+  const auto dir = std::filesystem::temp_directory_path() / ("ht-dot-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  testing::write_text(dir / "tree.dot", render_capacity_dot(t, *usage));
+  const std::string cmd = "dot -Tsvg " + (dir / "tree.dot").string() + " -o " + (dir / "tree.svg").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_GT(std::filesystem::file_size(dir / "tree.svg"), 1000u);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace hypertopo::topology::exporters

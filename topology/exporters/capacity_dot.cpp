@@ -1,0 +1,170 @@
+#include "topology/exporters/capacity_dot.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace hypertopo::topology::exporters {
+namespace {
+
+// GPUs are whole units; the API may still write them as "8" or "8000m".
+std::optional<std::int64_t> parse_count(const std::string& text) {
+  std::int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || value < 0) return std::nullopt;
+  std::string_view rest(ptr, text.data() + text.size() - ptr);
+  if (rest.empty()) return value;
+  if (rest == "m") return value / 1000;
+  if (rest == "k") return value * 1000;
+  return std::nullopt;
+}
+
+std::optional<std::int64_t> json_count(const nlohmann::json& j) {
+  if (j.is_number_integer()) return j.get<std::int64_t>();
+  if (j.is_string()) return parse_count(j.get<std::string>());
+  return std::nullopt;
+}
+
+// Labels carry Graphviz's own "\\n" line breaks, so only quotes are escaped (names are DNS-1123).
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Free fraction -> fill: green when mostly free, yellow half used, red when full.
+std::string fill_for(const DomainGpuTotals& t) {
+  if (t.allocatable <= 0) return "#d9d9d9";
+  const double used =
+      static_cast<double>(std::min(t.used, t.allocatable)) / static_cast<double>(t.allocatable);
+  if (used >= 1.0) return "#e06666";
+  if (used >= 0.75) return "#f6b26b";
+  if (used >= 0.25) return "#ffd966";
+  return "#93c47d";
+}
+
+}  // namespace
+
+std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes, const nlohmann::json* pods,
+                                              std::string_view resource) {
+  GpuUsage usage;
+  const std::string key(resource);
+  for (const auto& n : nodes.items) {
+    NodeGpuUsage u;
+    if (auto it = n.allocatable.find(key); it != n.allocatable.end()) {
+      auto count = parse_count(it->second);
+      if (!count)
+        return std::unexpected(Error(ErrorCode::kParse, "node " + n.name + ": allocatable " + key + " '" +
+                                                            it->second + "' is not a count"));
+      u.allocatable = *count;
+    }
+    usage[n.name] = u;
+  }
+  if (!pods) return usage;
+  const nlohmann::json* items =
+      pods->is_array() ? pods : (pods->contains("items") ? &(*pods)["items"] : nullptr);
+  if (!items || !items->is_array())
+    return std::unexpected(Error(ErrorCode::kParse, "pod list: no items array"));
+  for (const auto& pod : *items) {
+    const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+    const std::string node = pod.value("/spec/nodeName"_json_pointer, std::string());
+    const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+    if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
+    auto it = usage.find(node);
+    if (it == usage.end()) continue;
+    const auto containers = pod.value("/spec/containers"_json_pointer, nlohmann::json::array());
+    for (const auto& c : containers) {
+      const nlohmann::json* amount = nullptr;
+      for (const char* kind : {"requests", "limits"}) {
+        const auto ptr = nlohmann::json::json_pointer("/resources/" + std::string(kind));
+        if (c.contains(ptr) && c.at(ptr).contains(key)) {
+          amount = &c.at(ptr).at(key);
+          break;
+        }
+      }
+      if (!amount) continue;
+      auto count = json_count(*amount);
+      if (!count)
+        return std::unexpected(Error(ErrorCode::kParse, "pod " + name + ": " + key + " is not a count"));
+      it->second.used += *count;
+    }
+  }
+  return usage;
+}
+
+DomainGpuTotals domain_gpu_totals(const Tree& tree, DomainId id, const GpuUsage& usage) {
+  DomainGpuTotals t;
+  for (const auto& node : tree.nodes_under(id)) {
+    auto it = usage.find(node);
+    if (it == usage.end()) continue;
+    t.allocatable += it->second.allocatable;
+    t.used += it->second.used;
+    ++t.nodes_known;
+  }
+  return t;
+}
+
+std::string render_capacity_dot(const Tree& tree, const GpuUsage& usage, const CapacityDotOptions& options) {
+  const bool coloured = !usage.empty();
+  std::string out =
+      "digraph hypertopo {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
+      "fillcolor=\"#ffffff\", fontname=\"Helvetica\"];\n";
+  for (DomainId id = 0; id < tree.size(); ++id) {
+    const Domain& d = tree.domain(id);
+    std::string label = d.name + "\\n" + d.tier_name + " (tier " + std::to_string(d.tier) + ")\\n" +
+                        std::to_string(tree.nodes_under(id).size()) + " nodes";
+    std::string attrs;
+    if (coloured) {
+      const auto t = domain_gpu_totals(tree, id, usage);
+      label += ", GPUs " + std::to_string(t.used) + "/" + std::to_string(t.allocatable) + " used";
+      attrs = ", fillcolor=" + quote(fill_for(t));
+    }
+    out += "  " + quote("d:" + d.name) + " [label=" + quote(label) + attrs + "];\n";
+  }
+  for (DomainId id = 0; id < tree.size(); ++id) {
+    for (DomainId c : tree.domain(id).children) {
+      out += "  " + quote("d:" + tree.domain(id).name) + " -> " + quote("d:" + tree.domain(c).name) + ";\n";
+    }
+  }
+  if (options.show_nodes && tree.node_count() <= options.max_nodes_drawn) {
+    for (DomainId id = 0; id < tree.size(); ++id) {
+      for (const auto& n : tree.domain(id).nodes) {
+        std::string attrs = "shape=ellipse";
+        std::string label = n;
+        if (coloured) {
+          if (auto it = usage.find(n); it != usage.end()) {
+            DomainGpuTotals t{it->second.allocatable, it->second.used, 1};
+            label += "\\n" + std::to_string(t.used) + "/" + std::to_string(t.allocatable);
+            attrs += ", fillcolor=" + quote(fill_for(t));
+          }
+        }
+        out += "  " + quote("n:" + n) + " [label=" + quote(label) + ", " + attrs + "];\n";
+        out += "  " + quote("d:" + tree.domain(id).name) + " -> " + quote("n:" + n) + ";\n";
+      }
+    }
+  }
+  if (coloured) {
+    out +=
+        "  subgraph cluster_legend {\n    label=\"GPUs in use\";\n    fontname=\"Helvetica\";\n"
+        "    node [shape=box, style=filled];\n";
+    const std::pair<const char*, const char*> keys[] = {{"under 25%", "#93c47d"},
+                                                        {"25% to 75%", "#ffd966"},
+                                                        {"75% to 99%", "#f6b26b"},
+                                                        {"full", "#e06666"},
+                                                        {"no GPUs / unknown", "#d9d9d9"}};
+    std::string prev;
+    for (const auto& [text, colour] : keys) {
+      const std::string id = std::string("legend:") + text;
+      out += "    " + quote(id) + " [label=" + quote(text) + ", fillcolor=" + quote(colour) + "];\n";
+      if (!prev.empty()) out += "    " + quote(prev) + " -> " + quote(id) + " [style=invis];\n";
+      prev = id;
+    }
+    out += "  }\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace hypertopo::topology::exporters
