@@ -115,6 +115,9 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
       !ok) {
     return std::unexpected(ok.error());
   }
+  // The job-level networkTopology binds all tasks together, not each task on its own.
+  out.request.mode = job_level.mode;
+  out.request.level = job_level.level;
   const json tasks = spec.value("tasks", json::array());
   if (tasks.empty()) return fail(ErrorCode::kInvalidArgument, where + ": spec.tasks is empty");
   for (std::size_t i = 0; i < tasks.size(); ++i) {

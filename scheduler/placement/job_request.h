@@ -60,6 +60,11 @@ struct PodSetRequest {
 struct JobRequest {
   std::string name;
   std::vector<PodSetRequest> pod_sets;
+  // Job-level topology (Volcano spec.networkTopology): all pod sets together inside one domain of
+  // tier <= level (kRequired), or as close as that when possible (kPreferred). kNone: each pod set
+  // only obeys its own mode.
+  TopologyMode mode = TopologyMode::kNone;
+  std::string level;
 };
 
 }  // namespace hypertopo::scheduler

@@ -72,6 +72,7 @@ void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
   if (impossible) return;
   for (std::size_t n = 0; n < index_.nodes().size(); ++n) {
     const NodeSpec& spec = index_.nodes()[n].spec;
+    if (!in_scope(static_cast<int>(n))) continue;
     if (!spec.ready || spec.unschedulable || !tolerated(spec, ps.tolerations) ||
         !selected(spec, ps.node_selector)) {
       continue;
@@ -364,7 +365,50 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
   return result;
 }
 
+bool PlacementEngine::in_scope(int node) const {
+  if (scope_ < 0) return true;
+  for (int d = index_.node(node).domain; d >= 0; d = index_.domain(d).parent) {
+    if (d == scope_) return true;
+  }
+  return false;
+}
+
 std::expected<JobPlacement, Error> PlacementEngine::place(const JobRequest& job) {
+  const bool job_level = job.pod_sets.size() > 1 &&
+                         (job.mode == TopologyMode::kRequired || job.mode == TopologyMode::kPreferred);
+  if (!job_level) return place_pod_sets(job);
+  const int root_tier = index_.domain(index_.root()).tier;
+  int limit = root_tier;
+  if (!job.level.empty()) {
+    auto t = index_.resolve_tier(job.level);
+    if (!t) return std::unexpected(t.error().context("job " + job.name + ": job-level topology"));
+    limit = *t;
+  }
+  // Each candidate domain is a scope for the whole job; place_pod_sets rolls back a partial gang.
+  for (int t = 1; t <= limit; ++t) {
+    for (int d : domains_by_tier_) {
+      if (index_.domain(d).tier != t) continue;
+      scope_ = d;
+      auto r = place_pod_sets(job);
+      scope_ = -1;
+      if (!r) return r;
+      if (r->fit) return r;
+    }
+  }
+  if (job.mode == TopologyMode::kPreferred) return place_pod_sets(job);
+  JobPlacement out;
+  out.reason = "no domain at tier <= " + std::to_string(limit) + " holds all " +
+               std::to_string(job.pod_sets.size()) + " pod sets of job " + job.name + " together";
+  for (const auto& ps : job.pod_sets) {
+    PodSetPlacement p;
+    p.name = ps.name;
+    p.reason = out.reason;
+    out.pod_sets.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::expected<JobPlacement, Error> PlacementEngine::place_pod_sets(const JobRequest& job) {
   JobPlacement out;
   out.fit = true;
   for (const auto& ps : job.pod_sets) {

@@ -10,6 +10,8 @@
 //      last piece, so the gang touches as few domains as possible;
 //   3. numbers pods in tree order, so consecutive ranks share the lowest-tier domain.
 // Pod sets without a topology are normal pods ranked by Volcano's fading-tier node score.
+// A job-level topology (JobRequest::mode/level) binds all pod sets into one domain: domains are
+// tried lowest tier first, in tree order, and the first that holds every pod set wins.
 // Placed pods are added to the index; a job that does not fully fit leaves the index unchanged.
 //
 //   PlacementEngine engine(index, BinpackWeights{});
@@ -71,6 +73,8 @@ class PlacementEngine {
     std::int32_t size;
   };
   std::expected<PodSetPlacement, Error> place_pod_set(const PodSetRequest& ps);
+  std::expected<JobPlacement, Error> place_pod_sets(const JobRequest& job);
+  bool in_scope(int node) const;
   std::int32_t granularity(int tier) const;
   void compute_fit_counts(const PodSetRequest& ps);
   void compute_capacities();
@@ -84,6 +88,7 @@ class PlacementEngine {
   std::vector<std::int64_t> node_fit_;
   std::vector<std::int64_t> domain_cap_;
   ResourceAmounts request_total_;
+  int scope_ = -1;  // when >= 0, only nodes inside this domain count (job-level topology)
 };
 
 }  // namespace hypertopo::scheduler

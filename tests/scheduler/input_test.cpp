@@ -133,6 +133,9 @@ TEST(JobLoader, VolcanoJobWithPartitions) {
   EXPECT_EQ(ps.count, 8);
   EXPECT_EQ(ps.mode, TopologyMode::kRequired);
   EXPECT_EQ(ps.level, "3");
+  // The job-level networkTopology also binds the tasks together.
+  EXPECT_EQ(job->request.mode, TopologyMode::kRequired);
+  EXPECT_EQ(job->request.level, "3");
   ASSERT_TRUE(ps.partitions.has_value());
   EXPECT_EQ(ps.partitions->level, "leaf");
   EXPECT_EQ(ps.partitions->min, 1);

@@ -80,6 +80,32 @@ TEST(VolcanoNormalPod, HandComputedFadingScore) {
               (0.0 + 0.5 * (10000.0 / 20000) + 0.25 * (10000.0 / 20000)) / 1.75, 1e-12);
 }
 
+TEST(VolcanoNormalPod, NodeOutsideEveryHyperNodeAndTheVirtualTop) {
+  // spine (tier 2) = {leaf-a (tier 1) = {n1, n2}}; n5 is in no HyperNode; cluster top = tier 3.
+  // p1 uses 2000 of n1's 4000; the cluster holds 12000.
+  std::vector<NodeSpec> nodes = {node("n1", 4000), node("n2", 4000), node("n5", 4000)};
+  auto index = TopologyIndex::from_hypernodes(
+      {{"leaf-a", 1, "", {exact_node("n1"), exact_node("n2")}}, {"spine", 2, "", {exact_hn("leaf-a")}}},
+      nodes, {{"p1", "n1", {{"cpu", 2000}}}});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  BinpackWeights w;
+  w.fading = 0.5;  // tier weights 1, 0.5, 0.25: sum 1.75
+  const ResourceAmounts pod = {{"cpu", 1000}};
+  // n1: leaf-a (2000+1000)/8000 = 0.375; spine the same 0.375; top (2000+1000)/12000 = 0.25.
+  EXPECT_NEAR(normal_pod_node_score(*index, index->find_node("n1"), pod, w),
+              (1.0 * 0.375 + 0.5 * 0.375 + 0.25 * 0.25) / 1.75, 1e-12);
+  // n5: in no tier-1 and no tier-2 HyperNode, so both score 1.0; the virtual top still counts.
+  EXPECT_NEAR(normal_pod_node_score(*index, index->find_node("n5"), pod, w),
+              (1.0 * 1.0 + 0.5 * 1.0 + 0.25 * 0.25) / 1.75, 1e-12);
+  // 2000 + 11000 > 12000 overflows the top tier, which scores 0; the missing tiers stay 1.0.
+  EXPECT_NEAR(normal_pod_node_score(*index, index->find_node("n5"), {{"cpu", 11000}}, w),
+              (1.0 * 1.0 + 0.5 * 1.0 + 0.25 * 0.0) / 1.75, 1e-12);
+  // fading 1: every tier weighs 1 (sum 3).
+  w.fading = 1.0;
+  EXPECT_NEAR(normal_pod_node_score(*index, index->find_node("n1"), pod, w), (0.375 + 0.375 + 0.25) / 3.0,
+              1e-12);
+}
+
 // spine-1 = {leaf-1 = {n1, n2}, leaf-2 = {n3, n4}}, spine-2 = {leaf-3 = {n5, n6}, leaf-4 = {n7, n8}};
 // every node has 8 GPUs.
 std::expected<TopologyIndex, Error> two_spines(const std::vector<BoundPod>& pods = {}) {
@@ -338,6 +364,64 @@ TEST(PlacementEngine, TaintsSelectorsAndUnreadyNodesAreSkipped) {
   auto on_a = engine.place({"j", {ps}});
   ASSERT_TRUE(on_a.has_value() && on_a->fit);
   EXPECT_EQ(on_a->pod_sets[0].assignment[0].node_name, "a");
+}
+
+TEST(PlacementEngine, JobLevelTopologyKeepsAllTasksInOneDomain) {
+  // spine (tier 2) = {leaf-a = {a1: 4 GPUs, a2: 4}, leaf-b = {b1: 8, b2: 4}}.
+  // Task "trainer" = 2 pods x 4 GPUs (8 GPUs), task "ps" = 1 pod x 4 GPUs; job-level hard, tier 1.
+  // Per task: trainer fits in both leaves; binpack (8/8 = 1.0 in leaf-a vs 8/12 in leaf-b) picks
+  // leaf-a, which leaves ps only leaf-b: two domains. The job together needs 12 GPUs: only leaf-b.
+  std::vector<NodeSpec> nodes = {node("a1", 64000, 4), node("a2", 64000, 4), node("b1", 64000, 8),
+                                 node("b2", 64000, 4)};
+  auto build = [&] {
+    return TopologyIndex::from_hypernodes({{"leaf-a", 1, "", {exact_node("a1"), exact_node("a2")}},
+                                           {"leaf-b", 1, "", {exact_node("b1"), exact_node("b2")}},
+                                           {"spine", 2, "", {exact_hn("leaf-a"), exact_hn("leaf-b")}}},
+                                          nodes, {});
+  };
+  auto task = [](std::string name, std::int32_t count) {
+    PodSetRequest ps;
+    ps.name = std::move(name);
+    ps.count = count;
+    ps.per_pod = {{"nvidia.com/gpu", 4}};
+    ps.mode = TopologyMode::kRequired;
+    ps.level = "1";
+    return ps;
+  };
+  auto leaves = [](const JobPlacement& p) {
+    std::set<std::string> out;
+    for (const auto& ps : p.pod_sets)
+      for (const auto& a : ps.assignment) out.insert(a.domain_path.back());
+    return out;
+  };
+  {
+    // Without the job-level constraint the tasks split: this is what the constraint must prevent.
+    auto index = build();
+    ASSERT_TRUE(index.has_value());
+    PlacementEngine engine(*index, gpu_weights());
+    auto r = engine.place({"split", {task("trainer", 2), task("ps", 1)}});
+    ASSERT_TRUE(r.has_value() && r->fit);
+    EXPECT_EQ(leaves(*r), (std::set<std::string>{"leaf-a", "leaf-b"}));
+  }
+  {
+    auto index = build();
+    ASSERT_TRUE(index.has_value());
+    PlacementEngine engine(*index, gpu_weights());
+    JobRequest job{"together", {task("trainer", 2), task("ps", 1)}, TopologyMode::kRequired, "1"};
+    auto r = engine.place(job);
+    ASSERT_TRUE(r.has_value()) << r.error().message();
+    ASSERT_TRUE(r->fit) << r->reason;
+    EXPECT_EQ(leaves(*r), (std::set<std::string>{"leaf-b"}));
+    // 12 of leaf-b's 12 GPUs are now used: a second identical job fits in no leaf.
+    auto again = engine.place(job);
+    ASSERT_TRUE(again.has_value());
+    EXPECT_FALSE(again->fit);
+    EXPECT_NE(again->reason.find("together"), std::string::npos) << again->reason;
+    // ... and took nothing: a 2-pod trainer alone still fits in leaf-a.
+    auto alone = engine.place({"alone", {task("trainer", 2)}});
+    ASSERT_TRUE(alone.has_value() && alone->fit);
+    EXPECT_EQ(leaves(*alone), (std::set<std::string>{"leaf-a"}));
+  }
 }
 
 }  // namespace

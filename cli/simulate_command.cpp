@@ -1,0 +1,62 @@
+// `hypertopo simulate`: replays a job trace with the topology-aware engine and a first-fit baseline
+// and prints placement quality side by side.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "scheduler/simulate/simulation_session.h"
+
+namespace hypertopo::cli {
+
+void add_simulate_command(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "simulate",
+      "Replay job arrivals and departures (JSON Lines trace) with the topology-aware placement engine and a "
+      "topology-unaware first-fit baseline; report admissions, waiting time, tier span per job and GPU "
+      "fragmentation side by side");
+  auto in = std::make_shared<scheduler::SimulateInputs>();
+  auto format = std::make_shared<std::string>("text");
+  auto pods = std::make_shared<std::string>();
+  auto config = std::make_shared<std::string>();
+  in->progress_every = 10000;
+  cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--topology", in->topology, "HyperNode list (kubectl get hn -o json) or a Kueue Topology")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+         "--trace", in->trace,
+         "JSON Lines, one arrival per line: {\"time\": s, \"job\": id, \"duration\": s, \"arrive\": <job "
+         "object as place --job reads>} (docs/simulate.md)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pods", *pods,
+                  "kubectl get pods -o json output: bound pods stay used for the whole replay")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap (binpack weights)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--resource", in->gpu_resource,
+                  "the GPU resource to measure (default: nvidia.com/gpu, else amd.com/gpu)");
+  cmd->add_option("--progress-every", in->progress_every,
+                  "print a progress line to stderr every N events per policy (0: never)")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", *format, "text (side-by-side table) or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([&action, in, format, pods, config] {
+    action = [in, format, pods, config]() -> int {
+      if (!pods->empty()) in->pods = *pods;
+      if (!config->empty()) in->scheduler_config = *config;
+      in->progress = &std::cerr;
+      auto run = scheduler::run_simulation(*in);
+      if (!run) {
+        std::cerr << "hypertopo simulate: " << run.error().message() << "\n";
+        return 2;
+      }
+      std::cout << scheduler::render_simulation(*run, *format);
+      return 0;
+    };
+  });
+}
+
+}  // namespace hypertopo::cli

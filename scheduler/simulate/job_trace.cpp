@@ -1,0 +1,95 @@
+#include "scheduler/simulate/job_trace.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <unordered_set>
+
+#include "scheduler/input/job_loader.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
+
+std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
+  auto it = event.find(key);
+  if (it == event.end()) return fail(ErrorCode::kInvalidArgument, std::string("missing \"") + key + "\"");
+  if (!it->is_number_integer()) {
+    return fail(ErrorCode::kInvalidArgument,
+                std::string("\"") + key + "\" must be a whole number of seconds, got " + it->dump());
+  }
+  return it->get<std::int64_t>();
+}
+
+std::expected<TraceJob, Error> parse_event(const std::string& line, const std::vector<NodeSpec>& nodes) {
+  json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
+  if (!event.is_object()) return fail(ErrorCode::kParse, "expected a JSON object, got " + event.dump());
+  for (const auto& [key, value] : event.items()) {
+    if (key != "time" && key != "job" && key != "arrive" && key != "duration") {
+      return fail(ErrorCode::kInvalidArgument,
+                  "unknown key \"" + key + "\" (expected time, job, arrive, duration)");
+    }
+  }
+  TraceJob job;
+  auto time = seconds(event, "time");
+  if (!time) return std::unexpected(time.error());
+  if (*time < 0)
+    return fail(ErrorCode::kInvalidArgument, "\"time\" must be >= 0, got " + std::to_string(*time));
+  job.arrival = *time;
+  auto duration = seconds(event, "duration");
+  if (!duration) return std::unexpected(duration.error());
+  if (*duration <= 0) {
+    return fail(ErrorCode::kInvalidArgument, "\"duration\" must be > 0, got " + std::to_string(*duration));
+  }
+  job.duration = *duration;
+  auto id = event.find("job");
+  if (id == event.end() || !id->is_string() || id->get<std::string>().empty()) {
+    return fail(ErrorCode::kInvalidArgument, "\"job\" must be a non-empty string");
+  }
+  job.id = id->get<std::string>();
+  auto arrive = event.find("arrive");
+  if (arrive == event.end() || !arrive->is_object()) {
+    return fail(ErrorCode::kInvalidArgument,
+                "\"arrive\" must be a job object (as hypertopo place --job reads)");
+  }
+  auto loaded = parse_job(*arrive, nodes);
+  if (!loaded) return std::unexpected(loaded.error().context("job " + job.id));
+  job.request = std::move(loaded->request);
+  if (job.request.name.empty()) job.request.name = job.id;
+  return job;
+}
+
+}  // namespace
+
+std::expected<std::vector<TraceJob>, Error> parse_trace(std::istream& in, const std::string& source,
+                                                        const std::vector<NodeSpec>& nodes) {
+  std::vector<TraceJob> out;
+  std::unordered_set<std::string> seen;
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    if (blank(line)) continue;
+    const std::string where = source + ":" + std::to_string(number);
+    auto job = parse_event(line, nodes);
+    if (!job) return std::unexpected(job.error().context(where));
+    if (!seen.insert(job->id).second) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": job \"" + job->id + "\" appears twice in the trace");
+    }
+    job->where = where;
+    out.push_back(std::move(*job));
+  }
+  if (in.bad()) return fail(ErrorCode::kParse, source + ": read error");
+  return out;
+}
+
+std::expected<std::vector<TraceJob>, Error> load_trace(const std::filesystem::path& path,
+                                                       const std::vector<NodeSpec>& nodes) {
+  std::ifstream in(path);
+  if (!in) return fail(ErrorCode::kNotFound, "cannot open trace " + path.string());
+  return parse_trace(in, path.string(), nodes);
+}
+
+}  // namespace hypertopo::scheduler

@@ -1,0 +1,159 @@
+#include "scheduler/simulate/simulation_session.h"
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "scheduler/config/volcano_config.h"
+#include "scheduler/input/cluster_loader.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+std::string fixed(double v, int digits = 2) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+json policy_json(const PolicyReport& p) {
+  json out = {{"policy", p.policy},
+              {"jobs", p.jobs},
+              {"admitted", p.admitted},
+              {"neverAdmitted", p.never_admitted},
+              {"waitMeanSeconds", p.wait_mean},
+              {"waitMaxSeconds", p.wait_max},
+              {"tierSpanMean", p.span_mean},
+              {"tierSpanMax", p.span_max},
+              {"utilisation", p.utilisation},
+              {"endSeconds", p.end},
+              {"events", p.events},
+              {"samples", p.samples}};
+  json spans = json::object();
+  for (const auto& [tier, jobs] : p.jobs_per_span) spans[std::to_string(tier)] = jobs;
+  out["jobsPerSpanTier"] = spans;
+  out["fragmentation"] = json::array();
+  for (const auto& f : p.fragmentation) {
+    out["fragmentation"].push_back({{"tier", f.tier},
+                                    {"tierName", f.tier_name},
+                                    {"strandedFreeMean", f.stranded_free_mean},
+                                    {"strandedFreeMax", f.stranded_free_max},
+                                    {"largestFreeBlockMean", f.largest_free_block_mean},
+                                    {"largestFreeBlockMin", f.largest_free_block_min}});
+  }
+  json never = json::array();
+  for (const auto& o : p.outcomes) {
+    if (o.start < 0) never.push_back({{"job", o.id}, {"reason", o.reason}});
+  }
+  out["neverAdmittedJobs"] = never;
+  return out;
+}
+
+std::string render_json(const SimulationRun& run) {
+  const SimulationReport& r = run.report;
+  json out = {{"trace", run.trace},
+              {"cluster", {{"nodes", r.nodes}, {"gpus", r.gpus}, {"gpuResource", r.gpu_resource}}}};
+  json tiers = json::array();
+  for (std::size_t t = 0; t < r.tier_names.size(); ++t)
+    tiers.push_back({{"tier", t}, {"name", r.tier_names[t]}});
+  out["cluster"]["tiers"] = tiers;
+  out["policies"] = json::array();
+  for (const auto& p : r.policies) out["policies"].push_back(policy_json(p));
+  return out.dump(2) + "\n";
+}
+
+std::string render_text(const SimulationRun& run) {
+  const SimulationReport& r = run.report;
+  std::ostringstream out;
+  out << "trace " << run.trace << ": " << (r.policies.empty() ? 0 : r.policies.front().jobs) << " jobs on "
+      << r.nodes << " nodes, " << r.gpus << " " << r.gpu_resource << "; tiers";
+  for (std::size_t t = 1; t < r.tier_names.size(); ++t) out << " " << t << "=" << r.tier_names[t];
+  out << " (span " << r.max_tier + 1 << " = whole cluster)\n";
+  constexpr int kLabel = 46, kColumn = 16;
+  auto row = [&](const std::string& label, auto cell) {
+    std::string line = label;
+    line.resize(kLabel, ' ');
+    for (const auto& p : r.policies) {
+      std::string c = cell(p);
+      line += std::string(c.size() < kColumn ? kColumn - c.size() : 1, ' ') + c;
+    }
+    out << line << "\n";
+  };
+  row("", [](const PolicyReport& p) { return p.policy; });
+  row("jobs admitted",
+      [](const PolicyReport& p) { return std::to_string(p.admitted) + "/" + std::to_string(p.jobs); });
+  row("never admitted", [](const PolicyReport& p) { return std::to_string(p.never_admitted); });
+  row("waiting time mean / max (s)",
+      [](const PolicyReport& p) { return fixed(p.wait_mean, 1) + " / " + std::to_string(p.wait_max); });
+  row("tier span per job mean / max",
+      [](const PolicyReport& p) { return fixed(p.span_mean) + " / " + std::to_string(p.span_max); });
+  for (int t = 0; t <= r.max_tier + 1; ++t) {
+    row("  jobs spanning tier " + std::to_string(t), [t](const PolicyReport& p) {
+      auto it = p.jobs_per_span.find(t);
+      return std::to_string(it == p.jobs_per_span.end() ? 0 : it->second);
+    });
+  }
+  for (std::size_t t = 0; t < r.tier_names.size(); ++t) {
+    row("stranded free GPUs, tier " + std::to_string(t) + " " + r.tier_names[t] + " (mean/max)",
+        [t](const PolicyReport& p) {
+          const auto& f = p.fragmentation[t];
+          return fixed(f.stranded_free_mean, 1) + " / " + std::to_string(f.stranded_free_max);
+        });
+  }
+  for (std::size_t t = 0; t < r.tier_names.size(); ++t) {
+    row("largest free block, tier " + std::to_string(t) + " " + r.tier_names[t] + " (mean/min)",
+        [t](const PolicyReport& p) {
+          const auto& f = p.fragmentation[t];
+          return fixed(f.largest_free_block_mean, 1) + " / " + std::to_string(f.largest_free_block_min);
+        });
+  }
+  row("GPU utilisation", [](const PolicyReport& p) { return fixed(100.0 * p.utilisation, 1) + "%"; });
+  row("last departure (s)", [](const PolicyReport& p) { return std::to_string(p.end); });
+  row("events / fragmentation samples",
+      [](const PolicyReport& p) { return std::to_string(p.events) + " / " + std::to_string(p.samples); });
+  for (const auto& p : r.policies) {
+    for (const auto& o : p.outcomes) {
+      if (o.start < 0) out << p.policy << ": job " << o.id << " never admitted: " << o.reason << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
+  auto nodes = load_nodes(in.nodes);
+  if (!nodes) return std::unexpected(nodes.error());
+  std::vector<BoundPod> pods;
+  if (in.pods) {
+    auto p = load_pods(*in.pods);
+    if (!p) return std::unexpected(p.error());
+    pods = std::move(*p);
+  }
+  auto topology = load_topology(in.topology);
+  if (!topology) return std::unexpected(topology.error());
+  SimulationOptions options;
+  options.gpu_resource = in.gpu_resource;
+  options.progress_every = in.progress_every;
+  options.progress = in.progress;
+  if (in.scheduler_config) {
+    auto config = load_scheduler_config_file(*in.scheduler_config);
+    if (!config) return std::unexpected(config.error());
+    options.weights = config->binpack;
+  }
+  auto trace = load_trace(in.trace, *nodes);
+  if (!trace) return std::unexpected(trace.error());
+  auto index = build_index(*topology, std::move(*nodes), pods);
+  if (!index) return std::unexpected(index.error().context("while building the topology index"));
+  auto report = simulate_trace(*index, *trace, options);
+  if (!report) return std::unexpected(report.error());
+  return SimulationRun{std::move(*report), in.trace.string()};
+}
+
+std::string render_simulation(const SimulationRun& run, const std::string& format) {
+  return format == "json" ? render_json(run) : render_text(run);
+}
+
+}  // namespace hypertopo::scheduler

@@ -1,0 +1,138 @@
+// `hypertopo simulate` end to end through the same entry point as the binary, on files written to a
+// temporary directory: kubectl-shaped nodes, HyperNodes and a JSON Lines trace.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::cli {
+namespace {
+
+using nlohmann::json;
+using ::testing::ContainsRegex;
+
+testing::CapturedRun run(std::vector<std::string> args) {
+  return testing::run_captured(run_cli, std::move(args));
+}
+
+json hypernode(const std::string& name, int tier, const std::string& tier_name, const std::string& type,
+               const std::vector<std::string>& members) {
+  json m = json::array();
+  for (const auto& x : members) m.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
+  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
+          {"kind", "HyperNode"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"tier", tier}, {"tierName", tier_name}, {"members", m}}}};
+}
+
+std::string event(int time, const std::string& id, int duration, int pods, int gpus) {
+  json job = {{"kind", "PlacementRequest"},
+              {"podSets",
+               {{{"name", "w"},
+                 {"count", pods},
+                 {"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}},
+                 {"topology", {{"mode", "required"}, {"level", "leaf"}}}}}}};
+  return json{{"time", time}, {"job", id}, {"duration", duration}, {"arrive", job}}.dump() + "\n";
+}
+
+class SimulateCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // spine = {leaf-a = {n1, n2}, leaf-b = {n3, n4}}, 8 GPUs per node.
+    json nodes = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+    for (int i = 1; i <= 4; ++i) {
+      nodes["items"].push_back({{"metadata", {{"name", "n" + std::to_string(i)}}},
+                                {"status",
+                                 {{"allocatable", {{"nvidia.com/gpu", "8"}, {"cpu", "64"}, {"pods", "110"}}},
+                                  {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
+    }
+    json hns = {{"apiVersion", "v1"},
+                {"kind", "List"},
+                {"items",
+                 {hypernode("leaf-a", 1, "leaf", "Node", {"n1", "n2"}),
+                  hypernode("leaf-b", 1, "leaf", "Node", {"n3", "n4"}),
+                  hypernode("spine", 2, "spine", "HyperNode", {"leaf-a", "leaf-b"})}}};
+    testing::write_text(path("nodes.json"), nodes.dump());
+    testing::write_text(path("hn.json"), hns.dump());
+    // The hand-computed scenario of trace_simulator_test: first fit splits j2 over both leaves.
+    testing::write_text(path("jobs.jsonl"), event(0, "j1", 100, 1, 4) + event(0, "j2", 100, 2, 8) +
+                                                event(0, "j3", 50, 1, 4) + event(10, "j4", 100, 2, 8));
+  }
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  std::vector<std::string> args(const std::string& trace) const {
+    return {"simulate", "--nodes", path("nodes.json"), "--topology", path("hn.json"), "--trace", path(trace)};
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(SimulateCommandTest, JsonReportsBothPoliciesSideBySide) {
+  auto a = args("jobs.jsonl");
+  a.insert(a.end(), {"-o", "json"});
+  auto r = run(a);
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto out = json::parse(r.out);
+  EXPECT_EQ(out["cluster"]["gpus"], 32);
+  EXPECT_EQ(out["cluster"]["tiers"][1]["name"], "leaf");
+  ASSERT_EQ(out["policies"].size(), 2u);
+  const json& engine = out["policies"][0];
+  const json& ff = out["policies"][1];
+  EXPECT_EQ(engine["policy"], "topology-aware");
+  EXPECT_EQ(ff["policy"], "first-fit");
+  EXPECT_EQ(engine["admitted"], 4);
+  EXPECT_EQ(engine["tierSpanMax"], 1);
+  EXPECT_EQ(ff["tierSpanMax"], 2);
+  EXPECT_DOUBLE_EQ(engine["tierSpanMean"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(ff["tierSpanMean"].get<double>(), 0.75);
+  EXPECT_EQ(engine["waitMaxSeconds"], 90);
+  EXPECT_DOUBLE_EQ(engine["fragmentation"][1]["largestFreeBlockMean"].get<double>(), 12.0);
+  EXPECT_DOUBLE_EQ(ff["fragmentation"][1]["largestFreeBlockMean"].get<double>(), 11.2);
+  EXPECT_TRUE(r.err.empty()) << r.err;  // 8 events: below the progress interval
+}
+
+TEST_F(SimulateCommandTest, TextIsATableWithOneColumnPerPolicy) {
+  auto r = run(args("jobs.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("4 jobs on 4 nodes, 32 nvidia.com/gpu; tiers 1=leaf 2=spine (span 3 = whole cluster)"),
+            std::string::npos)
+      << r.out;
+  // Columns are padded to the widest cell; the figures, not the exact padding, are the contract.
+  EXPECT_THAT(r.out, ContainsRegex("\n +topology-aware +first-fit\n"));
+  EXPECT_THAT(r.out, ContainsRegex("\ntier span per job mean / max +0\\.50 / 1 +0\\.75 / 2\n"));
+  EXPECT_THAT(r.out,
+              ContainsRegex("\nlargest free block, tier 1 leaf \\(mean/min\\) +12\\.0 / 8 +11\\.2 / 8\n"));
+}
+
+TEST_F(SimulateCommandTest, ProgressGoesToStderr) {
+  auto a = args("jobs.jsonl");
+  a.insert(a.end(), {"--progress-every", "4"});
+  auto r = run(a);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("simulate [topology-aware]: 4 events"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("simulate [first-fit]: 8 events, t=200s"), std::string::npos) << r.err;
+}
+
+TEST_F(SimulateCommandTest, TraceErrorNamesTheLineAndExitsTwo) {
+  testing::write_text(path("bad.jsonl"),
+                      event(0, "j1", 100, 1, 4) + R"({"time": 3, "job": "j2", "arrive": {}})" + "\n");
+  auto r = run(args("bad.jsonl"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("hypertopo simulate: " + path("bad.jsonl") + ":2: missing \"duration\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(SimulateCommandTest, HelpNamesTheFlags) {
+  auto r = run({"simulate", "--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--nodes", "--topology", "--trace", "--pods", "--scheduler-config", "--resource",
+                           "--progress-every", "--output"}) {
+    EXPECT_NE(r.out.find(flag), std::string::npos) << flag << "\n" << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace hypertopo::cli
