@@ -1,0 +1,106 @@
+// `hypertopo extender`: the kube-scheduler extender (filter/prioritize over HTTP) backed by watches.
+#include <csignal>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "scheduler/extender/extender_config.h"
+
+#if __has_include("agent/http/http_server.h")
+#include "k8s/client/kube_client.h"
+#include "k8s/client/kube_config.h"
+#include "scheduler/extender/cluster_watcher.h"
+#include "scheduler/extender/extender_http.h"
+#define HYPERTOPO_EXTENDER_HTTP 1
+#endif
+
+namespace hypertopo::cli {
+namespace {
+
+struct ExtenderFlags {
+  std::string config, kubeconfig, context, listen, state;
+};
+
+int run_extender(const ExtenderFlags& flags) {
+  auto cfg = scheduler::load_extender_config(flags.config);
+  if (!cfg) {
+    std::cerr << "hypertopo extender: " << cfg.error().message() << "\n";
+    return 2;
+  }
+  if (!flags.listen.empty()) {
+    if (auto ok = scheduler::parse_listen(flags.listen, "--listen", *cfg); !ok) {
+      std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
+      return 2;
+    }
+  }
+  if (!flags.state.empty()) cfg->service.state_file = flags.state;
+#ifdef HYPERTOPO_EXTENDER_HTTP
+  auto cluster = flags.kubeconfig.empty() ? k8s::in_cluster_config(k8s::InClusterSource::from_environment())
+                                          : k8s::load_kubeconfig(flags.kubeconfig, flags.context);
+  if (!cluster) {
+    std::cerr << "hypertopo extender: " << cluster.error().message() << "\n";
+    return 2;
+  }
+  auto client = k8s::KubeClient::create(*cluster);
+  if (!client) {
+    std::cerr << "hypertopo extender: " << client.error().message() << "\n";
+    return 2;
+  }
+  scheduler::ExtenderService service(cfg->service);
+  if (auto ok = service.load_state(); !ok) {
+    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
+    return 2;
+  }
+  // Signals are taken synchronously below; block them before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  scheduler::ClusterWatcher watcher(**client, service);
+  watcher.start();
+  agent::HttpServerOptions http;
+  http.address = cfg->listen_address;
+  http.port = cfg->listen_port;
+  http.tls_cert_file = cfg->tls_cert_file;
+  http.tls_key_file = cfg->tls_key_file;
+  http.max_body_bytes = 64u << 20;  // full Node objects of a large cluster
+  http.threads = 2;
+  agent::HttpServer server(http);
+  scheduler::register_extender_routes(server, service, cfg->url_prefix);
+  if (auto ok = server.start(); !ok) {
+    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
+    return 2;
+  }
+  std::cerr << "hypertopo extender: serving " << cfg->url_prefix << "/filter and " << cfg->url_prefix
+            << "/prioritize on " << cfg->listen_address << ":" << server.port() << "\n";
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  server.stop();
+  watcher.stop();
+  return 0;
+#else
+  std::cerr << "hypertopo extender: this build has no HTTP server (agent/http)\n";
+  return 2;
+#endif
+}
+
+}  // namespace
+
+void add_extender_command(CLI::App& app, Action& action) {
+  auto* cmd =
+      app.add_subcommand("extender", "Run the kube-scheduler extender (topology-aware gang placement)");
+  auto flags = std::make_shared<ExtenderFlags>();
+  cmd->add_option("--config", flags->config,
+                  "extender config (YAML; see scheduler/extender/extender_config.h)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kubeconfig", flags->kubeconfig, "kubeconfig file (default: in-cluster service account)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  cmd->add_option("--listen", flags->listen, "ADDR:PORT to serve on (overrides the config's listen)");
+  cmd->add_option("--state", flags->state, "plan state file (overrides the config's stateFile)");
+  cmd->callback([&action, flags] { action = [flags] { return run_extender(*flags); }; });
+}
+
+}  // namespace hypertopo::cli

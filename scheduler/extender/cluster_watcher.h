@@ -1,0 +1,56 @@
+// scheduler/extender/cluster_watcher.h: feeds an ExtenderService from Kubernetes list + watch.
+//
+// One thread per kind (Nodes, Pods, Volcano HyperNodes): list, hand the whole list to the service,
+// then watch from the list's resourceVersion; a watch that ends resumes from the last version seen,
+// a 410 Gone lists again. A missing HyperNode CRD (404) leaves the topology empty (nodes sit under
+// the cluster root) and is retried after the backoff.
+//
+//   ClusterWatcher watcher(client, service);
+//   watcher.start();            // threads run until stop() or destruction
+//   watcher.wait_synced(std::chrono::seconds(30));
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "k8s/client/kube_client.h"
+#include "scheduler/extender/extender_service.h"
+
+namespace hypertopo::scheduler {
+
+class ClusterWatcher {
+ public:
+  ClusterWatcher(k8s::KubeClient& client, ExtenderService& service,
+                 std::chrono::milliseconds retry_backoff = std::chrono::milliseconds(1000));
+  ~ClusterWatcher();
+  ClusterWatcher(const ClusterWatcher&) = delete;
+  ClusterWatcher& operator=(const ClusterWatcher&) = delete;
+
+  void start();
+  void stop();
+  // True once every kind was listed at least once.
+  bool wait_synced(std::chrono::milliseconds timeout);
+  int relists() const { return relists_.load(); }
+
+ private:
+  enum class Kind { kNodes, kPods, kHyperNodes };
+  void run(Kind kind, std::stop_token stop);
+  void apply(Kind kind, const k8s::WatchEvent& event);
+  std::expected<void, Error> replace(Kind kind, const std::vector<nlohmann::json>& items);
+
+  k8s::KubeClient& client_;
+  ExtenderService& service_;
+  std::chrono::milliseconds retry_backoff_;
+  std::vector<std::jthread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int synced_ = 0;
+  std::atomic<int> relists_{0};
+};
+
+}  // namespace hypertopo::scheduler

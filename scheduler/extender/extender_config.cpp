@@ -1,0 +1,124 @@
+#include "scheduler/extender/extender_config.h"
+
+#include <set>
+
+#include "scheduler/config/volcano_config.h"
+#include "scheduler/input/cluster_loader.h"
+
+namespace hypertopo::scheduler {
+
+std::expected<void, Error> parse_listen(const std::string& text, const std::string& what,
+                                        ExtenderConfig& cfg) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos)
+    return fail(ErrorCode::kInvalidArgument, what + ": expected ADDR:PORT, got '" + text + "'");
+  const std::string port = text.substr(colon + 1);
+  int value = -1;
+  try {
+    std::size_t used = 0;
+    value = std::stoi(port, &used);
+    if (used != port.size()) value = -1;
+  } catch (const std::exception&) {
+  }
+  if (value < 0 || value > 65535)
+    return fail(ErrorCode::kInvalidArgument, what + ": port '" + port + "' is not 0..65535");
+  if (colon > 0) cfg.listen_address = text.substr(0, colon);
+  cfg.listen_port = static_cast<std::uint16_t>(value);
+  return {};
+}
+
+std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem::path& path) {
+  auto doc = read_document(path);
+  if (!doc) return std::unexpected(doc.error());
+  const std::string where = path.string();
+  if (!doc->is_object()) return fail(ErrorCode::kInvalidArgument, where + ": expected a mapping");
+  static const std::set<std::string> known{
+      "apiVersion", "kind", "schedulerConfig", "planTTLSeconds",    "listen", "urlPrefix",
+      "stateFile",  "tls",  "gangLabelKeys",   "gangAnnotationKeys"};
+  ExtenderConfig cfg;
+  auto text = [&](const std::string& key) -> std::expected<std::string, Error> {
+    const auto& v = (*doc)[key];
+    if (!v.is_string()) return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a string");
+    return v.get<std::string>();
+  };
+  auto keys = [&](const std::string& key) -> std::expected<std::vector<std::string>, Error> {
+    const auto& v = (*doc)[key];
+    std::vector<std::string> out;
+    if (!v.is_array())
+      return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a list of strings");
+    for (const auto& k : v) {
+      if (!k.is_string() || k.get<std::string>().empty())
+        return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a list of non-empty strings");
+      out.push_back(k.get<std::string>());
+    }
+    return out;
+  };
+  for (const auto& [key, value] : doc->items()) {
+    if (!known.contains(key)) return fail(ErrorCode::kInvalidArgument, where + ": unknown key '" + key + "'");
+  }
+  if (doc->contains("kind")) {
+    auto kind = text("kind");
+    if (!kind) return std::unexpected(kind.error());
+    if (*kind != "ExtenderConfig")
+      return fail(ErrorCode::kInvalidArgument, where + ": kind must be ExtenderConfig, got '" + *kind + "'");
+  }
+  if (doc->contains("schedulerConfig")) {
+    auto p = text("schedulerConfig");
+    if (!p) return std::unexpected(p.error());
+    auto sc = load_scheduler_config_file(*p);
+    if (!sc) return std::unexpected(sc.error().context(where + ": schedulerConfig"));
+    cfg.service.binpack = sc->binpack;
+  }
+  if (doc->contains("planTTLSeconds")) {
+    const auto& v = (*doc)["planTTLSeconds"];
+    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
+      return fail(ErrorCode::kInvalidArgument, where + ": planTTLSeconds must be a positive integer");
+    cfg.service.plan_ttl = std::chrono::seconds(v.get<std::int64_t>());
+  }
+  if (doc->contains("listen")) {
+    auto l = text("listen");
+    if (!l) return std::unexpected(l.error());
+    if (auto ok = parse_listen(*l, where + ": listen", cfg); !ok) return std::unexpected(ok.error());
+  }
+  if (doc->contains("urlPrefix")) {
+    auto p = text("urlPrefix");
+    if (!p) return std::unexpected(p.error());
+    if (p->empty() || p->front() != '/')
+      return fail(ErrorCode::kInvalidArgument, where + ": urlPrefix must start with '/'");
+    cfg.url_prefix = *p;
+    while (cfg.url_prefix.size() > 1 && cfg.url_prefix.back() == '/') cfg.url_prefix.pop_back();
+  }
+  if (doc->contains("stateFile")) {
+    auto p = text("stateFile");
+    if (!p) return std::unexpected(p.error());
+    cfg.service.state_file = *p;
+  }
+  if (doc->contains("tls")) {
+    const auto& tls = (*doc)["tls"];
+    if (!tls.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": tls must be a mapping");
+    for (const auto& [key, value] : tls.items()) {
+      if (key != "certFile" && key != "keyFile")
+        return fail(ErrorCode::kInvalidArgument, where + ": unknown key 'tls." + key + "'");
+      if (!value.is_string())
+        return fail(ErrorCode::kInvalidArgument, where + ": tls." + key + " must be a string");
+    }
+    cfg.tls_cert_file = tls.value("certFile", "");
+    cfg.tls_key_file = tls.value("keyFile", "");
+    if (cfg.tls_cert_file.empty() != cfg.tls_key_file.empty())
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": tls.certFile and tls.keyFile must be given together");
+  }
+  if (doc->contains("gangLabelKeys")) {
+    auto k = keys("gangLabelKeys");
+    if (!k) return std::unexpected(k.error());
+    cfg.service.gang_label_keys = *k;
+  }
+  if (doc->contains("gangAnnotationKeys")) {
+    auto k = keys("gangAnnotationKeys");
+    if (!k) return std::unexpected(k.error());
+    cfg.service.gang_annotation_keys = *k;
+  }
+  return cfg;
+}
+
+}  // namespace hypertopo::scheduler

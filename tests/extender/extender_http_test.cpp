@@ -1,0 +1,188 @@
+// The extender end to end over HTTP: kube-scheduler's calls are POSTed to the HttpServer (port 0)
+// and the cluster view comes through list + watch from the loopback API server (no real API server
+// here; tests/apiserver holds the Nodes and HyperNodes).
+#include "scheduler/extender/extender_http.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "k8s/client/http_transport.h"
+#include "k8s/client/kube_client.h"
+#include "scheduler/extender/cluster_watcher.h"
+#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/extender/extender_cluster.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+const k8s::Resource kNodes{"", "v1", "nodes", false};
+const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+
+struct Reply {
+  int status = 0;
+  std::string body;
+  json doc() const { return json::parse(body, nullptr, false); }
+};
+
+// One extender process: service + watcher + HTTP server.
+struct Extender {
+  ExtenderService service;
+  ClusterWatcher watcher;
+  agent::HttpServer server;
+  Extender(k8s::KubeClient& client, std::filesystem::path state)
+      : service(ExtenderOptions{.state_file = std::move(state)}),
+        watcher(client, service, std::chrono::milliseconds(5)),
+        server(agent::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
+    register_extender_routes(server, service, "/scheduler");
+  }
+};
+
+class ExtenderHttpTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(api_.start().has_value());
+    k8s::ClusterConfig config;
+    config.server = api_.url();
+    k8s::ClientOptions options;
+    options.qps = 0;
+    auto c = k8s::KubeClient::create(config, options);
+    ASSERT_TRUE(c.has_value());
+    client_ = std::move(*c);
+    for (const auto& n : cluster_.nodes) {
+      auto made = client_->create(kNodes, "", n);
+      ASSERT_TRUE(made.has_value());
+      json with_status = *made;  // the API server ignores status on create
+      with_status["status"] = n["status"];
+      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
+    }
+    for (const auto& h : cluster_.hypernodes) ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value());
+    start_extender();
+  }
+
+  void start_extender() {
+    ext_.reset();
+    ext_ = std::make_unique<Extender>(*client_, dir_.path() / "state.json");
+    ASSERT_TRUE(ext_->service.load_state().has_value());
+    ext_->watcher.start();
+    ASSERT_TRUE(ext_->watcher.wait_synced(std::chrono::seconds(20)));
+    ASSERT_TRUE(ext_->server.start().has_value());
+    auto t = k8s::HttpTransport::create({.host = "127.0.0.1", .port = std::to_string(ext_->server.port())});
+    ASSERT_TRUE(t.has_value());
+    http_ = std::move(*t);
+  }
+
+  Reply call(const std::string& method, const std::string& path, const std::string& body = "") {
+    auto r = http_->round_trip({method, path, {{"Content-Type", "application/json"}}, body},
+                               std::chrono::seconds(30), true);
+    if (!r) return {0, r.error().error.message()};
+    return {r->status, r->body};
+  }
+  Reply filter(const json& args) { return call("POST", "/scheduler/filter", args.dump()); }
+
+  std::string admitted(const json& pod) {
+    Reply r = filter({{"pod", pod}, {"nodenames", cluster_.node_names}});
+    EXPECT_EQ(r.status, 200) << r.body;
+    const json doc = r.doc();
+    if (!doc.contains("nodenames") || doc["nodenames"].size() != 1) return {};
+    return doc["nodenames"][0].get<std::string>();
+  }
+
+  testing::TempDir dir_;
+  testing::LoopbackApiServer api_;
+  std::unique_ptr<k8s::KubeClient> client_;
+  testing::ExtenderCluster cluster_ = testing::make_cluster();
+  std::unique_ptr<Extender> ext_;
+  std::unique_ptr<k8s::HttpTransport> http_;
+};
+
+std::map<std::string, std::string> hard_gang(const std::string& name, int size) {
+  return {{"scheduling.k8s.io/group-name", name},
+          {"hypertopo.io/gang-size", std::to_string(size)},
+          {"hypertopo.io/network-topology-mode", "hard"},
+          {"hypertopo.io/highest-tier-allowed", "1"}};
+}
+
+TEST_F(ExtenderHttpTest, HardGangOf64LandsInOneLeafAndRanksAreServed) {
+  // Identified by the coscheduling label; size and constraint from annotations.
+  auto annotations = hard_gang("unused", 64);
+  annotations.erase("scheduling.k8s.io/group-name");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 64; ++i) {
+    const std::string node =
+        admitted(testing::pod_object("g-" + std::to_string(i), "g-" + std::to_string(i), "1", annotations,
+                                     {{"scheduling.x-k8s.io/pod-group", "big"}}));
+    ASSERT_FALSE(node.empty()) << "pod " << i;
+    leaves.insert(cluster_.leaf_of[node]);
+  }
+  EXPECT_EQ(leaves.size(), 1u);
+  Reply plans = call("GET", "/plans");
+  ASSERT_EQ(plans.status, 200);
+  bool found = false;
+  const json doc = plans.doc();
+  for (const auto& g : doc["gangs"]) {
+    if (g["key"] != "ml/big") continue;
+    found = true;
+    EXPECT_EQ(g["slots"].size(), 64u);
+    EXPECT_EQ(g["slots"][63]["annotations"]["hypertopo.io/rank"], "63");
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ExtenderHttpTest, NormalPodsPackAndBothNodeCacheModesAnswer) {
+  // A planned gang's reserved slots count as used: its leaf is fuller than an untouched one.
+  ASSERT_FALSE(admitted(testing::pod_object("r-0", "r-0", "8", hard_gang("res", 2))).empty());
+  const json gangs = call("GET", "/plans").doc()["gangs"];
+  const std::string reserved = gangs[0]["slots"][1]["node"];
+  std::string empty;
+  for (const auto& n : cluster_.node_names) {
+    if (cluster_.leaf_of[n] != cluster_.leaf_of[reserved]) empty = n;
+  }
+  const json pod = testing::pod_object("web", "web", "0");
+  Reply scores =
+      call("POST", "/scheduler/prioritize", json{{"pod", pod}, {"nodenames", {empty, reserved}}}.dump());
+  ASSERT_EQ(scores.status, 200) << scores.body;
+  const json list = scores.doc();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_GT(list[1]["score"].get<int>(), list[0]["score"].get<int>()) << scores.body;
+
+  Reply by_name = filter({{"pod", pod}, {"nodenames", {empty, reserved}}});
+  ASSERT_EQ(by_name.status, 200);
+  EXPECT_EQ(by_name.doc()["nodenames"].size(), 2u);  // a CPU-only pod fits both
+  Reply full =
+      filter({{"pod", pod}, {"nodes", {{"items", json::array({cluster_.nodes[0], cluster_.nodes[9]})}}}});
+  ASSERT_EQ(full.status, 200);
+  EXPECT_EQ(full.doc()["nodes"]["items"].size(), 2u);
+  EXPECT_FALSE(full.doc().contains("nodenames"));
+}
+
+TEST_F(ExtenderHttpTest, RestartKeepsThePlan) {
+  const std::string node0 = admitted(testing::pod_object("k-0", "k-0", "1", hard_gang("keep", 16)));
+  ASSERT_FALSE(node0.empty());
+  const json before = call("GET", "/plans").doc()["gangs"][0]["slots"];
+  start_extender();  // a new process: a fresh service reading the state file
+  EXPECT_EQ(admitted(testing::pod_object("k-0", "k-0", "1", hard_gang("keep", 16))), node0);
+  const json after = call("GET", "/plans").doc()["gangs"][0]["slots"];
+  ASSERT_EQ(after.size(), before.size());
+  for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i]["node"], before[i]["node"]);
+}
+
+TEST_F(ExtenderHttpTest, MalformedJsonIs400WithAMessageAndHealthAndMetricsAnswer) {
+  Reply bad = call("POST", "/scheduler/filter", "{not json");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("not JSON"), std::string::npos) << bad.body;
+  Reply no_nodes = call("POST", "/scheduler/prioritize", R"({"pod": {"metadata": {"name": "x"}}})");
+  EXPECT_EQ(no_nodes.status, 400);
+  EXPECT_NE(no_nodes.body.find("nodenames"), std::string::npos) << no_nodes.body;
+  EXPECT_EQ(call("GET", "/healthz").status, 200);
+  Reply metrics = call("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.body.find("hypertopo_extender_nodes 64"), std::string::npos) << metrics.body;
+}
+
+}  // namespace
+}  // namespace hypertopo::scheduler
