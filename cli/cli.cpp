@@ -15,6 +15,11 @@ int run_cli(int argc, char** argv) {
   add_probe_command(app, action);
   add_place_command(app, action);
   add_ib_walk_command(app, action);
+  add_apply_command(app, action);
+  add_extender_command(app, action);
+  add_status_command(app, action);
+  add_simulate_command(app, action);
+  add_agent_command(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

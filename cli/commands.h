@@ -20,6 +20,11 @@ void add_discover_command(CLI::App& app, Action& action);
 void add_probe_command(CLI::App& app, Action& action);
 void add_place_command(CLI::App& app, Action& action);
 void add_ib_walk_command(CLI::App& app, Action& action);
+void add_apply_command(CLI::App& app, Action& action);
+void add_extender_command(CLI::App& app, Action& action);
+void add_status_command(CLI::App& app, Action& action);
+void add_simulate_command(CLI::App& app, Action& action);
+void add_agent_command(CLI::App& app, Action& action);
 
 // Parses argv and runs the chosen subcommand; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -15,6 +15,10 @@ kueue=build-asan/tests/scheduler_kueue_conformance_test
 if [[ -x $kueue ]]; then
   echo "test: $("$kueue" --gtest_filter='KueueConformanceSummary*' | grep -m1 'Kueue conformance')"
 fi
+kai=build-asan/tests/scheduler_kai_conformance_test
+if [[ -x $kai ]]; then
+  echo "test: $("$kai" --gtest_filter='KaiConformanceSummary*' | grep -m1 'KAI conformance')"
+fi
 echo "test: benchmark smoke run"
 scripts/bench.sh --smoke
 echo "test: done in $(( $(date +%s) - start ))s"

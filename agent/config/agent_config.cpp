@@ -1,0 +1,833 @@
+#include "agent/config/agent_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+
+#include "topology/builder_config.h"
+
+namespace hypertopo::agent {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The builder's own keys; they are handed to topology::parse_builder_config as one sub-document so
+// that their checks and messages are the same as in a standalone builder config.
+const std::set<std::string> kBuilderKeys = {"source",
+                                            "tierNames",
+                                            "hostDescriptionPattern",
+                                            "excludedDevicePatterns",
+                                            "excludedSwitchPatterns",
+                                            "firmwareDescriptionPatterns",
+                                            "guidMap"};
+
+const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources", "networkTopologyDiscovery",
+                                                "nodeSelector", "guard",   "leaderElection",
+                                                "reconcile",    "exports", "http",
+                                                "logLevel"};
+
+const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error"};
+
+std::string join_key(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+std::string indexed(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::string comma_list(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// One parse of one file: every message starts with the file's name and the key path.
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  std::unexpected<Error> bad(const std::string& path, const std::string& what) const {
+    return fail(ErrorCode::kInvalidArgument, file_ + ": " + path + ": " + what);
+  }
+
+  std::expected<void, Error> only_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                                       const std::string& path) const {
+    for (const auto& entry : map) {
+      if (!entry.first.IsScalar()) return bad(path, "keys must be strings");
+      const auto key = entry.first.Scalar();
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
+        return bad(join_key(path, key), "unknown key (known: " + comma_list(allowed) + ")");
+    }
+    return {};
+  }
+
+  // A section that must be a mapping; `key: ` with no value counts as an empty one.
+  std::expected<void, Error> mapping(const YAML::Node& node, const std::string& path,
+                                     const std::vector<std::string>& allowed) const {
+    if (node.IsNull()) return {};
+    if (!node.IsMap()) return bad(path, "must be a mapping");
+    return only_keys(node, allowed, path);
+  }
+
+  std::expected<std::string, Error> text(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) return bad(path, "must be a string");
+    return node.Scalar();
+  }
+
+  std::expected<std::string, Error> nonempty_text(const YAML::Node& node, const std::string& path) const {
+    auto t = text(node, path);
+    if (t && t->empty()) return bad(path, "must not be empty");
+    return t;
+  }
+
+  std::expected<bool, Error> boolean(const YAML::Node& node, const std::string& path) const {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
+      return bad(path, "must be true or false");
+    return value;
+  }
+
+  std::expected<long long, Error> integer(const YAML::Node& node, const std::string& path, long long min,
+                                          long long max) const {
+    const std::string range =
+        "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (!node.IsScalar()) return bad(path, range);
+    const std::string& s = node.Scalar();
+    long long value = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+    if (ec != std::errc() || end != s.data() + s.size() || value < min || value > max)
+      return bad(path, range);
+    return value;
+  }
+
+  std::expected<double, Error> number(const YAML::Node& node, const std::string& path, double min, double max,
+                                      const std::string& range) const {
+    double value = 0;
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || std::isnan(value) || value < min ||
+        value > max) {
+      return bad(path, "must be a number in " + range);
+    }
+    return value;
+  }
+
+  std::expected<milliseconds, Error> duration(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar())
+      return bad(path, "must be a duration (Go style: 90s, 5m, 1h30m, 500ms; or seconds)");
+    auto d = parse_duration(node.Scalar());
+    if (!d) return bad(path, d.error().message());
+    return *d;
+  }
+
+  // Whole seconds, > 0 (source intervals, the resync period).
+  std::expected<std::chrono::seconds, Error> period(const YAML::Node& node, const std::string& path) const {
+    auto d = duration(node, path);
+    if (!d) return std::unexpected(d.error());
+    if (d->count() <= 0) return bad(path, "must be greater than 0");
+    if (d->count() % 1000 != 0) return bad(path, "must be a whole number of seconds");
+    return std::chrono::duration_cast<std::chrono::seconds>(*d);
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// YAML scalars keep the type a reader would give them: quoted text stays text.
+nlohmann::json to_json(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: {
+      auto out = nlohmann::json::array();
+      for (const auto& item : node) out.push_back(to_json(item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      auto out = nlohmann::json::object();
+      for (const auto& entry : node) out[entry.first.Scalar()] = to_json(entry.second);
+      return out;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& s = node.Scalar();
+      if (node.Tag() == "!") return s;  // quoted in the file
+      bool flag = false;
+      if (s == "true" || s == "false" || s == "True" || s == "False" || s == "TRUE" || s == "FALSE") {
+        YAML::convert<bool>::decode(node, flag);
+        return flag;
+      }
+      long long integer = 0;
+      if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), integer);
+          ec == std::errc() && end == s.data() + s.size()) {
+        return integer;
+      }
+      double real = 0;
+      if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), real);
+          ec == std::errc() && end == s.data() + s.size() && std::isfinite(real)) {
+        return real;
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+void emit_json(YAML::Emitter& out, const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::object:
+      out << YAML::BeginMap;
+      for (const auto& [key, value] : j.items()) {
+        out << YAML::Key << YAML::DoubleQuoted << key << YAML::Value;
+        emit_json(out, value);
+      }
+      out << YAML::EndMap;
+      break;
+    case nlohmann::json::value_t::array:
+      out << YAML::BeginSeq;
+      for (const auto& value : j) emit_json(out, value);
+      out << YAML::EndSeq;
+      break;
+    case nlohmann::json::value_t::string:
+      out << YAML::DoubleQuoted << j.get<std::string>();
+      break;
+    case nlohmann::json::value_t::boolean:
+      out << j.get<bool>();
+      break;
+    case nlohmann::json::value_t::number_integer:
+      out << j.get<std::int64_t>();
+      break;
+    case nlohmann::json::value_t::number_unsigned:
+      out << j.get<std::uint64_t>();
+      break;
+    case nlohmann::json::value_t::number_float:
+      out << j.get<double>();
+      break;
+    default:
+      out << YAML::Null;
+      break;
+  }
+}
+
+bool is_node_probe(const std::string& kind) {
+  const auto& kinds = node_probe_kinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+bool is_leader_kind(const std::string& kind) {
+  const auto& kinds = leader_source_kinds();
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+}
+
+// The label source's block: {networkTopologyTypes: {...}}. Its inside is checked by the labels
+// source when it is created (discoverers/labels/label_config.cpp); here only its shape.
+std::expected<nlohmann::json, Error> label_block(const Reader& r, const YAML::Node& node,
+                                                 const std::string& path) {
+  if (!node.IsMap()) return r.bad(path, "must be a mapping with networkTopologyTypes");
+  if (auto ok = r.only_keys(node, {"networkTopologyTypes"}, path); !ok) return std::unexpected(ok.error());
+  const YAML::Node types = node["networkTopologyTypes"];
+  if (!types) return r.bad(join_key(path, "networkTopologyTypes"), "is required");
+  if (!types.IsMap() || types.size() == 0)
+    return r.bad(join_key(path, "networkTopologyTypes"), "must map each topology type to its levels");
+  return to_json(node);
+}
+
+std::expected<void, Error> secret_ref(const Reader& r, const YAML::Node& node, const std::string& path,
+                                      SourceConfig& source) {
+  if (!node.IsMap()) return r.bad(path, "must be a mapping with name and namespace");
+  if (auto ok = r.only_keys(node, {"name", "namespace"}, path); !ok) return ok;
+  if (!node["name"]) return r.bad(join_key(path, "name"), "is required");
+  auto name = r.nonempty_text(node["name"], join_key(path, "name"));
+  if (!name) return std::unexpected(name.error());
+  source.secret_name = *name;
+  if (node["namespace"]) {
+    auto ns = r.nonempty_text(node["namespace"], join_key(path, "namespace"));
+    if (!ns) return std::unexpected(ns.error());
+    source.secret_namespace = *ns;
+  }
+  return {};
+}
+
+// One entry of our own `sources` list.
+std::expected<SourceConfig, Error> parse_source(const Reader& r, const YAML::Node& node,
+                                                const std::string& path) {
+  if (!node.IsMap()) return r.bad(path, "must be a mapping with kind");
+  if (auto ok = r.only_keys(
+          node, {"kind", "arg", "interval", "enabled", "credentialsSecret", "insecureSkipVerify", "config"},
+          path);
+      !ok) {
+    return std::unexpected(ok.error());
+  }
+  SourceConfig s;
+  if (!node["kind"]) return r.bad(join_key(path, "kind"), "is required");
+  auto kind = r.nonempty_text(node["kind"], join_key(path, "kind"));
+  if (!kind) return std::unexpected(kind.error());
+  s.kind = *kind;
+  if (is_node_probe(s.kind)) {
+    s.role = SourceRole::kNode;
+  } else if (is_leader_kind(s.kind)) {
+    s.role = SourceRole::kLeader;
+  } else {
+    return r.bad(join_key(path, "kind"), "unknown source '" + s.kind + "' (known: node probes " +
+                                             comma_list(node_probe_kinds()) + "; leader sources " +
+                                             comma_list(leader_source_kinds()) + ")");
+  }
+  if (node["arg"]) {
+    auto arg = r.nonempty_text(node["arg"], join_key(path, "arg"));
+    if (!arg) return std::unexpected(arg.error());
+    s.arg = *arg;
+  }
+  if (node["interval"]) {
+    auto interval = r.period(node["interval"], join_key(path, "interval"));
+    if (!interval) return std::unexpected(interval.error());
+    s.interval = *interval;
+  }
+  if (node["enabled"]) {
+    auto enabled = r.boolean(node["enabled"], join_key(path, "enabled"));
+    if (!enabled) return std::unexpected(enabled.error());
+    s.enabled = *enabled;
+  }
+  for (const char* ufm_only : {"credentialsSecret", "insecureSkipVerify"}) {
+    if (node[ufm_only] && s.kind != "ufm")
+      return r.bad(join_key(path, ufm_only), "only a ufm source takes this (this one is '" + s.kind + "')");
+  }
+  if (node["credentialsSecret"]) {
+    if (auto ok = secret_ref(r, node["credentialsSecret"], join_key(path, "credentialsSecret"), s); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (node["insecureSkipVerify"]) {
+    auto insecure = r.boolean(node["insecureSkipVerify"], join_key(path, "insecureSkipVerify"));
+    if (!insecure) return std::unexpected(insecure.error());
+    s.insecure_skip_verify = *insecure;
+  }
+  if (node["config"]) {
+    if (s.kind != "labels")
+      return r.bad(join_key(path, "config"),
+                   "only a labels source takes an inline config (this one is '" + s.kind + "')");
+    if (!s.arg.empty())
+      return r.bad(join_key(path, "config"), "give either arg (a file) or config (inline), not both");
+    auto block = label_block(r, node["config"], join_key(path, "config"));
+    if (!block) return std::unexpected(block.error());
+    s.config = std::move(*block);
+  }
+  if (s.kind == "labels" && s.arg.empty() && s.config.is_null())
+    return r.bad(path, "a labels source needs arg (a config file) or config (networkTopologyTypes inline)");
+  if (s.kind == "ufm" && s.arg.empty()) return r.bad(join_key(path, "arg"), "a ufm source needs the UFM URL");
+  return s;
+}
+
+// One entry of Volcano's networkTopologyDiscovery list.
+std::expected<SourceConfig, Error> parse_volcano_entry(const Reader& r, const YAML::Node& node,
+                                                       const std::string& path) {
+  if (!node.IsMap()) return r.bad(path, "must be a mapping with source");
+  if (auto ok = r.only_keys(node, {"source", "enabled", "interval", "credentials", "config"}, path); !ok)
+    return std::unexpected(ok.error());
+  if (!node["source"]) return r.bad(join_key(path, "source"), "is required");
+  auto source = r.nonempty_text(node["source"], join_key(path, "source"));
+  if (!source) return std::unexpected(source.error());
+  SourceConfig s;
+  s.role = SourceRole::kLeader;
+  s.interval = std::chrono::hours(1);  // Volcano's default
+  const YAML::Node config = node["config"];
+  const std::string config_path = join_key(path, "config");
+  if (*source == "ufm") {
+    s.kind = "ufm";
+    if (!config) return r.bad(config_path, "is required (it holds endpoint)");
+    if (!config.IsMap()) return r.bad(config_path, "must be a mapping with endpoint");
+    if (auto ok = r.only_keys(config, {"endpoint", "insecureSkipVerify"}, config_path); !ok)
+      return std::unexpected(ok.error());
+    if (!config["endpoint"]) return r.bad(join_key(config_path, "endpoint"), "is required");
+    auto endpoint = r.nonempty_text(config["endpoint"], join_key(config_path, "endpoint"));
+    if (!endpoint) return std::unexpected(endpoint.error());
+    s.arg = *endpoint;
+    if (config["insecureSkipVerify"]) {
+      auto insecure = r.boolean(config["insecureSkipVerify"], join_key(config_path, "insecureSkipVerify"));
+      if (!insecure) return std::unexpected(insecure.error());
+      s.insecure_skip_verify = *insecure;
+    }
+    s.config = to_json(config);
+  } else if (*source == "label") {
+    s.kind = "labels";
+    if (!config) return r.bad(config_path, "is required (it holds networkTopologyTypes)");
+    auto block = label_block(r, config, config_path);
+    if (!block) return std::unexpected(block.error());
+    s.config = std::move(*block);
+  } else if (*source == "roce") {
+    // Our roce source reads the NodeReports' LLDP neighbours; Volcano's endpoint/token are kept as
+    // given but not needed.
+    s.kind = "roce";
+    if (config) {
+      if (!config.IsMap()) return r.bad(config_path, "must be a mapping");
+      if (auto ok = r.only_keys(config, {"endpoint", "token"}, config_path); !ok)
+        return std::unexpected(ok.error());
+      for (const char* key : {"endpoint", "token"}) {
+        if (config[key]) {
+          if (auto t = r.text(config[key], join_key(config_path, key)); !t) return std::unexpected(t.error());
+        }
+      }
+      s.config = to_json(config);
+    }
+  } else {
+    return r.bad(join_key(path, "source"), "unknown source '" + *source + "' (known: label, roce, ufm)");
+  }
+  if (node["enabled"]) {
+    auto enabled = r.boolean(node["enabled"], join_key(path, "enabled"));
+    if (!enabled) return std::unexpected(enabled.error());
+    s.enabled = *enabled;
+  }
+  if (node["interval"]) {
+    auto interval = r.period(node["interval"], join_key(path, "interval"));
+    if (!interval) return std::unexpected(interval.error());
+    s.interval = *interval;
+  }
+  if (const YAML::Node credentials = node["credentials"]) {
+    const std::string at = join_key(path, "credentials");
+    if (s.kind != "ufm") return r.bad(at, "only a ufm source takes credentials");
+    if (!credentials.IsMap()) return r.bad(at, "must be a mapping with secretRef");
+    if (auto ok = r.only_keys(credentials, {"secretRef"}, at); !ok) return std::unexpected(ok.error());
+    if (!credentials["secretRef"]) return r.bad(join_key(at, "secretRef"), "is required");
+    if (auto ok = secret_ref(r, credentials["secretRef"], join_key(at, "secretRef"), s); !ok)
+      return std::unexpected(ok.error());
+  }
+  return s;
+}
+
+std::expected<std::vector<SourceConfig>, Error> parse_source_list(const Reader& r, const YAML::Node& list,
+                                                                  const std::string& path, bool volcano) {
+  if (!list.IsSequence()) return r.bad(path, "must be a list of sources");
+  if (list.size() == 0) return r.bad(path, "lists no source");
+  std::vector<SourceConfig> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = indexed(path, i);
+    auto s = volcano ? parse_volcano_entry(r, list[i], at) : parse_source(r, list[i], at);
+    if (!s) return std::unexpected(s.error());
+    for (std::size_t j = 0; j < out.size(); ++j) {
+      if (out[j].kind == s->kind && out[j].arg == s->arg && out[j].config == s->config)
+        return r.bad(at, "the same source as " + indexed(path, j) + " (" + s->spec() + ")");
+    }
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+// A label key prefix such as "hypertopo.io/tier-": the tier name is appended to make the key.
+bool is_label_key_prefix(const std::string& prefix) {
+  if (prefix.empty()) return false;
+  const auto slash = prefix.find('/');
+  std::string_view name = prefix;
+  if (slash != std::string::npos) {
+    std::string_view domain(prefix.data(), slash);
+    name = std::string_view(prefix).substr(slash + 1);
+    if (domain.empty() || domain.size() > 253 || name.find('/') != std::string_view::npos) return false;
+    for (char c : domain) {
+      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
+    }
+    if (domain.front() == '-' || domain.front() == '.' || domain.back() == '-' || domain.back() == '.')
+      return false;
+  }
+  if (name.size() >= 63) return false;  // room for at least one character of tier name
+  if (!name.empty() && std::isalnum(static_cast<unsigned char>(name.front())) == 0) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
+  });
+}
+
+// A Lease name: a DNS-1123 subdomain.
+bool is_dns_subdomain(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!alnum(name.front()) || !alnum(name.back())) return false;
+  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
+}
+
+std::expected<void, Error> parse_sections(const Reader& r, const YAML::Node& root, AgentConfig& c) {
+  if (const YAML::Node n = root["hostRoot"]) {
+    auto root_dir = r.nonempty_text(n, "hostRoot");
+    if (!root_dir) return std::unexpected(root_dir.error());
+    c.host_root = *root_dir;
+  }
+
+  const YAML::Node sources = root["sources"];
+  const YAML::Node volcano = root["networkTopologyDiscovery"];
+  if (sources && volcano)
+    return r.bad("networkTopologyDiscovery", "give either sources or networkTopologyDiscovery, not both");
+  if (!sources && !volcano) return r.bad("sources", "is required (or Volcano's networkTopologyDiscovery)");
+  auto list = sources ? parse_source_list(r, sources, "sources", false)
+                      : parse_source_list(r, volcano, "networkTopologyDiscovery", true);
+  if (!list) return std::unexpected(list.error());
+  c.sources = std::move(*list);
+
+  if (const YAML::Node n = root["nodeSelector"]) {
+    if (auto ok = r.mapping(n, "nodeSelector", {"matchLabels"}); !ok) return ok;
+    if (const YAML::Node match = n.IsMap() ? n["matchLabels"] : YAML::Node()) {
+      if (!match.IsMap() && !match.IsNull())
+        return r.bad("nodeSelector.matchLabels", "must be a mapping of label key to value");
+      for (const auto& kv : match) {
+        const std::string key = kv.first.Scalar();
+        if (key.empty()) return r.bad("nodeSelector.matchLabels", "a label key must not be empty");
+        auto value = r.text(kv.second, "nodeSelector.matchLabels." + key);
+        if (!value) return std::unexpected(value.error());
+        c.node_selector[key] = *value;
+      }
+    }
+  }
+
+  if (const YAML::Node n = root["guard"]) {
+    if (auto ok = r.mapping(n, "guard", {"maxDeleteFraction", "minObjectsForGuard"}); !ok) return ok;
+    if (n.IsMap() && n["maxDeleteFraction"]) {
+      auto f = r.number(n["maxDeleteFraction"], "guard.maxDeleteFraction", 0, 1, "[0, 1]");
+      if (!f) return std::unexpected(f.error());
+      c.max_delete_fraction = *f;
+    }
+    if (n.IsMap() && n["minObjectsForGuard"]) {
+      auto m = r.integer(n["minObjectsForGuard"], "guard.minObjectsForGuard", 0, 1'000'000);
+      if (!m) return std::unexpected(m.error());
+      c.min_objects_for_guard = static_cast<int>(*m);
+    }
+  }
+
+  if (const YAML::Node n = root["leaderElection"]) {
+    if (auto ok =
+            r.mapping(n, "leaderElection", {"leaseName", "leaseDuration", "renewDeadline", "retryPeriod"});
+        !ok)
+      return ok;
+    if (n.IsMap() && n["leaseName"]) {
+      auto name = r.text(n["leaseName"], "leaderElection.leaseName");
+      if (!name) return std::unexpected(name.error());
+      if (!is_dns_subdomain(*name))
+        return r.bad("leaderElection.leaseName",
+                     "'" + *name + "' is not a valid object name (DNS-1123 subdomain)");
+      c.lease_name = *name;
+    }
+    const std::pair<const char*, milliseconds*> timings[] = {{"leaseDuration", &c.lease_duration},
+                                                             {"renewDeadline", &c.renew_deadline},
+                                                             {"retryPeriod", &c.retry_period}};
+    for (const auto& [key, target] : timings) {
+      if (!n.IsMap() || !n[key]) continue;
+      const std::string at = std::string("leaderElection.") + key;
+      auto d = r.duration(n[key], at);
+      if (!d) return std::unexpected(d.error());
+      if (d->count() <= 0) return r.bad(at, "must be greater than 0");
+      *target = *d;
+    }
+  }
+  // client-go's LeaderElectionConfig checks (leaderelection.NewLeaderElector, JitterFactor 1.2).
+  if (c.lease_duration <= c.renew_deadline)
+    return r.bad("leaderElection.renewDeadline", "must be shorter than leaseDuration");
+  if (c.renew_deadline.count() * 10 <= c.retry_period.count() * 12)
+    return r.bad("leaderElection.retryPeriod",
+                 "must be shorter than renewDeadline / 1.2 (client-go's jitter)");
+
+  if (const YAML::Node n = root["reconcile"]) {
+    if (auto ok = r.mapping(n, "reconcile", {"debounce", "resync"}); !ok) return ok;
+    if (n.IsMap() && n["debounce"]) {
+      auto d = r.duration(n["debounce"], "reconcile.debounce");
+      if (!d) return std::unexpected(d.error());
+      c.debounce = *d;
+    }
+    if (n.IsMap() && n["resync"]) {
+      auto d = r.period(n["resync"], "reconcile.resync");
+      if (!d) return std::unexpected(d.error());
+      c.resync = *d;
+    }
+  }
+
+  if (const YAML::Node n = root["exports"]) {
+    if (auto ok = r.mapping(n, "exports", {"nodeLabels"}); !ok) return ok;
+    if (const YAML::Node labels = n.IsMap() ? n["nodeLabels"] : YAML::Node()) {
+      const std::string at = "exports.nodeLabels";
+      if (auto ok = r.mapping(labels, at, {"enabled", "keyPrefix", "topographCompatible"}); !ok) return ok;
+      if (labels.IsMap() && labels["enabled"]) {
+        auto b = r.boolean(labels["enabled"], at + ".enabled");
+        if (!b) return std::unexpected(b.error());
+        c.export_node_labels = *b;
+      }
+      if (labels.IsMap() && labels["keyPrefix"]) {
+        auto p = r.text(labels["keyPrefix"], at + ".keyPrefix");
+        if (!p) return std::unexpected(p.error());
+        if (!is_label_key_prefix(*p))
+          return r.bad(at + ".keyPrefix", "'" + *p + "' cannot start a label key (e.g. hypertopo.io/tier-)");
+        c.node_label_prefix = *p;
+      }
+      if (labels.IsMap() && labels["topographCompatible"]) {
+        auto b = r.boolean(labels["topographCompatible"], at + ".topographCompatible");
+        if (!b) return std::unexpected(b.error());
+        c.topograph_labels = *b;
+      }
+    }
+  }
+
+  if (const YAML::Node n = root["http"]) {
+    if (auto ok = r.mapping(n, "http", {"port"}); !ok) return ok;
+    if (n.IsMap() && n["port"]) {
+      auto port = r.integer(n["port"], "http.port", 1, 65535);
+      if (!port) return std::unexpected(port.error());
+      c.http_port = static_cast<std::uint16_t>(*port);
+    }
+  }
+
+  if (const YAML::Node n = root["logLevel"]) {
+    auto level = r.text(n, "logLevel");
+    if (!level) return std::unexpected(level.error());
+    if (std::find(kLogLevels.begin(), kLogLevels.end(), *level) == kLogLevels.end())
+      return r.bad("logLevel", "unknown level '" + *level + "' (known: " + comma_list(kLogLevels) + ")");
+    c.log_level = *level;
+  }
+  return {};
+}
+
+bool same_builder(const topology::TreeBuilderOptions& a, const topology::TreeBuilderOptions& b) {
+  return a.node_by_endpoint == b.node_by_endpoint && a.known_nodes == b.known_nodes &&
+         a.host_description_pattern == b.host_description_pattern &&
+         a.excluded_device_patterns == b.excluded_device_patterns &&
+         a.excluded_switch_patterns == b.excluded_switch_patterns &&
+         a.firmware_description_patterns == b.firmware_description_patterns &&
+         a.level_names == b.level_names && a.source == b.source;
+}
+
+std::string format_ms(milliseconds d) { return std::to_string(d.count()) + "ms"; }
+
+}  // namespace
+
+const std::vector<std::string>& node_probe_kinds() {
+  static const std::vector<std::string> kinds = {"ib-local", "lldp", "nvlink"};
+  return kinds;
+}
+
+const std::vector<std::string>& leader_source_kinds() {
+  // Sorted, as DiscovererRegistry::kinds() returns them.
+  static const std::vector<std::string> kinds = {
+      "demo", "ibnetdisc", "ibnetdisc-cache", "ibnetdiscover", "ibsim", "labels", "reports", "roce", "ufm"};
+  return kinds;
+}
+
+std::expected<milliseconds, Error> parse_duration(const std::string& text) {
+  auto bad = [&] {
+    return fail(ErrorCode::kInvalidArgument,
+                "'" + text + "' is not a duration (Go style: 90s, 5m, 1h30m, 500ms; or a number of seconds)");
+  };
+  if (text.empty()) return bad();
+  if (text.front() == '-') return fail(ErrorCode::kInvalidArgument, "'" + text + "' is negative");
+  const char* p = text.data();
+  const char* const end = text.data() + text.size();
+  if (*p == '+') ++p;
+  // A number and its fraction, as Go's time.ParseDuration reads them: kept as digits / 10^fraction
+  // digits so that "0.25" times a unit is exact.
+  long double digits = 0;
+  long double scale = 1;
+  auto read_number = [&] {
+    const char* start = p;
+    digits = 0;
+    scale = 1;
+    while (p < end && *p >= '0' && *p <= '9') digits = digits * 10 + (*p++ - '0');
+    bool any = p != start;
+    if (p < end && *p == '.') {
+      ++p;
+      const char* frac = p;
+      while (p < end && *p >= '0' && *p <= '9') {
+        digits = digits * 10 + (*p++ - '0');
+        scale *= 10;
+      }
+      any = any || p != frac;
+    }
+    return any;
+  };
+  if (!read_number()) return bad();
+  constexpr long double kMaxNanos = 1e18L;  // about 31 years; anything longer is a mistake
+  if (p == end) {                           // a plain number: seconds
+    if (digits * 1e9L / scale > kMaxNanos) return bad();
+    return milliseconds(static_cast<long long>(std::llround(digits * 1000.0L / scale)));
+  }
+  long double nanos = 0;
+  while (true) {
+    static const std::pair<const char*, long double> kUnits[] = {
+        {"ns", 1.0L}, {"us", 1e3L}, {"\xC2\xB5s", 1e3L}, {"\xCE\xBCs", 1e3L},
+        {"ms", 1e6L}, {"s", 1e9L},  {"m", 60e9L},        {"h", 3600e9L}};
+    const auto rest = std::string_view(p, static_cast<std::size_t>(end - p));
+    const std::pair<const char*, long double>* unit = nullptr;
+    for (const auto& u : kUnits) {
+      const std::string_view name(u.first);
+      // "ms" must win over "m": only take a one-letter unit when no longer one matches.
+      if (rest.starts_with(name) && (unit == nullptr || name.size() > std::string_view(unit->first).size()))
+        unit = &u;
+    }
+    if (unit == nullptr) return bad();
+    p += std::string_view(unit->first).size();
+    nanos += digits * unit->second / scale;
+    if (nanos > kMaxNanos) return bad();
+    if (p == end) break;
+    if (!read_number()) return bad();
+  }
+  return milliseconds(static_cast<long long>(nanos / 1e6L));
+}
+
+std::expected<AgentConfig, Error> parse_agent_config(const std::string& yaml_text, const std::string& name) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse,
+                name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping at the top level");
+  Reader r(name);
+  AgentConfig config;
+  try {
+    std::vector<std::string> known = kTopLevelKeys;
+    known.insert(known.end(), kBuilderKeys.begin(), kBuilderKeys.end());
+    std::sort(known.begin(), known.end());
+    if (auto ok = r.only_keys(root, known, ""); !ok) return std::unexpected(ok.error());
+
+    // The builder keys, as a document of their own, through the builder's own parser.
+    YAML::Node builder(YAML::NodeType::Map);
+    for (const auto& entry : root) {
+      if (kBuilderKeys.contains(entry.first.Scalar())) builder[entry.first.Scalar()] = entry.second;
+    }
+    if (builder.size() > 0) {
+      YAML::Emitter out;
+      out << builder;
+      auto options = topology::parse_builder_config(out.c_str(), name);
+      if (!options) return std::unexpected(options.error());
+      config.builder = std::move(*options);
+    }
+    if (auto ok = parse_sections(r, root, config); !ok) return std::unexpected(ok.error());
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp throws on conversions the checks above did not foresee; still the file's fault.
+    return fail(ErrorCode::kParse, name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+  }
+  return config;
+}
+
+std::expected<void, Error> apply_environment_overrides(AgentConfig& config) {
+  constexpr const char* kVariable = "HYPERTOPO_EXPORT_NODE_LABELS";
+  const char* value = std::getenv(kVariable);
+  if (value == nullptr) return {};
+  const std::string v = value;
+  if (v == "true") {
+    config.export_node_labels = true;
+  } else if (v == "false") {
+    config.export_node_labels = false;
+  } else {
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(kVariable) + ": must be true or false, not '" + v + "'");
+  }
+  return {};
+}
+
+std::expected<AgentConfig, Error> load_agent_config(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto config = parse_agent_config(text.str(), path.string());
+  if (!config) return config;
+  if (auto ok = apply_environment_overrides(*config); !ok) return std::unexpected(ok.error());
+  return config;
+}
+
+std::expected<void, Error> materialize_inline_configs(AgentConfig& config,
+                                                      const std::filesystem::path& work_dir) {
+  for (std::size_t i = 0; i < config.sources.size(); ++i) {
+    SourceConfig& s = config.sources[i];
+    if (s.kind != "labels" || s.config.is_null() || !s.arg.empty()) continue;
+    std::error_code ec;
+    std::filesystem::create_directories(work_dir, ec);
+    if (ec) return fail(ErrorCode::kUnavailable, work_dir.string() + ": cannot create: " + ec.message());
+    const auto path = work_dir / ("labels-" + std::to_string(i) + ".yaml");
+    YAML::Emitter out;
+    emit_json(out, s.config);
+    std::ofstream file(path, std::ios::trunc);
+    file << "# written by hypertopo agent from the labels source's inline config\n" << out.c_str() << "\n";
+    file.close();
+    if (!file) return fail(ErrorCode::kUnavailable, path.string() + ": cannot write");
+    s.arg = path.string();
+  }
+  return {};
+}
+
+ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
+  ConfigChange change;
+  // Sources are identified by spec(); any difference in one (interval, enabled, credentials, inline
+  // config) restarts it.
+  std::map<std::string, std::pair<std::vector<SourceConfig>, std::vector<SourceConfig>>> by_spec;
+  for (const auto& s : before.sources) by_spec[s.spec()].first.push_back(s);
+  for (const auto& s : after.sources) by_spec[s.spec()].second.push_back(s);
+  const bool root_changed = before.host_root != after.host_root;
+  for (const auto& [spec, pair] : by_spec) {
+    const auto& [old_list, new_list] = pair;
+    const bool node_probe = !new_list.empty() ? new_list.front().role == SourceRole::kNode
+                                              : old_list.front().role == SourceRole::kNode;
+    if (old_list.empty()) {
+      change.notes.push_back("sources: added " + spec);
+    } else if (new_list.empty()) {
+      change.notes.push_back("sources: removed " + spec);
+    } else if (old_list != new_list) {
+      change.notes.push_back("sources: changed " + spec);
+    } else if (root_changed && node_probe) {
+      change.notes.push_back("sources: " + spec + " reads hostRoot, which changed");
+    } else {
+      continue;
+    }
+    change.restarted_sources.push_back(spec);
+  }
+
+  auto note = [&](const std::string& key, const std::string& from, const std::string& to) {
+    if (from != to) change.notes.push_back(key + ": " + from + " -> " + to);
+  };
+  auto list = [](const std::vector<std::string>& items) { return "[" + comma_list(items) + "]"; };
+  auto selector = [](const std::map<std::string, std::string>& labels) {
+    std::string out;
+    for (const auto& [k, v] : labels) out += (out.empty() ? "" : ", ") + k + "=" + v;
+    return "{" + out + "}";
+  };
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  auto number = [](double d) {
+    std::ostringstream s;
+    s << d;
+    return s.str();
+  };
+
+  note("hostRoot", before.host_root.string(), after.host_root.string());
+  if (!same_builder(before.builder, after.builder) || before.node_selector != after.node_selector) {
+    change.builder_changed = true;
+    note("tierNames", list(before.builder.level_names), list(after.builder.level_names));
+    note("source", before.builder.source, after.builder.source);
+    note("hostDescriptionPattern", before.builder.host_description_pattern,
+         after.builder.host_description_pattern);
+    note("excludedDevicePatterns", list(before.builder.excluded_device_patterns),
+         list(after.builder.excluded_device_patterns));
+    note("excludedSwitchPatterns", list(before.builder.excluded_switch_patterns),
+         list(after.builder.excluded_switch_patterns));
+    note("firmwareDescriptionPatterns", list(before.builder.firmware_description_patterns),
+         list(after.builder.firmware_description_patterns));
+    if (before.builder.node_by_endpoint != after.builder.node_by_endpoint)
+      change.notes.push_back("guidMap: " + std::to_string(before.builder.node_by_endpoint.size()) + " -> " +
+                             std::to_string(after.builder.node_by_endpoint.size()) + " entries");
+    note("nodeSelector.matchLabels", selector(before.node_selector), selector(after.node_selector));
+  }
+  note("guard.maxDeleteFraction", number(before.max_delete_fraction), number(after.max_delete_fraction));
+  note("guard.minObjectsForGuard", std::to_string(before.min_objects_for_guard),
+       std::to_string(after.min_objects_for_guard));
+  if (before.lease_name != after.lease_name) change.needs_restart = true;
+  note("leaderElection.leaseName", before.lease_name, after.lease_name);
+  note("leaderElection.leaseDuration", format_ms(before.lease_duration), format_ms(after.lease_duration));
+  note("leaderElection.renewDeadline", format_ms(before.renew_deadline), format_ms(after.renew_deadline));
+  note("leaderElection.retryPeriod", format_ms(before.retry_period), format_ms(after.retry_period));
+  note("reconcile.debounce", format_ms(before.debounce), format_ms(after.debounce));
+  note("reconcile.resync", std::to_string(before.resync.count()) + "s",
+       std::to_string(after.resync.count()) + "s");
+  note("exports.nodeLabels.enabled", flag(before.export_node_labels), flag(after.export_node_labels));
+  note("exports.nodeLabels.keyPrefix", before.node_label_prefix, after.node_label_prefix);
+  note("exports.nodeLabels.topographCompatible", flag(before.topograph_labels), flag(after.topograph_labels));
+  if (before.http_port != after.http_port) change.needs_restart = true;
+  note("http.port", std::to_string(before.http_port), std::to_string(after.http_port));
+  note("logLevel", before.log_level, after.log_level);
+  return change;
+}
+
+}  // namespace hypertopo::agent

@@ -1,0 +1,475 @@
+// The only translation unit of the HTTP server that includes Boost.Beast (it compiles slowly).
+//
+// Every connection is a Session on its own strand: read a request (header first, so that
+// "Expect: 100-continue" can be answered), run the handler, write the response, and read the next
+// one while the client keeps the connection alive. One deadline covers the whole read of a request;
+// the TCP stream's timer turns a stalled client into beast::error::timeout. stop() closes the
+// listener and every open connection on its own strand, so the I/O threads run out of work and join.
+#include "agent/http/http_server.h"
+
+#include <openssl/ssl.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <cctype>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace hypertopo::agent {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using boost::system::error_code;
+
+// A response can be large (a full plan list) and the client slow to take it; writes get at least
+// this long even when read_timeout is short.
+constexpr std::chrono::milliseconds kMinWriteTimeout{30000};
+// Request headers bigger than this are refused (400); bodies have their own limit.
+constexpr std::uint32_t kHeaderLimit = 64 * 1024;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+// What the connection should do after a failed read.
+enum class ReadFailure { kClose, kBadRequest, kTooLarge };
+
+ReadFailure classify(const error_code& ec) {
+  if (ec == http::error::body_limit) return ReadFailure::kTooLarge;
+  if (ec.category() == http::make_error_code(http::error::body_limit).category() &&
+      ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return ReadFailure::kBadRequest;
+  }
+  return ReadFailure::kClose;  // the client went away, timed out, or the server is stopping
+}
+
+// A connection as stop() sees it.
+class SessionHandle {
+ public:
+  virtual ~SessionHandle() = default;
+  virtual void close_for_stop() = 0;
+};
+
+// What the sessions share with the server: options, routes and the registry of open connections.
+struct ServerCore {
+  HttpServerOptions options;
+
+  std::mutex routes_mutex;
+  std::unordered_map<std::string, std::map<std::string, HttpHandler>> routes;  // path -> method -> handler
+
+  std::mutex sessions_mutex;
+  bool stopping = false;
+  bool started = false;
+  std::uint64_t next_session_id = 0;
+  std::unordered_map<std::uint64_t, std::weak_ptr<SessionHandle>> sessions;
+
+  explicit ServerCore(HttpServerOptions o) : options(std::move(o)) {}
+
+  std::chrono::milliseconds write_timeout() const { return std::max(options.read_timeout, kMinWriteTimeout); }
+
+  HttpServerResponse dispatch(const HttpServerRequest& request, std::string& allow) {
+    HttpHandler handler;
+    {
+      std::lock_guard lock(routes_mutex);
+      auto path = routes.find(request.path);
+      if (path == routes.end()) {
+        return HttpServerResponse{.status = 404, .body = "no route for " + request.path + "\n"};
+      }
+      auto method = path->second.find(request.method);
+      if (method == path->second.end()) {
+        for (const auto& [name, unused] : path->second) allow += (allow.empty() ? "" : ", ") + name;
+        return HttpServerResponse{
+            .status = 405,
+            .body = request.method + " is not allowed on " + request.path + " (allowed: " + allow + ")\n"};
+      }
+      handler = method->second;
+    }
+    try {
+      return handler(request);
+    } catch (const std::exception& e) {
+      return HttpServerResponse{.status = 500, .body = std::string(e.what()) + "\n"};
+    } catch (...) {
+      return HttpServerResponse{.status = 500, .body = "the handler failed with a non-standard exception\n"};
+    }
+  }
+
+  void unregister_session(std::uint64_t id) {
+    std::lock_guard lock(sessions_mutex);
+    sessions.erase(id);
+  }
+};
+
+template <typename Stream>
+class Session : public SessionHandle, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  Session(ServerCore& server, Stream stream) : server_(server), stream_(std::move(stream)) {}
+  ~Session() override {
+    if (id_) server_.unregister_session(*id_);
+  }
+
+  std::optional<std::uint64_t>& id() { return id_; }
+
+  void run() {
+    asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->begin(); });
+  }
+
+  void close_for_stop() override {
+    asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
+      self->stopped_ = true;
+      self->tcp().close();  // cancels the pending operation and the deadline timer
+    });
+  }
+
+ private:
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
+  void begin() {
+    if (stopped_) return;
+    if constexpr (kTls) {
+      tcp().expires_after(server_.options.read_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](error_code ec) {
+                                if (ec) return self->tcp().close();
+                                self->read_request();
+                              });
+    } else {
+      read_request();
+    }
+  }
+
+  void read_request() {
+    if (stopped_) return;
+    parser_.emplace();
+    parser_->header_limit(kHeaderLimit);
+    parser_->body_limit(server_.options.max_body_bytes);
+    // One deadline for the whole request, header and body: a client trickling bytes is dropped.
+    tcp().expires_after(server_.options.read_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](error_code ec, std::size_t) {
+                              if (ec) return self->read_failed(ec);
+                              self->after_header();
+                            });
+  }
+
+  void after_header() {
+    const auto& header = parser_->get();
+    if (!parser_->is_done() && beast::iequals(header[http::field::expect], "100-continue")) {
+      auto interim =
+          std::make_shared<http::response<http::empty_body>>(http::status::continue_, header.version());
+      http::async_write(stream_, *interim,
+                        [self = this->shared_from_this(), interim](error_code ec, std::size_t) {
+                          if (ec) return self->tcp().close();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    if (parser_->is_done()) return respond();
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](error_code ec, std::size_t) {
+                       if (ec) return self->read_failed(ec);
+                       self->respond();
+                     });
+  }
+
+  void read_failed(const error_code& ec) {
+    switch (classify(ec)) {
+      case ReadFailure::kTooLarge:
+        return send_error(413, "the request body is larger than the limit of " +
+                                   std::to_string(server_.options.max_body_bytes) + " bytes\n");
+      case ReadFailure::kBadRequest:
+        return send_error(400, "malformed request: " + ec.message() + "\n");
+      case ReadFailure::kClose:
+        return tcp().close();
+    }
+  }
+
+  // Answers and closes. The unread rest of the request is drained first: closing a socket with
+  // unread bytes resets the connection, and the client would lose the answer.
+  void send_error(int status, std::string body) {
+    if (stopped_) return;
+    response_ = {};
+    response_.version(11);
+    response_.result(static_cast<unsigned>(status));
+    response_.set(http::field::server, "hypertopo");
+    response_.set(http::field::content_type, "text/plain; charset=utf-8");
+    response_.keep_alive(false);
+    response_.body() = std::move(body);
+    response_.prepare_payload();
+    tcp().expires_after(server_.write_timeout());
+    http::async_write(stream_, response_, [self = this->shared_from_this()](error_code ec, std::size_t) {
+      if (ec) return self->tcp().close();
+      error_code ignored;
+      self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      self->tcp().expires_after(self->server_.options.read_timeout);
+      self->drain();
+    });
+  }
+
+  void drain() {
+    tcp().async_read_some(asio::buffer(scratch_),
+                          [self = this->shared_from_this()](error_code ec, std::size_t) {
+                            if (ec) return self->tcp().close();
+                            self->drain();
+                          });
+  }
+
+  void respond() {
+    if (stopped_) return;
+    auto& message = parser_->get();
+    HttpServerRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    const auto question = request.target.find('?');
+    request.path = request.target.substr(0, question);
+    if (question != std::string::npos) request.query = request.target.substr(question + 1);
+    for (const auto& field : message) {
+      auto [it, inserted] = request.headers.emplace(
+          lower(std::string_view(field.name_string().data(), field.name_string().size())),
+          std::string(field.value()));
+      if (!inserted) it->second += ", " + std::string(field.value());
+    }
+    request.body = std::move(message.body());
+
+    std::string allow;
+    HttpServerResponse reply = server_.dispatch(request, allow);
+    const bool keep_alive = message.keep_alive();
+
+    response_ = {};
+    response_.version(message.version());
+    const bool valid_status = reply.status >= 100 && reply.status <= 999;
+    response_.result(static_cast<unsigned>(valid_status ? reply.status : 500));
+    response_.set(http::field::server, "hypertopo");
+    response_.set(http::field::content_type, reply.content_type);
+    if (!allow.empty()) response_.set(http::field::allow, allow);
+    response_.keep_alive(keep_alive);
+    response_.body() = valid_status
+                           ? std::move(reply.body)
+                           : "the handler answered an invalid status " + std::to_string(reply.status) + "\n";
+    response_.prepare_payload();
+    if (stopped_) return;
+    tcp().expires_after(server_.write_timeout());
+    http::async_write(stream_, response_,
+                      [self = this->shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                        if (ec) return self->tcp().close();
+                        if (keep_alive) return self->read_request();
+                        self->finish();
+                      });
+  }
+
+  void finish() {
+    if constexpr (kTls) {
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->tcp().close(); });
+    } else {
+      error_code ignored;
+      tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
+      tcp().close();
+    }
+  }
+
+  ServerCore& server_;
+  Stream stream_;
+  std::optional<std::uint64_t> id_;  // set once registered with the server
+  bool stopped_ = false;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  http::response<http::string_body> response_;
+  std::array<char, 16 * 1024> scratch_{};
+};
+
+}  // namespace
+
+// The base (registry) outlives the io_context: sessions destroyed with the context's pending
+// handlers unregister themselves there. The TLS context is declared before the io_context too.
+struct HttpServer::Impl : ServerCore {
+  std::optional<asio::ssl::context> tls;
+  asio::io_context io;
+  std::optional<tcp::acceptor> acceptor;
+  std::atomic<std::uint16_t> bound_port{0};
+  std::vector<std::thread> threads;
+
+  explicit Impl(HttpServerOptions o) : ServerCore(std::move(o)) {}
+
+  std::expected<void, Error> load_tls();
+  std::expected<void, Error> listen();
+  void accept();
+  template <typename Stream>
+  void start_session(Stream stream);
+};
+
+template <typename Stream>
+void HttpServer::Impl::start_session(Stream stream) {
+  auto session = std::make_shared<Session<Stream>>(*this, std::move(stream));
+  {
+    std::lock_guard lock(sessions_mutex);
+    if (stopping) return;  // the session closes its socket as it goes away
+    session->id() = next_session_id++;
+    sessions.emplace(*session->id(), session);
+  }
+  session->run();
+}
+
+void HttpServer::Impl::accept() {
+  acceptor->async_accept(asio::make_strand(io), [this](error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
+    if (!ec) {
+      beast::tcp_stream plain(std::move(socket));
+      if (tls) {
+        start_session(beast::ssl_stream<beast::tcp_stream>(std::move(plain), *tls));
+      } else {
+        start_session(std::move(plain));
+      }
+    }
+    // An accept error (out of descriptors, a connection reset before accept) affects one
+    // connection; keep listening.
+    accept();
+  });
+}
+
+HttpServer::HttpServer(HttpServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() { stop(); }
+
+void HttpServer::handle(const std::string& method, const std::string& path, HttpHandler handler) {
+  std::lock_guard lock(impl_->routes_mutex);
+  impl_->routes[path][method] = std::move(handler);
+}
+
+std::expected<void, Error> HttpServer::Impl::load_tls() {
+  const std::string where = options.address + ":" + std::to_string(options.port);
+  if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": TLS needs both a certificate file and a key file (only " +
+                    (options.tls_cert_file.empty() ? "the key file \"" + options.tls_key_file
+                                                   : "the certificate file \"" + options.tls_cert_file) +
+                    "\" is set)");
+  }
+  for (const auto& file : {options.tls_cert_file, options.tls_key_file}) {
+    std::error_code fs_ec;
+    if (!std::filesystem::is_regular_file(file, fs_ec)) {
+      return fail(ErrorCode::kNotFound, "TLS file " + file + ": no such file");
+    }
+  }
+  tls.emplace(asio::ssl::context::tls_server);
+  tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                   asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use);
+  error_code ec;
+  tls->use_certificate_chain_file(options.tls_cert_file, ec);
+  if (ec) {
+    return fail(ErrorCode::kInvalidArgument, "TLS certificate file " + options.tls_cert_file +
+                                                 ": not a PEM certificate (" + ec.message() + ")");
+  }
+  tls->use_private_key_file(options.tls_key_file, asio::ssl::context::pem, ec);
+  if (ec) {
+    return fail(ErrorCode::kInvalidArgument,
+                "TLS key file " + options.tls_key_file + ": not a PEM private key (" + ec.message() + ")");
+  }
+  if (SSL_CTX_check_private_key(tls->native_handle()) != 1) {
+    return fail(ErrorCode::kInvalidArgument, "TLS key file " + options.tls_key_file +
+                                                 " does not match the certificate in " +
+                                                 options.tls_cert_file);
+  }
+  return {};
+}
+
+std::expected<void, Error> HttpServer::Impl::listen() {
+  const std::string where = options.address + ":" + std::to_string(options.port);
+  error_code ec;
+  const auto address = asio::ip::make_address(options.address, ec);
+  if (ec) return fail(ErrorCode::kInvalidArgument, where + ": not an IP address (" + ec.message() + ")");
+  const tcp::endpoint endpoint(address, options.port);
+  acceptor.emplace(asio::make_strand(io));
+  auto failed = [&](const char* step) {
+    return fail(ErrorCode::kUnavailable, where + ": " + ec.message() + " (" + step + ")");
+  };
+  if (acceptor->open(endpoint.protocol(), ec); ec) return failed("socket");
+  if (acceptor->set_option(asio::socket_base::reuse_address(true), ec); ec) return failed("SO_REUSEADDR");
+  if (acceptor->bind(endpoint, ec); ec) return failed("bind");
+  if (acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) return failed("listen");
+  bound_port = acceptor->local_endpoint(ec).port();
+  if (ec) return failed("getsockname");
+  return {};
+}
+
+std::expected<void, Error> HttpServer::start() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard lock(s.sessions_mutex);
+    if (s.started || s.stopping)
+      return fail(ErrorCode::kInvalidArgument, "the HTTP server was already started");
+  }
+  auto ready = (s.options.tls_cert_file.empty() && s.options.tls_key_file.empty())
+                   ? std::expected<void, Error>{}
+                   : s.load_tls();
+  if (ready) ready = s.listen();
+  if (!ready) {  // nothing runs yet: leave the server as new, so that start() may be tried again
+    s.acceptor.reset();
+    s.tls.reset();
+    s.bound_port = 0;
+    return ready;
+  }
+  {
+    std::lock_guard lock(s.sessions_mutex);
+    s.started = true;
+  }
+  s.accept();
+  const int count = std::max(1, s.options.threads);
+  for (int i = 0; i < count; ++i) s.threads.emplace_back([&s] { s.io.run(); });
+  return {};
+}
+
+void HttpServer::stop() {
+  Impl& s = *impl_;
+  std::vector<std::shared_ptr<SessionHandle>> open;
+  {
+    std::lock_guard lock(s.sessions_mutex);
+    if (!s.started || s.stopping) return;
+    s.stopping = true;
+    for (const auto& [id, weak] : s.sessions) {
+      if (auto session = weak.lock()) open.push_back(std::move(session));
+    }
+  }
+  if (s.acceptor) {
+    asio::post(s.acceptor->get_executor(), [&s] {
+      error_code ignored;
+      s.acceptor->close(ignored);
+    });
+  }
+  for (const auto& session : open) session->close_for_stop();
+  open.clear();
+  // With the listener and every connection closed, the threads run out of work and return.
+  for (auto& thread : s.threads) {
+    if (thread.joinable()) thread.join();
+  }
+  s.threads.clear();
+}
+
+std::uint16_t HttpServer::port() const { return impl_->bound_port; }
+
+}  // namespace hypertopo::agent

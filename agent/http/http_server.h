@@ -1,0 +1,77 @@
+// agent/http/http_server.h: a small HTTP/1.1 server on Boost.Beast for health, metrics and the
+// scheduler extender's webhook routes.
+//
+// Routes are exact (method, path) pairs; the query string is split off before matching. An unknown
+// path answers 404, a known path with another method 405 (with Allow), a body over max_body_bytes
+// 413, a request not fully read within read_timeout is dropped. A handler that throws answers 500
+// with the exception's text; the server keeps running. Keep-alive is honoured. With tls_cert_file
+// and tls_key_file set, every connection is TLS (PEM files, read at start()). port 0 picks a free
+// port; port() tells which after start().
+//
+//   HttpServer server({.address = "0.0.0.0", .port = 8080});
+//   server.handle("GET", "/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body =
+//   "ok\n"}; }); if (auto ok = server.start(); !ok) ...;    // binds and starts the I/O threads
+//   ...
+//   server.stop();                             // closes the listener and open connections, joins threads
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "errors/error.h"
+
+namespace hypertopo::agent {
+
+struct HttpServerRequest {
+  std::string method;                          // "GET", "POST", ...
+  std::string target;                          // as sent: path and query
+  std::string path;                            // the target up to '?'
+  std::string query;                           // after '?', undecoded; "" when none
+  std::map<std::string, std::string> headers;  // field names lower-cased
+  std::string body;
+};
+
+struct HttpServerResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using HttpHandler = std::function<HttpServerResponse(const HttpServerRequest&)>;
+
+struct HttpServerOptions {
+  std::string address = "0.0.0.0";
+  std::uint16_t port = 8080;  // 0: any free port
+  std::string tls_cert_file;  // both set: HTTPS only
+  std::string tls_key_file;
+  std::size_t max_body_bytes = 1u << 20;
+  std::chrono::milliseconds read_timeout{30000};
+  int threads = 1;  // I/O threads; handlers run on them
+};
+
+class HttpServer {
+ public:
+  explicit HttpServer(HttpServerOptions options);
+  ~HttpServer();  // stop()s
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Register before start(). A second handler for the same method and path replaces the first.
+  void handle(const std::string& method, const std::string& path, HttpHandler handler);
+  // Binds (the error names the address and port, e.g. "0.0.0.0:8080: Address already in use"),
+  // loads the TLS files when set (the error names the file), starts the threads.
+  std::expected<void, Error> start();
+  void stop();                 // idempotent
+  std::uint16_t port() const;  // the bound port after start()
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hypertopo::agent

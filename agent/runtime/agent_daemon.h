@@ -1,0 +1,144 @@
+// agent/runtime/agent_daemon.h: what `hypertopo agent` runs in every DaemonSet pod (ARCHITECTURE §5).
+//
+// Every pod probes its node (the config's node sources: ib-local, nvlink, lldp) and publishes the
+// result as its NodeReport, writing only when the facts changed (probedAt alone is no change). All
+// pods compete for one Lease; the leader watches NodeReports and Nodes, and on changes — debounced,
+// so that a burst of a thousand events costs one rebuild — runs the leader sources through the
+// discovery pipeline with the published reports and reconciles the HyperNodes. Fabric sources that
+// do not read NodeReports (ib-fabric, ufm, ibnetdiscover, demo) run at their own interval; rebuilds
+// in between reuse their last result. A failing source is logged and counted, the others go on,
+// and the incomplete result deletes nothing (the reconciler's rule). Losing the Lease stops the
+// leader's loops before anyone else may take over.
+//
+//   AgentDaemon daemon(config, {.node_name = "dgx-001", .pod_name = pod, .namespace_ = "hypertopo-system"},
+//                      {.client = client.get(), .election_client = election.get(), .metrics = &metrics});
+//   daemon.register_routes(http_server);      // /healthz, /readyz, /metrics
+//   daemon.start();
+//   ...                                       // daemon.reload(new_config) on a config change
+//   daemon.stop();                            // SIGTERM: loops end, the Lease is released
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <expected>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/config/agent_config.h"
+#include "agent/http/http_server.h"
+#include "agent/metrics/metrics.h"
+#include "discoverers/registry/discoverer.h"
+#include "errors/error.h"
+#include "k8s/client/kube_client.h"
+#include "k8s/lease/leader_elector.h"
+#include "k8s/objects/node_list.h"
+#include "topology/node_report.h"
+
+namespace hypertopo::agent {
+
+inline const k8s::Resource kNodeReportsResource{"hypertopo.io", "v1alpha1", "nodereports",
+                                                /*namespaced=*/true};
+
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
+std::optional<LogLevel> parse_log_level(std::string_view text);
+using Logger = std::function<void(LogLevel, const std::string&)>;
+// One logfmt line per message on stderr: `ts=... level=info msg="..."`, below `min` dropped.
+Logger make_stderr_logger(LogLevel min);
+
+struct AgentIdentity {
+  std::string node_name;   // the NodeReport's name
+  std::string pod_name;    // the Lease holder identity
+  std::string namespace_;  // of NodeReports, the Lease and Events
+};
+
+// Runs one node source (ib-local, nvlink, lldp) into this node's report. The default runs the real
+// probes under host_root; tests hand recorded facts in.
+using NodeProbe = std::function<std::expected<void, Error>(
+    const SourceConfig& source, const std::filesystem::path& host_root, topology::NodeReport& report)>;
+NodeProbe real_node_probe(Logger log);
+
+struct AgentDeps {
+  k8s::KubeClient* client = nullptr;                  // NodeReports, Nodes, HyperNodes, Events
+  k8s::KubeClient* election_client = nullptr;         // the Lease: one attempt, timeout below renewDeadline
+  MetricsRegistry* metrics = nullptr;                 // required
+  Logger log;                                         // empty: no logging
+  NodeProbe probe;                                    // empty: real_node_probe(log)
+  std::filesystem::path work_dir = "/tmp/hypertopo";  // scratch for sources (inline label configs)
+};
+
+class AgentDaemon {
+ public:
+  AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps deps);
+  ~AgentDaemon();  // stop()s
+  AgentDaemon(const AgentDaemon&) = delete;
+  AgentDaemon& operator=(const AgentDaemon&) = delete;
+
+  void start();
+  void stop();  // idempotent; releases the Lease when held
+
+  // Hot reload: only the sources whose settings changed run again; builder changes rebuild.
+  // Changes to the HTTP port or the Lease name are logged as needing a pod restart.
+  void reload(AgentConfig next);
+
+  // /healthz: 200 while the loops run. /readyz: 200 once this node's report is published (at once
+  // when there are no node sources). /metrics: Prometheus text.
+  void register_routes(HttpServer& server);
+
+  bool leading() const;
+  bool ready() const;
+  struct Counters {
+    int probes = 0;            // node probe rounds
+    int reports_written = 0;   // NodeReport creates and updates sent
+    int rebuilds = 0;          // leader discover -> build -> reconcile cycles that have ended
+    int source_runs = 0;       // leader source runs (cached results not counted)
+    std::string last_summary;  // the last reconcile's summary line
+  };
+  Counters counters() const;
+
+ private:
+  class CachingRegistry;
+  void probe_loop(std::stop_token stop);
+  std::expected<bool, Error> publish(const topology::NodeReport& report);
+  void election_loop();
+  void on_started_leading();
+  void on_stopped_leading();
+  void leader_loop(std::stop_token stop);
+  void watch_loop(std::stop_token stop, const k8s::Resource& resource, const std::string& ns);
+  void rebuild();
+  void mark_dirty();
+  void log(LogLevel level, const std::string& message) const;
+  void count_write(const std::string& verb, const std::string& outcome);
+
+  AgentIdentity identity_;
+  AgentDeps deps_;
+
+  mutable std::mutex mutex_;  // config_, caches, counters_, dirty state
+  AgentConfig config_;
+  std::condition_variable_any wake_;  // leader loop: events, reloads, stop
+  std::condition_variable_any probe_wake_;
+  bool dirty_ = false;
+  bool reprobe_ = false;
+  std::chrono::steady_clock::time_point first_event_{}, last_event_{};
+  std::uint64_t generation_ = 0;  // bumped by every event and reload: the leader loop re-plans
+  std::map<std::string, topology::NodeReport> reports_;  // by object name
+  std::map<std::string, nlohmann::json> nodes_;          // Node objects by name
+  int synced_watches_ = 0;                               // initial lists done (of 2)
+  Counters counters_;
+
+  std::unique_ptr<CachingRegistry> registry_;
+  std::unique_ptr<k8s::LeaderElector> elector_;
+  std::atomic<bool> running_{false};
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> leading_{false};
+  std::jthread probe_thread_, election_thread_, leader_thread_;
+};
+
+}  // namespace hypertopo::agent

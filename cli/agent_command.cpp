@@ -1,0 +1,195 @@
+// `hypertopo agent`: the DaemonSet process (agent/runtime/agent_daemon.h): probe, publish, elect,
+// rebuild and reconcile; /healthz, /readyz and /metrics; hot reload of the config; SIGTERM ends it
+// gracefully (the leader stops acting, then releases its Lease).
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "agent/config/agent_config.h"
+#include "agent/http/http_server.h"
+#include "agent/metrics/metrics.h"
+#include "agent/runtime/agent_daemon.h"
+#include "cli/commands.h"
+#include "cli/discovery_setup.h"
+#include "k8s/client/kube_client.h"
+#include "k8s/client/kube_config.h"
+
+namespace hypertopo::cli {
+namespace {
+
+struct AgentOptions {
+  std::string config_file;
+  std::string kubeconfig;
+  std::string context;
+  std::string node_name;
+  std::string pod_name;
+  std::string namespace_;
+  std::string work_dir = "/tmp/hypertopo";
+  std::string log_level;
+  int http_port = -1;  // -1: the config's http.port
+  double reload_seconds = 5;
+  bool check = false;
+};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::string(v) : fallback;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int run_agent(const AgentOptions& opts) {
+  auto error = [](const std::string& message) {
+    std::cerr << "hypertopo: error: " << message << "\n";
+    return 1;
+  };
+  auto config = agent::load_agent_config(opts.config_file);
+  if (!config) return error(config.error().message());
+  if (opts.check) {
+    std::cout << opts.config_file << ": ok (" << config->sources.size() << " sources)\n";
+    return 0;
+  }
+  const std::string level_name = opts.log_level.empty() ? config->log_level : opts.log_level;
+  auto level = agent::parse_log_level(level_name);
+  if (!level) return error("--log-level " + level_name + ": not one of trace, debug, info, warn, error");
+  agent::Logger log = agent::make_stderr_logger(*level);
+
+  auto node = resolve_node_name(opts.node_name);
+  if (!node) return error(node.error().message());
+  agent::AgentIdentity identity;
+  identity.node_name = *node;
+  identity.pod_name = opts.pod_name.empty() ? env_or("POD_NAME", *node) : opts.pod_name;
+
+  auto cluster = opts.kubeconfig.empty() ? k8s::in_cluster_config(k8s::InClusterSource::from_environment())
+                                         : k8s::load_kubeconfig(opts.kubeconfig, opts.context);
+  if (!cluster) {
+    return error(cluster.error().message() +
+                 (opts.kubeconfig.empty() ? " (not in a cluster: pass --kubeconfig)" : ""));
+  }
+  // A kubeconfig context's namespace is usually "default", so only the pod's own namespace counts.
+  identity.namespace_ = opts.namespace_;
+  if (identity.namespace_.empty()) identity.namespace_ = env_or("POD_NAMESPACE", "");
+  if (identity.namespace_.empty() && opts.kubeconfig.empty()) identity.namespace_ = cluster->namespace_;
+  if (identity.namespace_.empty()) identity.namespace_ = "hypertopo-system";
+
+  auto client = k8s::KubeClient::create(*cluster, {.qps = 20, .burst = 40});
+  if (!client) return error(client.error().message());
+  // The Lease client answers within the renew deadline or not at all (leader_elector.h).
+  k8s::ClientOptions election_options;
+  election_options.connect_timeout = std::min(config->renew_deadline / 4, std::chrono::milliseconds(2000));
+  election_options.request_timeout = std::min(config->renew_deadline / 2, std::chrono::milliseconds(5000));
+  election_options.retry.max_attempts = 1;
+  election_options.qps = 0;
+  auto election = k8s::KubeClient::create(*cluster, election_options);
+  if (!election) return error(election.error().message());
+
+  std::error_code ec;
+  std::filesystem::create_directories(opts.work_dir, ec);
+  if (ec) return error("--work-dir " + opts.work_dir + ": " + ec.message());
+
+  // Signals go to the thread that waits for them, never to the worker threads started below.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  agent::MetricsRegistry metrics;
+  const std::uint16_t port =
+      opts.http_port >= 0 ? static_cast<std::uint16_t>(opts.http_port) : config->http_port;
+  agent::HttpServer http({.address = "0.0.0.0", .port = port, .threads = 1});
+  agent::AgentDaemon daemon(*config, identity,
+                            {.client = client->get(),
+                             .election_client = election->get(),
+                             .metrics = &metrics,
+                             .log = log,
+                             .work_dir = opts.work_dir});
+  daemon.register_routes(http);
+  if (auto started = http.start(); !started) return error(started.error().message());
+  log(agent::LogLevel::kInfo,
+      "serving /healthz, /readyz and /metrics on port " + std::to_string(http.port()));
+  daemon.start();
+
+  // Hot reload: the mounted ConfigMap changes under us (an atomic symlink swap), so compare the
+  // text every reload interval; SIGHUP reloads at once. A config that does not load is logged and
+  // the running one kept.
+  std::string loaded_text = read_text(opts.config_file);
+  const auto period = std::chrono::duration<double>(opts.reload_seconds);
+  for (;;) {
+    const auto secs = std::chrono::duration_cast<std::chrono::seconds>(period);
+    const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(period - secs);
+    timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>(nanos.count())};
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGTERM || sig == SIGINT) {
+      log(agent::LogLevel::kInfo,
+          std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": shutting down");
+      break;
+    }
+    if (sig < 0 && errno != EAGAIN && errno != EINTR) break;
+    const std::string text = read_text(opts.config_file);
+    if (sig != SIGHUP && text == loaded_text) continue;
+    loaded_text = text;
+    auto next = agent::load_agent_config(opts.config_file);
+    if (!next) {
+      log(agent::LogLevel::kError, "config not reloaded, keeping the running one: " + next.error().message());
+      continue;
+    }
+    daemon.reload(std::move(*next));
+  }
+  daemon.stop();
+  http.stop();
+  return 0;
+}
+
+}  // namespace
+
+void add_agent_command(CLI::App& app, Action& action) {
+  auto opts = std::make_shared<AgentOptions>();
+  auto* cmd = app.add_subcommand("agent",
+                                 "Run the DaemonSet agent: probe this node, publish its NodeReport, and "
+                                 "on the elected leader keep the HyperNodes in step with the fabric");
+  cmd->footer(
+      "In a pod the Kubernetes connection comes from the service account; outside, pass --kubeconfig.\n"
+      "The node name comes from --node-name, $NODE_NAME or the hostname; the Lease identity from\n"
+      "--pod-name, $POD_NAME or the node name; the namespace from --namespace, $POD_NAMESPACE, the\n"
+      "service account's namespace or hypertopo-system. SIGTERM stops gracefully (the Lease is\n"
+      "released), SIGHUP reloads the config; it is also reloaded when the file changes.\n"
+      "\nExamples:\n"
+      "  hypertopo agent --config /etc/hypertopo/config.yaml\n"
+      "  hypertopo agent --config deploy/base/config.yaml --check\n"
+      "  hypertopo agent --config my.yaml --kubeconfig ~/.kube/config --node-name dgx-001 --http-port 9090");
+  cmd->add_option("--config", opts->config_file, "Agent config YAML (see deploy/base/config.yaml)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--check", opts->check, "Validate the config and exit");
+  cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file (default: in-cluster config)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--context", opts->context, "kubeconfig context (default: the current one)");
+  cmd->add_option("--node-name", opts->node_name, "This node's name");
+  cmd->add_option("--pod-name", opts->pod_name, "Identity in the leader Lease");
+  cmd->add_option("--namespace", opts->namespace_, "Namespace of NodeReports, the Lease and Events");
+  cmd->add_option("--work-dir", opts->work_dir, "Scratch directory")->capture_default_str();
+  cmd->add_option("--log-level", opts->log_level,
+                  "trace, debug, info, warn or error (default: the config's)");
+  cmd->add_option("--http-port", opts->http_port,
+                  "Port of /healthz, /readyz, /metrics (default: the config's; 0: any)")
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--reload-interval", opts->reload_seconds, "Seconds between checks of the config file")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->callback([opts, &action] { action = [opts] { return run_agent(*opts); }; });
+}
+
+}  // namespace hypertopo::cli

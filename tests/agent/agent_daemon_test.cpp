@@ -1,0 +1,350 @@
+// The agent daemon against the loopback API server (no Kubernetes API server exists here; the
+// in-tree one keeps resourceVersions, 409s, watches with bookmarks and 410, Leases and /status).
+// Node facts come from a probe function the test hands in, since there are no HCAs or GPUs; the
+// leader's fabric is the built-in demo model. Election and debounce run on real time with short
+// settings, so the waits below poll with generous limits and assert outcomes, never durations.
+#include "agent/runtime/agent_daemon.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "k8s/client/kube_config.h"
+#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/fixtures.h"
+#include "topology/hypernode.h"
+#include "topology/nvlink_merge.h"
+
+namespace hypertopo::agent {
+namespace {
+
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+
+constexpr const char* kNamespace = "hypertopo-system";
+constexpr const char* kHyperNodes = "topology.volcano.sh/v1alpha1/hypernodes";
+constexpr const char* kClusterUuid = "dc6e40c4-d722-4357-9ba6-5291dd461278";
+
+// Polls `done` every 5 ms for up to `limit`.
+template <typename F>
+bool eventually(F done, std::chrono::milliseconds limit = 20s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return done();
+}
+
+std::string demo_host(int su, int n) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "demo-su%02d-node%03d", su, n);
+  return buf;
+}
+
+// An NVL72-style report: four GPUs of one clique.
+topology::NodeReport nvlink_report(const std::string& node, int clique) {
+  topology::NodeReport r;
+  r.node_name = node;
+  r.probed_at = std::chrono::sys_seconds(std::chrono::seconds(1795000000));
+  topology::NvlinkFacts f;
+  f.source = "nvml";
+  for (int g = 0; g < 4; ++g) {
+    f.gpus.push_back({.index = g,
+                      .cluster_uuid = kClusterUuid,
+                      .clique_id = static_cast<std::uint64_t>(clique),
+                      .state = "Completed",
+                      .status = "Success",
+                      .in_domain = true});
+  }
+  f.clique_id = std::string(kClusterUuid) + "." + std::to_string(clique);
+  r.nvlink = f;
+  return r;
+}
+
+SourceConfig source(const std::string& kind, SourceRole role, std::chrono::seconds interval = 3600s) {
+  SourceConfig s;
+  s.kind = kind;
+  s.role = role;
+  s.interval = interval;
+  if (kind == "demo") s.arg = "model";
+  return s;
+}
+
+class AgentDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<testing::LoopbackApiServer>(
+        testing::LoopbackApiServerOptions{.bearer_token = "t0ken"});
+    auto started = server_->start();
+    ASSERT_TRUE(started) << started.error().message();
+    auto cluster = k8s::parse_kubeconfig(
+        "apiVersion: v1\nkind: Config\n"
+        "clusters:\n- name: loop\n  cluster:\n    server: " +
+            server_->url() +
+            "\nusers:\n- name: me\n  user:\n    token: t0ken\n"
+            "contexts:\n- name: loop\n  context:\n    cluster: loop\n    user: me\n"
+            "current-context: loop\n",
+        dir_.path(), "", "kubeconfig");
+    ASSERT_TRUE(cluster) << cluster.error().message();
+    cluster_ = *cluster;
+    client_ = make_client(false);
+
+    config_.sources = {source("ib-local", SourceRole::kNode, 600s), source("demo", SourceRole::kLeader)};
+    config_.debounce = 100ms;
+    config_.lease_duration = 1500ms;
+    config_.renew_deadline = 1000ms;
+    config_.retry_period = 200ms;
+  }
+
+  std::unique_ptr<k8s::KubeClient> make_client(bool election) {
+    k8s::ClientOptions o;
+    o.qps = 0;
+    if (election) {
+      o.connect_timeout = 400ms;
+      o.request_timeout = 500ms;
+      o.retry.max_attempts = 1;
+    }
+    auto c = k8s::KubeClient::create(cluster_, o);
+    EXPECT_TRUE(c) << c.error().message();
+    return std::move(*c);
+  }
+
+  // One pod: its own clients and metrics, a probe that reports one HCA-less node.
+  struct Pod {
+    std::unique_ptr<k8s::KubeClient> client, election;
+    MetricsRegistry metrics;
+    std::unique_ptr<AgentDaemon> daemon;
+  };
+  std::unique_ptr<Pod> make_pod(const std::string& node, const std::string& pod_name) {
+    auto pod = std::make_unique<Pod>();
+    pod->client = make_client(false);
+    pod->election = make_client(true);
+    AgentDeps deps;
+    deps.client = pod->client.get();
+    deps.election_client = pod->election.get();
+    deps.metrics = &pod->metrics;
+    deps.work_dir = dir_.path() / pod_name;
+    deps.probe = [this](const SourceConfig& s, const std::filesystem::path&,
+                        topology::NodeReport& report) -> std::expected<void, Error> {
+      ++probe_calls_;
+      if (s.kind != "ib-local") return fail(ErrorCode::kNotFound, s.kind + ": no such device");
+      report.warnings.push_back("recorded: no HCA");
+      return {};
+    };
+    pod->daemon = std::make_unique<AgentDaemon>(config_, AgentIdentity{node, pod_name, kNamespace}, deps);
+    return pod;
+  }
+
+  void write_report(const topology::NodeReport& r) {
+    json object = topology::render_node_report(r);
+    object["metadata"]["namespace"] = kNamespace;
+    auto made = client_->create(kNodeReportsResource, kNamespace, object);
+    ASSERT_TRUE(made) << made.error().error.message();
+  }
+
+  std::map<std::string, std::string> hypernode_versions() {
+    std::map<std::string, std::string> out;
+    auto list = client_->list({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "");
+    EXPECT_TRUE(list);
+    for (const auto& o : list->items) {
+      out[o["metadata"]["name"].get<std::string>()] = o["metadata"]["resourceVersion"].get<std::string>();
+    }
+    return out;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::LoopbackApiServer> server_;
+  k8s::ClusterConfig cluster_;
+  std::unique_ptr<k8s::KubeClient> client_;
+  AgentConfig config_;
+  std::atomic<int> probe_calls_{0};
+};
+
+TEST_F(AgentDaemonTest, PublishesItsReportLeadsReconcilesAndThenWritesNothing) {
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->ready(); }));
+  auto report = server_->store().object("hypertopo.io/v1alpha1/nodereports", kNamespace, "gpu-node-1");
+  ASSERT_TRUE(report);
+  EXPECT_EQ((*report)["spec"]["warnings"][0], "recorded: no HCA");
+
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created=7"); }))
+      << pod->daemon->counters().last_summary;
+  EXPECT_TRUE(pod->daemon->leading());
+  EXPECT_EQ(server_->store().object_count(kHyperNodes), 7u);
+  const auto before = hypernode_versions();
+
+  // An unrelated NodeReport arrives: one rebuild, and nothing to write.
+  const int rebuilds = pod->daemon->counters().rebuilds;
+  topology::NodeReport other;
+  other.node_name = "cpu-node-9";
+  write_report(other);
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+  EXPECT_EQ(pod->daemon->counters().last_summary, "created=0 updated=0 deleted=0 unchanged=7 held=0");
+  EXPECT_EQ(hypernode_versions(), before);
+  // The demo fabric ran once; the rebuild reused it.
+  EXPECT_EQ(pod->daemon->counters().source_runs, 1);
+
+  const std::string metrics = pod->metrics.render();
+  EXPECT_NE(metrics.find("hypertopo_leader 1"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("hypertopo_api_writes_total{verb=\"create\",outcome=\"ok\"} 8"), std::string::npos)
+      << metrics;  // 7 HyperNodes and the NodeReport
+  EXPECT_NE(metrics.find("hypertopo_discovery_runs_total{source=\"demo\",outcome=\"cached\"} 1"),
+            std::string::npos)
+      << metrics;
+
+  // The same facts probed again: no NodeReport write (probedAt alone is no change).
+  server_->reset_counts();
+  pod->daemon->reload(config_);  // nothing changed: no rebuild, no probe
+  const auto report_before =
+      server_->store().object("hypertopo.io/v1alpha1/nodereports", kNamespace, "gpu-node-1");
+  pod->daemon->stop();
+  EXPECT_EQ(server_->store().object("hypertopo.io/v1alpha1/nodereports", kNamespace, "gpu-node-1"),
+            report_before);
+  EXPECT_FALSE(pod->daemon->leading());
+  // stop() released the Lease for a successor.
+  auto lease = server_->store().object("coordination.k8s.io/v1/leases", kNamespace, "hypertopo-agent");
+  ASSERT_TRUE(lease);
+  EXPECT_EQ((*lease)["spec"].value("holderIdentity", std::string("?")), "");
+}
+
+TEST_F(AgentDaemonTest, ANodeReportChangeReachesTheHyperNodes) {
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created=7"); }));
+
+  // Eighteen trays of one NVL72 rack publish their clique: a tier-1 NVLink HyperNode appears.
+  const auto start = std::chrono::steady_clock::now();
+  for (int n = 1; n <= 18; ++n) write_report(nvlink_report(demo_host(1, n), 1));
+  const auto written = std::chrono::steady_clock::now();
+  const std::string name = topology::nvlink_domain_name(std::string(kClusterUuid) + ".1");
+  ASSERT_TRUE(eventually([&] { return server_->store().object(kHyperNodes, "", name).has_value(); }, 30s));
+  const auto seen = std::chrono::steady_clock::now();
+  auto object = server_->store().object(kHyperNodes, "", name);
+  EXPECT_EQ((*object)["spec"]["tier"], 1);
+  EXPECT_EQ((*object)["spec"]["members"].size(), 18u);
+  std::printf(
+      "[agent-numbers] 18 NodeReports written in %.1f ms; last write -> NVLink HyperNode stored: %.1f ms "
+      "(debounce %lld ms, loopback API server, sanitizer build)\n",
+      std::chrono::duration<double, std::milli>(written - start).count(),
+      std::chrono::duration<double, std::milli>(seen - written).count(),
+      static_cast<long long>(config_.debounce.count()));
+  pod->daemon->stop();
+}
+
+TEST_F(AgentDaemonTest, ABurstOfAThousandReportsCostsOneRebuild) {
+  config_.debounce = 1000ms;  // quiet time that ends a burst; the burst itself takes a few seconds
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created=7"); }));
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds >= 1; }));
+  std::this_thread::sleep_for(1500ms);  // let the first cycle's own events settle
+  const int before = pod->daemon->counters().rebuilds;
+  for (int i = 0; i < 1000; ++i) {
+    topology::NodeReport r;
+    char name[32];
+    std::snprintf(name, sizeof name, "burst-%04d", i);
+    r.node_name = name;
+    write_report(r);
+  }
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > before; }, 30s));
+  std::this_thread::sleep_for(2500ms);  // a second rebuild would come within debounce of the last event
+  const int after = pod->daemon->counters().rebuilds;
+  std::printf("[agent-numbers] 1000 NodeReport events -> %d rebuild(s)\n", after - before);
+  EXPECT_EQ(after - before, 1);
+  EXPECT_EQ(pod->daemon->counters().last_summary, "created=0 updated=0 deleted=0 unchanged=7 held=0");
+  pod->daemon->stop();
+}
+
+TEST_F(AgentDaemonTest, TwoAgentsOneLeaderAndAHandoverWithoutRewrites) {
+  auto a = make_pod("gpu-node-1", "agent-a");
+  auto b = make_pod("gpu-node-2", "agent-b");
+  a->daemon->start();
+  b->daemon->start();
+  ASSERT_TRUE(eventually([&] { return a->daemon->leading() || b->daemon->leading(); }));
+  auto* leader = a->daemon->leading() ? a.get() : b.get();
+  auto* follower = leader == a.get() ? b.get() : a.get();
+  ASSERT_TRUE(eventually([&] { return leader->daemon->counters().last_summary.starts_with("created=7"); }));
+  // Over several renewals, exactly one leads and only the leader rebuilds.
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(leader->daemon->leading());
+  EXPECT_FALSE(follower->daemon->leading());
+  EXPECT_EQ(follower->daemon->counters().rebuilds, 0);
+  ASSERT_TRUE(eventually([&] { return a->daemon->ready() && b->daemon->ready(); }));
+  EXPECT_EQ(server_->store().object_count("hypertopo.io/v1alpha1/nodereports"), 2u);
+
+  const auto before = hypernode_versions();
+  leader->daemon->stop();  // SIGTERM: the Lease is released, the other takes over at once
+  ASSERT_TRUE(eventually([&] { return follower->daemon->leading(); }, 5s));
+  ASSERT_TRUE(eventually([&] { return !follower->daemon->counters().last_summary.empty(); }));
+  EXPECT_EQ(follower->daemon->counters().last_summary, "created=0 updated=0 deleted=0 unchanged=7 held=0");
+  EXPECT_EQ(hypernode_versions(), before);
+  follower->daemon->stop();
+}
+
+TEST_F(AgentDaemonTest, AFailingSourceDeletesNothingAndIsCounted) {
+  // A HyperNode we own that the fabric no longer has: a complete discovery would delete it.
+  json stale = {
+      {"apiVersion", "topology.volcano.sh/v1alpha1"},
+      {"kind", "HyperNode"},
+      {"metadata",
+       {{"name", "leaf-gone"},
+        {"labels",
+         {{topology::kSourceLabel, "hypertopo"}, {topology::kManagedByLabel, topology::kManagedByValue}}}}},
+      {"spec",
+       {{"tier", 1},
+        {"members",
+         json::array({{{"type", "Node"}, {"selector", {{"exactMatch", {{"name", "old-node"}}}}}}})}}}};
+  ASSERT_TRUE(client_->create({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", stale));
+  config_.sources.push_back(source("ibnetdiscover", SourceRole::kLeader));
+  config_.sources.back().arg = (dir_.path() / "missing.out").string();
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return !pod->daemon->counters().last_summary.empty(); }));
+  EXPECT_EQ(pod->daemon->counters().last_summary, "created=7 updated=0 deleted=0 unchanged=0 held=1");
+  EXPECT_TRUE(server_->store().object(kHyperNodes, "", "leaf-gone").has_value());
+  EXPECT_NE(pod->metrics.render().find(
+                "hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1"),
+            std::string::npos)
+      << pod->metrics.render();
+  EXPECT_NE(pod->metrics.render().find("hypertopo_held_deletions 1"), std::string::npos);
+  pod->daemon->stop();
+}
+
+TEST_F(AgentDaemonTest, HotReloadRerunsOnlyTheSourcesThatChanged) {
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created=7"); }));
+  ASSERT_EQ(pod->daemon->counters().source_runs, 1);
+  const int probes = probe_calls_.load();
+
+  // New tier names: a rebuild that relabels, without walking the fabric again or probing.
+  AgentConfig renamed = config_;
+  renamed.builder.level_names = {"rack", "row", "hall"};
+  const int rebuilds = pod->daemon->counters().rebuilds;
+  pod->daemon->reload(renamed);
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+  EXPECT_EQ(pod->daemon->counters().source_runs, 1);
+  EXPECT_EQ(probe_calls_.load(), probes);
+
+  // A changed interval for the fabric source: it runs again; the node probe is left alone.
+  AgentConfig faster = renamed;
+  faster.sources[1].interval = 1800s;
+  pod->daemon->reload(faster);
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().source_runs == 2; }));
+  EXPECT_EQ(probe_calls_.load(), probes);
+
+  // A changed node source: probed again, the fabric source is not rerun.
+  AgentConfig reprobe = faster;
+  reprobe.sources[0].interval = 300s;
+  pod->daemon->reload(reprobe);
+  ASSERT_TRUE(eventually([&] { return probe_calls_.load() > probes; }));
+  EXPECT_EQ(pod->daemon->counters().source_runs, 2);
+  pod->daemon->stop();
+}
+
+}  // namespace
+}  // namespace hypertopo::agent

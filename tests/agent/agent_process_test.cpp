@@ -1,0 +1,309 @@
+// `hypertopo agent` as a process, the way the DaemonSet runs it, against the loopback API server
+// (no Kubernetes API server here): it serves /readyz and /metrics, leads, reconciles, reloads its
+// config when the file changes, and on SIGTERM releases the Lease and exits 0. Also measures the
+// resident memory of the idle agent. HYPERTOPO_BINARY overrides the binary (e.g. a release build).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/fixtures.h"
+
+extern char** environ;
+
+namespace hypertopo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <typename F>
+bool eventually(F done, std::chrono::milliseconds limit = 30s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return done();
+}
+
+std::uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One HTTP/1.0 GET on 127.0.0.1; "" when nothing answers. Returns the status line and body.
+std::string http_get(std::uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  if (write(fd, request.data(), request.size()) < 0) {
+    close(fd);
+    return "";
+  }
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) response.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return response;
+}
+
+std::string agent_binary() {
+  const char* override_binary = std::getenv("HYPERTOPO_BINARY");
+  return override_binary != nullptr ? override_binary : HT_HYPERTOPO_BINARY;
+}
+
+// A kubeconfig for the loopback server, with a bearer token.
+std::filesystem::path write_kubeconfig(const TempDir& dir, LoopbackApiServer& server) {
+  const auto kubeconfig = dir.path() / "kubeconfig";
+  write_text(
+      kubeconfig,
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: loop\n  cluster:\n    server: " + server.url() +
+          "\nusers:\n- name: me\n  user:\n    token: t0ken\ncontexts:\n- name: loop\n  context:\n"
+          "    cluster: loop\n    user: me\ncurrent-context: loop\n");
+  return kubeconfig;
+}
+
+// `hypertopo agent` as the DaemonSet starts it; the pid, or -1.
+pid_t spawn_agent(const std::filesystem::path& config, const std::filesystem::path& kubeconfig,
+                  const std::string& node, const std::string& pod, const std::filesystem::path& work_dir,
+                  std::uint16_t port) {
+  const std::string binary = agent_binary();
+  std::vector<std::string> args = {binary,
+                                   "agent",
+                                   "--config",
+                                   config.string(),
+                                   "--kubeconfig",
+                                   kubeconfig.string(),
+                                   "--node-name",
+                                   node,
+                                   "--pod-name",
+                                   pod,
+                                   "--namespace",
+                                   "hypertopo-system",
+                                   "--work-dir",
+                                   work_dir.string(),
+                                   "--http-port",
+                                   std::to_string(port),
+                                   "--reload-interval",
+                                   "0.2"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return -1;
+  return pid;
+}
+
+long rss_kib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10);
+  }
+  return -1;
+}
+
+TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
+  LoopbackApiServer server({.bearer_token = "t0ken"});
+  ASSERT_TRUE(server.start());
+  TempDir dir;
+  const auto kubeconfig = write_kubeconfig(dir, server);
+  const auto config = dir.path() / "config.yaml";
+  const std::string base =
+      "hostRoot: " + (dir.path() / "host").string() +
+      "\nsources:\n  - kind: ib-local\n    interval: 10m\n  - kind: demo\n    arg: model\n    interval: 1h\n"
+      "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n"
+      "reconcile:\n  debounce: 200ms\n";
+  write_text(config, base + "tierNames: [leaf, spine, core]\n");
+
+  const std::uint16_t port = free_port();
+  pid_t pid = spawn_agent(config, kubeconfig, "gpu-node-1", "agent-a", dir.path() / "work", port);
+  ASSERT_GT(pid, 0) << agent_binary();
+  auto kill_on_failure = [&] {
+    if (pid > 0) kill(pid, SIGKILL);
+  };
+
+  const bool ready = eventually([&] { return http_get(port, "/readyz").find(" 200 ") != std::string::npos; });
+  if (!ready) kill_on_failure();
+  ASSERT_TRUE(ready);
+  EXPECT_NE(http_get(port, "/healthz").find(" 200 "), std::string::npos);
+  ASSERT_TRUE(eventually(
+      [&] { return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7; }));
+  ASSERT_TRUE(
+      eventually([&] { return http_get(port, "/metrics").find("hypertopo_leader 1") != std::string::npos; }));
+  const std::string metrics = http_get(port, "/metrics");
+  EXPECT_NE(metrics.find("hypertopo_api_writes_total{verb=\"create\",outcome=\"ok\"}"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("hypertopo_last_reconcile_success_timestamp_seconds"), std::string::npos);
+
+  // Idle: nothing due for minutes. Its resident memory, for the numbers the deployment sizes from.
+  std::this_thread::sleep_for(1s);
+  const long rss = rss_kib(pid);
+  std::printf("[agent-numbers] idle agent (leader, 7 HyperNodes, %s): VmRSS %.1f MiB\n",
+              std::getenv("HYPERTOPO_BINARY") != nullptr ? "HYPERTOPO_BINARY" : "sanitizer build",
+              static_cast<double>(rss) / 1024.0);
+  EXPECT_GT(rss, 0);
+
+  // The ConfigMap changes: new tier names reach the cluster without a restart. Names come from the
+  // tier names, so all 7 HyperNodes are new, and the mass-deletion guard holds the 7 old ones.
+  write_text(config, base + "tierNames: [rack, row, hall]\n");
+  const bool renamed = eventually([&] {
+    return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 14 &&
+           http_get(port, "/metrics").find("\nhypertopo_held_deletions 7\n") != std::string::npos;
+  });
+  EXPECT_TRUE(renamed) << http_get(port, "/metrics");
+  EXPECT_TRUE(server.store().object("topology.volcano.sh/v1alpha1/hypernodes", "", "rack-demo-su01-leaf-r1"));
+  EXPECT_TRUE(server.store().object("topology.volcano.sh/v1alpha1/hypernodes", "", "leaf-demo-su01-leaf-r1"));
+
+  // The admin confirms by lifting the guard in the same file: the old ones go.
+  write_text(config, base + "tierNames: [rack, row, hall]\nguard:\n  maxDeleteFraction: 1\n");
+  const bool cleaned = eventually([&] {
+    return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7 &&
+           http_get(port, "/metrics").find("hypertopo_api_writes_total{verb=\"delete\",outcome=\"ok\"} 7") !=
+               std::string::npos;
+  });
+  EXPECT_TRUE(cleaned) << http_get(port, "/metrics");
+  EXPECT_FALSE(
+      server.store().object("topology.volcano.sh/v1alpha1/hypernodes", "", "leaf-demo-su01-leaf-r1"));
+
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  const bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
+  if (!exited) kill_on_failure();
+  ASSERT_TRUE(exited) << "no exit within 15 s of SIGTERM";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto lease = server.store().object("coordination.k8s.io/v1/leases", "hypertopo-system", "hypertopo-agent");
+  ASSERT_TRUE(lease);
+  EXPECT_EQ((*lease)["spec"].value("holderIdentity", std::string("?")), "");
+}
+
+TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease) {
+  LoopbackApiServer server({.bearer_token = "t0ken"});
+  ASSERT_TRUE(server.start());
+  TempDir dir;
+  const auto kubeconfig = write_kubeconfig(dir, server);
+  const auto config = dir.path() / "config.yaml";
+  write_text(config, "hostRoot: " + (dir.path() / "host").string() +
+                         "\nsources:\n  - kind: demo\n    arg: model\n    interval: 1h\n"
+                         "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 250ms\n"
+                         "reconcile:\n  debounce: 100ms\n");
+  const std::uint16_t ports[2] = {free_port(), free_port()};
+  pid_t pids[2] = {spawn_agent(config, kubeconfig, "gpu-node-1", "agent-a", dir.path() / "work-a", ports[0]),
+                   spawn_agent(config, kubeconfig, "gpu-node-2", "agent-b", dir.path() / "work-b", ports[1])};
+  auto kill_all = [&] {
+    for (pid_t p : pids) {
+      if (p > 0) kill(p, SIGKILL), waitpid(p, nullptr, 0);
+    }
+  };
+  ASSERT_TRUE(pids[0] > 0 && pids[1] > 0);
+  auto leads = [&](int i) {
+    return http_get(ports[i], "/metrics").find("\nhypertopo_leader 1\n") != std::string::npos;
+  };
+  const std::string hypernodes = "topology.volcano.sh/v1alpha1/hypernodes";
+  const bool synced =
+      eventually([&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
+  if (!synced) kill_all();
+  ASSERT_TRUE(synced);
+  // Over several renewals exactly one leads.
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_NE(leads(0), leads(1)) << "round " << round;
+    std::this_thread::sleep_for(200ms);
+  }
+  const int leader = leads(0) ? 0 : 1;
+  const int other = 1 - leader;
+  std::map<std::string, std::string> versions;
+  auto snapshot = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& o : server.store().objects(hypernodes)) {
+      out[o["metadata"]["name"].get<std::string>()] = o["metadata"]["resourceVersion"].get<std::string>();
+    }
+    return out;
+  };
+  versions = snapshot();
+
+  // The leader dies without a word (no Lease release): the other takes over once the Lease runs out.
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(pids[leader], SIGKILL), 0);
+  waitpid(pids[leader], nullptr, 0);
+  pids[leader] = -1;
+  const bool took_over = eventually([&] { return leads(other); }, 10s);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  std::printf("[agent-numbers] leader SIGKILLed -> the other agent leads after %.2f s (leaseDuration 3 s)\n",
+              seconds);
+  if (!took_over) kill_all();
+  ASSERT_TRUE(took_over);
+  EXPECT_LT(seconds, 3.0 + 1.0);  // the lease duration, plus one retry period and polling slack
+  // Its first reconcile finds everything in place: nothing written, nothing lost.
+  const bool reconciled = eventually([&] {
+    return http_get(ports[other], "/metrics").find("hypertopo_last_reconcile_success_timestamp_seconds ") !=
+           std::string::npos;
+  });
+  const std::string metrics = http_get(ports[other], "/metrics");
+  EXPECT_TRUE(reconciled) << metrics;
+  EXPECT_EQ(metrics.find("verb=\"update\""), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("verb=\"delete\""), std::string::npos) << metrics;
+  EXPECT_EQ(snapshot(), versions);
+  EXPECT_EQ(server.store().object_count(hypernodes), 7u);
+
+  ASSERT_EQ(kill(pids[other], SIGTERM), 0);
+  int status = 0;
+  const bool exited = eventually([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
+  if (!exited) kill_all();
+  ASSERT_TRUE(exited);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(AgentProcess, ABadConfigIsOneErrorNamingTheKey) {
+  TempDir dir;
+  const auto config = dir.path() / "config.yaml";
+  write_text(config, "sources:\n  - kind: demo\nguard:\n  maxDeleteFraction: 3\n");
+  const std::string binary = HT_HYPERTOPO_BINARY;
+  auto run = [&](std::vector<std::string> args) {
+    const std::string out = (dir.path() / "err.txt").string();
+    std::string command = binary;
+    for (const auto& a : args) command += " '" + a + "'";
+    command += " 2>" + out;
+    const int rc = std::system(command.c_str());
+    return std::make_pair(rc, read_text(out));
+  };
+  auto [rc, err] = run({"agent", "--config", config.string(), "--check"});
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(err.find("guard.maxDeleteFraction"), std::string::npos) << err;
+  EXPECT_NE(err.find("config.yaml"), std::string::npos) << err;
+
+  auto [ok_rc, ok_err] =
+      run({"agent", "--config", HYPERTOPO_SOURCE_DIR "/deploy/base/config.yaml", "--check"});
+  EXPECT_EQ(ok_rc, 0) << ok_err;
+}
+
+}  // namespace
+}  // namespace hypertopo::testing

@@ -1,0 +1,234 @@
+// Renders every kustomize overlay under deploy/overlays with `kubectl kustomize` and checks the
+// objects: kinds present, the ConfigMap is deploy/base/config.yaml byte for byte, RBAC without
+// wildcards and with the Secret limited by name, and the DaemonSet's hardening.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/fixtures.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDeploy = fs::path(HYPERTOPO_SOURCE_DIR) / "deploy";
+const char* kKubectl = "/usr/bin/kubectl";
+
+struct Rendered {
+  int rc = -1;
+  std::vector<YAML::Node> objects;
+  std::string text;
+};
+
+Rendered render(const fs::path& overlay) {
+  Rendered out;
+  const std::string cmd = std::string(kKubectl) + " kustomize " + overlay.string() + " 2>&1";
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (!pipe) return out;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.text.append(buf.data(), n);
+  out.rc = ::pclose(pipe);
+  if (out.rc == 0) {
+    for (auto& doc : YAML::LoadAll(out.text)) {
+      if (doc.IsMap()) out.objects.push_back(doc);
+    }
+  }
+  return out;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<YAML::Node> of_kind(const Rendered& r, const std::string& kind) {
+  std::vector<YAML::Node> out;
+  for (const auto& o : r.objects) {
+    if (o["kind"].as<std::string>() == kind) out.push_back(o);
+  }
+  return out;
+}
+
+const YAML::Node* named(const std::vector<YAML::Node>& objs, const std::string& name) {
+  for (const auto& o : objs) {
+    if (o["metadata"]["name"].as<std::string>() == name) return &o;
+  }
+  return nullptr;
+}
+
+bool has(const YAML::Node& seq, const std::string& value) {
+  if (!seq || !seq.IsSequence()) return false;
+  for (const auto& v : seq) {
+    if (v.as<std::string>() == value) return true;
+  }
+  return false;
+}
+
+class DeployTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    HT_REQUIRE(fs::exists(kKubectl), "kubectl (/usr/bin/kubectl) to render the kustomize overlays");
+  }
+  Rendered overlay(const std::string& name) {
+    Rendered r = render(kDeploy / "overlays" / name);
+    EXPECT_EQ(r.rc, 0) << name << ":\n" << r.text;
+    return r;
+  }
+};
+
+TEST_F(DeployTest, EveryOverlayRendersWithoutRbacWildcards) {
+  std::size_t overlays = 0;
+  for (const auto& entry : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(entry.path() / "kustomization.yaml")) continue;
+    ++overlays;
+    Rendered r = overlay(entry.path().filename().string());
+    EXPECT_FALSE(r.objects.empty()) << entry.path();
+    for (const char* kind : {"ClusterRole", "Role"}) {
+      for (const auto& role : of_kind(r, kind)) {
+        for (const auto& rule : role["rules"]) {
+          for (const char* field : {"verbs", "resources", "apiGroups"}) {
+            EXPECT_FALSE(has(rule[field], "*"))
+                << entry.path() << " " << role["metadata"]["name"] << " " << field;
+          }
+          // Secrets only ever by name.
+          if (has(rule["resources"], "secrets")) {
+            EXPECT_TRUE(rule["resourceNames"] && rule["resourceNames"].size() > 0) << entry.path();
+            EXPECT_FALSE(has(rule["verbs"], "list") || has(rule["verbs"], "watch")) << entry.path();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(overlays, 3u);
+}
+
+TEST_F(DeployTest, DefaultOverlayHasEveryPieceAndTheExampleConfig) {
+  Rendered r = overlay("default");
+  std::set<std::string> kinds;
+  for (const auto& o : r.objects) kinds.insert(o["kind"].as<std::string>());
+  for (const char* k : {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role",
+                        "RoleBinding", "CustomResourceDefinition", "DaemonSet", "ConfigMap"}) {
+    EXPECT_TRUE(kinds.contains(k)) << k;
+  }
+  auto crds = of_kind(r, "CustomResourceDefinition");
+  ASSERT_NE(named(crds, "nodereports.hypertopo.io"), nullptr);
+  EXPECT_EQ((*named(crds, "nodereports.hypertopo.io"))["spec"]["scope"].as<std::string>(), "Namespaced");
+  EXPECT_EQ(named(crds, "hypernodes.topology.volcano.sh"), nullptr) << "HyperNode CRD only in its overlay";
+
+  auto maps = of_kind(r, "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0]["data"]["config.yaml"].as<std::string>(), read_text(kDeploy / "base" / "config.yaml"));
+
+  // Nodes are only read without the node-labels overlay.
+  for (const auto& role : of_kind(r, "ClusterRole")) {
+    for (const auto& rule : role["rules"]) {
+      if (has(rule["resources"], "nodes")) {
+        EXPECT_FALSE(has(rule["verbs"], "patch"));
+      }
+    }
+  }
+  auto roles = of_kind(r, "Role");
+  ASSERT_EQ(roles.size(), 1u);
+  EXPECT_EQ(roles[0]["metadata"]["namespace"].as<std::string>(), "hypertopo-system");
+
+  auto ds = of_kind(r, "DaemonSet");
+  ASSERT_EQ(ds.size(), 1u);
+  const YAML::Node pod = ds[0]["spec"]["template"]["spec"];
+  EXPECT_TRUE(pod["securityContext"]["runAsNonRoot"].as<bool>());
+  const YAML::Node c = pod["containers"][0];
+  EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>());
+  EXPECT_FALSE(c["securityContext"]["allowPrivilegeEscalation"].as<bool>());
+  EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL"));
+  EXPECT_FALSE(c["securityContext"]["capabilities"]["add"]) << "the probes need no capability";
+  EXPECT_FALSE(c["securityContext"]["privileged"] && c["securityContext"]["privileged"].as<bool>());
+  EXPECT_EQ(c["args"][0].as<std::string>(), "agent");
+  EXPECT_EQ(c["args"][2].as<std::string>(), "/etc/hypertopo/config.yaml");
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
+  EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 8080);
+  EXPECT_TRUE(c["resources"]["requests"]["memory"] && c["resources"]["limits"]["memory"]);
+  std::set<std::string> env;
+  for (const auto& e : c["env"]) env.insert(e["name"].as<std::string>());
+  EXPECT_TRUE(env.contains("NODE_NAME") && env.contains("POD_NAME"));
+  // Host /sys read-only; the config volume names the generated (hash-suffixed) ConfigMap.
+  bool sys_read_only = false;
+  for (const auto& m : c["volumeMounts"]) {
+    if (m["mountPath"].as<std::string>() == "/host/sys") sys_read_only = m["readOnly"].as<bool>();
+  }
+  EXPECT_TRUE(sys_read_only);
+  bool config_matches = false;
+  for (const auto& v : pod["volumes"]) {
+    if (v["hostPath"]) {
+      EXPECT_EQ(v["hostPath"]["path"].as<std::string>(), "/sys");
+    }
+    if (v["configMap"])
+      config_matches =
+          v["configMap"]["name"].as<std::string>() == maps[0]["metadata"]["name"].as<std::string>();
+  }
+  EXPECT_TRUE(config_matches);
+  bool gpu_toleration = false;
+  for (const auto& t : pod["tolerations"]) {
+    if (t["key"] && t["key"].as<std::string>() == "nvidia.com/gpu") gpu_toleration = true;
+  }
+  EXPECT_TRUE(gpu_toleration);
+}
+
+TEST_F(DeployTest, HyperNodeCrdOverlayAddsAClusterScopedCrdWithStatus) {
+  Rendered r = overlay("with-hypernode-crd");
+  auto crds = of_kind(r, "CustomResourceDefinition");
+  const YAML::Node* hn = named(crds, "hypernodes.topology.volcano.sh");
+  ASSERT_NE(hn, nullptr);
+  EXPECT_EQ((*hn)["spec"]["scope"].as<std::string>(), "Cluster");
+  const YAML::Node v = (*hn)["spec"]["versions"][0];
+  EXPECT_EQ(v["name"].as<std::string>(), "v1alpha1");
+  EXPECT_TRUE(v["subresources"]["status"].IsDefined());
+  const YAML::Node spec = v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"];
+  EXPECT_EQ(spec["tier"]["type"].as<std::string>(), "integer");
+  EXPECT_TRUE(has(spec["members"]["items"]["properties"]["type"]["enum"], "HyperNode"));
+}
+
+TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
+  Rendered r = overlay("node-labels");
+  bool patch_nodes = false;
+  for (const auto& role : of_kind(r, "ClusterRole")) {
+    for (const auto& rule : role["rules"]) {
+      if (has(rule["resources"], "nodes") && has(rule["verbs"], "patch")) patch_nodes = true;
+    }
+  }
+  EXPECT_TRUE(patch_nodes);
+  auto ds = of_kind(r, "DaemonSet");
+  ASSERT_EQ(ds.size(), 1u);
+  bool enabled = false;
+  for (const auto& e : ds[0]["spec"]["template"]["spec"]["containers"][0]["env"]) {
+    if (e["name"].as<std::string>() == "HYPERTOPO_EXPORT_NODE_LABELS")
+      enabled = e["value"].as<std::string>() == "true";
+  }
+  EXPECT_TRUE(enabled);
+}
+
+}  // namespace
+
+// The README shows the one example config; it must be the file the ConfigMap is built from.
+TEST(DeployReadme, ShowsTheExampleConfigVerbatim) {
+  std::ifstream readme_in(fs::path(HYPERTOPO_SOURCE_DIR) / "README.md");
+  std::ifstream config_in(kDeploy / "base" / "config.yaml");
+  ASSERT_TRUE(readme_in && config_in);
+  std::stringstream readme, config;
+  readme << readme_in.rdbuf();
+  config << config_in.rdbuf();
+  ASSERT_FALSE(config.str().empty());
+  EXPECT_NE(readme.str().find("```yaml\n" + config.str() + "```\n"), std::string::npos)
+      << "README.md does not show deploy/base/config.yaml verbatim in a ```yaml block";
+}

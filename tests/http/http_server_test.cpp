@@ -1,0 +1,373 @@
+// HttpServer over real loopback connections. Well-formed requests go through the project's own
+// HTTP transport (k8s/client/http_transport, plain and TLS); what a polite client never does
+// (trickle a request, hold an idle keep-alive connection, read raw status lines and headers) goes
+// through a plain POSIX socket.
+#include "agent/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "k8s/client/http_transport.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A raw TCP connection to 127.0.0.1:port; every receive gives up after `timeout` so a broken server
+// fails the test instead of hanging it.
+class RawClient {
+ public:
+  RawClient(std::uint16_t port, std::chrono::seconds timeout = 10s) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    timeval tv{.tv_sec = static_cast<time_t>(timeout.count()), .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  }
+  ~RawClient() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool connected() const { return connected_; }
+
+  bool send(const std::string& bytes) {
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+      const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      sent += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  // One response: the head (status line and headers) and the Content-Length body. "" when the
+  // connection closed or timed out first.
+  std::string read_response() {
+    std::size_t head_end;
+    while ((head_end = pending_.find("\r\n\r\n")) == std::string::npos) {
+      if (!receive_more()) return {};
+    }
+    const std::string head = pending_.substr(0, head_end + 4);
+    std::size_t length = 0;
+    std::istringstream lines(head);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("Content-Length:", 0) == 0) length = std::stoul(line.substr(15));
+    }
+    while (pending_.size() < head.size() + length) {
+      if (!receive_more()) return {};
+    }
+    std::string response = pending_.substr(0, head.size() + length);
+    pending_.erase(0, response.size());
+    return response;
+  }
+
+  // True when the server closed the connection (end of stream or reset) before the timeout.
+  bool closed_by_server() {
+    char byte;
+    const ssize_t n = ::recv(fd_, &byte, 1, 0);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+  }
+
+ private:
+  bool receive_more() {
+    char chunk[4096];
+    const ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    if (n <= 0) return false;
+    pending_.append(chunk, static_cast<std::size_t>(n));
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  std::string pending_;
+};
+
+std::unique_ptr<k8s::HttpTransport> client_for(std::uint16_t port, bool tls = false,
+                                               std::string ca_pem = "") {
+  k8s::TransportConfig config{.host = "127.0.0.1", .port = std::to_string(port), .tls = tls};
+  config.tls_config.ca_pem = std::move(ca_pem);
+  auto transport = k8s::HttpTransport::create(config);
+  EXPECT_TRUE(transport.has_value()) << transport.error().message();
+  return transport ? std::move(*transport) : nullptr;
+}
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+Reply call(k8s::HttpTransport& client, const std::string& method, const std::string& target,
+           const std::string& body = "", std::vector<std::pair<std::string, std::string>> headers = {}) {
+  auto r = client.round_trip({method, target, std::move(headers), body}, 10s, true);
+  if (!r) return {0, r.error().error.message()};
+  return {r->status, r->body};
+}
+
+// Echoes what the server parsed, so that tests see the request as a handler sees it.
+HttpServerResponse echo(const HttpServerRequest& req) {
+  auto header = req.headers.find("x-probe");
+  return {.body = req.method + "|" + req.path + "|" + req.query + "|" + req.target + "|" +
+                  (header == req.headers.end() ? "-" : header->second) + "|" +
+                  std::to_string(req.body.size())};
+}
+
+std::unique_ptr<HttpServer> started(HttpServerOptions options) {
+  auto server = std::make_unique<HttpServer>(std::move(options));
+  server->handle("GET", "/echo", echo);
+  server->handle("POST", "/echo", echo);
+  server->handle("PUT", "/upload", echo);
+  auto ok = server->start();
+  EXPECT_TRUE(ok.has_value()) << ok.error().message();
+  EXPECT_NE(server->port(), 0);
+  return server;
+}
+
+TEST(HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
+  auto server = started({.address = "127.0.0.1", .port = 0});
+  auto client = client_for(server->port());
+  Reply get = call(*client, "GET", "/echo?a=1&b=%20x", "", {{"X-Probe", "yes"}});
+  EXPECT_EQ(get.status, 200);
+  EXPECT_EQ(get.body, "GET|/echo|a=1&b=%20x|/echo?a=1&b=%20x|yes|0");
+  Reply post = call(*client, "POST", "/echo", "payload");
+  EXPECT_EQ(post.status, 200);
+  EXPECT_EQ(post.body, "POST|/echo||/echo|-|7");
+  // Exact paths: neither a trailing slash nor a prefix matches.
+  EXPECT_EQ(call(*client, "GET", "/echo/").status, 404);
+  EXPECT_EQ(call(*client, "GET", "/ech").status, 404);
+  Reply missing = call(*client, "GET", "/nowhere?x=1");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_NE(missing.body.find("/nowhere"), std::string::npos) << missing.body;
+}
+
+TEST(HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
+  auto server = started({.address = "127.0.0.1", .port = 0});
+  RawClient raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.send("DELETE /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"));
+  const std::string response = raw.read_response();
+  EXPECT_EQ(response.rfind("HTTP/1.1 405", 0), 0u) << response;
+  EXPECT_NE(response.find("Allow: GET, POST\r\n"), std::string::npos) << response;
+  // The connection stays usable after a 405.
+  ASSERT_TRUE(raw.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_EQ(raw.read_response().rfind("HTTP/1.1 200", 0), 0u);
+}
+
+TEST(HttpServer, ABodyOverTheLimitIs413) {
+  auto server = started({.address = "127.0.0.1", .port = 0, .max_body_bytes = 1024});
+  auto client = client_for(server->port());
+  Reply at_limit = call(*client, "PUT", "/upload", std::string(1024, 'a'));
+  EXPECT_EQ(at_limit.status, 200);
+  EXPECT_EQ(at_limit.body, "PUT|/upload||/upload|-|1024");
+  Reply over = call(*client, "PUT", "/upload", std::string(64 * 1024, 'a'));
+  EXPECT_EQ(over.status, 413);
+  EXPECT_NE(over.body.find("1024"), std::string::npos) << over.body;
+  // A chunked body (no Content-Length to refuse up front) is cut off too.
+  RawClient raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.send("PUT /upload HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n800\r\n" +
+                       std::string(0x800, 'b') + "\r\n0\r\n\r\n"));
+  EXPECT_EQ(raw.read_response().rfind("HTTP/1.1 413", 0), 0u);
+  EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
+}
+
+TEST(HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
+  HttpServer server({.address = "127.0.0.1", .port = 0});
+  std::atomic<int> calls = 0;
+  server.handle("GET", "/flaky", [&calls](const HttpServerRequest&) -> HttpServerResponse {
+    if (calls++ == 0) throw std::runtime_error("index not built yet");
+    return {.body = "fine"};
+  });
+  ASSERT_TRUE(server.start().has_value());
+  auto client = client_for(server.port());
+  Reply failed = call(*client, "GET", "/flaky");
+  EXPECT_EQ(failed.status, 500);
+  EXPECT_NE(failed.body.find("index not built yet"), std::string::npos) << failed.body;
+  Reply next = call(*client, "GET", "/flaky");
+  EXPECT_EQ(next.status, 200);
+  EXPECT_EQ(next.body, "fine");
+  EXPECT_EQ(client->connections_opened(), 1);  // the 500 did not cost the connection
+}
+
+TEST(HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
+  auto server = started({.address = "127.0.0.1", .port = 0});
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "GET", "/echo?n=1").body, "GET|/echo|n=1|/echo?n=1|-|0");
+  EXPECT_EQ(call(*client, "GET", "/echo?n=2").body, "GET|/echo|n=2|/echo?n=2|-|0");
+  EXPECT_EQ(client->connections_opened(), 1);
+
+  // Two pipelined requests written at once are answered in order on the same socket.
+  RawClient raw(server->port());
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(
+      raw.send("GET /echo?p=1 HTTP/1.1\r\nHost: t\r\n\r\nPOST /echo?p=2 HTTP/1.1\r\nHost: "
+               "t\r\nContent-Length: 3\r\n\r\nabc"));
+  const std::string first = raw.read_response();
+  const std::string second = raw.read_response();
+  EXPECT_NE(first.find("GET|/echo|p=1|"), std::string::npos) << first;
+  EXPECT_NE(second.find("POST|/echo|p=2|/echo?p=2|-|3"), std::string::npos) << second;
+
+  // "Connection: close" is honoured.
+  ASSERT_TRUE(raw.send("GET /echo HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n"));
+  EXPECT_EQ(raw.read_response().rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_TRUE(raw.closed_by_server());
+}
+
+TEST(HttpServer, ConcurrentClientsAreAllAnswered) {
+  auto server = started({.address = "127.0.0.1", .port = 0, .threads = 4});
+  constexpr int kClients = 8;
+  constexpr int kRequests = 25;
+  std::vector<std::future<int>> answered;
+  for (int c = 0; c < kClients; ++c) {
+    answered.push_back(std::async(std::launch::async, [&server, c] {
+      auto client = client_for(server->port());
+      int good = 0;
+      for (int i = 0; client && i < kRequests; ++i) {
+        const std::string query = "c=" + std::to_string(c) + "&i=" + std::to_string(i);
+        Reply r = call(*client, "GET", "/echo?" + query);
+        if (r.status == 200 && r.body == "GET|/echo|" + query + "|/echo?" + query + "|-|0") ++good;
+      }
+      return good;
+    }));
+  }
+  for (auto& f : answered) EXPECT_EQ(f.get(), kRequests);
+}
+
+TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
+  auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 200ms});
+  RawClient slow(server->port());
+  ASSERT_TRUE(slow.connected());
+  ASSERT_TRUE(slow.send("GET /echo HTTP/1.1\r\nHost: t\r\n"));  // never finishes the header
+  // The client's own receive timeout (10 s) is far above the server's 200 ms: a close seen here
+  // comes from the server's deadline.
+  EXPECT_TRUE(slow.closed_by_server());
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
+}
+
+TEST(HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
+  // The read timeout is far longer than the test: stop() must not wait for it.
+  auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 10min, .threads = 2});
+  RawClient idle(server->port(), 60s);
+  ASSERT_TRUE(idle.connected());
+  ASSERT_TRUE(idle.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  ASSERT_EQ(idle.read_response().rfind("HTTP/1.1 200", 0), 0u);
+  auto stopped = std::async(std::launch::async, [&server] { server->stop(); });
+  ASSERT_EQ(stopped.wait_for(30s), std::future_status::ready)
+      << "stop() hangs on an idle keep-alive connection";
+  EXPECT_TRUE(idle.closed_by_server());
+  server->stop();  // a second stop is a no-op
+  RawClient after(server->port(), 5s);
+  EXPECT_FALSE(after.connected() && after.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n") &&
+               !after.read_response().empty());
+  server.reset();  // the destructor stops again
+}
+
+TEST(HttpServer, StopWithoutStartAndStartTwice) {
+  HttpServer never({.address = "127.0.0.1", .port = 0});
+  never.stop();
+  HttpServer twice({.address = "127.0.0.1", .port = 0});
+  ASSERT_TRUE(twice.start().has_value());
+  auto again = twice.start();
+  ASSERT_FALSE(again.has_value());
+  EXPECT_NE(again.error().message().find("already started"), std::string::npos);
+}
+
+TEST(HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
+  auto first = started({.address = "127.0.0.1", .port = 0});
+  HttpServer second({.address = "127.0.0.1", .port = first->port()});
+  auto ok = second.start();
+  ASSERT_FALSE(ok.has_value());
+  const std::string where = "127.0.0.1:" + std::to_string(first->port());
+  EXPECT_NE(ok.error().message().find(where), std::string::npos) << ok.error().message();
+  EXPECT_NE(ok.error().message().find("in use"), std::string::npos) << ok.error().message();
+
+  HttpServer bad_address({.address = "not-an-ip", .port = 0});
+  auto bad = bad_address.start();
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("not-an-ip:0"), std::string::npos) << bad.error().message();
+}
+
+// A throwaway self-signed certificate for 127.0.0.1, made by the openssl command line.
+struct SelfSigned {
+  std::filesystem::path cert, key;
+  std::string cert_pem;
+};
+
+std::optional<SelfSigned> make_certificate(const std::filesystem::path& dir) {
+  if (std::system("command -v openssl >/dev/null 2>&1") != 0) return std::nullopt;
+  SelfSigned made{dir / "tls.crt", dir / "tls.key", ""};
+  const std::string command =
+      "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
+      "subjectAltName=IP:127.0.0.1 -keyout '" +
+      made.key.string() + "' -out '" + made.cert.string() + "' >/dev/null 2>&1";
+  if (std::system(command.c_str()) != 0) return std::nullopt;
+  made.cert_pem = testing::read_text(made.cert);
+  return made;
+}
+
+TEST(HttpServer, ServesTlsWithTheConfiguredCertificate) {
+  testing::TempDir dir;
+  auto cert = make_certificate(dir.path());
+  HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
+  auto server = started({.address = "127.0.0.1",
+                         .port = 0,
+                         .tls_cert_file = cert->cert.string(),
+                         .tls_key_file = cert->key.string()});
+  auto client = client_for(server->port(), true, cert->cert_pem);
+  Reply first = call(*client, "GET", "/echo?tls=1");
+  EXPECT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(first.body, "GET|/echo|tls=1|/echo?tls=1|-|0");
+  EXPECT_EQ(call(*client, "POST", "/echo", "secret").body, "POST|/echo||/echo|-|6");
+  EXPECT_EQ(client->connections_opened(), 1);
+  // Plain HTTP to the TLS port gets no HTTP answer.
+  RawClient plain(server->port());
+  ASSERT_TRUE(plain.connected());
+  ASSERT_TRUE(plain.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_EQ(plain.read_response().find("HTTP/1.1 200"), std::string::npos);
+}
+
+TEST(HttpServer, TlsFileErrorsNameTheFile) {
+  testing::TempDir dir;
+  auto cert = make_certificate(dir.path());
+  HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
+  const std::string missing = (dir.path() / "absent.key").string();
+  HttpServer no_key(
+      {.address = "127.0.0.1", .port = 0, .tls_cert_file = cert->cert.string(), .tls_key_file = missing});
+  auto failed = no_key.start();
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find(missing), std::string::npos) << failed.error().message();
+
+  const auto garbage = dir.path() / "garbage.crt";
+  testing::write_text(garbage, "not a certificate\n");
+  HttpServer bad_cert({.address = "127.0.0.1",
+                       .port = 0,
+                       .tls_cert_file = garbage.string(),
+                       .tls_key_file = cert->key.string()});
+  failed = bad_cert.start();
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find(garbage.string()), std::string::npos) << failed.error().message();
+
+  HttpServer half({.address = "127.0.0.1", .port = 0, .tls_cert_file = cert->cert.string()});
+  failed = half.start();
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find("key file"), std::string::npos) << failed.error().message();
+}
+
+}  // namespace
+}  // namespace hypertopo::agent
