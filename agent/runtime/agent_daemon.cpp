@@ -214,6 +214,16 @@ class AgentDaemon::CachingRegistry {
       }();
       const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
       std::lock_guard lock(owner_.mutex_);
+      if (!result && keep) {
+        // A fabric source that failed (UFM answering 5xx, a walk that timed out): the last good
+        // topology stands in for it, so a failure never shrinks the tree. Its age stays as it was,
+        // so the next rebuild tries the source again.
+        if (auto it = owner_.cache_.find(key); it != owner_.cache_.end()) {
+          owner_.runs_.push_back(
+              {key, true, false, seconds, result.error().message() + " (the last good result is used)"});
+          return it->second.result;
+        }
+      }
       owner_.runs_.push_back(
           {key, true, result.has_value(), seconds, result ? "" : result.error().message()});
       if (keep && result) owner_.cache_[key] = Entry{*result, SteadyClock::now()};

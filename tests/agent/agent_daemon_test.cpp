@@ -314,6 +314,41 @@ TEST_F(AgentDaemonTest, AFailingSourceDeletesNothingAndIsCounted) {
   pod->daemon->stop();
 }
 
+TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const auto copy = dir_.path() / "fabric.out";
+  std::filesystem::copy_file(capture, copy);
+  // Interval 0: every rebuild runs the source again.
+  config_.sources = {source("ib-local", SourceRole::kNode, 600s),
+                     source("ibnetdiscover", SourceRole::kLeader, 0s)};
+  config_.sources.back().arg = copy.string();
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
+  const std::string first = pod->daemon->counters().last_summary;
+  ASSERT_NE(first, "created=0 updated=0 deleted=0 unchanged=0 held=0");
+  const auto before = hypernode_versions();
+
+  // The capture goes away (as UFM answering 503 would): the next rebuild fails that source, and the
+  // last good topology stands in: nothing updated, nothing held, nothing deleted.
+  std::filesystem::remove(copy);
+  const int rebuilds = pod->daemon->counters().rebuilds;
+  topology::NodeReport other;
+  other.node_name = "cpu-node-9";
+  write_report(other);
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+  EXPECT_TRUE(pod->daemon->counters().last_summary.starts_with("created=0 updated=0 deleted=0 unchanged="))
+      << pod->daemon->counters().last_summary;
+  EXPECT_TRUE(pod->daemon->counters().last_summary.ends_with(" held=0"))
+      << pod->daemon->counters().last_summary;
+  EXPECT_EQ(hypernode_versions(), before);
+  const std::string metrics = pod->metrics.render();
+  EXPECT_NE(metrics.find("hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1"),
+            std::string::npos)
+      << metrics;
+  pod->daemon->stop();
+}
+
 TEST_F(AgentDaemonTest, HotReloadRerunsOnlyTheSourcesThatChanged) {
   auto pod = make_pod("gpu-node-1", "agent-a");
   pod->daemon->start();
