@@ -91,7 +91,7 @@ Logger make_stderr_logger(LogLevel min) {
         std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
     std::tm tm{};
     gmtime_r(&t, &tm);
-    char stamp[40];
+    char stamp[96];  // room for any int the compiler can imagine in each field
     std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
                   tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
     std::lock_guard lock(*mutex);
