@@ -52,9 +52,7 @@ int run_apply(const ApplyOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
-  auto config = k8s::load_kubeconfig(opts.kubeconfig, opts.context);
-  if (!config) return error(config.error().context("--kubeconfig"));
-  auto client = k8s::KubeClient::create(*config, {.qps = 20, .burst = 40});
+  auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
   if (!client) return error(client.error());
 
   std::unique_ptr<k8s::NodeList> nodes;

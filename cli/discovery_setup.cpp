@@ -9,6 +9,7 @@
 
 #include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "k8s/client/kube_config.h"
 #include "topology/builder_config.h"
 #include "topology/tree.h"
 
@@ -94,6 +95,13 @@ std::expected<std::string, Error> resolve_node_name(const std::string& flag) {
         "node name '" + name + "' is not a Kubernetes object name (DNS-1123 subdomain); pass --node-name");
   }
   return name;
+}
+
+std::expected<std::unique_ptr<k8s::KubeClient>, Error> connect_with_kubeconfig(const std::string& kubeconfig,
+                                                                               const std::string& context) {
+  auto config = k8s::load_kubeconfig(kubeconfig, context);
+  if (!config) return std::unexpected(config.error().context("--kubeconfig"));
+  return k8s::KubeClient::create(*config, {.qps = 20, .burst = 40});
 }
 
 }  // namespace hypertopo::cli

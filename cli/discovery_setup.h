@@ -8,12 +8,14 @@
 #pragma once
 
 #include <expected>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/ufm/ufm_client.h"
 #include "errors/error.h"
+#include "k8s/client/kube_client.h"
 #include "k8s/objects/node_list.h"
 #include "topology/tree.h"
 
@@ -33,6 +35,11 @@ std::expected<void, Error> prepare_pipeline_input(const DiscoverySetup& setup, c
 // The node this process speaks for: `flag` (--node-name), else $NODE_NAME (the agent's downward-API
 // variable), else the hostname; it must be a Kubernetes object name.
 std::expected<std::string, Error> resolve_node_name(const std::string& flag);
+
+// A client for a workstation command (apply, status): the kubeconfig's named or current context,
+// paced at 20 requests/s with bursts of 40. Errors name --kubeconfig.
+std::expected<std::unique_ptr<k8s::KubeClient>, Error> connect_with_kubeconfig(const std::string& kubeconfig,
+                                                                               const std::string& context);
 
 // One "hypertopo: warning: ..." line on stderr per kind of exclusion in the report.
 void print_report_warnings(const topology::BuildReport& report);

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/discovery_setup.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "k8s/objects/node_list.h"
@@ -173,9 +174,7 @@ int run_status(const StatusOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
-  auto config = k8s::load_kubeconfig(opts.kubeconfig, opts.context);
-  if (!config) return error(config.error().context("--kubeconfig"));
-  auto client = k8s::KubeClient::create(*config, {.qps = 20, .burst = 40});
+  auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
   if (!client) return error(client.error());
   auto hypernodes = (*client)->list(kHyperNodes, "");
   if (!hypernodes) return error(hypernodes.error().error.context("listing HyperNodes"));
