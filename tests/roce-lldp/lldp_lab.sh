@@ -99,6 +99,10 @@ start_lldpd leaf-3 leaf-3 'swp*'
 start_lldpd oob-1 oob-1 'swp*'
 for h in h1 h2 h3 h4 h5 h6; do start_lldpd "$h" "$h" 'rail*,mgmt*'; done
 
+# A host is done when every rail has its leaf as neighbour and the kernel reports the rail "up".
+# The kernel sets a veth's operstate from its linkwatch work, apart from (and on a loaded machine
+# well after) the carrier that already lets LLDP frames through: the probe reports what the kernel
+# says at that moment, so the lab probes again until the kernel has settled, never on a fixed delay.
 declare -A RAILS=([h1]=1 [h2]=1 [h3]=1 [h4]=1 [h5]=2 [h6]=1)
 deadline=$((SECONDS + WAIT_S))
 pending=(h1 h2 h3 h4 h5 h6)
@@ -107,7 +111,8 @@ while ((${#pending[@]} > 0)); do
   for h in "${pending[@]}"; do
     if ip netns exec "$(ns "$h")" timeout 10 "$BIN" probe --source lldp --lldpd-socket "$WORK/$h.socket" \
       --node-name "$h" -o json >"$WORK/$h.json" 2>"$WORK/$h.probe.log" &&
-      [[ $(grep -c '"systemName": "leaf-' "$WORK/$h.json" || true) -eq ${RAILS[$h]} ]]; then
+      [[ $(grep -c '"systemName": "leaf-' "$WORK/$h.json" || true) -eq ${RAILS[$h]} ]] &&
+      [[ $(grep -c '"operState": "up"' "$WORK/$h.json" || true) -eq ${RAILS[$h]} ]]; then
       cp "$WORK/$h.json" "$OUT/$h.json"
     else
       still+=("$h")
