@@ -16,15 +16,12 @@ for arg in "$@"; do
   esac
 done
 
-packages=(
-  build-essential cmake ninja-build pkg-config lld
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libfmt-dev libcli11-dev
-  libboost-dev libssl-dev
-  libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags ibsim-utils
-  libnl-3-dev libnl-route-3-dev liblldpctl-dev lldpd iproute2
-  graphviz
-)
+# Debian packages, one per line: scripts/packages/build.txt (what builds the binary; the Dockerfile's
+# build stage installs the same list) and scripts/packages/dev.txt (tests, benchmarks, lab tools).
+packages=()
+for list in scripts/packages/build.txt scripts/packages/dev.txt; do
+  mapfile -t -O "${#packages[@]}" packages < <(awk '{ sub(/#.*/, ""); for (i = 1; i <= NF; i++) print $i }' "$list")
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 // Renders every kustomize overlay under deploy/overlays with `kubectl kustomize` and checks the
 // objects: kinds present, the ConfigMap is deploy/base/config.yaml byte for byte, RBAC without
-// wildcards and with the Secret limited by name, and the DaemonSet's hardening.
+// wildcards and with the Secret limited by name, the DaemonSet's hardening, and one image reference.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -112,6 +112,44 @@ TEST_F(DeployTest, EveryOverlayRendersWithoutRbacWildcards) {
     }
   }
   EXPECT_GE(overlays, 3u);
+}
+
+// The one image reference (deploy/base/image): every overlay's workloads run it, the agent
+// DaemonSet and the extender alike, and no other hypertopo image is named anywhere.
+TEST_F(DeployTest, EveryOverlayRunsTheOneImageReference) {
+  const YAML::Node component = YAML::LoadFile((kDeploy / "base" / "image" / "kustomization.yaml").string());
+  ASSERT_EQ(component["kind"].as<std::string>(), "Component");
+  ASSERT_EQ(component["images"].size(), 1u);
+  const YAML::Node entry = component["images"][0];
+  EXPECT_EQ(entry["name"].as<std::string>(), "hypertopo");
+  const std::string reference = entry["newName"].as<std::string>() + ":" + entry["newTag"].as<std::string>();
+
+  std::set<std::string> kinds_running_it;
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
+    Rendered r = overlay(dir.path().filename().string());
+    std::size_t running_it = 0;
+    for (const auto& o : r.objects) {
+      const YAML::Node pod =
+          o["spec"] && o["spec"]["template"] ? o["spec"]["template"]["spec"] : YAML::Node();
+      if (!pod || !pod.IsMap()) continue;
+      for (const char* list : {"initContainers", "containers"}) {
+        for (const auto& c : pod[list]) {
+          const std::string image = c["image"].as<std::string>();
+          if (image == reference) {
+            ++running_it;
+            kinds_running_it.insert(o["kind"].as<std::string>());
+          } else {
+            EXPECT_EQ(image.find("hypertopo"), std::string::npos)
+                << dir.path() << " " << o["metadata"]["name"] << ": " << image << " is not " << reference;
+          }
+        }
+      }
+    }
+    EXPECT_GT(running_it, 0u) << dir.path() << " runs no container of " << reference;
+  }
+  EXPECT_TRUE(kinds_running_it.contains("DaemonSet"));
+  EXPECT_TRUE(kinds_running_it.contains("Deployment")) << "the extender runs the agent's image";
 }
 
 TEST_F(DeployTest, DefaultOverlayHasEveryPieceAndTheExampleConfig) {
