@@ -59,12 +59,11 @@ if [[ $tool == podman || $tool == buildah ]]; then
   fi
 fi
 build_cmd=("${cmd[@]}" build)
-# Build steps get this shell's hard limits: podman's defaults (over a million open files) exceed them
-# on hosts that cap them, and the step then fails to start.
-for limit in "nofile -Hn" "nproc -Hu"; do
-  value=$(ulimit ${limit#* })
-  [[ $value =~ ^[0-9]+$ ]] && build_flags+=(--ulimit "${limit%% *}=$value:$value")
-done
+# Explicit limits for the build steps: podman's defaults (a million open files, more processes than
+# some hosts let a container have) make a step fail to start ("error setting rlimit") where the host
+# caps them. This shell's open-file limit, and 32768 processes, are what such hosts accept and plenty
+# for a build.
+build_flags+=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=32768:32768")
 # The build steps run apt-get against the Debian mirror; the host's network avoids setting up a
 # container network (and touching the host's firewall) for them.
 build_flags+=(--network host)

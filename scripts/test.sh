@@ -30,7 +30,7 @@ image_test() {
   fi
   version=$(sed -n 's/^project(hypertopo VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
   local run=("${podman[@]}" run --rm --network none
-    --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=$(ulimit -Hu):$(ulimit -Hu)")
+    --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=32768:32768")  # the limits scripts/image.sh explains
   {
     HYPERTOPO_IMAGE_STORE=$store scripts/image.sh --from-build build-asan --tag "$image" &&
       out=$("${run[@]}" "$image" --version) && echo "$out" &&
