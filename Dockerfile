@@ -16,16 +16,24 @@ ARG SOURCE=https://github.com/hypertopo/hypertopo
 # 1 adds g++'s ASan/UBSan runtimes, for a sanitizer build wrapped with --from-build (tests only).
 ARG SANITIZER_RUNTIME=0
 COPY scripts/packages/runtime.txt scripts/packages/sanitizer-runtime.txt /tmp/packages/
+# The runtime packages; then liblldpctl alone from Debian's lldpd package (see runtime.txt), with its
+# copyright file; then the user the agent runs as.
 RUN set -eu; \
     lists=/tmp/packages/runtime.txt; \
     [ "$SANITIZER_RUNTIME" = 1 ] && lists="$lists /tmp/packages/sanitizer-runtime.txt"; \
     apt-get update -qq; \
     sed 's/#.*//' $lists | DEBIAN_FRONTEND=noninteractive xargs apt-get install -y -qq --no-install-recommends; \
+    mkdir /tmp/lldpd; chown _apt /tmp/lldpd; cd /tmp/lldpd; \
+    apt-get download -qq lldpd; \
+    dpkg-deb -x lldpd_*.deb root; \
+    cd root; \
+    find usr/lib -name 'liblldpctl.so*' -exec cp -a --parents {} / \; ; \
+    cp -a --parents usr/share/doc/lldpd/copyright /; \
+    cd /; ldconfig; \
     apt-get clean; \
-    rm -rf /var/lib/apt/lists/* /tmp/packages; \
-    groupadd --system --gid 65532 hypertopo; \
-    useradd --system --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home \
-      --shell /usr/sbin/nologin hypertopo
+    rm -rf /var/lib/apt/lists/* /tmp/packages /tmp/lldpd; \
+    groupadd --gid 65532 hypertopo; \
+    useradd --uid 65532 --gid 65532 --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin hypertopo
 LABEL org.opencontainers.image.title="hypertopo" \
       org.opencontainers.image.description="GPU-cluster network topology discovery (Volcano HyperNodes) and topology-aware placement" \
       org.opencontainers.image.version="${VERSION}" \

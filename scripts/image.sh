@@ -6,6 +6,7 @@
 #   scripts/image.sh                               # full build: the release binary is compiled in the image
 #   scripts/image.sh --push registry.example.com/ml/hypertopo:0.1.0
 #   scripts/image.sh --from-build build-asan       # only the runtime stage, around DIR/bin/hypertopo
+#                                                  # (a sanitizer build: hypertopo:<version>-sanitized)
 #   scripts/image.sh --from-build build --tag hypertopo:dev
 #
 # Where no registry can be reached, the debian:bookworm-slim base is made locally with
@@ -15,6 +16,7 @@
 # podman/buildah keep images and containers under it, not in the default store),
 # HYPERTOPO_DEBIAN_MIRROR (the mirror debootstrap and apt use, instead of the one apt uses here).
 set -euo pipefail
+invoked_from=$PWD
 cd "$(dirname "$0")/.."
 
 from_build=""
@@ -22,16 +24,27 @@ push_ref=""
 tag=""
 while (($#)); do
   case "$1" in
-    --from-build) from_build=${2:?--from-build needs a build directory}; shift 2 ;;
+    --from-build)
+      from_build=${2:?--from-build needs a build directory}
+      [[ $from_build == /* ]] || from_build=$invoked_from/$from_build
+      shift 2 ;;
     --push) push_ref=${2:?--push needs an image reference}; shift 2 ;;
     --tag) tag=${2:?--tag needs a name:tag}; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "image.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
 
 version=$(sed -n 's/^project(hypertopo VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 [[ -n $version ]] || { echo "image.sh: no version in CMakeLists.txt's project()" >&2; exit 1; }
+sanitized=0
+if [[ -n $from_build ]]; then
+  binary="$from_build/bin/hypertopo"
+  [[ -x $binary ]] || { echo "image.sh: no binary at $binary (build it first)" >&2; exit 1; }
+  # A sanitizer build (build-asan/) needs the sanitizer runtimes in the image, and is no release.
+  readelf -d "$binary" 2>/dev/null | grep -q 'NEEDED.*libasan' && sanitized=1
+fi
+((sanitized)) && tag=${tag:-hypertopo:$version-sanitized}
 tag=${tag:-hypertopo:$version}
 
 tool=${HYPERTOPO_IMAGE_TOOL:-}
@@ -178,18 +191,13 @@ source_url=$(git config --get remote.origin.url 2>/dev/null || true)
 
 start=$(date +%s)
 if [[ -n $from_build ]]; then
-  binary="$from_build/bin/hypertopo"
-  [[ -x $binary ]] || { echo "image.sh: no binary at $binary (build it first)" >&2; exit 1; }
   # Only the runtime stage: a context with the binary and the package lists, nothing else.
   context=$(mktemp -d)
   trap 'rm -rf "$context"' EXIT
   mkdir -p "$context/scripts/packages"
   cp scripts/packages/*.txt "$context/scripts/packages/"
   cp "$binary" "$context/hypertopo"
-  # A sanitizer build (build-asan/) needs the sanitizer runtimes in the image.
-  if readelf -d "$binary" 2>/dev/null | grep -q 'NEEDED.*libasan'; then
-    args+=(--build-arg SANITIZER_RUNTIME=1)
-  fi
+  ((sanitized)) && args+=(--build-arg SANITIZER_RUNTIME=1)
   echo "image.sh: building $tag around $binary with $tool"
   "${build_cmd[@]}" "${build_flags[@]}" "${args[@]}" --target prebuilt -t "$tag" -f "$PWD/Dockerfile" "$context"
 else
