@@ -31,8 +31,14 @@ image_test() {
   version=$(sed -n 's/^project(hypertopo VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
   local run=("${podman[@]}" run --rm --network none
     --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit "nproc=32768:32768")  # the limits scripts/image.sh explains
+  local build_log
+  build_log=$(mktemp)
   {
-    HYPERTOPO_IMAGE_STORE=$store scripts/image.sh --from-build build-asan --tag "$image" &&
+    if ! HYPERTOPO_IMAGE_STORE=$store scripts/image.sh --from-build build-asan --tag "$image" >"$build_log" 2>&1; then
+      tail -n 40 "$build_log"
+      false
+    fi &&
+      grep '^image.sh: built' "$build_log" &&
       out=$("${run[@]}" "$image" --version) && echo "$out" &&
       [[ $out == "hypertopo $version" ]] &&
       out=$("${run[@]}" "$image" discover --source demo:model) &&
@@ -41,7 +47,7 @@ image_test() {
       grep -q libibnetdisc <<<"$out" && ! grep 'not found' <<<"$out"
   } || rc=1
   "${podman[@]}" rmi -a -f >/dev/null 2>&1 || echo "image test: could not remove the images in $store"
-  rm -rf "$store"
+  rm -rf "$store" "$build_log"
   ((rc == 0)) && echo "image test: passed" || echo "image test: FAILED"
   return $rc
 }
