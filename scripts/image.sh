@@ -133,7 +133,7 @@ bootstrap_base() {
     rootfs=$(mktemp -d)
     log=$(mktemp)
     # shellcheck disable=SC2064  # expand now: the trap must remove these
-    trap "rm -rf '$rootfs' '$log'" RETURN
+    trap "rm -rf '$rootfs' '$log'; trap - RETURN" RETURN
     if ! debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$log" 2>&1; then
       tail -20 "$log" >&2
       return 1
