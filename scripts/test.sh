@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# README command 2: set everything up, run every test (under ASan/UBSan) and a short benchmark smoke run.
+# README command 2: set everything up, run every test (under ASan/UBSan), the container image test
+# and a short benchmark smoke run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
