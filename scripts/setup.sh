@@ -20,7 +20,7 @@ packages=(
   build-essential cmake ninja-build pkg-config lld
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libspdlog-dev libfmt-dev libcli11-dev
-  libboost-dev libssl-dev
+  libboost-dev libssl-dev libre2-dev
   libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags ibsim-utils
   libnl-3-dev libnl-route-3-dev liblldpctl-dev lldpd iproute2
   graphviz
