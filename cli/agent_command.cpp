@@ -17,6 +17,7 @@
 #include "agent/runtime/agent_daemon.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "io/bounded_file.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 
@@ -43,10 +44,8 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  // The config's text, to notice edits; a read error reads as empty and the reload reports it.
+  return io::read_bounded_file(path, io::kConfigFileLimit).value_or("");
 }
 
 int run_agent(const AgentOptions& opts) {

@@ -10,6 +10,7 @@
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "k8s/objects/node_list.h"
+#include "topology/label_rules.h"
 
 namespace hypertopo::cli {
 namespace {
@@ -52,6 +53,12 @@ int run_apply(const ApplyOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
+  // The value goes on every HyperNode we write; the API server would refuse each of them.
+  if (opts.source_label.empty())
+    return error(Error(ErrorCode::kInvalidArgument, "--source-label: must not be empty"));
+  if (auto why = topology::label_value_error(opts.source_label)) {
+    return error(Error(ErrorCode::kInvalidArgument, "--source-label: " + *why));
+  }
   auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
   if (!client) return error(client.error());
 

@@ -1,3 +1,5 @@
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -26,12 +28,24 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   }
   if (!action) return 0;
+  int code = 1;
   try {
-    return action();
+    code = action();
   } catch (const std::exception& e) {
     std::cerr << "hypertopo: " << e.what() << "\n";
     return 1;
   }
+  // Output that did not reach its file (a full disk, a closed pipe) is a failure, not a success
+  // with a truncated result.
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout) {
+    const int err = errno;
+    std::cerr << "hypertopo: error: cannot write the output"
+              << (err != 0 ? std::string(": ") + std::strerror(err) : "") << "\n";
+    return code == 0 ? 1 : code;
+  }
+  return code;
 }
 
 }  // namespace hypertopo::cli

@@ -9,12 +9,15 @@
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
 #include "k8s/objects/node_list.h"
 #include "topology/builder_config.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/node_labels.h"
 #include "topology/exporters/slurm_topology.h"
 #include "topology/hypernode.h"
+#include "topology/label_rules.h"
 #include "topology/tree_builder.h"
 #include "topology/tree_text.h"
 
@@ -42,9 +45,11 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
   topology::exporters::GpuUsage usage;
   nlohmann::json pods;
   if (!opts.pods_file.empty()) {
-    std::ifstream in(opts.pods_file);
-    pods = nlohmann::json::parse(in, nullptr, false);
-    if (pods.is_discarded()) return std::unexpected(Error(ErrorCode::kParse, opts.pods_file + ": not JSON"));
+    auto text = io::read_bounded_file(opts.pods_file, io::kDataFileLimit);
+    if (!text) return std::unexpected(text.error().context("--pods"));
+    auto parsed = io::parse_json(*text, opts.pods_file);
+    if (!parsed) return std::unexpected(parsed.error().context("--pods"));
+    pods = std::move(*parsed);
   }
   // Nodes the list does not give (or every node, without --nodes) get the assumed GPU count, so
   // pods bound to them still count as used.
@@ -69,6 +74,10 @@ int run_discover(const DiscoverOptions& opts) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
     return 1;
   };
+  // The key of tier N is the prefix and N: it must make a key the API server accepts.
+  if (auto why = topology::label_key_error(opts.label_prefix + "1")) {
+    return error(Error(ErrorCode::kInvalidArgument, "--label-prefix: " + *why));
+  }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
     auto loaded = k8s::read_node_list_file(opts.nodes_file);
@@ -104,7 +113,9 @@ int run_discover(const DiscoverOptions& opts) {
   if (opts.output == "yaml") {
     std::cout << topology::render_hypernodes_yaml(tree);
   } else if (opts.output == "json") {
-    std::cout << topology::render_hypernode_list(tree).dump(2) << "\n";
+    std::cout << topology::render_hypernode_list(tree).dump(2, ' ', false,
+                                                            nlohmann::json::error_handler_t::replace)
+              << "\n";
   } else if (opts.output == "dot") {
     auto dot = capacity_dot(tree, nodes.get(), opts);
     if (!dot) return error(dot.error());
@@ -116,9 +127,13 @@ int run_discover(const DiscoverOptions& opts) {
     if (opts.output == "labels") {
       std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
     } else if (opts.output == "kueue-topology") {
-      std::cout << topology::exporters::render_kueue_topology(tree, label_opts).dump(2) << "\n";
+      std::cout << topology::exporters::render_kueue_topology(tree, label_opts)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
     } else {
-      std::cout << topology::exporters::render_kai_topology(tree, label_opts).dump(2) << "\n";
+      std::cout << topology::exporters::render_kai_topology(tree, label_opts)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
     }
   } else if (opts.output == "slurm-tree") {
     std::cout << topology::exporters::render_slurm_tree_conf(tree);

@@ -78,7 +78,9 @@ int run_probe(const ProbeOptions& opts) {
   if (opts.output == "yaml") {
     std::cout << topology::render_node_report_yaml(report);
   } else {
-    std::cout << topology::render_node_report(report).dump(2) << "\n";
+    std::cout << topology::render_node_report(report).dump(2, ' ', false,
+                                                           nlohmann::json::error_handler_t::replace)
+              << "\n";
   }
   return 0;
 }

@@ -7,6 +7,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(Boost 1.74 REQUIRED)
+# RE2 matches every user-supplied regular expression in linear time (Go's syntax, as Volcano's).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(HYPERTOPO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -3,7 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <set>
 #include <sstream>
+
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
+#include "topology/label_rules.h"
 
 namespace hypertopo::topology {
 namespace {
@@ -20,17 +25,9 @@ std::expected<std::vector<std::string>, Error> string_list(const YAML::Node& nod
   return out;
 }
 
-}  // namespace
-
-std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& text,
-                                                              const std::string& name, TreeBuilderOptions o) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse,
-                name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+std::expected<TreeBuilderOptions, Error> parse_builder_document(const YAML::Node& root,
+                                                                const std::string& name,
+                                                                TreeBuilderOptions o) {
   if (root.IsNull()) return o;
   if (!root.IsMap()) return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping at the top level");
   for (const auto& kv : root) {
@@ -40,20 +37,45 @@ std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string&
     if (key == "source") {
       if (!v.IsScalar()) return fail(ErrorCode::kInvalidArgument, where + ": must be a string");
       o.source = v.as<std::string>();
-      if (o.source.empty() || o.source.size() > 63) {
-        return fail(ErrorCode::kInvalidArgument, where + ": must be 1 to 63 characters (a label value)");
-      }
+      // It becomes the value of volcano.sh/network-topology-source on every object we write.
+      if (o.source.empty()) return fail(ErrorCode::kInvalidArgument, where + ": must not be empty");
+      if (auto why = label_value_error(o.source))
+        return fail(ErrorCode::kInvalidArgument, where + ": " + *why);
     } else if (key == "tierNames") {
       auto l = string_list(v, where);
       if (!l) return std::unexpected(l.error());
+      // Two levels of one name would make highestTierName (and Kueue's levels) ambiguous.
+      std::set<std::string> seen;
+      for (std::size_t i = 0; i < l->size(); ++i) {
+        const std::string& t = (*l)[i];
+        if (t.empty() || t.size() > 253) {
+          return fail(ErrorCode::kInvalidArgument,
+                      where + "[" + std::to_string(i) + "]: must be 1 to 253 characters");
+        }
+        if (!seen.insert(t).second) {
+          return fail(ErrorCode::kInvalidArgument,
+                      where + "[" + std::to_string(i) + "]: '" + t + "' is named twice");
+        }
+      }
       o.level_names = *l;
     } else if (key == "hostDescriptionPattern") {
       if (!v.IsScalar()) return fail(ErrorCode::kInvalidArgument, where + ": must be a string");
       o.host_description_pattern = v.as<std::string>();
+      auto p = text::UserPattern::compile(o.host_description_pattern);
+      if (!p)
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": '" + o.host_description_pattern + "': " + p.error());
+      if (p->group_count() < 1) {
+        return fail(ErrorCode::kInvalidArgument, where + ": '" + o.host_description_pattern +
+                                                     "' needs one capture group for the host name");
+      }
     } else if (key == "excludedDevicePatterns" || key == "excludedSwitchPatterns" ||
                key == "firmwareDescriptionPatterns") {
       auto l = string_list(v, where);
       if (!l) return std::unexpected(l.error());
+      if (auto p = text::compile_patterns(*l, where, {.case_insensitive = true}); !p) {
+        return fail(ErrorCode::kInvalidArgument, p.error());
+      }
       (key == "excludedDevicePatterns"   ? o.excluded_device_patterns
        : key == "excludedSwitchPatterns" ? o.excluded_switch_patterns
                                          : o.firmware_description_patterns) = *l;
@@ -81,20 +103,35 @@ std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string&
   return o;
 }
 
+}  // namespace
+
+std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& text,
+                                                              const std::string& name, TreeBuilderOptions o) {
+  auto loaded = io::load_yaml(text, name);
+  if (!loaded) return std::unexpected(loaded.error());
+  try {
+    return parse_builder_document(*loaded, name, std::move(o));
+  } catch (const YAML::Exception& e) {
+    // A conversion the checks did not foresee (a mapping used as a key, a list as a name).
+    return fail(ErrorCode::kInvalidArgument,
+                name + ":" + std::to_string(e.mark.line + 1) + ": wrong type: " + e.msg);
+  }
+}
+
 std::expected<TreeBuilderOptions, Error> load_builder_config(const std::filesystem::path& path,
                                                              TreeBuilderOptions base) {
-  std::ifstream in(path);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_builder_config(ss.str(), path.string(), std::move(base));
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error());
+  return parse_builder_config(*text, path.string(), std::move(base));
 }
 
 std::expected<void, Error> load_guid_map(const std::filesystem::path& path, TreeBuilderOptions& options) {
-  std::ifstream in(path);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  std::istringstream in(std::move(*text));
   std::string line;
   std::size_t n = 0;
+  std::map<std::string, std::size_t> line_of;  // GUID -> the line that mapped it
   while (std::getline(in, line)) {
     ++n;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
@@ -109,6 +146,13 @@ std::expected<void, Error> load_guid_map(const std::filesystem::path& path, Tree
     if (!g)
       return fail(ErrorCode::kParse,
                   path.string() + ":" + std::to_string(n) + ": '" + guid + "' is not a GUID");
+    // A GUID listed twice for two nodes: whichever won, one node would get the other's HCA.
+    if (auto [seen, first] = line_of.try_emplace(*g, n); !first && options.node_by_endpoint[*g] != node) {
+      return fail(ErrorCode::kParse, path.string() + ":" + std::to_string(n) + ": GUID " + guid +
+                                         " is mapped to " + node + " here and to " +
+                                         options.node_by_endpoint[*g] + " on line " +
+                                         std::to_string(seen->second));
+    }
     options.node_by_endpoint[*g] = node;
   }
   return {};

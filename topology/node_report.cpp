@@ -9,6 +9,9 @@
 #include <limits>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
+#include "io/yaml_reader.h"
 #include "topology/hypernode.h"
 
 namespace hypertopo::topology {
@@ -524,11 +527,16 @@ std::expected<NodeReport, Error> parse_node_report_text(std::string_view text) {
   std::size_t first = text.find_first_not_of(" \t\r\n");
   json doc;
   if (first != std::string_view::npos && text[first] == '{') {
+    if (io::json_depth(text) > io::kMaxJsonDepth) {
+      return fail(ErrorCode::kParse, "nested deeper than " + std::to_string(io::kMaxJsonDepth) + " levels");
+    }
     doc = json::parse(text.begin(), text.end(), nullptr, false);
     if (doc.is_discarded()) return fail(ErrorCode::kParse, "not valid JSON");
   } else {
+    auto loaded = io::load_yaml(text, "NodeReport");
+    if (!loaded) return std::unexpected(loaded.error());
     try {
-      doc = yaml_to_json(YAML::Load(std::string(text)));
+      doc = yaml_to_json(*loaded);
     } catch (const YAML::Exception& e) {
       return fail(ErrorCode::kParse, std::string("not valid YAML: ") + e.what());
     }
@@ -537,11 +545,9 @@ std::expected<NodeReport, Error> parse_node_report_text(std::string_view text) {
 }
 
 std::expected<NodeReport, Error> read_node_report_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto report = parse_node_report_text(buf.str());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error());
+  auto report = parse_node_report_text(*text);
   if (!report) return std::unexpected(report.error().context(path.string()));
   return report;
 }

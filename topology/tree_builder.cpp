@@ -80,18 +80,11 @@ std::string level_name(const TreeBuilderOptions& o, int level) {
 
 }  // namespace
 
-std::expected<std::vector<std::regex>, Error> compile_patterns(const std::vector<std::string>& patterns,
-                                                               const std::string& what) {
-  std::vector<std::regex> out;
-  for (std::size_t i = 0; i < patterns.size(); ++i) {
-    try {
-      out.emplace_back(patterns[i], std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return fail(ErrorCode::kInvalidArgument, what + "[" + std::to_string(i) + "] '" + patterns[i] +
-                                                   "' is not a valid regular expression: " + e.what());
-    }
-  }
-  return out;
+std::expected<std::vector<text::UserPattern>, Error> compile_patterns(
+    const std::vector<std::string>& patterns, const std::string& what) {
+  auto out = text::compile_patterns(patterns, what, {.case_insensitive = true});
+  if (!out) return fail(ErrorCode::kInvalidArgument, out.error());
+  return std::move(*out);
 }
 
 std::string switch_display_name(const Vertex& sw) {
@@ -116,14 +109,13 @@ std::expected<TreeBuilder, Error> TreeBuilder::create(TreeBuilderOptions options
   b.default_host_pattern_ = options.host_description_pattern == defaults.host_description_pattern;
   b.default_firmware_patterns_ =
       options.firmware_description_patterns == defaults.firmware_description_patterns;
-  try {
-    b.host_pattern_ =
-        std::regex(options.host_description_pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    return fail(ErrorCode::kInvalidArgument, "host description pattern '" + options.host_description_pattern +
-                                                 "' is not a valid regular expression: " + e.what());
+  auto host = text::UserPattern::compile(options.host_description_pattern);
+  if (!host) {
+    return fail(ErrorCode::kInvalidArgument,
+                "host description pattern '" + options.host_description_pattern + "': " + host.error());
   }
-  if (b.host_pattern_.mark_count() < 1) {
+  b.host_pattern_ = std::move(*host);
+  if (b.host_pattern_->group_count() < 1) {
     return fail(ErrorCode::kInvalidArgument, "host description pattern '" + options.host_description_pattern +
                                                  "' needs one capture group for the host name");
   }
@@ -151,9 +143,8 @@ bool TreeBuilder::is_firmware_description(std::string_view d) const {
     auto nv = d.find("NVIDIA");
     return nv != std::string_view::npos && d.find("Technologies", nv) != std::string_view::npos;
   }
-  const std::string s(d);
   return std::any_of(firmware_patterns_.begin(), firmware_patterns_.end(),
-                     [&](const std::regex& r) { return std::regex_match(s, r); });
+                     [&](const text::UserPattern& r) { return r.matches_whole(d); });
 }
 
 std::optional<std::string> TreeBuilder::host_from_description(std::string_view description) const {
@@ -163,12 +154,9 @@ std::optional<std::string> TreeBuilder::host_from_description(std::string_view d
     if (t.size() != 2 || !valid_host_token(t[0])) return std::nullopt;
     return std::string(t[0]);
   }
-  std::match_results<std::string_view::const_iterator> m;
-  if (!std::regex_search(description.begin(), description.end(), m, host_pattern_) || !m[1].matched ||
-      m[1].length() == 0) {
-    return std::nullopt;
-  }
-  return m[1].str();
+  auto m = host_pattern_->search(description);
+  if (!m || (*m)[1].empty()) return std::nullopt;
+  return (*m)[1];
 }
 
 std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
@@ -187,7 +175,7 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     display[v] = switch_display_name(vs[v]);
     bool excluded = false;
     for (const auto& r : switch_patterns_) {
-      if (std::regex_search(display[v], r) || std::regex_search(vs[v].description, r)) {
+      if (r.matches_part(display[v]) || r.matches_part(vs[v].description)) {
         excluded = true;
         break;
       }
@@ -230,7 +218,7 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
       if (t.size() == 2) device = std::string(t[1]);
     }
     if (!device.empty() && std::any_of(device_patterns_.begin(), device_patterns_.end(),
-                                       [&](const std::regex& r) { return std::regex_match(device, r); })) {
+                                       [&](const text::UserPattern& r) { return r.matches_whole(device); })) {
       report.excluded_endpoints.push_back(e.id);
       continue;
     }

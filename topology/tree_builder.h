@@ -17,13 +17,13 @@
 #include <expected>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "errors/error.h"
+#include "text/user_pattern.h"
 #include "topology/fabric_graph.h"
 #include "topology/tree.h"
 
@@ -34,7 +34,7 @@ struct TreeBuilderOptions {
   std::unordered_map<std::string, std::string> node_by_endpoint;
   // When set, only these hosts are compute nodes; other hosts are excluded and listed.
   std::optional<std::set<std::string>> known_nodes;
-  // ECMAScript regex with one capture group for the host name, applied to node descriptions.
+  // RE2 regular expression with one capture group for the host name, applied to node descriptions.
   // Default: rdma-ndd's "%h %d" (host, a space, the device).
   std::string host_description_pattern = R"(^\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\S+\s*$)";
   // Endpoints whose device name (from the description or the source) matches are storage or
@@ -72,14 +72,14 @@ class TreeBuilder {
   TreeBuilderOptions options_;
   bool default_host_pattern_ = true;
   bool default_firmware_patterns_ = true;
-  std::regex host_pattern_;
-  std::vector<std::regex> device_patterns_;
-  std::vector<std::regex> switch_patterns_;
-  std::vector<std::regex> firmware_patterns_;
+  std::optional<text::UserPattern> host_pattern_;
+  std::vector<text::UserPattern> device_patterns_;
+  std::vector<text::UserPattern> switch_patterns_;
+  std::vector<text::UserPattern> firmware_patterns_;
 };
 
-// Compiles a TreeBuilderOptions pattern list, naming the offending pattern on error.
-std::expected<std::vector<std::regex>, Error> compile_patterns(const std::vector<std::string>& patterns,
-                                                               const std::string& what);
+// Compiles a TreeBuilderOptions pattern list (case-insensitive), naming the offending pattern on error.
+std::expected<std::vector<text::UserPattern>, Error> compile_patterns(
+    const std::vector<std::string>& patterns, const std::string& what);
 
 }  // namespace hypertopo::topology

@@ -12,7 +12,10 @@
 #include <sstream>
 #include <string_view>
 
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
 #include "topology/builder_config.h"
+#include "topology/label_rules.h"
 
 namespace hypertopo::agent {
 namespace {
@@ -417,24 +420,7 @@ std::expected<std::vector<SourceConfig>, Error> parse_source_list(const Reader& 
 
 // A label key prefix such as "hypertopo.io/tier-": the tier name is appended to make the key.
 bool is_label_key_prefix(const std::string& prefix) {
-  if (prefix.empty()) return false;
-  const auto slash = prefix.find('/');
-  std::string_view name = prefix;
-  if (slash != std::string::npos) {
-    std::string_view domain(prefix.data(), slash);
-    name = std::string_view(prefix).substr(slash + 1);
-    if (domain.empty() || domain.size() > 253 || name.find('/') != std::string_view::npos) return false;
-    for (char c : domain) {
-      if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.')) return false;
-    }
-    if (domain.front() == '-' || domain.front() == '.' || domain.back() == '-' || domain.back() == '.')
-      return false;
-  }
-  if (name.size() >= 63) return false;  // room for at least one character of tier name
-  if (!name.empty() && std::isalnum(static_cast<unsigned char>(name.front())) == 0) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
-  });
+  return !prefix.empty() && !topology::label_key_error(prefix + "1");
 }
 
 // A Lease name: a DNS-1123 subdomain.
@@ -667,13 +653,9 @@ std::expected<milliseconds, Error> parse_duration(const std::string& text) {
 }
 
 std::expected<AgentConfig, Error> parse_agent_config(const std::string& yaml_text, const std::string& name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse,
-                name + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  auto loaded = io::load_yaml(yaml_text, name);
+  if (!loaded) return std::unexpected(loaded.error());
+  YAML::Node root = *loaded;
   if (!root.IsMap()) return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping at the top level");
   Reader r(name);
   AgentConfig config;
@@ -720,11 +702,9 @@ std::expected<void, Error> apply_environment_overrides(AgentConfig& config) {
 }
 
 std::expected<AgentConfig, Error> load_agent_config(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  auto config = parse_agent_config(text.str(), path.string());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error());
+  auto config = parse_agent_config(*text, path.string());
   if (!config) return config;
   if (auto ok = apply_environment_overrides(*config); !ok) return std::unexpected(ok.error());
   return config;

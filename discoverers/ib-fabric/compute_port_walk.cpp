@@ -15,7 +15,7 @@ std::expected<std::vector<LocalPort>, Error> select_compute_ports(
   std::vector<LocalPort> out;
   for (const auto& hca : hcas) {
     if (std::any_of(patterns->begin(), patterns->end(),
-                    [&](const std::regex& r) { return std::regex_match(hca.name, r); })) {
+                    [&](const text::UserPattern& r) { return r.matches_whole(hca.name); })) {
       continue;
     }
     for (const auto& port : hca.ports) {

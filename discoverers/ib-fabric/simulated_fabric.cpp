@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "discoverers/ib-fabric/graph_handover.h"
+#include "io/bounded_file.h"
 
 namespace hypertopo::discoverers::ib_fabric {
 namespace {
@@ -154,13 +155,11 @@ std::expected<std::unique_ptr<SimulatedFabric>, Error> SimulatedFabric::start(st
 
 std::expected<std::unique_ptr<SimulatedFabric>, Error> SimulatedFabric::start_file(const fs::path& netfile,
                                                                                    SimulatorOptions options) {
-  std::ifstream in(netfile, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, "cannot read ibsim net file " + netfile.string());
-  std::ostringstream text;
-  text << in.rdbuf();
+  auto text = io::read_bounded_file(netfile, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error().context("ibsim net file"));
   // The copy keeps the simulator independent of later changes to the caller's file; `include` lines
   // still resolve against the working directory, as they would for ibsim itself.
-  auto sim = start(text.str(), std::move(options));
+  auto sim = start(*text, std::move(options));
   if (!sim) return std::unexpected(sim.error().context("while simulating " + netfile.string()));
   return sim;
 }

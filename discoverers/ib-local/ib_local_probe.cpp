@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "text/utf8.h"
 #include "topology/fabric_graph.h"
 
 namespace hypertopo::discoverers::ib_local {
@@ -69,18 +71,20 @@ class AttributeReader {
 
   // The trimmed content, or nullopt with a warning naming `label` (e.g. "mlx5_0: ports/1/rate").
   std::optional<std::string> read(const fs::path& file, const std::string& label) {
-    auto text = read_quiet(file);
-    if (!text) warnings_.push_back(label + ": missing or unreadable (" + file.string() + ")");
-    return text;
+    // A sysfs attribute is one page at most; a FIFO or device planted in the tree is refused
+    // without blocking the probe, and the warning says what it is.
+    auto text = io::read_bounded_file(file, io::kSysfsAttributeLimit);
+    if (!text) {
+      warnings_.push_back(label + ": missing or unreadable (" + text.error().message() + ")");
+      return std::nullopt;
+    }
+    return trim(*text);
   }
 
   static std::optional<std::string> read_quiet(const fs::path& file) {
-    std::ifstream in(file);
-    if (!in) return std::nullopt;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) return std::nullopt;
-    return trim(buf.str());
+    auto text = io::read_bounded_file(file, io::kSysfsAttributeLimit);
+    if (!text) return std::nullopt;
+    return trim(*text);
   }
 
   void warn(std::string text) { warnings_.push_back(std::move(text)); }
@@ -184,7 +188,11 @@ HcaDevice read_device(const fs::path& dev_dir, const std::string& dev, Attribute
   };
   read_guid("node_guid", hca.node_guid);
   read_guid("sys_image_guid", hca.sys_image_guid);
-  if (auto desc = reader.read(dev_dir / "node_desc", dev + ": node_desc")) hca.node_description = *desc;
+  if (auto desc = reader.read(dev_dir / "node_desc", dev + ": node_desc")) {
+    // The NodeDescription attribute holds 64 bytes; the kernel never shows more. Its bytes are
+    // whatever was written there, and the report travels as JSON.
+    hca.node_description = text::valid_utf8(std::string_view(*desc).substr(0, 64));
+  }
 
   auto port_names = sorted_entries(dev_dir / "ports");
   if (port_names.empty()) reader.warn(dev + ": no ports under " + (dev_dir / "ports").string());

@@ -1,12 +1,16 @@
 #include "discoverers/ibnetdiscover/ibnetdiscover_parser.h"
 
 #include <cctype>
+#include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "io/bounded_file.h"
+#include "text/utf8.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -16,6 +20,7 @@ using topology::normalize_guid;
 using topology::VertexId;
 
 struct PortRecord {
+  std::size_t line = 0;  // where it was read, for messages
   int port = 0;
   std::string port_guid;  // own port GUID, when printed
   char peer_type = 0;     // 'S', 'H' or 'R'
@@ -27,7 +32,8 @@ struct PortRecord {
 };
 
 struct NodeRecord {
-  char type = 0;  // 'S', 'H', 'R'
+  std::size_t line = 0;  // of its header (or first ports-report line)
+  char type = 0;         // 'S', 'H', 'R'
   std::string guid;
   std::string desc;
   std::string sysimg;
@@ -44,11 +50,12 @@ void skip_space(std::string_view& s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
 }
 
-bool take_int_in(std::string_view& s, char open, char close, int& out) {
+// "[12]" -> 12. At most 11 digits, so the value always fits; the caller checks its range.
+bool take_int_in(std::string_view& s, char open, char close, std::int64_t& out) {
   if (s.empty() || s.front() != open) return false;
   auto end = s.find(close);
   if (end == std::string_view::npos || end == 1 || end > 12) return false;
-  int v = 0;
+  std::int64_t v = 0;
   for (char c : s.substr(1, end - 1)) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
     v = v * 10 + (c - '0');
@@ -111,6 +118,11 @@ bool looks_like_diagnostic(std::string_view line) {
   return false;
 }
 
+// InfiniBand's NodeDescription attribute holds 64 bytes; a longer one is not what a fabric reports.
+constexpr std::size_t kNodeDescriptionBytes = 64;
+// Port numbers are 8 bits on the wire (a switch has at most 254 external ports, port 0 is its own).
+constexpr std::int64_t kMaxPortNumber = 255;
+
 class Parser {
  public:
   explicit Parser(std::string_view name) : name_(name) {}
@@ -167,7 +179,7 @@ class Parser {
       return parse_ports_report_line(line, n);
     }
     if (looks_like_diagnostic(line)) {
-      warnings_.push_back(where(n) + "ignored a diagnostic line: " + std::string(line.substr(0, 120)));
+      warn("diagnostic", where(n) + "ignored a diagnostic line: " + std::string(line.substr(0, 120)));
       return {};
     }
     return error(n, "unrecognised line '" + std::string(line.substr(0, 80)) + "'");
@@ -195,15 +207,24 @@ class Parser {
       rest.remove_prefix(1);
       skip_space(rest);
       if (!take_quoted(rest, rec.desc)) return error(n, "node description is not closed by a quote");
+      cap_description(rec.desc);
     }
     rec.sysimg = pending_sysimg_;
+    rec.line = n;
     pending_sysimg_.clear();
     auto [it, inserted] = index_.try_emplace(rec.type + rec.guid, nodes_.size());
     if (!inserted) {
-      warnings_.push_back(where(n) + "node " + id +
-                          " appears twice; the later block is merged into the first");
+      NodeRecord& first = nodes_[it->second];
+      if (!first.desc.empty() && !rec.desc.empty() && first.desc != rec.desc) {
+        // Two devices answer to one GUID: merging them would drop one host and rewire the other.
+        return error(n, "GUID " + id + " names two nodes, \"" + first.desc + "\" (line " +
+                            std::to_string(first.line) + ") and \"" + rec.desc +
+                            "\"; the tree would be wrong");
+      }
+      warn("duplicate-node",
+           where(n) + "node " + id + " appears twice; the later block is merged into the first");
       current_ = static_cast<long>(it->second);
-      if (nodes_[it->second].desc.empty()) nodes_[it->second].desc = rec.desc;
+      if (first.desc.empty()) first.desc = rec.desc;
       return {};
     }
     current_ = static_cast<long>(nodes_.size());
@@ -216,8 +237,13 @@ class Parser {
   // Technologies" lid 268 4xFDR
   std::expected<void, Error> parse_port(std::string_view line, std::size_t n) {
     PortRecord p;
+    p.line = n;
     std::string_view rest = line;
-    if (!take_int_in(rest, '[', ']', p.port)) return error(n, "port line without a [port] number");
+    std::int64_t number = 0;
+    if (!take_int_in(rest, '[', ']', number)) return error(n, "port line without a [port] number");
+    if (number > kMaxPortNumber)
+      return error(n, "port number " + std::to_string(number) + " is out of range (0-255)");
+    p.port = static_cast<int>(number);
     if (auto g = take_guid_in_parens(rest)) p.port_guid = *g;
     if (!rest.empty() && rest.front() == '[') {  // extended port "[ext N]"
       auto end = rest.find(']');
@@ -232,8 +258,11 @@ class Parser {
     if (!take_quoted(rest, peer) || !split_node_id(peer, p.peer_type, p.peer_guid)) {
       return error(n, "port line without a valid \"S-/H-/R-<guid>\" peer");
     }
-    if (!take_int_in(rest, '[', ']', p.peer_port))
-      return error(n, "port line without the peer's [port] number");
+    if (!take_int_in(rest, '[', ']', number)) return error(n, "port line without the peer's [port] number");
+    if (number > kMaxPortNumber) {
+      return error(n, "peer port number " + std::to_string(number) + " is out of range (0-255)");
+    }
+    p.peer_port = static_cast<int>(number);
     if (auto g = take_guid_in_parens(rest)) p.peer_port_guid = *g;
     skip_space(rest);
     if (!rest.empty() && rest.front() == '#') {
@@ -244,11 +273,31 @@ class Parser {
         if (q2 == std::string_view::npos)
           return error(n, "peer description is not closed by a quote (truncated?)");
         p.peer_desc = std::string(comment.substr(q1 + 1, q2 - q1 - 1));
+        cap_description(p.peer_desc);
       }
       auto rate = last_token(comment);
       if (looks_like_rate(rate)) p.rate = rate;
     }
-    nodes_[static_cast<std::size_t>(current_)].ports.push_back(std::move(p));
+    return add_port(nodes_[static_cast<std::size_t>(current_)], std::move(p));
+  }
+
+  // A port listed again with the same peer is the same cable; with another peer the capture
+  // contradicts itself, and either choice would build a wrong tree.
+  std::expected<void, Error> add_port(NodeRecord& node, PortRecord p) {
+    for (const auto& q : node.ports) {
+      if (q.port != p.port) continue;
+      if (q.peer_type == p.peer_type && q.peer_guid == p.peer_guid && q.peer_port == p.peer_port) {
+        warn("repeated-port", where(p.line) + "port [" + std::to_string(p.port) + "] of " + node.type + "-" +
+                                  node.guid + " is listed twice");
+        return {};
+      }
+      return error(p.line, "port [" + std::to_string(p.port) + "] of " + node.type + "-" + node.guid +
+                               " is cabled to " + p.peer_type + "-" + p.peer_guid + "[" +
+                               std::to_string(p.peer_port) + "] here and to " + q.peer_type + "-" +
+                               q.peer_guid + "[" + std::to_string(q.peer_port) + "] on line " +
+                               std::to_string(q.line) + "; the tree would be wrong");
+    }
+    node.ports.push_back(std::move(p));
     return {};
   }
 
@@ -266,6 +315,8 @@ class Parser {
     int lid = 0, port = 0, plid = 0, pport = 0;
     if (!(in >> type >> lid >> port >> guid >> width >> speed))
       return error(n, "malformed ports-report line");
+    if (port < 0 || port > kMaxPortNumber)
+      return error(n, "port number " + std::to_string(port) + " is out of range (0-255)");
     auto g = normalize_guid(guid);
     if (!g) return error(n, "ports-report line with an invalid GUID '" + guid + "'");
     std::vector<std::string> quoted;
@@ -275,16 +326,21 @@ class Parser {
       auto b = descs.find('\'', a + 1);
       if (b == std::string::npos) return error(n, "unclosed quote in ports-report line");
       quoted.push_back(descs.substr(a + 1, b - a - 1));
+      cap_description(quoted.back());
       i = b + 1;
     }
     char local_type = type == "SW" ? 'S' : type == "RT" ? 'R' : 'H';
-    NodeRecord& local = record(local_type, *g, quoted.empty() ? "" : quoted[0]);
+    NodeRecord& local = record(local_type, *g, quoted.empty() ? "" : quoted[0], n);
     if (!(in >> dash)) return {};  // an unconnected port
     if (dash != "-" || !(in >> ptype >> plid >> pport >> pguid))
       return error(n, "malformed peer in ports-report line");
+    if (pport < 0 || pport > kMaxPortNumber) {
+      return error(n, "peer port number " + std::to_string(pport) + " is out of range (0-255)");
+    }
     auto pg = normalize_guid(pguid);
     if (!pg) return error(n, "ports-report line with an invalid peer GUID '" + pguid + "'");
     PortRecord p;
+    p.line = n;
     p.port = port;
     if (local_type == 'H') p.port_guid = *g;
     p.peer_type = ptype == "SW" ? 'S' : ptype == "RT" ? 'R' : 'H';
@@ -293,16 +349,16 @@ class Parser {
     if (p.peer_type == 'H') p.peer_port_guid = *pg;
     p.peer_desc = quoted.size() > 1 ? quoted[1] : "";
     p.rate = width + speed;
-    local.ports.push_back(std::move(p));
     (void)lid;
     (void)plid;
-    return {};
+    return add_port(local, std::move(p));
   }
 
-  NodeRecord& record(char type, const std::string& guid, const std::string& desc) {
+  NodeRecord& record(char type, const std::string& guid, const std::string& desc, std::size_t line) {
     auto [it, inserted] = index_.try_emplace(type + guid, nodes_.size());
     if (inserted) {
       NodeRecord rec;
+      rec.line = line;
       rec.type = type;
       rec.guid = guid;
       rec.desc = desc;
@@ -311,7 +367,44 @@ class Parser {
     return nodes_[it->second];
   }
 
+  // Every switch a port line names must have its own block: one that does not is where a cut-off
+  // capture stopped, and every cable beyond it is missing from the tree.
+  std::expected<void, Error> check_complete() {
+    std::size_t switches = 0, cas = 0;
+    const PortRecord* first_switch = nullptr;
+    const PortRecord* first_ca = nullptr;
+    std::set<std::string> counted;
+    for (const auto& rec : nodes_) {
+      for (const auto& p : rec.ports) {
+        const std::string key = p.peer_type + p.peer_guid;
+        if (index_.contains(key) || !counted.insert(key).second) continue;
+        if (p.peer_type == 'H') {
+          ++cas;
+          if (!first_ca) first_ca = &p;
+        } else {
+          ++switches;
+          if (!first_switch) first_switch = &p;
+        }
+      }
+    }
+    if (switches > 0) {
+      return error(first_switch->line,
+                   std::to_string(switches) +
+                       " switch(es) are named by port lines but never described (first " +
+                       first_switch->peer_type + "-" + first_switch->peer_guid +
+                       " here); the capture is cut off or incomplete and the tree would be wrong");
+    }
+    if (cas > 0) {
+      warn("undescribed-ca", where(first_ca->line) + std::to_string(cas) +
+                                 " CA(s) are named by port lines but never described (first H-" +
+                                 first_ca->peer_guid +
+                                 " here); their hosts come from the switches' port lines");
+    }
+    return {};
+  }
+
   std::expected<IbnetdiscoverCapture, Error> build() {
+    if (auto ok = check_complete(); !ok) return std::unexpected(ok.error());
     IbnetdiscoverCapture out;
     FabricGraph& g = out.graph;
     // CA port GUIDs, from the CA's own block or from its peers' lines.
@@ -367,14 +460,48 @@ class Parser {
                                                               : std::make_tuple(b, p.peer_port, a, p.port);
         if (!seen.insert(key).second) continue;  // the same cable seen from its other end
         if (a == b) {
-          warnings_.push_back(std::string(name_) + ": switch " + rec.guid + " has a self-loop (port " +
-                              std::to_string(p.port) + " to port " + std::to_string(p.peer_port) + ")");
+          warn("self-loop", std::string(name_) + ": switch " + rec.guid + " has a self-loop (port " +
+                                std::to_string(p.port) + " to port " + std::to_string(p.peer_port) + ")");
         }
         g.add_link(a, p.port, b, p.peer_port, p.rate);
       }
     }
+    // One line per kind of oddity: a capture with 200,000 duplicates must not print 200,000 lines.
+    for (const auto& [kind, tally] : tallies_) {
+      warnings_.push_back(tally.count == 1
+                              ? tally.first
+                              : tally.first + " (and " + std::to_string(tally.count - 1) + " more like it)");
+    }
+    if (long_descriptions_ > 0) {
+      warnings_.push_back(std::string(name_) + ": " + std::to_string(long_descriptions_) +
+                          " node description(s) longer than InfiniBand's 64 bytes, cut to 64");
+    }
     out.warnings = std::move(warnings_);
     return out;
+  }
+
+  // Descriptions become label values and JSON strings: at most 64 bytes, valid UTF-8.
+  void warn(const std::string& kind, std::string message) {
+    for (auto& [k, tally] : tallies_) {
+      if (k == kind) {
+        ++tally.count;
+        return;
+      }
+    }
+    tallies_.push_back({kind, {std::move(message), 1}});
+  }
+
+  void cap_description(std::string& desc) {
+    if (desc.size() > kNodeDescriptionBytes) {
+      desc.resize(kNodeDescriptionBytes);
+      ++long_descriptions_;
+    }
+    for (unsigned char c : desc) {
+      if (c >= 0x80) {
+        desc = text::valid_utf8(desc);
+        break;
+      }
+    }
   }
 
   std::string where(std::size_t n) const { return std::string(name_) + ":" + std::to_string(n) + ": "; }
@@ -388,6 +515,12 @@ class Parser {
   long current_ = -1;
   std::string pending_sysimg_;
   std::vector<std::string> warnings_;
+  struct Tally {
+    std::string first;  // the first occurrence, in full
+    std::size_t count = 0;
+  };
+  std::vector<std::pair<std::string, Tally>> tallies_;  // by kind, in order of first sight
+  std::size_t long_descriptions_ = 0;
 };
 
 }  // namespace
@@ -398,20 +531,12 @@ std::expected<IbnetdiscoverCapture, Error> parse_ibnetdiscover(std::string_view 
 
 std::expected<IbnetdiscoverCapture, Error> parse_ibnetdiscover_file(const std::filesystem::path& path,
                                                                     std::istream* stdin_stream) {
-  std::ostringstream buffer;
-  std::string name = path.string();
-  if (name == "-") {
-    name = "<stdin>";
-    buffer << (stdin_stream ? *stdin_stream : std::cin).rdbuf();
-  } else {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec))
-      return fail(ErrorCode::kInvalidArgument, name + ": is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(ErrorCode::kNotFound, name + ": cannot open (does the file exist?)");
-    buffer << in.rdbuf();
-  }
-  return parse_ibnetdiscover(buffer.str(), name);
+  const std::string name = path.string() == "-" ? "<stdin>" : path.string();
+  auto text = path.string() == "-"
+                  ? io::read_bounded_stream(stdin_stream ? *stdin_stream : std::cin, name, io::kDataFileLimit)
+                  : io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  return parse_ibnetdiscover(*text, name);
 }
 
 }  // namespace hypertopo::discoverers

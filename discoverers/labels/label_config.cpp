@@ -9,6 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
+
 namespace hypertopo::discoverers::labels {
 namespace {
 
@@ -290,18 +293,29 @@ std::expected<LabelConfig, Error> parse_label_config(const YAML::Node& doc, cons
                   "(kind: Topology) found");
 }
 
+static std::expected<LabelConfig, Error> parse_label_documents(const std::vector<YAML::Node>& docs,
+                                                               const std::string& file);
+
 std::expected<LabelConfig, Error> parse_label_config(const std::string& yaml_text, const std::string& file) {
   std::vector<YAML::Node> docs;
-  try {
-    for (auto& d : YAML::LoadAll(yaml_text)) {
-      if (!d.IsNull()) docs.push_back(std::move(d));
-    }
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, file + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                                       std::to_string(e.mark.column + 1) + ": " + e.msg);
+  auto loaded = io::load_all_yaml(yaml_text, file);
+  if (!loaded) return std::unexpected(loaded.error());
+  for (auto& d : *loaded) {
+    if (!d.IsNull()) docs.push_back(std::move(d));
   }
   if (docs.empty())
     return fail(ErrorCode::kInvalidArgument, file + ": empty; expected a label topology config");
+  try {
+    return parse_label_documents(docs, file);
+  } catch (const YAML::Exception& e) {
+    // A conversion the checks did not foresee (a mapping used as a key, a list as a name).
+    return fail(ErrorCode::kInvalidArgument,
+                file + ":" + std::to_string(e.mark.line + 1) + ": wrong type: " + e.msg);
+  }
+}
+
+static std::expected<LabelConfig, Error> parse_label_documents(const std::vector<YAML::Node>& docs,
+                                                               const std::string& file) {
   if (docs.size() == 1) return parse_label_config(docs.front(), file);
   // Several documents: one Kueue Topology each (kubectl get topologies -o yaml split by ---).
   for (std::size_t i = 0; i < docs.size(); ++i) {
@@ -321,11 +335,9 @@ std::expected<LabelConfig, Error> parse_label_config(const std::string& yaml_tex
 }
 
 std::expected<LabelConfig, Error> load_label_config(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot read the label topology config");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_label_config(text.str(), path.string());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error().context("label topology config"));
+  return parse_label_config(*text, path.string());
 }
 
 }  // namespace hypertopo::discoverers::labels

@@ -12,11 +12,17 @@ void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList
                       const std::vector<topology::NodeReport>* reports, std::vector<std::string>* warnings) {
   // GUID -> every node that claims it; a GUID claimed twice maps to nobody.
   std::map<std::string, std::set<std::string>> claims;
+  std::size_t bad_guids = 0;
+  std::string first_bad;
   auto claim = [&](std::string_view text, const std::string& node) {
     // Annotations are hand-edited too: "0x11, 0x12" must read like "0x11,0x12".
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
     while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    if (auto g = topology::normalize_guid(text)) claims[*g].insert(node);
+    if (auto g = topology::normalize_guid(text)) {
+      claims[*g].insert(node);
+    } else if (!text.empty() && ++bad_guids == 1) {
+      first_bad = "node " + node + ": '" + std::string(text.substr(0, 64)) + "'";
+    }
   };
   if (nodes) {
     std::set<std::string> names;
@@ -47,14 +53,26 @@ void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList
       }
     }
   }
+  if (bad_guids > 0 && warnings) {
+    warnings->push_back(std::to_string(bad_guids) + " entr(ies) of " + kNodeGuidAnnotation +
+                        " annotations are not GUIDs and were ignored (first: " + first_bad + ")");
+  }
+  std::size_t contested = 0;
+  std::string first_contested;
   for (const auto& [guid, owners] : claims) {
     if (owners.size() == 1) {
       options.node_by_endpoint[guid] = *owners.begin();
-    } else if (warnings) {
+    } else if (++contested == 1) {
       std::string who;
       for (const auto& o : owners) who += (who.empty() ? "" : ", ") + o;
-      warnings->push_back("GUID " + guid + " is claimed by several nodes (" + who + "); left unmapped");
+      first_contested = "GUID " + guid + " is claimed by several nodes (" + who + ")";
     }
+  }
+  // One line, however many: a cluster where every node claims the same GUIDs must not flood the log.
+  if (contested > 0 && warnings) {
+    warnings->push_back(contested == 1 ? first_contested + "; left unmapped"
+                                       : first_contested + "; left unmapped (and " +
+                                             std::to_string(contested - 1) + " more GUID(s) like it)");
   }
 }
 

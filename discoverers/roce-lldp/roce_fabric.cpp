@@ -9,14 +9,36 @@
 #include <sstream>
 
 #include "discoverers/roce-lldp/roce_lldp.h"
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
 
 namespace hypertopo::discoverers::roce_lldp {
 
 std::optional<std::string> RoceHierarchy::parent_of(const std::string& switch_name) const {
   if (auto it = parents.find(switch_name); it != parents.end()) return it->second;
   for (const auto& rule : rules) {
-    std::smatch m;
-    if (std::regex_search(switch_name, m, rule.compiled)) return m.format(rule.parent);
+    auto m = rule.compiled->search(switch_name);
+    if (!m) continue;
+    // $N is group N, $& the whole match, $$ a dollar (the ECMAScript replacement format).
+    std::string out;
+    for (std::size_t i = 0; i < rule.parent.size(); ++i) {
+      const char c = rule.parent[i];
+      const char next = i + 1 < rule.parent.size() ? rule.parent[i + 1] : '\0';
+      if (c == '$' && std::isdigit(static_cast<unsigned char>(next)) &&
+          static_cast<std::size_t>(next - '0') < m->size()) {
+        out += (*m)[static_cast<std::size_t>(next - '0')];
+        ++i;
+      } else if (c == '$' && next == '&') {
+        out += (*m)[0];
+        ++i;
+      } else if (c == '$' && next == '$') {
+        out += '$';
+        ++i;
+      } else {
+        out += c;
+      }
+    }
+    return out;
   }
   return std::nullopt;
 }
@@ -25,12 +47,9 @@ std::expected<RoceHierarchy, Error> parse_roce_hierarchy(const std::string& yaml
                                                          const std::string& name) {
   RoceHierarchy h;
   h.origin = name;
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, name + ": not valid YAML: " + e.what());
-  }
+  auto loaded = io::load_yaml(yaml_text, name);
+  if (!loaded) return std::unexpected(loaded.error());
+  YAML::Node doc = *loaded;
   if (doc.IsNull()) return h;
   if (!doc.IsMap())
     return fail(ErrorCode::kParse, name + ": expected a mapping with 'parents' and/or 'rules'");
@@ -71,14 +90,14 @@ std::expected<RoceHierarchy, Error> parse_roce_hierarchy(const std::string& yaml
         if (!pattern) return std::unexpected(pattern.error());
         auto parent = scalar(r["parent"], where + ".parent");
         if (!parent) return std::unexpected(parent.error());
-        try {
-          rule.compiled = std::regex(*pattern, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
+        auto compiled = text::UserPattern::compile(*pattern);
+        if (!compiled) {
           return fail(ErrorCode::kParse,
-                      name + ": " + where + ".pattern: '" + *pattern + "' is not a valid regex: " + e.what());
+                      name + ": " + where + ".pattern: '" + *pattern + "': " + compiled.error());
         }
+        rule.compiled = std::move(*compiled);
         // $N beyond the pattern's groups would silently render empty: reject it.
-        const std::size_t groups = rule.compiled.mark_count();
+        const std::size_t groups = static_cast<std::size_t>(rule.compiled->group_count());
         for (std::size_t pos = parent->find('$'); pos != std::string::npos;
              pos = parent->find('$', pos + 1)) {
           if (pos + 1 < parent->size() && std::isdigit(static_cast<unsigned char>((*parent)[pos + 1])) &&
@@ -100,11 +119,9 @@ std::expected<RoceHierarchy, Error> parse_roce_hierarchy(const std::string& yaml
 }
 
 std::expected<RoceHierarchy, Error> load_roce_hierarchy(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open the switch hierarchy");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_roce_hierarchy(buf.str(), path.string());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error().context("switch hierarchy"));
+  return parse_roce_hierarchy(*text, path.string());
 }
 
 std::expected<topology::FabricGraph, Error> build_roce_fabric(

@@ -16,7 +16,7 @@
 //     leaf-1: spine-1
 //     spine-1: superspine-1
 //   rules:                        # tried in order when a switch has no explicit parent
-//     - {pattern: '^leaf-(\d+)-\d+$', parent: 'spine-pod-$1'}   # ECMAScript regex, $N = group N
+//     - {pattern: '^leaf-(\d+)-\d+$', parent: 'spine-pod-$1'}   # RE2 regex, $N = group N
 //
 //   roce_lldp::RoceLldpOptions o;
 //   o.lldpd_socket = "/run/lldpd.socket";
@@ -32,12 +32,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
+#include "text/user_pattern.h"
 #include "topology/fabric_graph.h"
 #include "topology/node_report.h"
 
@@ -102,7 +102,7 @@ struct RoceHierarchy {
   struct Rule {
     std::string pattern;
     std::string parent;  // $1..$9 = capture groups
-    std::regex compiled;
+    std::optional<text::UserPattern> compiled;
   };
   std::vector<Rule> rules;
   std::string origin;  // file name, for messages

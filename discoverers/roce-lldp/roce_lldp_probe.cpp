@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "discoverers/roce-lldp/roce_lldp.h"
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
 
 namespace hypertopo::discoverers::roce_lldp {
 
@@ -216,26 +218,32 @@ std::expected<LldpSnapshot, Error> parse_lldpcli_json(const json& doc, const std
 }
 
 std::expected<LldpSnapshot, Error> read_lldpcli_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  auto doc = json::parse(buf.str(), nullptr, false);
-  if (doc.is_discarded()) return fail(ErrorCode::kParse, path.string() + ": not valid JSON");
-  return parse_lldpcli_json(doc, path.string());
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  auto doc = io::parse_json(*text, path.string());
+  if (!doc) return std::unexpected(doc.error());
+  return parse_lldpcli_json(*doc, path.string());
 }
 
 // ------------------------------------------------------------------------------------------------
 
 std::expected<void, Error> apply_snapshot(topology::NodeReport& report, const LldpSnapshot& snapshot,
                                           const RoceLldpOptions& options) {
-  std::optional<std::regex> rail, management;
-  try {
-    if (!options.netdev_pattern.empty()) rail.emplace(options.netdev_pattern, std::regex::ECMAScript);
-    if (!options.management_pattern.empty())
-      management.emplace(options.management_pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return fail(ErrorCode::kInvalidArgument, "roce-lldp netdev/management pattern: " + std::string(e.what()));
+  std::optional<text::UserPattern> rail, management;
+  if (!options.netdev_pattern.empty()) {
+    auto p = text::UserPattern::compile(options.netdev_pattern);
+    if (!p)
+      return fail(ErrorCode::kInvalidArgument,
+                  "roce-lldp netdev pattern '" + options.netdev_pattern + "': " + p.error());
+    rail = std::move(*p);
+  }
+  if (!options.management_pattern.empty()) {
+    auto p = text::UserPattern::compile(options.management_pattern);
+    if (!p) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "roce-lldp management pattern '" + options.management_pattern + "': " + p.error());
+    }
+    management = std::move(*p);
   }
   std::set<std::string> self_ids, self_names;
   for (const auto& id : snapshot.local_chassis_ids) self_ids.insert(lower(id));
@@ -254,8 +262,7 @@ std::expected<void, Error> apply_snapshot(topology::NodeReport& report, const Ll
                         [&](const topology::RoceNetdev& r) { return r.netdev == netdev; });
   };
   if (rail) {
-    std::erase_if(report.roce,
-                  [&](const topology::RoceNetdev& r) { return !std::regex_search(r.netdev, *rail); });
+    std::erase_if(report.roce, [&](const topology::RoceNetdev& r) { return !rail->matches_part(r.netdev); });
   }
 
   // A VF and its representor see each other through the eswitch: two local interfaces that name each
@@ -271,11 +278,11 @@ std::expected<void, Error> apply_snapshot(topology::NodeReport& report, const Ll
   for (const auto& entry : snapshot.neighbors) {
     const auto& iface = entry.interface;
     const auto& n = entry.neighbor;
-    if (management && std::regex_search(iface, *management)) {
+    if (management && management->matches_part(iface)) {
       log(iface + ": management NIC (pattern), neighbour " + n.system_name + " ignored");
       continue;
     }
-    if (rail && !std::regex_search(iface, *rail)) continue;
+    if (rail && !rail->matches_part(iface)) continue;
     if (looped_back(iface, n) || self_ids.contains(lower(n.chassis_id)) ||
         (!n.system_name.empty() && self_names.contains(lower(n.system_name)))) {
       log(iface + ": neighbour is this host (" + n.chassis_id + "), a VF or representor; ignored");
@@ -319,9 +326,10 @@ std::map<std::string, LinkState> read_link_states(const std::vector<std::string>
       }
     }
     // libnl has no ethtool speed; the kernel prints Mb/s in sysfs (-1 or EINVAL when unknown).
-    std::ifstream in(root / "sys" / "class" / "net" / name / "speed");
+    auto attribute =
+        io::read_bounded_file(root / "sys" / "class" / "net" / name / "speed", io::kSysfsAttributeLimit);
     std::string text;
-    if (in >> text) {
+    if (attribute && (std::istringstream(*attribute) >> text)) {
       std::uint64_t mbps = 0;
       auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), mbps);
       if (ec == std::errc() && p == text.data() + text.size() && mbps > 0) state.speed_mbps = mbps;

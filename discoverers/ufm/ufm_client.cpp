@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "io/bounded_file.h"
 #include "k8s/client/http_transport.h"
 
 namespace hypertopo::discoverers::ufm {
@@ -73,11 +74,9 @@ std::expected<ParsedUrl, Error> parse_url(const std::string& url) {
 
 // A secret file's contents without the trailing newline editors and `kubectl create secret` leave.
 std::expected<std::string, Error> read_secret(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, "cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string value = text.str();
+  auto text = io::read_bounded_file(path, io::kSecretFileLimit);
+  if (!text) return std::unexpected(text.error());
+  std::string value = std::move(*text);
   while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
     value.pop_back();
   if (value.empty()) return fail(ErrorCode::kInvalidArgument, path.string() + " is empty");
@@ -153,6 +152,12 @@ class RestClient final : public UfmClient {
       if (parsed->skipped > 0 && first_skip.empty()) first_skip = parsed->first_skip;
       skipped += parsed->skipped;
       seen += parsed->records;
+      if (parsed->paged && parsed->records == 0 && parsed->total && seen < *parsed->total) {
+        // The server promised more than it gives: the rest of the fabric would be silently missing.
+        return fail(ErrorCode::kParse, "GET " + url_.server + target + ": total_resources is " +
+                                           std::to_string(*parsed->total) + " but the answer ends after " +
+                                           std::to_string(seen) + " record(s) with an empty page");
+      }
       if (!parsed->paged || parsed->records == 0) break;
       if (parsed->total && seen >= *parsed->total) break;
       if (!parsed->total && options_.page_size > 0 && parsed->records < options_.page_size) break;
@@ -325,11 +330,9 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
   config.body_limit = options.max_response_bytes;
   config.tls_config.insecure_skip_verify = options.insecure;
   if (url->tls && !options.insecure && !options.ca_file.empty()) {
-    std::ifstream in(options.ca_file, std::ios::binary);
-    if (!in) return fail(ErrorCode::kNotFound, "cannot read the UFM CA file " + options.ca_file.string());
-    std::ostringstream pem;
-    pem << in.rdbuf();
-    config.tls_config.ca_pem = pem.str();
+    auto pem = io::read_bounded_file(options.ca_file, io::kSecretFileLimit);
+    if (!pem) return std::unexpected(pem.error().context("the UFM CA file"));
+    config.tls_config.ca_pem = std::move(*pem);
   }
   auto transport = k8s::HttpTransport::create(config);
   if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin));

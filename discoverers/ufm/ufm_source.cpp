@@ -31,6 +31,11 @@ std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, Uf
     return fail(ErrorCode::kParse,
                 "UFM at " + (*client)->base_url() + ": no usable port record: " + s.skip_reasons.front());
   }
+  // A fabric with no ports is no fabric: an empty answer is a UFM that lost its view (or the wrong
+  // UFM), as an empty capture is, and must not publish an empty tree.
+  if (ports.empty()) {
+    return fail(ErrorCode::kParse, "UFM at " + (*client)->base_url() + ": resources/ports returned no ports");
+  }
   Discovery found;
   found.notes = s.skip_reasons;
   found.graph = build_ufm_graph(ports, links, &found.notes);

@@ -9,15 +9,14 @@
 #include <optional>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
+
 namespace hypertopo::k8s {
 namespace {
 
 std::expected<std::string, Error> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, "cannot read " + path.string());
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  return io::read_bounded_file(path, io::kConfigFileLimit);
 }
 
 std::string trim_space(std::string s) {
@@ -150,12 +149,9 @@ std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
                                                      const std::filesystem::path& base_dir,
                                                      const std::string& context, const std::string& source) {
   auto where = [&](const std::string& what) { return "kubeconfig " + source + ": " + what; };
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, where(std::string("not valid YAML: ") + e.what()));
-  }
+  auto loaded = io::load_yaml(yaml, "kubeconfig " + source);
+  if (!loaded) return std::unexpected(loaded.error());
+  YAML::Node root = *loaded;
   if (!root || !root.IsMap()) return fail(ErrorCode::kParse, where("not a YAML mapping"));
   try {
     ClusterConfig config;

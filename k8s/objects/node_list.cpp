@@ -3,6 +3,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
+
 namespace hypertopo::k8s {
 namespace {
 
@@ -88,15 +91,11 @@ std::expected<NodeList, Error> parse_node_list(const json& doc) {
 }
 
 std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  json doc;
-  try {
-    doc = json::parse(in);
-  } catch (const json::parse_error& e) {
-    return fail(ErrorCode::kParse, path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
-  }
-  auto list = parse_node_list(doc);
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  auto doc = io::parse_json(*text, path.string());
+  if (!doc) return std::unexpected(doc.error());
+  auto list = parse_node_list(*doc);
   if (!list) return std::unexpected(list.error().context(path.string()));
   return list;
 }

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/yaml_reader.h"
+
 namespace hypertopo::scheduler {
 namespace {
 
@@ -43,12 +46,9 @@ std::expected<int, Error> clamped_int(const YAML::Node& args, const std::string&
 
 std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& text,
                                                              const std::string& origin) {
-  YAML::Node doc;
-  try {
-    doc = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, origin + ": not valid YAML/JSON: " + e.msg);
-  }
+  auto loaded = io::load_yaml(text, origin);
+  if (!loaded) return std::unexpected(loaded.error());
+  YAML::Node doc = *loaded;
   // A ConfigMap: the scheduler conf sits under data."volcano-scheduler.conf".
   if (doc.IsMap() && doc["data"] && doc["data"].IsMap()) {
     auto conf = doc["data"]["volcano-scheduler.conf"];
@@ -127,11 +127,9 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
 }
 
 std::expected<SchedulerConfig, Error> load_scheduler_config_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return parse_scheduler_config(buffer.str(), path.string());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error());
+  return parse_scheduler_config(*text, path.string());
 }
 
 }  // namespace hypertopo::scheduler

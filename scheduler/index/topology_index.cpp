@@ -1,11 +1,11 @@
 #include "scheduler/index/topology_index.h"
 
-#include <regex.h>
-
 #include <algorithm>
 #include <charconv>
 #include <memory>
 #include <numeric>
+
+#include "text/user_pattern.h"
 
 namespace hypertopo::scheduler {
 
@@ -36,29 +36,6 @@ bool MemberSelector::matches_labels(const std::map<std::string, std::string>& la
 }
 
 namespace {
-
-// Volcano matches regexMatch with Go's regexp.MatchString: unanchored unless the pattern anchors.
-// POSIX extended expressions cover the patterns HyperNodes use (anchors, classes, alternation).
-class NamePattern {
- public:
-  static std::expected<std::unique_ptr<NamePattern>, std::string> compile(const std::string& pattern) {
-    auto p = std::unique_ptr<NamePattern>(new NamePattern());
-    if (regcomp(&p->re_, pattern.c_str(), REG_EXTENDED | REG_NOSUB) != 0) return std::unexpected(pattern);
-    p->compiled_ = true;
-    return p;
-  }
-  ~NamePattern() {
-    if (compiled_) regfree(&re_);
-  }
-  NamePattern(const NamePattern&) = delete;
-  NamePattern& operator=(const NamePattern&) = delete;
-  bool search(const std::string& name) const { return regexec(&re_, name.c_str(), 0, nullptr, 0) == 0; }
-
- private:
-  NamePattern() = default;
-  regex_t re_{};
-  bool compiled_ = false;
-};
 
 void sort_by_name(std::vector<int>& ids, const std::vector<IndexDomain>& domains) {
   std::sort(ids.begin(), ids.end(), [&](int a, int b) {
@@ -193,13 +170,15 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
           }
           if (auto ok = set_parent(child, id); !ok) return std::unexpected(ok.error());
         } else if (sel.kind == MemberSelector::Kind::kRegex) {
-          auto re = NamePattern::compile(sel.regex_pattern);
+          // Volcano matches regexMatch with Go's regexp.MatchString: RE2 syntax, unanchored unless
+          // the pattern anchors; UserPattern::matches_part is that match.
+          auto re = text::UserPattern::compile(sel.regex_pattern);
           if (!re) {
             return fail(ErrorCode::kInvalidArgument,
-                        where + ": invalid regexMatch pattern " + sel.regex_pattern);
+                        where + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
           }
           for (std::size_t c = 0; c < hypernodes.size(); ++c) {
-            if (c != h && (*re)->search(hypernodes[c].name)) {
+            if (c != h && re->matches_part(hypernodes[c].name)) {
               if (auto ok = set_parent(static_cast<int>(c), id); !ok) return std::unexpected(ok.error());
             }
           }
@@ -213,13 +192,13 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
         if (node < 0) continue;  // a member not (yet) in the node list holds nothing
         if (auto ok = add_node(node, id); !ok) return std::unexpected(ok.error());
       } else if (sel.kind == MemberSelector::Kind::kRegex) {
-        auto re = NamePattern::compile(sel.regex_pattern);
+        auto re = text::UserPattern::compile(sel.regex_pattern);
         if (!re) {
           return fail(ErrorCode::kInvalidArgument,
-                      where + ": invalid regexMatch pattern " + sel.regex_pattern);
+                      where + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
         }
         for (std::size_t n = 0; n < nodes.size(); ++n) {
-          if ((*re)->search(nodes[n].name)) {
+          if (re->matches_part(nodes[n].name)) {
             if (auto ok = add_node(static_cast<int>(n), id); !ok) return std::unexpected(ok.error());
           }
         }

@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
+#include "io/yaml_reader.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/index/quantity.h"
 
@@ -146,22 +149,17 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const json& item, const std:
 }  // namespace
 
 std::expected<json, Error> read_document(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kNotFound, path.string() + ": cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  auto read = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!read) return std::unexpected(read.error());
+  const std::string& text = *read;
   auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    try {
-      return json::parse(text);
-    } catch (const json::parse_error& e) {
-      return fail(ErrorCode::kParse,
-                  path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
-    }
+    return io::parse_json(text, path.string());
   }
+  auto loaded = io::load_yaml(text, path.string());
+  if (!loaded) return std::unexpected(loaded.error());
   try {
-    return yaml_to_json(YAML::Load(text));
+    return yaml_to_json(*loaded);
   } catch (const YAML::Exception& e) {
     return fail(ErrorCode::kParse, path.string() + ": not valid YAML: " + e.msg);
   }

@@ -1,9 +1,11 @@
 #include "scheduler/simulate/job_trace.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <unordered_set>
 
+#include "io/bounded_file.h"
+#include "io/json_reader.h"
 #include "scheduler/input/job_loader.h"
 
 namespace hypertopo::scheduler {
@@ -24,6 +26,11 @@ std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
 }
 
 std::expected<TraceJob, Error> parse_event(const std::string& line, const std::vector<NodeSpec>& nodes) {
+  // nlohmann's parser keeps its own stack, but a value 100,000 arrays deep still overflows the
+  // native stack of the recursive code that walks and destroys it.
+  if (io::json_depth(line) > io::kMaxJsonDepth) {
+    return fail(ErrorCode::kParse, "nested deeper than " + std::to_string(io::kMaxJsonDepth) + " levels");
+  }
   json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
   if (!event.is_object()) return fail(ErrorCode::kParse, "expected a JSON object, got " + event.dump());
@@ -87,8 +94,9 @@ std::expected<std::vector<TraceJob>, Error> parse_trace(std::istream& in, const 
 
 std::expected<std::vector<TraceJob>, Error> load_trace(const std::filesystem::path& path,
                                                        const std::vector<NodeSpec>& nodes) {
-  std::ifstream in(path);
-  if (!in) return fail(ErrorCode::kNotFound, "cannot open trace " + path.string());
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error().context("trace"));
+  std::istringstream in(std::move(*text));
   return parse_trace(in, path.string(), nodes);
 }
 

@@ -242,7 +242,7 @@ TEST(LabelConfigErrors, UnreadableShapesAndFiles) {
   EXPECT_THAT(error_of(""), HasSubstr("labels.yaml: empty"));
   EXPECT_THAT(error_of("- a\n- b\n"), HasSubstr("labels.yaml: expected a mapping"));
   EXPECT_THAT(error_of("something: else\n"), HasSubstr("labels.yaml: none of networkTopologyDiscovery"));
-  EXPECT_THAT(error_of("networkTopologyTypes: {t: [\n"), HasSubstr("labels.yaml: line "));
+  EXPECT_THAT(error_of("networkTopologyTypes: {t: [\n"), HasSubstr("labels.yaml:2: not valid YAML"));
   EXPECT_EQ(error_of("networkTopologyTypes: {t: [{nodeLabel: a}, {nodeLabel: h}]}\nextra: 1\n"),
             "labels.yaml: extra: unknown key (expected networkTopologyTypes)");
   testing::TempDir dir;

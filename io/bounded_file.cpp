@@ -1,0 +1,107 @@
+#include "io/bounded_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <istream>
+
+namespace hypertopo::io {
+namespace {
+
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+std::unexpected<Error> over_limit(const std::string& name, std::size_t limit) {
+  return fail(ErrorCode::kInvalidArgument, name + ": larger than the " + describe_size(limit) + " limit");
+}
+
+}  // namespace
+
+std::string describe_size(std::size_t bytes) {
+  if (bytes >= (std::size_t{1} << 30) && bytes % (std::size_t{1} << 30) == 0)
+    return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (std::size_t{1} << 20) && bytes % (std::size_t{1} << 20) == 0)
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (std::size_t{1} << 10) && bytes % (std::size_t{1} << 10) == 0)
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::expected<std::string, Error> read_bounded_file(const std::filesystem::path& path,
+                                                    std::size_t max_bytes) {
+  const std::string name = path.string();
+  // O_NONBLOCK: opening a FIFO with no writer returns at once instead of waiting for one.
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  if (fd.get() < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR)
+      return fail(ErrorCode::kNotFound, name + ": cannot open: no such file");
+    if (err == EACCES || err == EPERM)
+      return fail(ErrorCode::kPermission, name + ": cannot open: permission denied");
+    return fail(ErrorCode::kUnavailable, name + ": cannot open: " + std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return fail(ErrorCode::kUnavailable, name + ": cannot stat: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return fail(ErrorCode::kInvalidArgument, name + ": is " + file_kind(st.st_mode) + ", not a regular file");
+  }
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes) return over_limit(name, max_bytes);
+  // Regular files never block; clear the flag so that reads behave as usual on every filesystem.
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  std::string out;
+  // sysfs and procfs report a size that is not the content's: read until the end, bounded.
+  out.reserve(static_cast<std::size_t>(st.st_size));
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return fail(ErrorCode::kUnavailable, name + ": cannot read: " + std::strerror(errno));
+    }
+    if (n == 0) break;
+    if (out.size() + static_cast<std::size_t>(n) > max_bytes) return over_limit(name, max_bytes);
+    out.append(buffer, static_cast<std::size_t>(n));
+  }
+  return out;
+}
+
+std::expected<std::string, Error> read_bounded_stream(std::istream& in, const std::string& name,
+                                                      std::size_t max_bytes) {
+  std::string out;
+  char buffer[65536];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    const auto n = static_cast<std::size_t>(in.gcount());
+    if (out.size() + n > max_bytes) return over_limit(name, max_bytes);
+    out.append(buffer, n);
+  }
+  if (in.bad()) return fail(ErrorCode::kUnavailable, name + ": read failed");
+  return out;
+}
+
+}  // namespace hypertopo::io
