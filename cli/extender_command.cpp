@@ -1,5 +1,7 @@
 // `hypertopo extender`: the kube-scheduler extender (filter/prioritize over HTTP) backed by watches.
+#include <cerrno>
 #include <csignal>
+#include <ctime>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -18,7 +20,12 @@ namespace {
 
 struct ExtenderFlags {
   std::string config, kubeconfig, context, listen, state;
+  bool insecure_listen = false;
 };
+
+// While the listener takes unauthenticated clients on a reachable address, the log says so again at
+// this interval, so that the warning is never only in a log that has rotated away.
+constexpr std::time_t kInsecureReminderSeconds = 300;
 
 int run_extender(const ExtenderFlags& flags) {
   auto cfg = scheduler::load_extender_config(flags.config);
@@ -33,6 +40,12 @@ int run_extender(const ExtenderFlags& flags) {
     }
   }
   if (!flags.state.empty()) cfg->service.state_file = flags.state;
+  // Before anything connects or binds: an exposed, unauthenticated listener is refused outright.
+  if (auto ok = scheduler::check_listen_exposure(*cfg, flags.insecure_listen); !ok) {
+    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
+    return 2;
+  }
+  [[maybe_unused]] const bool exposed = !scheduler::listen_is_protected(*cfg);
 #ifdef HYPERTOPO_EXTENDER_HTTP
   auto cluster = flags.kubeconfig.empty() ? k8s::in_cluster_config(k8s::InClusterSource::from_environment())
                                           : k8s::load_kubeconfig(flags.kubeconfig, flags.context);
@@ -64,6 +77,7 @@ int run_extender(const ExtenderFlags& flags) {
   http.port = cfg->listen_port;
   http.tls_cert_file = cfg->tls_cert_file;
   http.tls_key_file = cfg->tls_key_file;
+  http.tls_client_ca_file = cfg->tls_client_ca_file;
   http.max_body_bytes = 64u << 20;  // full Node objects of a large cluster
   http.threads = 2;
   agent::HttpServer server(http);
@@ -72,10 +86,24 @@ int run_extender(const ExtenderFlags& flags) {
     std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
     return 2;
   }
+  const std::string where = cfg->listen_address + ":" + std::to_string(server.port());
+  const std::string warning = "hypertopo extender: WARNING: --insecure-listen: " + where +
+                              " accepts filter requests from any client that reaches it, without "
+                              "authentication; anyone there can create gang plans\n";
+  // The warning comes first: whoever waits for the "serving" line has already seen it.
+  if (exposed) std::cerr << warning << std::flush;
   std::cerr << "hypertopo extender: serving " << cfg->url_prefix << "/filter and " << cfg->url_prefix
-            << "/prioritize on " << cfg->listen_address << ":" << server.port() << "\n";
-  int sig = 0;
-  sigwait(&stop_signals, &sig);
+            << "/prioritize on " << where
+            << (cfg->tls_client_ca_file.empty() ? (cfg->tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)")
+                                                : " (HTTPS, client certificates required)")
+            << "\n";
+  for (;;) {
+    const timespec reminder{.tv_sec = kInsecureReminderSeconds, .tv_nsec = 0};
+    const int sig =
+        exposed ? sigtimedwait(&stop_signals, nullptr, &reminder) : sigwaitinfo(&stop_signals, nullptr);
+    if (sig == SIGINT || sig == SIGTERM) break;
+    if (exposed && sig < 0 && errno == EAGAIN) std::cerr << warning << std::flush;
+  }
   server.stop();
   watcher.stop();
   return 0;
@@ -100,6 +128,9 @@ void add_extender_command(CLI::App& app, Action& action) {
   cmd->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
   cmd->add_option("--listen", flags->listen, "ADDR:PORT to serve on (overrides the config's listen)");
   cmd->add_option("--state", flags->state, "plan state file (overrides the config's stateFile)");
+  cmd->add_flag("--insecure-listen", flags->insecure_listen,
+                "serve a non-loopback address without TLS client authentication (logged at start and "
+                "every 5 minutes)");
   cmd->callback([&action, flags] { action = [flags] { return run_extender(*flags); }; });
 }
 

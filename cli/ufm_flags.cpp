@@ -11,8 +11,11 @@ void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSettings& settings) {
       ->check(CLI::ExistingDirectory);
   cmd->add_option("--ufm-ca", settings.ca_file, "PEM CA bundle that signs the UFM server's certificate")
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--ufm-insecure", settings.insecure, "Do not verify the UFM server's TLS certificate");
-  cmd->add_option("--ufm-timeout", settings.timeout_seconds, "Seconds per UFM request (default 30)")
+  cmd->add_flag(
+      "--ufm-insecure", settings.insecure,
+      "Do not verify the UFM server's TLS certificate, and allow http:// (credentials in clear text)");
+  cmd->add_option("--ufm-timeout", settings.timeout_seconds,
+                  "Seconds for the whole UFM fetch: every request, retry and backoff (default 30)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--ufm-max-bytes", settings.max_bytes, "Largest UFM response accepted (default 512 MiB)")
       ->check(CLI::PositiveNumber);

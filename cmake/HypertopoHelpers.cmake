@@ -84,3 +84,85 @@ function(ht_benchmark)
   set_property(GLOBAL APPEND PROPERTY HT_BENCHMARKS ${ARG_NAME})
   ht_apply_warnings(${ARG_NAME})
 endfunction()
+
+# Fuzz targets (tests/fuzz/fuzz_target.h):
+#
+#   ht_fuzz(NAME <name> SOURCES <files...> [DEPS <targets...>] CORPUS <entries...>)
+#
+# CORPUS entries are folders or files: "fixtures/<path>" under the shared fixtures (read where they
+# lie, at run time; never copied into the project), anything else relative to the source tree.
+#   - HYPERTOPO_FUZZ=ON: the libFuzzer executable <name>_fuzz in <build>/fuzz, plus <name>.corpus
+#     (one entry per line) that scripts/fuzz.sh seeds it from; the custom target fuzz_targets
+#     builds them all.
+#   - HYPERTOPO_BUILD_TESTS=ON: the GoogleTest FuzzCorpus.<name>, which replays the corpus under the
+#     test build's sanitizers. Every target's test goes into one executable, fuzz_corpus_test, made
+#     by ht_fuzz_corpus_test() after the last ht_fuzz() of the folder.
+function(ht_fuzz)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;CORPUS" ${ARGN})
+  list(JOIN ARG_CORPUS "|" _corpus)
+  if(HYPERTOPO_FUZZ)
+    set(_exe ${ARG_NAME}_fuzz)
+    add_executable(${_exe} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_scratch.cpp)
+    target_include_directories(${_exe} PRIVATE ${PROJECT_SOURCE_DIR})
+    target_compile_definitions(${_exe} PRIVATE HT_LIBFUZZER)
+    target_link_libraries(${_exe} PRIVATE ${ARG_DEPS} ht_libfuzzer_driver)
+    set_target_properties(${_exe} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/fuzz)
+    ht_apply_warnings(${_exe})
+    list(JOIN ARG_CORPUS "\n" _lines)
+    file(WRITE ${CMAKE_BINARY_DIR}/fuzz/${ARG_NAME}.corpus "${_lines}\n")
+    set_property(GLOBAL APPEND PROPERTY HT_FUZZ_EXECUTABLES ${_exe})
+  endif()
+  if(HYPERTOPO_BUILD_TESTS)
+    foreach(_src IN LISTS ARG_SOURCES)
+      set_source_files_properties(${_src} PROPERTIES COMPILE_DEFINITIONS "HT_FUZZ_CORPUS=\"${_corpus}\"")
+      set_property(GLOBAL APPEND PROPERTY HT_FUZZ_REPLAY_SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/${_src})
+    endforeach()
+    set_property(GLOBAL APPEND PROPERTY HT_FUZZ_REPLAY_DEPS ${ARG_DEPS})
+  endif()
+endfunction()
+
+# The replay test of every ht_fuzz() target so far (see above), and the fuzz_targets build target.
+function(ht_fuzz_corpus_test)
+  if(HYPERTOPO_FUZZ)
+    get_property(_executables GLOBAL PROPERTY HT_FUZZ_EXECUTABLES)
+    add_custom_target(fuzz_targets DEPENDS ${_executables})
+  endif()
+  if(HYPERTOPO_BUILD_TESTS)
+    get_property(_sources GLOBAL PROPERTY HT_FUZZ_REPLAY_SOURCES)
+    get_property(_deps GLOBAL PROPERTY HT_FUZZ_REPLAY_DEPS)
+    list(REMOVE_DUPLICATES _deps)
+    ht_test(NAME fuzz_corpus_test
+            SOURCES ${_sources} ${PROJECT_SOURCE_DIR}/tests/fuzz/corpus_replay.cpp
+                    ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_scratch.cpp
+            DEPS ${_deps} LABELS fuzz)
+  endif()
+endfunction()
+
+# HYPERTOPO_FUZZ=ON: coverage instrumentation for every target of the build, and
+# ht_libfuzzer_driver, the library each <name>_fuzz links for libFuzzer's main. Clang 16 or newer
+# uses -fsanitize=fuzzer. GCC (the project's compiler: clang 14 cannot compile libstdc++ 12's
+# std::expected) instruments with -fsanitize-coverage=trace-pc,trace-cmp and links Debian's
+# libFuzzer (libfuzzer-14-dev) with tests/fuzz/libfuzzer_coverage_bridge.cpp.
+macro(ht_fuzz_instrumentation)
+  if(HYPERTOPO_FUZZ)
+    add_library(ht_libfuzzer_driver INTERFACE)
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND CMAKE_CXX_COMPILER_VERSION VERSION_GREATER_EQUAL 16)
+      add_compile_options(-fsanitize=fuzzer-no-link)
+      target_link_options(ht_libfuzzer_driver INTERFACE -fsanitize=fuzzer)
+    elseif(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+      find_library(HT_LIBFUZZER_ARCHIVE NAMES libFuzzer.a Fuzzer
+                   PATHS /usr/lib/llvm-14/lib /usr/lib/llvm-15/lib /usr/lib/llvm-16/lib NO_DEFAULT_PATH)
+      if(NOT HT_LIBFUZZER_ARCHIVE)
+        message(FATAL_ERROR "HYPERTOPO_FUZZ with GCC needs Debian's libfuzzer-14-dev (libFuzzer.a)")
+      endif()
+      add_compile_options(-fsanitize-coverage=trace-pc,trace-cmp)
+      add_library(ht_libfuzzer_bridge OBJECT ${PROJECT_SOURCE_DIR}/tests/fuzz/libfuzzer_coverage_bridge.cpp)
+      # The bridge's object itself (not an archive member the linker may skip) in every fuzz target.
+      target_sources(ht_libfuzzer_driver INTERFACE $<TARGET_OBJECTS:ht_libfuzzer_bridge>)
+      target_link_libraries(ht_libfuzzer_driver INTERFACE ${HT_LIBFUZZER_ARCHIVE})
+      target_link_options(ht_libfuzzer_driver INTERFACE -Wl,--wrap=__sanitizer_cov_trace_pc)
+    else()
+      message(FATAL_ERROR "HYPERTOPO_FUZZ needs GCC, or clang 16 or newer (-fsanitize=fuzzer)")
+    endif()
+  endif()
+endmacro()

@@ -363,13 +363,19 @@ void HttpServer::handle(const std::string& method, const std::string& path, Http
 std::expected<void, Error> HttpServer::Impl::load_tls() {
   const std::string where = options.address + ":" + std::to_string(options.port);
   if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
+    if (options.tls_cert_file.empty() && options.tls_key_file.empty()) {
+      return fail(ErrorCode::kInvalidArgument, where + ": a client CA file (" + options.tls_client_ca_file +
+                                                   ") needs TLS: a certificate file and a key file");
+    }
     return fail(ErrorCode::kInvalidArgument,
                 where + ": TLS needs both a certificate file and a key file (only " +
                     (options.tls_cert_file.empty() ? "the key file \"" + options.tls_key_file
                                                    : "the certificate file \"" + options.tls_cert_file) +
                     "\" is set)");
   }
-  for (const auto& file : {options.tls_cert_file, options.tls_key_file}) {
+  std::vector<std::string> files{options.tls_cert_file, options.tls_key_file};
+  if (!options.tls_client_ca_file.empty()) files.push_back(options.tls_client_ca_file);
+  for (const auto& file : files) {
     std::error_code fs_ec;
     if (!std::filesystem::is_regular_file(file, fs_ec)) {
       return fail(ErrorCode::kNotFound, "TLS file " + file + ": no such file");
@@ -394,6 +400,20 @@ std::expected<void, Error> HttpServer::Impl::load_tls() {
     return fail(ErrorCode::kInvalidArgument, "TLS key file " + options.tls_key_file +
                                                  " does not match the certificate in " +
                                                  options.tls_cert_file);
+  }
+  if (!options.tls_client_ca_file.empty()) {
+    tls->load_verify_file(options.tls_client_ca_file, ec);
+    if (ec) {
+      return fail(ErrorCode::kInvalidArgument, "TLS client CA file " + options.tls_client_ca_file +
+                                                   ": not a PEM certificate bundle (" + ec.message() + ")");
+    }
+    // The handshake itself refuses a client without a certificate the CA signed, before any byte
+    // of HTTP is read.
+    tls->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+    // A resumed session skips the certificate check; OpenSSL refuses to resume sessions of a
+    // verifying server without a session id context, so give it one.
+    static constexpr unsigned char kSessionContext[] = "hypertopo-http";
+    SSL_CTX_set_session_id_context(tls->native_handle(), kSessionContext, sizeof kSessionContext - 1);
   }
   return {};
 }
@@ -424,7 +444,8 @@ std::expected<void, Error> HttpServer::start() {
     if (s.started || s.stopping)
       return fail(ErrorCode::kInvalidArgument, "the HTTP server was already started");
   }
-  auto ready = (s.options.tls_cert_file.empty() && s.options.tls_key_file.empty())
+  auto ready = (s.options.tls_cert_file.empty() && s.options.tls_key_file.empty() &&
+                s.options.tls_client_ca_file.empty())
                    ? std::expected<void, Error>{}
                    : s.load_tls();
   if (ready) ready = s.listen();
@@ -471,5 +492,10 @@ void HttpServer::stop() {
 }
 
 std::uint16_t HttpServer::port() const { return impl_->bound_port; }
+
+HttpServerResponse HttpServer::dispatch(const HttpServerRequest& request) {
+  std::string allow;
+  return impl_->dispatch(request, allow);
+}
 
 }  // namespace hypertopo::agent

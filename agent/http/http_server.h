@@ -5,8 +5,9 @@
 // path answers 404, a known path with another method 405 (with Allow), a body over max_body_bytes
 // 413, a request not fully read within read_timeout is dropped. A handler that throws answers 500
 // with the exception's text; the server keeps running. Keep-alive is honoured. With tls_cert_file
-// and tls_key_file set, every connection is TLS (PEM files, read at start()). port 0 picks a free
-// port; port() tells which after start().
+// and tls_key_file set, every connection is TLS (PEM files, read at start()); with tls_client_ca_file
+// too, a client that presents no certificate, or one that CA did not sign, fails the handshake and
+// never reaches a handler. port 0 picks a free port; port() tells which after start().
 //
 //   HttpServer server({.address = "0.0.0.0", .port = 8080});
 //   server.handle("GET", "/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body =
@@ -49,6 +50,7 @@ struct HttpServerOptions {
   std::uint16_t port = 8080;  // 0: any free port
   std::string tls_cert_file;  // both set: HTTPS only
   std::string tls_key_file;
+  std::string tls_client_ca_file;  // set: clients must present a certificate this CA bundle signed
   std::size_t max_body_bytes = 1u << 20;
   std::chrono::milliseconds read_timeout{30000};
   int threads = 1;  // I/O threads; handlers run on them
@@ -66,7 +68,9 @@ class HttpServer {
   // Binds (the error names the address and port, e.g. "0.0.0.0:8080: Address already in use"),
   // loads the TLS files when set (the error names the file), starts the threads.
   std::expected<void, Error> start();
-  void stop();                 // idempotent
+  void stop();  // idempotent
+  // One request through the routes as a connection would run it, without a socket (fuzzing).
+  HttpServerResponse dispatch(const HttpServerRequest& request);
   std::uint16_t port() const;  // the bound port after start()
 
  private:

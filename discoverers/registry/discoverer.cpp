@@ -1,6 +1,30 @@
 #include "discoverers/registry/discoverer.h"
 
+#include <algorithm>
+
 namespace hypertopo::discoverers {
+
+std::string redact_url_password(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (;;) {
+    const auto scheme = text.find("://");
+    if (scheme == std::string_view::npos) break;
+    const std::size_t authority = scheme + 3;
+    const std::size_t end = std::min(text.find_first_of("/?#", authority), text.size());
+    const std::size_t at = text.substr(0, end).rfind('@');
+    const std::size_t colon = text.substr(0, end).find(':', authority);
+    out.append(text.substr(0, authority));
+    if (at != std::string_view::npos && at >= authority && colon != std::string_view::npos && colon < at) {
+      out.append(text.substr(authority, colon + 1 - authority)).append("REDACTED");
+      text.remove_prefix(at);
+    } else {
+      text.remove_prefix(authority);
+    }
+  }
+  out.append(text);
+  return out;
+}
 
 std::expected<SourceSpec, Error> SourceSpec::parse(const std::string& text) {
   if (text.empty()) return fail(ErrorCode::kInvalidArgument, "empty --source; expected KIND[:ARG]");

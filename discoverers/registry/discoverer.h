@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "errors/error.h"
@@ -29,12 +30,17 @@
 
 namespace hypertopo::discoverers {
 
+// "https://user:pw@host" -> "https://user:REDACTED@host", for every URL in `text`: a password
+// somebody wrote into a URL must not reach an error or a log line.
+std::string redact_url_password(std::string_view text);
+
 // "kind:arg" as given on the command line (`--source ibnetdiscover:fabric.out`).
 struct SourceSpec {
   std::string kind;
   std::string arg;  // may be empty
   static std::expected<SourceSpec, Error> parse(const std::string& text);
-  std::string to_string() const { return arg.empty() ? kind : kind + ":" + arg; }
+  // For messages and names: a password in a URL argument is redacted.
+  std::string to_string() const { return arg.empty() ? kind : kind + ":" + redact_url_password(arg); }
 };
 
 // Everything a factory may need, handed to every factory (no globals).

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
 #include "k8s/client/http_transport.h"
 
@@ -21,9 +22,11 @@ struct ParsedUrl {
   std::string origin;  // server + prefix, as written back in messages
 };
 
-std::expected<ParsedUrl, Error> parse_url(const std::string& url) {
+std::expected<ParsedUrl, Error> parse_url(const std::string& raw_url) {
   ParsedUrl out;
-  std::string_view rest = url;
+  // Messages quote the URL; a password written into it must not reach a log.
+  const std::string url = redact_url_password(raw_url);
+  std::string_view rest = raw_url;
   if (rest.starts_with("https://")) {
     rest.remove_prefix(8);
   } else if (rest.starts_with("http://")) {
@@ -43,7 +46,9 @@ std::expected<ParsedUrl, Error> parse_url(const std::string& url) {
   }
   if (authority.find('@') != std::string_view::npos) {
     return fail(ErrorCode::kInvalidArgument,
-                "the UFM URL must not carry credentials; put them in the credentials directory");
+                "the UFM URL '" + url +
+                    "' must not carry credentials; put them in the credentials directory "
+                    "(--ufm-credentials DIR)");
   }
   std::string_view port;
   if (authority.starts_with("[")) {
@@ -174,7 +179,28 @@ class RestClient final : public UfmClient {
     return {};
   }
 
-  // One GET with the retry policy; returns the body of a 2xx answer.
+  std::expected<void, Error> refused(const std::string& where, int status) const {
+    return fail(ErrorCode::kPermission, "UFM refused GET " + where + " with HTTP " + std::to_string(status) +
+                                            (status == 401 ? " Unauthorized" : " Forbidden") +
+                                            ": check the " +
+                                            (using_token() ? "token" : "username and password") + " in " +
+                                            options_.credentials_dir.string() + " (not retried)");
+  }
+
+  std::chrono::milliseconds remaining() const { return options_.timeout - spent_; }
+
+  std::expected<std::string, Error> out_of_time(const std::string& where, const std::string& last,
+                                                int attempts) const {
+    return fail(ErrorCode::kUnavailable, "GET " + where + ": " + (last.empty() ? "" : last + "; ") +
+                                             "the UFM time budget of " +
+                                             std::to_string(options_.timeout.count()) +
+                                             "ms (--ufm-timeout, for the whole fetch) is spent" + " after " +
+                                             std::to_string(attempts) + " attempt(s)");
+  }
+
+  // One GET with the retry policy; returns the body of a 2xx answer. Every request, retry and
+  // backoff of this client draws on one budget (options_.timeout): a server that answers slowly or
+  // not at all costs the caller that long, not that long per attempt.
   std::expected<std::string, Error> get(const std::string& target) {
     const std::string where = url_.server + target;  // never credentials
     k8s::HttpRequest request{
@@ -182,10 +208,17 @@ class RestClient final : public UfmClient {
     auto backoff = options_.initial_backoff;
     std::string last;
     for (int attempt = 1;; ++attempt) {
+      if (remaining().count() <= 0) return out_of_time(where, last, attempt - 1);
       ++stats_.requests;
       log("ufm: GET " + where + (attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : ""));
       auto wait = backoff;
-      auto res = transport_->round_trip(request, options_.timeout, /*idempotent=*/true);
+      const auto started = std::chrono::steady_clock::now();
+      auto res = transport_->round_trip(request, remaining(), /*idempotent=*/true);
+      spent_ +=
+          std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+      // A 401/403 whose body was then cut (a chunked answer closed early) is still a refusal.
+      if (!res && (res.error().status == 401 || res.error().status == 403))
+        return std::unexpected(refused(where, res.error().status).error());
       if (res) {
         int status = res->status;
         if (status >= 200 && status < 300) {
@@ -193,13 +226,7 @@ class RestClient final : public UfmClient {
               std::to_string(res->body.size()) + " bytes");
           return std::move(res->body);
         }
-        if (status == 401 || status == 403) {
-          return fail(ErrorCode::kPermission,
-                      "UFM refused GET " + where + " with HTTP " + std::to_string(status) +
-                          (status == 401 ? " Unauthorized" : " Forbidden") + ": check the " +
-                          (using_token() ? "token" : "username and password") + " in " +
-                          options_.credentials_dir.string() + " (not retried)");
-        }
+        if (status == 401 || status == 403) return std::unexpected(refused(where, status).error());
         last = "HTTP " + std::to_string(status);
         if (status < 500 && status != 429) {
           return fail(ErrorCode::kUnavailable, "GET " + where + ": " + last +
@@ -234,8 +261,11 @@ class RestClient final : public UfmClient {
         return fail(ErrorCode::kUnavailable, "GET " + where + ": " + last + " (gave up after " +
                                                  std::to_string(attempt) + " attempts)");
       }
+      // Waiting longer than the budget allows only to fail afterwards helps nobody.
+      if (wait >= remaining()) return out_of_time(where, last, attempt);
       log("ufm: GET " + where + ": " + last + "; retrying in " + std::to_string(wait.count()) + "ms");
       options_.clock->sleep_for(wait);
+      spent_ += wait;
       backoff = std::min(backoff * 2, options_.max_backoff);
     }
   }
@@ -250,7 +280,17 @@ class RestClient final : public UfmClient {
   std::unique_ptr<k8s::HttpTransport> transport_;
   UfmResponseParser parser_;
   UfmFetchStats stats_;
+  std::chrono::milliseconds spent_{0};  // of options_.timeout: requests and backoff so far
 };
+
+// UFM's basic auth and token headers are credentials: over http:// anyone on the path reads them.
+std::expected<void, Error> check_cleartext(const ParsedUrl& url, bool insecure) {
+  if (url.tls || insecure) return {};
+  return fail(ErrorCode::kInvalidArgument,
+              "UFM URL " + url.origin +
+                  " is plain http://: the credentials would cross the network in clear text. Use "
+                  "https://, or pass --ufm-insecure (insecure=true) to send them anyway");
+}
 
 std::expected<bool, Error> parse_bool(const std::string& key, const std::string& value) {
   if (value.empty() || value == "true" || value == "1" || value == "yes") return true;
@@ -290,6 +330,7 @@ std::vector<std::pair<std::string, std::string>> split_fragment(std::string_view
 std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options) {
   auto url = parse_url(options.url);
   if (!url) return std::unexpected(url.error());
+  if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
   if (options.credentials_dir.empty()) {
     return fail(ErrorCode::kInvalidArgument,
                 "UFM at " + url->origin +
@@ -338,6 +379,9 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
   if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin));
   if (options.log && url->tls && options.insecure)
     options.log("ufm: warning: TLS certificate verification is off for " + url->origin + " (insecure)");
+  if (options.log && !url->tls)
+    options.log("ufm: warning: the UFM credentials go in clear text to " + url->origin +
+                " (http://, allowed by insecure)");
   return std::make_unique<RestClient>(options, std::move(*url), std::move(authorization),
                                       std::move(base_path), std::move(*transport));
 }
@@ -349,8 +393,12 @@ std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& a
   if (options.url.empty()) {
     return fail(ErrorCode::kInvalidArgument, "--source ufm needs the server: ufm:https://HOST[:PORT]");
   }
-  if (auto url = parse_url(options.url); !url) return std::unexpected(url.error());
-  if (hash == std::string::npos) return options;
+  auto url = parse_url(options.url);
+  if (!url) return std::unexpected(url.error());
+  if (hash == std::string::npos) {
+    if (auto ok = check_cleartext(*url, false); !ok) return std::unexpected(ok.error());
+    return options;
+  }
   for (const auto& [key, value] : split_fragment(std::string_view(arg).substr(hash + 1))) {
     if (key == "credentials") {
       options.credentials_dir = value;
@@ -378,6 +426,7 @@ std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& a
           "unknown UFM option '" + key + "' (known: credentials, ca, insecure, timeout, max-bytes, rpp)");
     }
   }
+  if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
   return options;
 }
 

@@ -4,9 +4,12 @@
 // credentials come from files in a directory mounted from a Secret: `token` (token auth: base path
 // /ufmRestV3 and `Authorization: Basic <token>`) or `username` + `password` (basic auth on
 // /ufmRest). TLS verifies the server against the CA file (or the system store) unless `insecure` is
-// set explicitly. 401/403 end the run at once (retrying a wrong password only locks accounts); 5xx,
-// 429 and transport failures are retried with bounded exponential backoff; a response larger than
-// the size cap is an error, never truncated. Credentials never appear in a log line or an error.
+// set explicitly; plain http:// is refused unless `insecure` too, since the credentials would cross
+// the network in clear text. 401/403 end the run at once, also when the body after the status is cut
+// (retrying a wrong password only locks accounts); 5xx, 429 and transport failures are retried with
+// bounded exponential backoff inside one time budget (`timeout`) for every request, retry and
+// backoff of the client; a response larger than the size cap is an error, never truncated.
+// Credentials never appear in a log line or an error (a password written into the URL is redacted).
 //
 //   UfmClientOptions options;
 //   options.url = "https://ufm.example:443";
@@ -35,8 +38,8 @@ struct UfmClientOptions {
   std::string url;                           // https://host[:port][/prefix]
   std::filesystem::path credentials_dir;     // holds `token`, or `username` and `password`
   std::filesystem::path ca_file;             // PEM bundle to verify the server; empty: the system store
-  bool insecure = false;                     // skip certificate verification (explicit opt-in only)
-  std::chrono::milliseconds timeout{30000};  // each request: connect, send, read
+  bool insecure = false;                     // skip certificate verification and allow http://
+  std::chrono::milliseconds timeout{30000};  // the whole fetch: every request, retry and backoff
   std::uint64_t max_response_bytes = 512ull * 1024 * 1024;  // per response body
   std::size_t page_size = 0;  // rpp for paged requests; 0: ask unpaged (a paged answer is still followed)
   int max_attempts = 4;       // per request, for 5xx / 429 / transport failures

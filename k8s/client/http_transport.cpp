@@ -231,7 +231,7 @@ class BeastTransport final : public HttpTransport {
       if (conn) {
         reused = true;
       } else {
-        auto fresh = open();
+        auto fresh = open(timeout);
         if (!fresh) return std::unexpected(TransportError{fresh.error(), false});
         conn = std::move(*fresh);
       }
@@ -261,8 +261,12 @@ class BeastTransport final : public HttpTransport {
           continue;
         std::string what = describe(ec, timeout);
         if (ec == http::error::body_limit) what += " of " + std::to_string(config_.body_limit) + " bytes";
+        // The status line arrived before the body failed: keep it, a 401 must stay a 401.
+        const int status = parser.is_header_done() ? static_cast<int>(parser.get().result_int()) : 0;
+        if (status != 0) what = "HTTP " + std::to_string(status) + ", then " + what;
         return std::unexpected(TransportError{
-            Error(ErrorCode::kUnavailable, request.method + " " + request.target + ": " + what), true});
+            Error(ErrorCode::kUnavailable, request.method + " " + request.target + ": " + what), true,
+            status});
       }
       auto res = parser.release();
       HttpResponse out;
@@ -301,8 +305,17 @@ class BeastTransport final : public HttpTransport {
   int connections_opened() const override { return opened_; }
 
  private:
-  std::expected<std::unique_ptr<Connection>, Error> open() {
-    auto conn = connect(config_, tls_.get());
+  // `budget`: a caller's whole-request timeout shorter than the connect timeout bounds the connect too.
+  std::expected<std::unique_ptr<Connection>, Error> open(
+      std::chrono::milliseconds budget = std::chrono::milliseconds::max()) {
+    if (budget >= config_.connect_timeout) {
+      auto conn = connect(config_, tls_.get());
+      if (conn) ++opened_;
+      return conn;
+    }
+    TransportConfig shorter = config_;
+    shorter.connect_timeout = std::max(budget, std::chrono::milliseconds(1));
+    auto conn = connect(shorter, tls_.get());
     if (conn) ++opened_;
     return conn;
   }

@@ -53,6 +53,7 @@ struct HttpResponse {
 struct TransportError {
   Error error;
   bool sent = false;  // request bytes may have reached the server
+  int status = 0;     // the response's status when its header arrived before the failure, else 0
 };
 
 // A response whose body arrives over time (a watch).
@@ -72,7 +73,8 @@ class HttpTransport {
  public:
   static std::expected<std::unique_ptr<HttpTransport>, Error> create(const TransportConfig& config);
   virtual ~HttpTransport() = default;
-  // One request and its whole response. `timeout` bounds the write and the read. A failure on a
+  // One request and its whole response. `timeout` bounds the write and the read (and a new
+  // connection's connect and handshake, when shorter than connect_timeout). A failure on a
   // reused connection before any answer is retried once on a fresh connection when `idempotent`.
   virtual std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
                                                                  std::chrono::milliseconds timeout,

@@ -1,5 +1,7 @@
 #include "scheduler/extender/extender_config.h"
 
+#include <arpa/inet.h>
+
 #include <set>
 
 #include "scheduler/config/volcano_config.h"
@@ -97,16 +99,21 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
     const auto& tls = (*doc)["tls"];
     if (!tls.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": tls must be a mapping");
     for (const auto& [key, value] : tls.items()) {
-      if (key != "certFile" && key != "keyFile")
+      if (key != "certFile" && key != "keyFile" && key != "clientCAFile")
         return fail(ErrorCode::kInvalidArgument, where + ": unknown key 'tls." + key + "'");
       if (!value.is_string())
         return fail(ErrorCode::kInvalidArgument, where + ": tls." + key + " must be a string");
     }
     cfg.tls_cert_file = tls.value("certFile", "");
     cfg.tls_key_file = tls.value("keyFile", "");
+    cfg.tls_client_ca_file = tls.value("clientCAFile", "");
     if (cfg.tls_cert_file.empty() != cfg.tls_key_file.empty())
       return fail(ErrorCode::kInvalidArgument,
                   where + ": tls.certFile and tls.keyFile must be given together");
+    if (!cfg.tls_client_ca_file.empty() && cfg.tls_cert_file.empty())
+      return fail(
+          ErrorCode::kInvalidArgument,
+          where + ": tls.clientCAFile needs tls.certFile and tls.keyFile (the server's own identity)");
   }
   if (doc->contains("gangLabelKeys")) {
     auto k = keys("gangLabelKeys");
@@ -119,6 +126,32 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
     cfg.service.gang_annotation_keys = *k;
   }
   return cfg;
+}
+
+bool is_loopback_address(const std::string& address) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, address.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
+bool listen_is_protected(const ExtenderConfig& cfg) {
+  if (is_loopback_address(cfg.listen_address)) return true;
+  return !cfg.tls_cert_file.empty() && !cfg.tls_key_file.empty() && !cfg.tls_client_ca_file.empty();
+}
+
+std::expected<void, Error> check_listen_exposure(const ExtenderConfig& cfg, bool insecure) {
+  if (insecure || listen_is_protected(cfg)) return {};
+  const std::string where = cfg.listen_address + ":" + std::to_string(cfg.listen_port);
+  const std::string missing = cfg.tls_cert_file.empty() ? "without TLS" : "without tls.clientCAFile";
+  return fail(ErrorCode::kInvalidArgument,
+              "refusing to listen on " + where + " " + missing +
+                  ": any client that reaches it could create gang plans. Listen on 127.0.0.1 (run the "
+                  "extender beside kube-scheduler in its pod), or set tls.certFile, tls.keyFile and "
+                  "tls.clientCAFile (kube-scheduler's extender tlsConfig presents the client "
+                  "certificate), or pass --insecure-listen to serve it unauthenticated anyway");
 }
 
 }  // namespace hypertopo::scheduler

@@ -13,6 +13,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 namespace hypertopo::testing {
@@ -154,6 +155,16 @@ template <typename Stream>
 bool serve_raw(Stream& stream, const http::request<http::string_body>& req, RawHttpResponse& raw) {
   if (raw.delay.count() > 0) std::this_thread::sleep_for(raw.delay);  // the client's timeout is under test
   if (raw.drop) return false;
+  if (raw.chunked_cut) {
+    std::ostringstream size;
+    size << std::hex << raw.body.size();
+    const std::string bytes =
+        "HTTP/1.1 " + std::to_string(raw.status) + " X\r\nContent-Type: " + raw.content_type +
+        "\r\nTransfer-Encoding: chunked\r\n\r\n" + size.str() + "\r\n" + raw.body + "\r\n";
+    boost::system::error_code ec;
+    asio::write(stream, asio::buffer(bytes), ec);
+    return false;
+  }
   if (raw.declared_length) {
     std::string head = "HTTP/1.1 " + std::to_string(raw.status) + " X\r\nContent-Type: " + raw.content_type +
                        "\r\nContent-Length: " + std::to_string(*raw.declared_length) + "\r\n\r\n";

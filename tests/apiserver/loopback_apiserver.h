@@ -44,6 +44,9 @@ struct RawHttpResponse {
   bool drop = false;                   // close the connection without answering
   // Announce this Content-Length but send only `body` and close (a response cut short on the wire).
   std::optional<std::size_t> declared_length;
+  // Send `body` as the one chunk of a chunked response and close without the last chunk (a server
+  // that answers and hangs up, as UFM does with a 401).
+  bool chunked_cut = false;
 };
 
 // Returns nullopt for requests the Kubernetes store should handle as usual. Runs on the server's

@@ -256,6 +256,29 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
   EXPECT_TRUE(enabled);
 }
 
+// The extender is a sidecar of its kube-scheduler: both in one pod, the extender on loopback and the
+// scheduler calling it there, so no other client can create gang plans.
+TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) {
+  Rendered r = overlay("extender");
+  auto deployments = of_kind(r, "Deployment");
+  ASSERT_EQ(deployments.size(), 1u);
+  const YAML::Node pod = deployments[0]["spec"]["template"]["spec"];
+  std::set<std::string> containers;
+  for (const auto& c : pod["containers"]) containers.insert(c["name"].as<std::string>());
+  EXPECT_EQ(containers, (std::set<std::string>{"kube-scheduler", "extender"}));
+  EXPECT_TRUE(of_kind(r, "Service").empty()) << "nothing outside the pod should reach the extender";
+  auto maps = of_kind(r, "ConfigMap");
+  const YAML::Node* extender = named(maps, "hypertopo-extender-config");
+  const YAML::Node* scheduler = named(maps, "hypertopo-kube-scheduler-config");
+  ASSERT_TRUE(extender != nullptr && scheduler != nullptr);
+  const YAML::Node extender_config = YAML::Load((*extender)["data"]["extender.yaml"].as<std::string>());
+  EXPECT_EQ(extender_config["listen"].as<std::string>(), "127.0.0.1:8888");
+  const YAML::Node scheduler_config =
+      YAML::Load((*scheduler)["data"]["kube-scheduler-config.yaml"].as<std::string>());
+  EXPECT_EQ(scheduler_config["extenders"][0]["urlPrefix"].as<std::string>(),
+            "http://127.0.0.1:8888/scheduler");
+}
+
 }  // namespace
 
 // The README shows the one example config; it must be the file the ConfigMap is built from.

@@ -98,10 +98,13 @@ class RawClient {
   std::string pending_;
 };
 
-std::unique_ptr<k8s::HttpTransport> client_for(std::uint16_t port, bool tls = false,
-                                               std::string ca_pem = "") {
+std::unique_ptr<k8s::HttpTransport> client_for(std::uint16_t port, bool tls = false, std::string ca_pem = "",
+                                               std::string client_cert_pem = "",
+                                               std::string client_key_pem = "") {
   k8s::TransportConfig config{.host = "127.0.0.1", .port = std::to_string(port), .tls = tls};
   config.tls_config.ca_pem = std::move(ca_pem);
+  config.tls_config.client_cert_pem = std::move(client_cert_pem);
+  config.tls_config.client_key_pem = std::move(client_key_pem);
   auto transport = k8s::HttpTransport::create(config);
   EXPECT_TRUE(transport.has_value()) << transport.error().message();
   return transport ? std::move(*transport) : nullptr;
@@ -306,18 +309,20 @@ TEST(HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
 // A throwaway self-signed certificate for 127.0.0.1, made by the openssl command line.
 struct SelfSigned {
   std::filesystem::path cert, key;
-  std::string cert_pem;
+  std::string cert_pem, key_pem;
 };
 
-std::optional<SelfSigned> make_certificate(const std::filesystem::path& dir) {
+std::optional<SelfSigned> make_certificate(const std::filesystem::path& dir,
+                                           const std::string& name = "tls") {
   if (std::system("command -v openssl >/dev/null 2>&1") != 0) return std::nullopt;
-  SelfSigned made{dir / "tls.crt", dir / "tls.key", ""};
+  SelfSigned made{dir / (name + ".crt"), dir / (name + ".key"), "", ""};
   const std::string command =
       "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext "
       "subjectAltName=IP:127.0.0.1 -keyout '" +
       made.key.string() + "' -out '" + made.cert.string() + "' >/dev/null 2>&1";
   if (std::system(command.c_str()) != 0) return std::nullopt;
   made.cert_pem = testing::read_text(made.cert);
+  made.key_pem = testing::read_text(made.key);
   return made;
 }
 
@@ -367,6 +372,58 @@ TEST(HttpServer, TlsFileErrorsNameTheFile) {
   failed = half.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find("key file"), std::string::npos) << failed.error().message();
+}
+
+// With a client CA, the TLS handshake itself refuses clients without a certificate that CA signed:
+// no handler runs for them. The self-signed test certificates are their own CA.
+TEST(HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
+  testing::TempDir dir;
+  auto server_cert = make_certificate(dir.path(), "server");
+  auto client_cert = make_certificate(dir.path(), "client");
+  auto stranger = make_certificate(dir.path(), "stranger");
+  HT_REQUIRE(server_cert && client_cert && stranger, "the openssl command (to make a test certificate)");
+  std::atomic<int> handled{0};
+  HttpServer server({.address = "127.0.0.1",
+                     .port = 0,
+                     .tls_cert_file = server_cert->cert.string(),
+                     .tls_key_file = server_cert->key.string(),
+                     .tls_client_ca_file = client_cert->cert.string()});
+  server.handle("GET", "/echo", [&](const HttpServerRequest& req) {
+    ++handled;
+    return echo(req);
+  });
+  ASSERT_TRUE(server.start().has_value());
+
+  auto anonymous = client_for(server.port(), true, server_cert->cert_pem);
+  Reply refused = call(*anonymous, "GET", "/echo");
+  EXPECT_EQ(refused.status, 0) << refused.body;
+  auto wrong = client_for(server.port(), true, server_cert->cert_pem, stranger->cert_pem, stranger->key_pem);
+  Reply refused_wrong = call(*wrong, "GET", "/echo");
+  EXPECT_EQ(refused_wrong.status, 0) << refused_wrong.body;
+  EXPECT_EQ(handled.load(), 0);
+
+  auto trusted =
+      client_for(server.port(), true, server_cert->cert_pem, client_cert->cert_pem, client_cert->key_pem);
+  Reply ok = call(*trusted, "GET", "/echo?who=scheduler");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(ok.body, "GET|/echo|who=scheduler|/echo?who=scheduler|-|0");
+  EXPECT_EQ(handled.load(), 1);
+
+  // A client CA file that is not PEM is an error naming it; a client CA without a server identity too.
+  const auto garbage = dir.path() / "garbage-ca.crt";
+  testing::write_text(garbage, "not a CA\n");
+  HttpServer bad_ca({.address = "127.0.0.1",
+                     .port = 0,
+                     .tls_cert_file = server_cert->cert.string(),
+                     .tls_key_file = server_cert->key.string(),
+                     .tls_client_ca_file = garbage.string()});
+  auto failed = bad_ca.start();
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find(garbage.string()), std::string::npos) << failed.error().message();
+  HttpServer ca_only({.address = "127.0.0.1", .port = 0, .tls_client_ca_file = client_cert->cert.string()});
+  failed = ca_only.start();
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find("client CA"), std::string::npos) << failed.error().message();
 }
 
 }  // namespace

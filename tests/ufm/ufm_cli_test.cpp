@@ -47,6 +47,37 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
   EXPECT_NE(insecure.err.find("verification is off"), std::string::npos) << insecure.err;
 }
 
+// A password written into the URL is refused, and no message repeats it (it was printed twice).
+TEST(UfmCli, APasswordInTheUrlIsRefusedAndRedacted) {
+  auto r = run({"discover", "--source", "ufm:https://admin:Hunter2-in-url@ufm.example"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.find("Hunter2-in-url"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("Hunter2-in-url"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("must not carry credentials"), std::string::npos) << r.err;
+}
+
+// http:// would send the password in clear text: refused unless --ufm-insecure.
+TEST(UfmCli, PlainHttpNeedsTheInsecureFlag) {
+  testing::TempDir dir;
+  testing::write_text(dir.path() / "creds" / "username", "admin\n");
+  testing::write_text(dir.path() / "creds" / "password", "pa55-word-xyz\n");
+  testing::FakeUfmServer server(/*tls=*/false);
+  server.set_basic_auth("admin", "pa55-word-xyz");
+  auto fabric = testing::generate_ufm_fabric({.pods = 1, .leaves_per_pod = 2, .hosts_per_leaf = 2});
+  server.set_records("ports", fabric.ports);
+  server.set_records("links", fabric.links);
+  ASSERT_TRUE(server.start().has_value());
+  auto refused = run(
+      {"discover", "--source", "ufm:" + server.url(), "--ufm-credentials", (dir.path() / "creds").string()});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("clear text"), std::string::npos) << refused.err;
+  EXPECT_EQ(server.requests(), 0);
+  auto allowed = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
+                      (dir.path() / "creds").string(), "--ufm-insecure"});
+  EXPECT_EQ(allowed.code, 0) << allowed.err;
+  EXPECT_NE(allowed.err.find("clear text"), std::string::npos) << allowed.err;
+}
+
 TEST(UfmCli, UfmFlagsWithoutAUfmSourceAreAnError) {
   auto r = run({"discover", "--source", "demo:model", "--ufm-insecure"});
   EXPECT_EQ(r.code, 1);

@@ -238,7 +238,16 @@ TEST(UfmSourceArg, ParsesTheFragmentAndRejectsBadUrls) {
   EXPECT_EQ(o->max_response_bytes, 1000u);
   EXPECT_EQ(o->page_size, 50u);
   EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("ftp://x").has_value());
-  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("https://user:pw@x").has_value());
+  auto with_password = discoverers::ufm::parse_ufm_source_arg("https://admin:pw-in-url-42@x");
+  ASSERT_FALSE(with_password.has_value());
+  EXPECT_EQ(with_password.error().message().find("pw-in-url-42"), std::string::npos)
+      << with_password.error().message();
+  EXPECT_NE(with_password.error().message().find("admin:REDACTED@x"), std::string::npos)
+      << with_password.error().message();
+  auto bad_scheme = discoverers::ufm::parse_ufm_source_arg("ftp://admin:pw-in-url-42@x");
+  ASSERT_FALSE(bad_scheme.has_value());
+  EXPECT_EQ(bad_scheme.error().message().find("pw-in-url-42"), std::string::npos)
+      << bad_scheme.error().message();
   EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("https://x#bogus=1").has_value());
   EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("https://x:99999").has_value());
   EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("").has_value());
@@ -364,6 +373,7 @@ TEST_F(UfmServerTest, PersistentServerErrorsGiveUpAfterBoundedAttempts) {
   serve({});
   for (int i = 0; i < 10; ++i) server.script({.status = 502, .body = "{}"});
   auto o = options();
+  o.timeout = std::chrono::milliseconds(30000);  // the attempt limit is under test, not the budget
   o.max_attempts = 5;
   o.max_backoff = std::chrono::milliseconds(1500);
   auto found = discoverers::ufm::discover_ufm(o);
@@ -376,22 +386,92 @@ TEST_F(UfmServerTest, PersistentServerErrorsGiveUpAfterBoundedAttempts) {
   EXPECT_EQ(sleeps[3], std::chrono::milliseconds(1500));  // capped
 }
 
-TEST_F(UfmServerTest, TimeoutIsRetriedAndThenReported) {
+// --ufm-timeout is the whole fetch's budget: a server that never answers costs that long once,
+// not that long per attempt (it took 11.5 s with --ufm-timeout 2 when each attempt had its own).
+TEST_F(UfmServerTest, TimeoutIsTheWholeFetchsBudgetNotPerAttempt) {
   serve({});
   auto o = options();
-  o.timeout = std::chrono::milliseconds(150);
-  o.max_attempts = 2;
-  server.script({.status = 200, .body = "[]", .delay = std::chrono::milliseconds(600)});
-  auto found = discoverers::ufm::discover_ufm(o);  // the retry gets the real answer
-  ASSERT_TRUE(found.has_value()) << found.error().message();
-  EXPECT_EQ(found->graph->endpoint_count(), static_cast<std::size_t>(fabric.hosts));
-
-  server.script({.status = 200, .body = "[]", .delay = std::chrono::milliseconds(600)});
-  server.script({.status = 200, .body = "[]", .delay = std::chrono::milliseconds(600)});
+  o.timeout = std::chrono::milliseconds(300);
+  o.max_attempts = 4;
+  for (int i = 0; i < 4; ++i)
+    server.script({.status = 200, .body = "[]", .delay = std::chrono::milliseconds(900)});
+  const auto started = std::chrono::steady_clock::now();
   auto timed_out = discoverers::ufm::discover_ufm(o);
+  const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(timed_out.has_value());
-  EXPECT_NE(timed_out.error().message().find("timed out"), std::string::npos) << timed_out.error().message();
-  EXPECT_NE(timed_out.error().message().find("gave up after 2 attempts"), std::string::npos);
+  const std::string& message = timed_out.error().message();
+  EXPECT_NE(message.find("timed out"), std::string::npos) << message;
+  EXPECT_NE(message.find("time budget of 300ms"), std::string::npos) << message;
+  EXPECT_EQ(server.requests(), 1);
+  EXPECT_TRUE(clock->sleeps().empty());
+  // Four attempts of 300 ms each would be 1.2 s; one budget is 0.3 s (the bound leaves room for a
+  // loaded machine, not for a second attempt's timeout).
+  EXPECT_LT(took, std::chrono::milliseconds(1100));
+}
+
+// Backoff draws on the same budget: the client stops retrying when the next wait would overrun it.
+TEST_F(UfmServerTest, BackoffStopsWhenTheBudgetIsSpent) {
+  serve({});
+  for (int i = 0; i < 10; ++i) server.script({.status = 503, .body = "{}"});
+  auto o = options();
+  o.timeout = std::chrono::milliseconds(2000);
+  o.max_attempts = 10;
+  auto found = discoverers::ufm::discover_ufm(o);
+  ASSERT_FALSE(found.has_value());
+  EXPECT_NE(found.error().message().find("HTTP 503"), std::string::npos) << found.error().message();
+  EXPECT_NE(found.error().message().find("budget"), std::string::npos) << found.error().message();
+  auto sleeps = clock->sleeps();
+  std::chrono::steady_clock::duration slept{0};
+  for (auto s : sleeps) slept += s;
+  EXPECT_EQ(sleeps.size(), 2u);  // 500 + 1000; the next 2000 would overrun the 2 s budget
+  EXPECT_LE(slept, std::chrono::milliseconds(2000));
+  EXPECT_EQ(server.requests(), 3);
+}
+
+// A 401 whose chunked body is cut (the server hangs up after the status) keeps its status and is
+// not retried; it was "stream truncated (gave up after 4 attempts)".
+TEST_F(UfmServerTest, UnauthorizedWithACutChunkedBodyIsStillUnauthorizedAndNotRetried) {
+  serve({});
+  server.script({.status = 401, .body = "{\"error\": \"Unauthorized\"}", .chunked_cut = true});
+  auto found = discoverers::ufm::discover_ufm(options());
+  ASSERT_FALSE(found.has_value());
+  EXPECT_EQ(found.error().code(), ErrorCode::kPermission) << found.error().message();
+  EXPECT_NE(found.error().message().find("HTTP 401 Unauthorized"), std::string::npos)
+      << found.error().message();
+  EXPECT_EQ(server.requests(), 1);
+  EXPECT_TRUE(clock->sleeps().empty());
+}
+
+// Basic auth over http:// hands the password to anyone on the path: refused unless insecure.
+TEST(UfmCleartext, PlainHttpIsRefusedUnlessInsecureAndThenWarned) {
+  TempDir dir;
+  testing::write_text(dir.path() / "creds" / "username", std::string(kUser) + "\n");
+  testing::write_text(dir.path() / "creds" / "password", std::string(kPassword) + "\n");
+  FakeUfmServer plain(/*tls=*/false);
+  plain.set_basic_auth(kUser, kPassword);
+  auto fabric = testing::generate_ufm_fabric({});
+  plain.set_records("ports", fabric.ports);
+  plain.set_records("links", fabric.links);
+  ASSERT_TRUE(plain.start().has_value());
+  ASSERT_TRUE(plain.url().starts_with("http://")) << plain.url();
+  std::vector<std::string> log;
+  UfmClientOptions o;
+  o.url = plain.url();
+  o.credentials_dir = dir.path() / "creds";
+  o.log = [&](const std::string& line) { log.push_back(line); };
+  auto refused = discoverers::ufm::discover_ufm(o);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("clear text"), std::string::npos) << refused.error().message();
+  EXPECT_NE(refused.error().message().find("--ufm-insecure"), std::string::npos) << refused.error().message();
+  EXPECT_EQ(plain.requests(), 0);
+  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg(plain.url()).has_value());
+  EXPECT_TRUE(discoverers::ufm::parse_ufm_source_arg(plain.url() + "#insecure=true").has_value());
+
+  o.insecure = true;
+  auto allowed = discoverers::ufm::discover_ufm(o);
+  ASSERT_TRUE(allowed.has_value()) << allowed.error().message();
+  EXPECT_TRUE(std::any_of(log.begin(), log.end(),
+                          [](const std::string& l) { return l.find("clear text") != std::string::npos; }));
 }
 
 TEST_F(UfmServerTest, TruncatedBodyIsAClearErrorNamingTheUrl) {
