@@ -8,7 +8,12 @@ find_package(Threads REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 # RE2 matches every user-supplied regular expression in linear time (Go's syntax, as Volcano's).
-pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+pkg_check_modules(RE2 REQUIRED re2)
+# Only RE2's headers and libraries: its pkg-config cflags add -pthread, which defines _REENTRANT and
+# makes every dependent's precompiled header unusable (-Winvalid-pch, an error with -Werror).
+add_library(ht_re2 INTERFACE)
+target_include_directories(ht_re2 SYSTEM INTERFACE ${RE2_INCLUDE_DIRS})
+target_link_libraries(ht_re2 INTERFACE ${RE2_LINK_LIBRARIES} Threads::Threads)
 if(HYPERTOPO_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
