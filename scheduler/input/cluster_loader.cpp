@@ -158,6 +158,8 @@ std::expected<json, Error> read_document(const std::filesystem::path& path) {
     } catch (const json::parse_error& e) {
       return fail(ErrorCode::kParse,
                   path.string() + ": not valid JSON (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::exception& e) {  // e.g. a number beyond double's range ("1e400")
+      return fail(ErrorCode::kParse, path.string() + ": not valid JSON (" + e.what() + ")");
     }
   }
   try {
