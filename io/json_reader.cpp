@@ -37,6 +37,8 @@ std::expected<nlohmann::json, Error> parse_json(std::string_view text, const std
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     return fail(ErrorCode::kParse, where + ": not valid JSON: " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // a number beyond double's range ("1e400")
+    return fail(ErrorCode::kParse, where + ": not valid JSON: " + e.what());
   }
 }
 

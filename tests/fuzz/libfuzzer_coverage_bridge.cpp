@@ -27,3 +27,7 @@ extern "C" __attribute__((no_sanitize_coverage)) void __wrap___sanitizer_cov_tra
   const auto pc = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
   ++counters[(pc ^ (pc >> 16)) & 0xffff];
 }
+
+// GCC's trace-cmp also reports floating-point comparisons, which libFuzzer has no hooks for.
+extern "C" __attribute__((no_sanitize_coverage)) void __sanitizer_cov_trace_cmpf(float, float) {}
+extern "C" __attribute__((no_sanitize_coverage)) void __sanitizer_cov_trace_cmpd(double, double) {}

@@ -45,7 +45,6 @@ const std::set<std::string> kAwaitingParserHardening = {
     "regex-stack-host-pattern",    // std::regex recursion on a 40 KB CA description
     "regex-stack-switch-pattern",  // std::regex recursion on a 100 KB switch description
     "regex-backtracking",          // '^((a+)+)$' on 31 characters
-    "deep-json-trace",             // 100k nested '[' in a simulate trace line
     "yaml-bomb-place-job",         // nine levels of nine aliases
     "yaml-bomb-extender-config",
     "yaml-bomb-agent-inline-labels",
@@ -245,8 +244,10 @@ std::vector<HostileCase> make_cases(const fs::path& dir) {
                     examples + "hypernodes.json"},
                    "bomb.yaml"});
   cases.push_back({"yaml-bomb-extender-config", {"extender", "--config", bomb}, "bomb.yaml"});
-  std::string agent = yaml_alias_bomb("unused");
-  agent += "sources:\n  - kind: labels\n    config:\n      networkTopologyTypes: {rack: *i}\n";
+  // The bomb inside the inline labels block, so that the rest of the config is valid.
+  std::string agent = "sources:\n  - kind: labels\n    config:\n      networkTopologyTypes:\n";
+  std::istringstream bomb_lines(yaml_alias_bomb("rack"));
+  for (std::string line; std::getline(bomb_lines, line);) agent += "        " + line + "\n";
   cases.push_back({"yaml-bomb-agent-inline-labels",
                    {"agent", "--check", "--config", file("agent-bomb.yaml", agent)},
                    "agent-bomb.yaml"});
