@@ -36,26 +36,6 @@ namespace fs = std::filesystem;
 constexpr long kMemoryLimitMib = 512;
 constexpr int kSeconds = 10;
 
-// Cases whose fix belongs to the parser hardening (RE2 for user patterns, bounded and
-// regular-file-only reads, YAML alias budgets, JSON depth limits) and is not in this tree yet.
-// They run like every other case; while listed, a failure is reported as expected, and a pass
-// FAILS the test so that the entry is removed once the fix has landed. Empty the list; never add
-// to it to make a failure go away.
-const std::set<std::string> kAwaitingParserHardening = {
-    "regex-stack-host-pattern",    // std::regex recursion on a 40 KB CA description
-    "regex-stack-switch-pattern",  // std::regex recursion on a 100 KB switch description
-    "regex-backtracking",          // '^((a+)+)$' on 31 characters
-    "yaml-bomb-place-job",         // nine levels of nine aliases
-    "yaml-bomb-extender-config",
-    "yaml-bomb-agent-inline-labels",
-    "yaml-bomb-reports-dir",
-    "dev-zero-capture",         // ibnetdiscover:/dev/zero
-    "dev-zero-builder-config",  // --config /dev/zero
-    "dev-zero-guid-map",        // --guid-map /dev/zero
-    "fifo-node-desc",           // a sysfs node_desc that is a FIFO
-    "dev-zero-ufm-token",       // a UFM token file that is /dev/zero
-};
-
 std::string hypertopo_binary() {
   const char* override_binary = std::getenv("HYPERTOPO_BINARY");
   return override_binary != nullptr ? override_binary : HT_HYPERTOPO_BINARY;
@@ -287,7 +267,6 @@ TEST(ResourceLimits, EveryCaseEndsWithOneErrorWithin10SecondsAnd512Mib) {
   const auto cases = make_cases(dir.path());
   std::printf("[hostile] binary %s (%s)\n", hypertopo_binary().c_str(),
               built_with_asan(hypertopo_binary()) ? "ASan: no RLIMIT_AS, RSS measured" : "RLIMIT_AS 512 MiB");
-  std::vector<std::string> still_failing, newly_passing;
   for (const auto& c : cases) {
     const fs::path scratch = dir.path() / ("run-" + c.id);
     fs::create_directories(scratch);
@@ -298,18 +277,8 @@ TEST(ResourceLimits, EveryCaseEndsWithOneErrorWithin10SecondsAnd512Mib) {
                 c.id.c_str(), o.code, o.signal, o.seconds, o.cpu_seconds, o.peak_rss_mib,
                 why.empty() ? ("ok: " + (lines.empty() ? std::string() : lines.back().substr(0, 160))).c_str()
                             : why.c_str());
-    const bool awaited = kAwaitingParserHardening.contains(c.id);
-    if (awaited) {
-      (why.empty() ? newly_passing : still_failing).push_back(c.id);
-    } else {
-      EXPECT_TRUE(why.empty()) << c.id << ": " << why << "\nstderr:\n" << o.err.substr(0, 2000);
-    }
+    EXPECT_TRUE(why.empty()) << c.id << ": " << why << "\nstderr:\n" << o.err.substr(0, 2000);
   }
-  for (const auto& id : still_failing) {
-    std::printf("[hostile] EXPECTED FAILURE (awaiting the parser hardening): %s\n", id.c_str());
-  }
-  EXPECT_TRUE(newly_passing.empty()) << "these cases pass now: remove them from kAwaitingParserHardening: "
-                                     << ::testing::PrintToString(newly_passing);
 }
 
 }  // namespace
