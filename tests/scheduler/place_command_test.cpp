@@ -243,6 +243,18 @@ TEST_F(PlaceCommandTest, AKep5732PodGroupIsPlacedInsideOneDomainOfItsTopologyKey
   json three = group;
   three["spec"]["schedulingPolicy"]["gang"]["minCount"] = 3;
   EXPECT_EQ(place(json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", {three, pod}}}).code, 1);
+  // simulate reads the same PodGroup as a trace arrival: both placed, one rack each.
+  const json arrive{{"apiVersion", "v1"}, {"kind", "List"}, {"items", {group, pod}}};
+  std::string trace;
+  for (const char* id : {"a", "b"})
+    trace += json{{"time", 0}, {"job", id}, {"duration", 10}, {"arrive", arrive}}.dump() + "\n";
+  auto sim = testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", nodes()), "--topology",
+                                             file("topology.json", topology(true)), "--trace",
+                                             text_file("trace.jsonl", trace), "-o", "json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const json report = json::parse(sim.out);
+  EXPECT_EQ(report["policies"][0]["admitted"], 2) << sim.out;
+  EXPECT_EQ(report["policies"][0]["waitMaxSeconds"], 0) << sim.out;
   json two_levels = group;
   two_levels["spec"]["schedulingConstraints"]["topology"].push_back({{"key", "example.com/block"}});
   expect_invalid(place(two_levels), "schedulingConstraints.topology");
