@@ -1,4 +1,6 @@
 // `hypertopo place`: where would this job land? A what-if answer from kubectl output files.
+// Exit status: 0 it fits, 1 it does not fit now (the reason is in the output), 2 the request or an
+// input is invalid (one line on stderr naming the file and the field).
 #include <iostream>
 
 #include "cli/commands.h"
@@ -13,6 +15,7 @@ void add_place_command(CLI::App& app, Action& action) {
   auto timings = std::make_shared<bool>(false);
   auto pods = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
+  auto flavor = std::make_shared<std::string>();
   cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output")
       ->required()
       ->check(CLI::ExistingFile);
@@ -29,12 +32,18 @@ void add_place_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--semantics", in->semantics, "auto, engine or kueue (Kueue's exact algorithm)")
       ->check(CLI::IsMember({"auto", "engine", "kueue"}));
+  cmd->add_option("--resource-flavor", *flavor,
+                  "Kueue ResourceFlavor whose spec.nodeLabels narrow the nodes (Kueue semantics)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kueue-feature-gates", in->kueue_feature_gates,
+                  "Kueue's TAS feature gates, as its --feature-gates: TASBalancedPlacement=true,...");
   cmd->add_flag("--timings", *timings, "print parse/index/place times to stderr");
   cmd->add_option("-o,--output", *format, "json, yaml or text")
       ->check(CLI::IsMember({"json", "yaml", "text"}));
-  cmd->callback([&action, in, format, timings, pods, config] {
-    action = [in, format, timings, pods, config]() -> int {
+  cmd->callback([&action, in, format, timings, pods, config, flavor] {
+    action = [in, format, timings, pods, config, flavor]() -> int {
       if (!pods->empty()) in->pods = *pods;
+      if (!flavor->empty()) in->resource_flavor = *flavor;
       if (!config->empty()) in->scheduler_config = *config;
       auto report = scheduler::run_placement(*in);
       if (!report) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "io/bounded_file.h"
@@ -59,6 +60,27 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
   }
   SchedulerConfig cfg;
   if (!doc.IsMap()) return fail(ErrorCode::kParse, origin + ": expected a mapping with 'tiers'");
+  // Volcano's SchedulerConfiguration (pkg/scheduler/conf/scheduler_conf.go): actions, tiers,
+  // configurations, metrics; plus our `hypertopo:` block. Anything else is a typo that would
+  // silently change nothing.
+  auto unknown_key = [&](const YAML::Node& map, std::initializer_list<const char*> known,
+                         const std::string& where) -> std::optional<Error> {
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>("");
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Error(ErrorCode::kInvalidArgument,
+                     origin + ": unknown key '" + where + key + "' (known: " + list + ")");
+      }
+    }
+    return std::nullopt;
+  };
+  if (auto bad = unknown_key(doc, {"actions", "tiers", "configurations", "metrics", "hypertopo"}, ""))
+    return std::unexpected(*bad);
+  if (auto own = doc["hypertopo"]; own && own.IsMap()) {
+    if (auto bad = unknown_key(own, {"profile", "maxPodsPerJob"}, "hypertopo.")) return std::unexpected(*bad);
+  }
   try {
     if (auto tiers = doc["tiers"]; tiers && tiers.IsSequence()) {
       for (const auto& tier : tiers) {

@@ -6,6 +6,7 @@ namespace {
 const k8s::Resource kNodesResource{"", "v1", "nodes", false};
 const k8s::Resource kPodsResource{"", "v1", "pods", true};
 const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
 
 }  // namespace
 
@@ -16,7 +17,7 @@ ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
 void ClusterWatcher::start() {
-  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes}) {
+  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups}) {
     threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
   }
 }
@@ -29,7 +30,7 @@ void ClusterWatcher::stop() {
 
 bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 3; });
+  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 4; });
 }
 
 std::expected<void, Error> ClusterWatcher::replace(Kind kind, const std::vector<nlohmann::json>& items) {
@@ -40,6 +41,9 @@ std::expected<void, Error> ClusterWatcher::replace(Kind kind, const std::vector<
       return service_.set_pods(items);
     case Kind::kHyperNodes:
       return service_.set_hypernodes(items);
+    case Kind::kPodGroups:
+      service_.set_pod_groups(items);
+      return {};
   }
   return {};
 }
@@ -68,14 +72,21 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
       else
         (void)service_.upsert_hypernode(event.object);
       break;
+    case Kind::kPodGroups:
+      if (gone)
+        service_.remove_pod_group(event.object);
+      else
+        service_.upsert_pod_group(event.object);
+      break;
   }
   if (kind == Kind::kNodes) service_.check_plans();  // a planned node may just have failed
 }
 
 void ClusterWatcher::run(Kind kind, std::stop_token stop) {
-  const k8s::Resource& resource = kind == Kind::kNodes  ? kNodesResource
-                                  : kind == Kind::kPods ? kPodsResource
-                                                        : kHyperNodesResource;
+  const k8s::Resource& resource = kind == Kind::kNodes        ? kNodesResource
+                                  : kind == Kind::kPods       ? kPodsResource
+                                  : kind == Kind::kHyperNodes ? kHyperNodesResource
+                                                              : kPodGroupsResource;
   bool counted = false;
   auto pause = [&] {
     std::unique_lock lock(mu_);
@@ -84,8 +95,11 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
   while (!stop.stop_requested()) {
     auto listed = client_.list(resource, "");
     if (!listed) {
-      if (listed.error().http_status == 404 && kind == Kind::kHyperNodes && !counted) {
-        // No HyperNode CRD: nodes alone still make a usable (flat) view.
+      const int status = listed.error().http_status;
+      const bool optional_kind = kind == Kind::kHyperNodes || kind == Kind::kPodGroups;
+      if (!counted && optional_kind && (status == 404 || (status == 403 && kind == Kind::kPodGroups))) {
+        // No HyperNode CRD: nodes alone still make a usable (flat) view. No PodGroup CRD: gangs are
+        // sized by their annotations (also when RBAC does not grant PodGroups: older installs).
         std::lock_guard lock(mu_);
         ++synced_;
         counted = true;

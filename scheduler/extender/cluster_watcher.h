@@ -1,9 +1,10 @@
 // scheduler/extender/cluster_watcher.h: feeds an ExtenderService from Kubernetes list + watch.
 //
-// One thread per kind (Nodes, Pods, Volcano HyperNodes): list, hand the whole list to the service,
-// then watch from the list's resourceVersion; a watch that ends resumes from the last version seen,
-// a 410 Gone lists again. A missing HyperNode CRD (404) leaves the topology empty (nodes sit under
-// the cluster root) and is retried after the backoff.
+// One thread per kind (Nodes, Pods, Volcano HyperNodes, coscheduling PodGroups): list, hand the whole list to
+// the service, then watch from the list's resourceVersion; a watch that ends resumes from the last version
+// seen, a 410 Gone lists again. A missing HyperNode CRD (404) leaves the topology empty (nodes sit under the
+// cluster root), a missing PodGroup CRD leaves gangs sized by annotations; both are retried after the
+// backoff.
 //
 //   ClusterWatcher watcher(client, service);
 //   watcher.start();            // threads run until stop() or destruction
@@ -38,7 +39,7 @@ class ClusterWatcher {
   int relists() const { return relists_.load(); }
 
  private:
-  enum class Kind { kNodes, kPods, kHyperNodes };
+  enum class Kind { kNodes, kPods, kHyperNodes, kPodGroups };
   void run(Kind kind, std::stop_token stop);
   void apply(Kind kind, const k8s::WatchEvent& event);
   std::expected<void, Error> replace(Kind kind, const std::vector<nlohmann::json>& items);

@@ -8,26 +8,22 @@
 // Gangs. A pod belongs to a gang when it carries the coscheduling label
 // `scheduling.x-k8s.io/pod-group`, Volcano's annotation `scheduling.k8s.io/group-name`, or our
 // `hypertopo.io/gang` (label or annotation); the gang key is namespace/name. Its size comes from
-// `hypertopo.io/gang-size` (annotation), else Kueue's `kueue.x-k8s.io/pod-group-total-count`, else 1.
-// Its constraint comes from the pod's annotations through the job loaders (scheduler/input), so the
-// mappings are the loaders' own:
-//   - Kueue TAS podset annotations (kueue.x-k8s.io/podset-*) and KAI `kai.scheduler/topology-*`
-//     annotations: read as the pod template of a batch/v1 Job with parallelism = gang size;
-//   - otherwise the Volcano networkTopology / partitionPolicy fields given as our annotations:
-//       hypertopo.io/network-topology-mode        hard | soft
-//       hypertopo.io/highest-tier-allowed         N          (or hypertopo.io/highest-tier-name)
-//       hypertopo.io/partition-size               pods per partition (totalPartitions = size / this)
-//       hypertopo.io/min-partitions               Volcano minPartitions (default: all)
-//       hypertopo.io/partition-highest-tier-allowed   N      (or ...partition-highest-tier-name)
-//     read as a one-task Volcano Job.
+// `hypertopo.io/gang-size` (annotation), else Kueue's `kueue.x-k8s.io/pod-group-total-count`, else
+// the `spec.minMember` of the coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1) the label names,
+// else 1. Its constraint is read off the pod's annotations (scheduler/input/pod_request.h: our keys,
+// Volcano's pod-level keys, Kueue TAS and KAI annotations).
 // The first pod of a gang plans the whole gang with the PlacementEngine; the plan's slots are
 // reserved in the index, cached with a TTL measured on the injected Clock (renewed by activity) and
 // persisted (JSON, temp file + rename) when a state file is set. filter() gives each pod one slot
 // (tracked by pod uid) and admits only that slot's node. A slot whose node goes NotReady,
 // unschedulable or away before its pod binds is moved to another node inside the innermost
 // constraint domain (partition domain, else the job domain); only when no such node has room is
-// the gang re-planned. Each slot carries a rank hint (its position in the plan) and the domain path,
-// served by plans() and as suggested annotations hypertopo.io/rank and hypertopo.io/domain-path.
+// the gang re-planned. A gang pod takes the slot of its own index (pod_request.h: completion index,
+// pod index, Volcano task index or hypertopo.io/rank), so rank r lands where the plan put rank r and
+// a partition (index / partitionSize) stays in its domain whatever order the pods arrive in; a pod
+// without any index takes the first free slot among the nodes offered (arrival order, marked so in
+// the plan). The slot's rank is the pod's rank hint, served by plans() with the domain path and as
+// suggested annotations hypertopo.io/rank and hypertopo.io/domain-path.
 // Normal pods: filter keeps the nodes the pod fits on; prioritize gives Volcano's fading-tier
 // binpack score scaled to 0..MaxExtenderPriority (10), the best candidate getting 10.
 //
@@ -76,11 +72,13 @@ struct PlanSlot {
   std::vector<std::string> domain_path;
   std::string pod_uid;  // empty: not yet taken
   bool bound = false;
+  std::string taken_by;  // how the pod chose it: "podIndex" (its own index) or "arrivalOrder"
 };
 
 struct GangPlan {
-  std::string key;         // namespace/name
-  nlohmann::json job_doc;  // the synthetic job the request was read from (persisted; re-read on load)
+  std::string key;  // namespace/name
+  // The first pod's annotations and spec, which the request is read from (persisted; re-read on load).
+  nlohmann::json pod_doc;
   PodSetRequest request;
   std::string job_domain;   // the domain the engine chose (empty when spread)
   int partition_tier = -1;  // tier of a partition's domain, -1 without partitions
@@ -110,6 +108,10 @@ class ExtenderService {
   std::expected<void, Error> set_pods(const std::vector<nlohmann::json>& pods);
   std::expected<void, Error> upsert_pod(const nlohmann::json& pod);
   void remove_pod(const nlohmann::json& pod);
+  // Coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1): their spec.minMember sizes gangs.
+  void set_pod_groups(const std::vector<nlohmann::json>& pod_groups);
+  void upsert_pod_group(const nlohmann::json& pod_group);
+  void remove_pod_group(const nlohmann::json& pod_group);
 
   // Extender verbs. An error means the request itself is malformed (answer 400 with its message).
   std::expected<nlohmann::json, Error> filter(const nlohmann::json& args);
@@ -132,10 +134,10 @@ class ExtenderService {
   };
   std::expected<void, Error> ensure_index();
   std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
-  // The synthetic job document for a pod (gang or not), and the pod set read from it.
-  std::expected<nlohmann::json, Error> job_document(const nlohmann::json& pod, std::int32_t count,
-                                                    bool gang) const;
-  std::expected<PodSetRequest, Error> read_request(const nlohmann::json& job_doc) const;
+  std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
+  // The slot a gang pod takes (by its index, else the first free one among `offered`), or why none.
+  std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
+                                            const std::vector<std::string>& offered);
   std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key);
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count);
   bool node_usable(const std::string& name) const;
@@ -155,6 +157,7 @@ class ExtenderService {
   std::map<std::string, PodInfo> pods_;  // by uid
   std::optional<TopologyIndex> index_;
   bool dirty_ = true;
+  std::map<std::string, std::int32_t> pod_group_min_member_;  // namespace/name -> spec.minMember
   std::map<std::string, GangPlan> plans_;
   ExtenderCounters counters_;
 };

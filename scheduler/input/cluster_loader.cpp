@@ -165,7 +165,102 @@ std::expected<json, Error> read_document(const std::filesystem::path& path) {
   }
 }
 
+namespace {
+
+// Type checks ahead of the object readers, so a wrong type ends in an error naming the object and
+// the key rather than a json type_error from deep inside a reader.
+std::expected<void, Error> want(const json& obj, const char* key, json::value_t type,
+                                const std::string& where) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return {};
+  const bool ok = type == json::value_t::number_integer ? it->is_number_integer()
+                  : type == json::value_t::string       ? it->is_string()
+                  : type == json::value_t::boolean      ? it->is_boolean()
+                  : type == json::value_t::array        ? it->is_array()
+                                                        : it->is_object();
+  if (ok) return {};
+  const char* name = type == json::value_t::number_integer ? "an integer"
+                     : type == json::value_t::string       ? "a string"
+                     : type == json::value_t::boolean      ? "true or false"
+                     : type == json::value_t::array        ? "a list"
+                                                           : "an object";
+  return fail(ErrorCode::kParse, where + ": " + key + " must be " + name + ", got " + it->type_name());
+}
+
+std::expected<void, Error> want_strings(const json& obj, const char* key, const std::string& where) {
+  if (auto ok = want(obj, key, json::value_t::object, where); !ok) return ok;
+  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return {};
+  for (const auto& [k, v] : obj[key].items()) {
+    if (!v.is_string()) return fail(ErrorCode::kParse, where + ": " + key + "." + k + " must be a string");
+  }
+  return {};
+}
+
+std::expected<void, Error> check_node_shape(const json& node, const std::string& where) {
+  if (!node.is_object()) return fail(ErrorCode::kParse, where + ": a Node must be an object");
+  using T = json::value_t;
+  for (const auto& [key, type] : {std::pair{"kind", T::string},
+                                  {"apiVersion", T::string},
+                                  {"metadata", T::object},
+                                  {"spec", T::object},
+                                  {"status", T::object}}) {
+    if (auto ok = want(node, key, type, where); !ok) return ok;
+  }
+  const json empty = json::object();
+  const json& meta = node.contains("metadata") && node["metadata"].is_object() ? node["metadata"] : empty;
+  const json& spec = node.contains("spec") && node["spec"].is_object() ? node["spec"] : empty;
+  const json& status = node.contains("status") && node["status"].is_object() ? node["status"] : empty;
+  if (auto ok = want(meta, "name", T::string, where + " metadata"); !ok) return ok;
+  const std::string who = "Node " + str(meta, "name");
+  if (auto ok = want_strings(meta, "labels", who + " metadata"); !ok) return ok;
+  if (auto ok = want(spec, "unschedulable", T::boolean, who + " spec"); !ok) return ok;
+  if (auto ok = want(spec, "taints", T::array, who + " spec"); !ok) return ok;
+  if (spec.contains("taints") && spec["taints"].is_array()) {
+    for (std::size_t i = 0; i < spec["taints"].size(); ++i) {
+      const json& t = spec["taints"][i];
+      const std::string tw = who + " spec.taints[" + std::to_string(i) + "]";
+      if (!t.is_object()) return fail(ErrorCode::kParse, tw + " must be an object");
+      for (const char* k : {"key", "value", "effect"}) {
+        if (auto ok = want(t, k, T::string, tw); !ok) return ok;
+      }
+    }
+  }
+  if (auto ok = want(status, "allocatable", T::object, who + " status"); !ok) return ok;
+  if (auto ok = want(status, "conditions", T::array, who + " status"); !ok) return ok;
+  if (status.contains("conditions") && status["conditions"].is_array()) {
+    for (std::size_t i = 0; i < status["conditions"].size(); ++i) {
+      const json& c = status["conditions"][i];
+      const std::string cw = who + " status.conditions[" + std::to_string(i) + "]";
+      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+      for (const char* k : {"type", "status"}) {
+        if (auto ok = want(c, k, T::string, cw); !ok) return ok;
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::expected<std::vector<NodeSpec>, Error> parse_nodes(const json& doc) {
+  if (!doc.is_object())
+    return fail(ErrorCode::kParse, "expected a NodeList (kubectl get nodes -o json) or a Node");
+  if (auto ok = want(doc, "kind", json::value_t::string, "the document"); !ok)
+    return std::unexpected(ok.error());
+  if (str(doc, "kind") == "Node") {
+    if (auto ok = check_node_shape(doc, "the Node"); !ok) return std::unexpected(ok.error());
+  } else {
+    if (!doc.contains("items") || !doc["items"].is_array()) {
+      return fail(
+          ErrorCode::kParse,
+          "expected a NodeList with items (kubectl get nodes -o json), got kind '" + str(doc, "kind") + "'");
+    }
+    for (std::size_t i = 0; i < doc["items"].size(); ++i) {
+      if (auto ok = check_node_shape(doc["items"][i], "items[" + std::to_string(i) + "]"); !ok)
+        return std::unexpected(ok.error());
+    }
+  }
   auto list = k8s::parse_node_list(doc);
   if (!list) return std::unexpected(list.error());
   std::vector<NodeSpec> out;
@@ -194,37 +289,68 @@ std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::pa
 }
 
 std::expected<std::vector<BoundPod>, Error> parse_pods(const json& doc) {
+  using T = json::value_t;
   std::vector<BoundPod> out;
   std::vector<json> items;
-  if (str(doc, "kind") == "Pod") {
+  if (!doc.is_object())
+    return fail(ErrorCode::kParse, "expected a PodList (kubectl get pods -o json) or a Pod");
+  if (auto ok = want(doc, "kind", T::string, "the document"); !ok) return std::unexpected(ok.error());
+  const std::string kind = str(doc, "kind");
+  if (kind == "Pod") {
     items.push_back(doc);
+  } else if (doc.contains("items") && doc["items"].is_array() &&
+             (kind.empty() || kind == "PodList" || kind == "List")) {
+    for (const auto& i : doc["items"]) items.push_back(i);
   } else {
-    for (const auto& i : items_of(doc)) items.push_back(i);
+    return fail(ErrorCode::kParse,
+                "expected a PodList with items (kubectl get pods -o json) or a Pod, got kind '" + kind + "'");
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
     const json& pod = items[i];
+    const std::string iw = "items[" + std::to_string(i) + "]";
+    if (!pod.is_object()) return fail(ErrorCode::kParse, iw + ": a Pod must be an object");
+    if (!str(pod, "kind").empty() && str(pod, "kind") != "Pod")
+      return fail(ErrorCode::kParse, iw + ": expected kind Pod, got '" + str(pod, "kind") + "'");
+    for (const auto& [key, type] :
+         {std::pair{"metadata", T::object}, {"spec", T::object}, {"status", T::object}}) {
+      if (auto ok = want(pod, key, type, iw); !ok) return std::unexpected(ok.error());
+    }
     const json meta = pod.value("metadata", json::object());
     const std::string name = str(meta, "namespace") + "/" + str(meta, "name");
     const json spec = pod.value("spec", json::object());
     const json status = pod.value("status", json::object());
+    const std::string pw = "pod " + name;
+    for (const auto& [key, type] : {std::pair{"nodeName", T::string},
+                                    {"containers", T::array},
+                                    {"initContainers", T::array},
+                                    {"overhead", T::object}}) {
+      if (auto ok = want(spec, key, type, pw + " spec"); !ok) return std::unexpected(ok.error());
+    }
+    if (auto ok = want(status, "phase", T::string, pw + " status"); !ok) return std::unexpected(ok.error());
     const std::string phase = str(status, "phase");
     const std::string node = str(spec, "nodeName");
     if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
+    auto requests_of = [&](const json& c, const std::string& cw) -> std::expected<ResourceAmounts, Error> {
+      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+      if (auto ok = want(c, "resources", T::object, cw); !ok) return std::unexpected(ok.error());
+      const json resources = c.value("resources", json::object());
+      if (auto ok = want(resources, "requests", T::object, cw + " resources"); !ok)
+        return std::unexpected(ok.error());
+      return quantities(resources.value("requests", json::object()), cw + " resources.requests");
+    };
     ResourceAmounts sum, init_max;
     for (const auto& c : spec.value("containers", json::array())) {
-      auto r = quantities(c.value("resources", json::object()).value("requests", json::object()),
-                          "pod " + name + " container " + str(c, "name"));
+      auto r = requests_of(c, pw + " container " + str(c, "name"));
       if (!r) return std::unexpected(r.error());
       for (const auto& [k, v] : *r) sum[k] += v;
     }
     for (const auto& c : spec.value("initContainers", json::array())) {
-      auto r = quantities(c.value("resources", json::object()).value("requests", json::object()),
-                          "pod " + name + " init container " + str(c, "name"));
+      auto r = requests_of(c, pw + " init container " + str(c, "name"));
       if (!r) return std::unexpected(r.error());
       for (const auto& [k, v] : *r) init_max[k] = std::max(init_max[k], v);
     }
     for (const auto& [k, v] : init_max) sum[k] = std::max(sum[k], v);
-    auto overhead = quantities(spec.value("overhead", json::object()), "pod " + name + " overhead");
+    auto overhead = quantities(spec.value("overhead", json::object()), pw + " overhead");
     if (!overhead) return std::unexpected(overhead.error());
     for (const auto& [k, v] : *overhead) sum[k] += v;
     out.push_back(BoundPod{name, node, std::move(sum)});
@@ -247,9 +373,22 @@ std::expected<TopologySource, Error> parse_topology(const json& doc) {
   const std::string kind = str(doc, "kind");
   if (kind == "Topology") {
     out.kind = TopologySource::Kind::kLevels;
-    out.levels.name = doc.contains("metadata") ? str(doc["metadata"], "name") : "default";
-    const json levels = doc.value("spec", json::object()).value("levels", json::array());
+    if (auto ok = want(doc, "metadata", json::value_t::object, "Topology"); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = want(doc, "spec", json::value_t::object, "Topology"); !ok)
+      return std::unexpected(ok.error());
+    out.levels.name =
+        doc.contains("metadata") && doc["metadata"].is_object() ? str(doc["metadata"], "name") : "";
+    if (out.levels.name.empty()) out.levels.name = "default";
+    const json spec = doc.value("spec", json::object());
+    if (auto ok = want(spec, "levels", json::value_t::array, "Topology " + out.levels.name + " spec"); !ok)
+      return std::unexpected(ok.error());
+    const json levels = spec.is_object() ? spec.value("levels", json::array()) : json::array();
     for (std::size_t i = 0; i < levels.size(); ++i) {
+      if (!levels[i].is_object()) {
+        return fail(ErrorCode::kParse, "Topology " + out.levels.name + ": spec.levels[" + std::to_string(i) +
+                                           "] must be an object {nodeLabel}");
+      }
       std::string label = str(levels[i], "nodeLabel");
       if (label.empty()) {
         return fail(ErrorCode::kParse, "Topology " + out.levels.name + ": spec.levels[" + std::to_string(i) +

@@ -1,6 +1,8 @@
 #include "scheduler/input/job_loader.h"
 
+#include <charconv>
 #include <limits>
+#include <optional>
 
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
@@ -17,20 +19,53 @@ std::string str(const json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
+
+// An integer field (a JSON integer, or a string holding only one) within [min, max]: every count
+// and size is checked where it is read, so 2147483648 or -1 never wraps into a plausible value.
 std::expected<std::int64_t, Error> integer(const json& obj, const char* key, std::int64_t fallback,
-                                           const std::string& where) {
+                                           const std::string& where, std::int64_t min = 0,
+                                           std::int64_t max = kInt32Max) {
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return fallback;
-  if (it->is_number_integer()) return it->get<std::int64_t>();
-  if (it->is_string()) {
-    try {
-      std::size_t used = 0;
-      auto v = std::stoll(it->get<std::string>(), &used);
-      if (used == it->get<std::string>().size()) return v;
-    } catch (const std::exception&) {
-    }
+  std::optional<std::int64_t> v;
+  if (it->is_number_unsigned()) {
+    if (it->get<std::uint64_t>() <= static_cast<std::uint64_t>(max))
+      v = it->get<std::int64_t>();
+    else
+      v = max + 1;  // out of range either way; keep the message below
+  } else if (it->is_number_integer()) {
+    v = it->get<std::int64_t>();
+  } else if (it->is_string()) {
+    const std::string& text = it->get_ref<const std::string&>();
+    std::int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) v = n;
   }
-  return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be an integer, got " + it->dump());
+  if (!v) {
+    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be an integer, got " + it->dump());
+  }
+  if (*v < min || *v > max) {
+    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be from " + std::to_string(min) +
+                                                 " to " + std::to_string(max) + ", got " + it->dump());
+  }
+  return *v;
+}
+
+// obj[key] when it has the expected JSON type; absent or null gives an empty value of that type.
+// A wrong type is an error naming the key, never nlohmann's type_error.
+std::expected<json, Error> typed_field(const json& obj, const char* key, json::value_t type,
+                                       const std::string& where) {
+  const json empty = type == json::value_t::array ? json::array() : json::object();
+  if (!obj.is_object()) return empty;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return empty;
+  if (it->type() != type) {
+    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be " +
+                                                 (type == json::value_t::array ? "a list" : "an object") +
+                                                 ", got " + it->type_name());
+  }
+  return *it;
 }
 
 std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::string& where) {
@@ -58,23 +93,47 @@ std::vector<Toleration> tolerations(const json& list) {
   return out;
 }
 
-// Per-pod requests, nodeSelector and tolerations from a pod template spec.
+}  // namespace
+
 std::expected<void, Error> read_pod_spec(const json& spec, PodSetRequest& ps, const std::string& where) {
+  if (spec.is_null()) return {};
+  if (!spec.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": the pod spec must be an object");
   ResourceAmounts sum;
-  for (const auto& c : spec.value("containers", json::array())) {
-    auto r = quantities(c.value("resources", json::object()).value("requests", json::object()),
-                        where + " container " + str(c, "name") + " resources.requests");
+  auto containers = typed_field(spec, "containers", json::value_t::array, where + " spec");
+  if (!containers) return std::unexpected(containers.error());
+  for (std::size_t i = 0; i < containers->size(); ++i) {
+    const json& c = (*containers)[i];
+    const std::string cw = where + " spec.containers[" + std::to_string(i) + "]";
+    if (!c.is_object()) return fail(ErrorCode::kInvalidArgument, cw + " must be an object");
+    auto resources = typed_field(c, "resources", json::value_t::object, cw);
+    if (!resources) return std::unexpected(resources.error());
+    auto requests = typed_field(*resources, "requests", json::value_t::object, cw + ".resources");
+    if (!requests) return std::unexpected(requests.error());
+    auto r = quantities(*requests, where + " container " + str(c, "name") + " resources.requests");
     if (!r) return std::unexpected(r.error());
     for (const auto& [k, v] : *r) sum[k] += v;
   }
   ps.per_pod = std::move(sum);
-  if (spec.contains("nodeSelector") && spec["nodeSelector"].is_object()) {
-    for (const auto& [k, v] : spec["nodeSelector"].items())
-      ps.node_selector[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  auto selector = typed_field(spec, "nodeSelector", json::value_t::object, where + " spec");
+  if (!selector) return std::unexpected(selector.error());
+  for (const auto& [k, v] : selector->items()) {
+    if (!v.is_string())
+      return fail(ErrorCode::kInvalidArgument, where + " spec.nodeSelector." + k + " must be a string");
+    ps.node_selector[k] = v.get<std::string>();
   }
-  ps.tolerations = tolerations(spec.value("tolerations", json::array()));
+  auto tols = typed_field(spec, "tolerations", json::value_t::array, where + " spec");
+  if (!tols) return std::unexpected(tols.error());
+  for (std::size_t i = 0; i < tols->size(); ++i) {
+    if (!(*tols)[i].is_object()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + " spec.tolerations[" + std::to_string(i) + "] must be an object");
+    }
+  }
+  ps.tolerations = tolerations(*tols);
   return {};
 }
+
+namespace {
 
 // networkTopology {mode, highestTierAllowed | highestTierName} onto a pod set.
 std::expected<void, Error> read_network_topology(const json& nt, PodSetRequest& ps,
@@ -125,7 +184,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
     PodSetRequest ps;
     ps.name = str(task, "name");
     const std::string tw = where + " task " + (ps.name.empty() ? std::to_string(i) : ps.name);
-    auto replicas = integer(task, "replicas", 1, tw);
+    auto replicas = integer(task, "replicas", 1, tw, 1);
     if (!replicas) return std::unexpected(replicas.error());
     ps.count = static_cast<std::int32_t>(*replicas);
     if (auto ok = read_pod_spec(task.value("template", json::object()).value("spec", json::object()), ps, tw);
@@ -137,11 +196,11 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
     if (task.contains("partitionPolicy") && task["partitionPolicy"].is_object()) {
       const json& pp = task["partitionPolicy"];
       PartitionRequest part;
-      auto total = integer(pp, "totalPartitions", 0, tw + " partitionPolicy");
-      auto size = integer(pp, "partitionSize", 0, tw + " partitionPolicy");
+      auto total = integer(pp, "totalPartitions", 0, tw + " partitionPolicy", 1);
+      auto size = integer(pp, "partitionSize", 0, tw + " partitionPolicy", 1);
       if (!total) return std::unexpected(total.error());
       if (!size) return std::unexpected(size.error());
-      auto min = integer(pp, "minPartitions", *total, tw + " partitionPolicy");
+      auto min = integer(pp, "minPartitions", *total, tw + " partitionPolicy", 1, *total);
       if (!min) return std::unexpected(min.error());
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
@@ -165,6 +224,8 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
   }
   return out;
 }
+
+}  // namespace
 
 std::expected<void, Error> topology_annotations(const json& annotations, PodSetRequest& ps,
                                                 std::string& format, const std::string& where) {
@@ -219,28 +280,54 @@ std::expected<void, Error> topology_annotations(const json& annotations, PodSetR
       return fail(ErrorCode::kInvalidArgument,
                   where + ": podset-slice-required-topology-constraints must be a list");
     }
-    for (const auto& l : list) {
-      auto size = integer(l, "size", 0, where + " slice constraint");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const json& l = list[i];
+      const std::string lw =
+          where + ": podset-slice-required-topology-constraints[" + std::to_string(i) + "]";
+      if (!l.is_object())
+        return fail(ErrorCode::kInvalidArgument, lw + " must be an object {topology, size}");
+      auto size = integer(l, "size", 0, lw, 1, std::max<std::int64_t>(ps.count, 1));
       if (!size) return std::unexpected(size.error());
+      if (str(l, "topology").empty())
+        return fail(ErrorCode::kInvalidArgument, lw + ": topology must be a level label");
+      if (i == 0 && ps.count % *size != 0) {
+        return fail(ErrorCode::kInvalidArgument, lw + ": size " + std::to_string(*size) +
+                                                     " does not divide the pod count " +
+                                                     std::to_string(ps.count));
+      }
       ps.slices.push_back({str(l, "topology"), static_cast<std::int32_t>(*size)});
     }
   } else if (!slice_level.empty()) {
-    if (slice_size.empty()) {
-      return fail(ErrorCode::kInvalidArgument,
-                  where + ": slice topology requested, but slice size not provided");
+    if (slice_size.empty() && !get(std::string(kKueuePrefix) + "podset-group-name").empty()) {
+      // In a leader + workers group Kueue slices by the workers' annotations alone; a leader may
+      // carry the slice level without a size. Size 0 leaves the decision to the Kueue placement.
+      ps.slices.push_back({slice_level, 0});
+    } else if (slice_size.empty()) {
+      return fail(
+          ErrorCode::kInvalidArgument,
+          where +
+              ": slice topology requested, but slice size not provided (kueue.x-k8s.io/podset-slice-size)");
+    } else {
+      std::int64_t size = 0;
+      auto [ptr, ec] = std::from_chars(slice_size.data(), slice_size.data() + slice_size.size(), size);
+      if (ec != std::errc() || ptr != slice_size.data() + slice_size.size() || size < 1 || size > kInt32Max) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": kueue.x-k8s.io/podset-slice-size must be a positive integer, got '" +
+                        slice_size + "'");
+      }
+      if (ps.count > 0 && ps.count % size != 0) {
+        return fail(ErrorCode::kInvalidArgument, where + ": kueue.x-k8s.io/podset-slice-size " + slice_size +
+                                                     " does not divide the pod count " +
+                                                     std::to_string(ps.count));
+      }
+      ps.slices.push_back({slice_level, static_cast<std::int32_t>(size)});
     }
-    std::int32_t size = 0;
-    try {
-      size = std::stoi(slice_size);
-    } catch (const std::exception&) {
-      return fail(ErrorCode::kInvalidArgument,
-                  where + ": podset-slice-size '" + slice_size + "' is not an integer");
-    }
-    ps.slices.push_back({slice_level, size});
   }
   if (!ps.slices.empty() && ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
   return {};
 }
+
+namespace {
 
 std::expected<LoadedJob, Error> batch_job(const json& doc) {
   LoadedJob out;
@@ -251,7 +338,7 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
   const json spec = doc.value("spec", json::object());
   PodSetRequest ps;
   ps.name = "main";
-  auto parallelism = integer(spec, "parallelism", 1, where + " spec");
+  auto parallelism = integer(spec, "parallelism", 1, where + " spec", 1);
   if (!parallelism) return std::unexpected(parallelism.error());
   ps.count = static_cast<std::int32_t>(*parallelism);
   const json tmpl = spec.value("template", json::object());
@@ -271,21 +358,154 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
   return out;
 }
 
+// A JobSet (jobset.x-k8s.io): one pod set per replicatedJob, replicas x parallelism pods, Kueue
+// annotations on each pod template; kueue.x-k8s.io/podset-group-name joins leader and workers.
+std::expected<LoadedJob, Error> jobset(const json& doc) {
+  LoadedJob out;
+  out.format = "batch";
+  const json meta = doc.value("metadata", json::object());
+  out.request.name = str(meta, "name");
+  const std::string where = "JobSet " + out.request.name;
+  const json spec = doc.value("spec", json::object());
+  const json& jobs = spec.is_object() && spec.contains("replicatedJobs") ? spec["replicatedJobs"] : json();
+  if (!jobs.is_array() || jobs.empty())
+    return fail(ErrorCode::kInvalidArgument, where + ": spec.replicatedJobs must be a non-empty list");
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const json& rj = jobs[i];
+    const std::string rw = where + " spec.replicatedJobs[" + std::to_string(i) + "]";
+    if (!rj.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
+    PodSetRequest ps;
+    ps.name = str(rj, "name");
+    if (ps.name.empty()) return fail(ErrorCode::kInvalidArgument, rw + ": name is required");
+    auto replicas = integer(rj, "replicas", 1, rw, 1);
+    if (!replicas) return std::unexpected(replicas.error());
+    const json job_tmpl = rj.value("template", json::object());
+    const json job_spec = job_tmpl.is_object() ? job_tmpl.value("spec", json::object()) : json::object();
+    if (!job_spec.is_object())
+      return fail(ErrorCode::kInvalidArgument, rw + ": template.spec must be an object");
+    auto parallelism = integer(job_spec, "parallelism", 1, rw + " template.spec", 1);
+    if (!parallelism) return std::unexpected(parallelism.error());
+    if (*replicas * *parallelism > kInt32Max) {
+      return fail(ErrorCode::kInvalidArgument,
+                  rw + ": replicas x parallelism is above " + std::to_string(kInt32Max));
+    }
+    ps.count = static_cast<std::int32_t>(*replicas * *parallelism);
+    const json pod_tmpl = job_spec.value("template", json::object());
+    if (!pod_tmpl.is_object())
+      return fail(ErrorCode::kInvalidArgument, rw + ": template.spec.template must be an object");
+    if (auto ok = read_pod_spec(pod_tmpl.value("spec", json::object()), ps, rw); !ok)
+      return std::unexpected(ok.error());
+    const json pod_meta = pod_tmpl.value("metadata", json::object());
+    const json annotations =
+        pod_meta.is_object() ? pod_meta.value("annotations", json::object()) : json::object();
+    std::string format = out.format;
+    if (auto ok = topology_annotations(annotations, ps, format, rw + " pod template annotations"); !ok)
+      return std::unexpected(ok.error());
+    if (format != "batch") out.format = format;
+    if (const std::string g = str(annotations, "kueue.x-k8s.io/podset-group-name"); !g.empty()) ps.group = g;
+    out.request.pod_sets.push_back(std::move(ps));
+  }
+  return out;
+}
+
+// The upstream kube-scheduler's topology-aware workload scheduling (KEP-5732): a
+// scheduling.k8s.io/v1alpha2 PodGroup with schedulingPolicy.gang.minCount pods, all inside one
+// domain of the node label schedulingConstraints.topology[0].key. The PodGroup carries no pod
+// spec: `pod` (a Pod of the group, or null) gives the per-pod requests, selector and tolerations.
+std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& pod) {
+  LoadedJob out;
+  out.format = "podgroup";
+  const json meta = doc.value("metadata", json::object());
+  out.request.name = str(meta, "name");
+  const std::string where = "PodGroup " + out.request.name;
+  auto spec = typed_field(doc, "spec", json::value_t::object, where);
+  if (!spec) return std::unexpected(spec.error());
+  auto policy = typed_field(*spec, "schedulingPolicy", json::value_t::object, where + " spec");
+  if (!policy) return std::unexpected(policy.error());
+  auto gang = typed_field(*policy, "gang", json::value_t::object, where + " spec.schedulingPolicy");
+  if (!gang) return std::unexpected(gang.error());
+  if (gang->empty() || !gang->contains("minCount")) {
+    return fail(ErrorCode::kInvalidArgument, where + ": spec.schedulingPolicy.gang.minCount is required");
+  }
+  auto count = integer(*gang, "minCount", 0, where + " spec.schedulingPolicy.gang", 1);
+  if (!count) return std::unexpected(count.error());
+  PodSetRequest ps;
+  ps.name = out.request.name.empty() ? "gang" : out.request.name;
+  ps.count = static_cast<std::int32_t>(*count);
+  ps.mode = TopologyMode::kUnconstrained;
+  auto constraints = typed_field(*spec, "schedulingConstraints", json::value_t::object, where + " spec");
+  if (!constraints) return std::unexpected(constraints.error());
+  auto topology =
+      typed_field(*constraints, "topology", json::value_t::array, where + " spec.schedulingConstraints");
+  if (!topology) return std::unexpected(topology.error());
+  if (topology->size() > 1) {
+    return fail(ErrorCode::kInvalidArgument, where + ": spec.schedulingConstraints.topology lists " +
+                                                 std::to_string(topology->size()) +
+                                                 " levels; one is supported (as in Kubernetes 1.36)");
+  }
+  if (topology->size() == 1) {
+    const json& level = (*topology)[0];
+    if (!level.is_object() || str(level, "key").empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": spec.schedulingConstraints.topology[0].key must name a node label");
+    }
+    ps.mode = TopologyMode::kRequired;
+    ps.level = str(level, "key");
+  }
+  if (!pod.is_null()) {
+    const std::string pw = "Pod " + str(pod.value("metadata", json::object()), "name");
+    if (auto ok = read_pod_spec(pod.value("spec", json::object()), ps, pw); !ok)
+      return std::unexpected(ok.error());
+  }
+  out.request.pod_sets.push_back(std::move(ps));
+  return out;
+}
+
+bool is_kep5732_pod_group(const json& doc) {
+  return doc.is_object() && str(doc, "apiVersion").starts_with("scheduling.k8s.io/") &&
+         str(doc, "kind") == "PodGroup";
+}
+
+// A List holding a KEP-5732 PodGroup and, optionally, one Pod of the group.
+std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
+  const json& items = doc["items"];
+  const json* group = nullptr;
+  const json* pod = nullptr;
+  for (const auto& item : items) {
+    if (is_kep5732_pod_group(item)) {
+      if (group) return fail(ErrorCode::kInvalidArgument, "the List holds more than one PodGroup");
+      group = &item;
+    } else if (item.is_object() && str(item, "kind") == "Pod") {
+      if (pod)
+        return fail(ErrorCode::kInvalidArgument,
+                    "the List holds more than one Pod (one is the group's template)");
+      pod = &item;
+    } else {
+      return fail(ErrorCode::kInvalidArgument,
+                  "a List for a PodGroup holds only the PodGroup and one Pod of it");
+    }
+  }
+  if (!group) return fail(ErrorCode::kInvalidArgument, "the List holds no scheduling.k8s.io PodGroup");
+  return kep5732_pod_group(*group, pod ? *pod : json());
+}
+
 std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<NodeSpec>& nodes) {
   LoadedJob out;
   out.format = "kaiwo";
   out.request.name = str(doc.value("metadata", json::object()), "name");
   const std::string where = "KaiwoJob " + out.request.name;
   const json spec = doc.value("spec", json::object());
-  const std::string vendor = spec.value("gpuVendor", std::string("amd"));
+  if (auto it = spec.find("gpuVendor"); it != spec.end() && !it->is_null() && !it->is_string())
+    return fail(ErrorCode::kInvalidArgument, where + " spec: gpuVendor must be a string, got " + it->dump());
+  const std::string vendor = str(spec, "gpuVendor").empty() ? "amd" : str(spec, "gpuVendor");
   if (vendor != "amd" && vendor != "nvidia") {
     return fail(ErrorCode::kInvalidArgument,
                 where + ": gpuVendor must be amd or nvidia, got '" + vendor + "'");
   }
   const std::string gpu_resource = vendor == "nvidia" ? "nvidia.com/gpu" : "amd.com/gpu";
-  auto gpus = integer(spec, "gpus", 0, where);
-  auto replicas = integer(spec, "replicas", 0, where);
-  auto per_replica = integer(spec, "gpusPerReplica", 0, where);
+  auto gpus = integer(spec, "gpus", 0, where + " spec");
+  auto replicas = integer(spec, "replicas", 0, where + " spec");
+  auto per_replica = integer(spec, "gpusPerReplica", 0, where + " spec");
   if (!gpus) return std::unexpected(gpus.error());
   if (!replicas) return std::unexpected(replicas.error());
   if (!per_replica) return std::unexpected(per_replica.error());
@@ -300,7 +520,11 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
   if (min_per_node == std::numeric_limits<std::int64_t>::max()) min_per_node = 0;
   PodSetRequest ps;
   ps.name = "workers";
-  const bool ray = spec.value("ray", false);
+  auto ray_it = spec.find("ray");
+  if (ray_it != spec.end() && !ray_it->is_null() && !ray_it->is_boolean())
+    return fail(ErrorCode::kInvalidArgument,
+                where + " spec: ray must be true or false, got " + ray_it->dump());
+  const bool ray = ray_it != spec.end() && ray_it->is_boolean() && ray_it->get<bool>();
   if (ray) {
     auto r = kaiwo_replicas(static_cast<int>(*gpus), static_cast<int>(*replicas),
                             static_cast<int>(*per_replica), cluster_gpus, min_per_node);
@@ -334,7 +558,10 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
 std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   LoadedJob out;
   out.format = "neutral";
-  out.request.name = doc.value("name", str(doc.value("metadata", json::object()), "name"));
+  if (auto it = doc.find("name"); it != doc.end() && !it->is_null() && !it->is_string())
+    return fail(ErrorCode::kInvalidArgument, "PlacementRequest: name must be a string, got " + it->dump());
+  out.request.name =
+      str(doc, "name").empty() ? str(doc.value("metadata", json::object()), "name") : str(doc, "name");
   const json sets = doc.value("podSets", json::array());
   if (sets.empty())
     return fail(ErrorCode::kInvalidArgument, "PlacementRequest " + out.request.name + ": podSets is empty");
@@ -343,7 +570,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     PodSetRequest ps;
     ps.name = str(s, "name");
     const std::string where = "PlacementRequest podSets[" + std::to_string(i) + "]";
-    auto count = integer(s, "count", 0, where);
+    auto count = integer(s, "count", 0, where, 1);
     if (!count) return std::unexpected(count.error());
     ps.count = static_cast<std::int32_t>(*count);
     auto req = quantities(s.value("requests", json::object()), where + " requests");
@@ -371,7 +598,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : topo["level"].dump();
     }
     for (const auto& l : s.value("slices", json::array())) {
-      auto size = integer(l, "size", 0, where + " slices");
+      auto size = integer(l, "size", 0, where + " slices", 1);
       if (!size) return std::unexpected(size.error());
       std::string level =
           l.contains("level") && !l["level"].is_string() ? l["level"].dump() : str(l, "level");
@@ -380,11 +607,11 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     if (s.contains("partitions") && s["partitions"].is_object()) {
       const json& p = s["partitions"];
       PartitionRequest part;
-      auto total = integer(p, "total", 0, where + " partitions");
-      auto size = integer(p, "size", 0, where + " partitions");
+      auto total = integer(p, "total", 0, where + " partitions", 1);
+      auto size = integer(p, "size", 0, where + " partitions", 1);
       if (!total) return std::unexpected(total.error());
       if (!size) return std::unexpected(size.error());
-      auto min = integer(p, "min", *total, where + " partitions");
+      auto min = integer(p, "min", *total, where + " partitions", 1, *total);
       if (!min) return std::unexpected(min.error());
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
@@ -399,6 +626,10 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   return out;
 }
 
+}  // namespace
+
+namespace {
+std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vector<NodeSpec>& nodes);
 }  // namespace
 
 std::expected<KaiwoReplicas, Error> kaiwo_replicas(int gpus, int replicas, int gpus_per_replica,
@@ -421,16 +652,37 @@ std::expected<KaiwoReplicas, Error> kaiwo_replicas(int gpus, int replicas, int g
 
 std::expected<LoadedJob, Error> parse_job(const json& doc, const std::vector<NodeSpec>& nodes) {
   if (!doc.is_object()) return fail(ErrorCode::kParse, "expected a job object");
+  try {
+    return parse_job_object(doc, nodes);
+  } catch (const json::exception& e) {
+    // The readers check the types of the fields they know; this names what one of them missed.
+    std::string what = e.what();
+    if (auto end = what.find("] "); what.starts_with("[json.exception.") && end != std::string::npos)
+      what = what.substr(end + 2);
+    return fail(ErrorCode::kInvalidArgument, "a field of the " + str(doc, "kind") + " " +
+                                                 str(doc.value("metadata", json::object()), "name") +
+                                                 " has the wrong JSON type: " + what);
+  }
+}
+
+namespace {
+std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vector<NodeSpec>& nodes) {
   const std::string api = str(doc, "apiVersion");
   const std::string kind = str(doc, "kind");
   if (api.rfind("batch.volcano.sh/", 0) == 0 && kind == "Job") return volcano_job(doc);
   if (api.rfind("kaiwo.silogen.ai/", 0) == 0 && kind == "KaiwoJob") return kaiwo_job(doc, nodes);
   if (api == "batch/v1" && kind == "Job") return batch_job(doc);
+  if (api.rfind("jobset.x-k8s.io/", 0) == 0 && kind == "JobSet") return jobset(doc);
+  if (is_kep5732_pod_group(doc)) return kep5732_pod_group(doc, json());
+  if (kind == "List" && doc.contains("items") && doc["items"].is_array()) return pod_group_list(doc);
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
   return fail(ErrorCode::kInvalidArgument,
               "unsupported job kind '" + kind + "' (apiVersion '" + api +
-                  "'): expected a Volcano Job, batch/v1 Job, KaiwoJob or PlacementRequest");
+                  "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, scheduling.k8s.io PodGroup or "
+                  "PlacementRequest");
 }
+
+}  // namespace
 
 std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
                                          const std::vector<NodeSpec>& nodes) {

@@ -3,8 +3,11 @@
 // Understands a Volcano Job (batch.volcano.sh/v1alpha1: tasks, replicas, networkTopology,
 // partitionPolicy), a batch/v1 Job whose pod template carries Kueue TAS or KAI topology
 // annotations (parallelism = pod count, container requests = per-pod requests, nodeSelector and
-// tolerations respected), a KaiwoJob (kaiwo.silogen.ai/v1alpha1) and the neutral request documented
-// in docs/placement.md (apiVersion hypertopo.io/v1alpha1, kind PlacementRequest).
+// tolerations respected), a JobSet (jobset.x-k8s.io: one pod set per replicatedJob), a KaiwoJob
+// (kaiwo.silogen.ai/v1alpha1), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone or in a List
+// with one Pod of the group) and the neutral request documented in docs/placement.md (apiVersion
+// hypertopo.io/v1alpha1, kind PlacementRequest). Every count is range-checked where it is read and
+// a field of the wrong JSON type is an error naming it.
 //
 //   auto job = load_job("job.yaml", nodes);   // nodes: for Kaiwo's GPUs-per-node rule
 //   if (job) engine.place(job->request);
@@ -24,12 +27,20 @@ namespace hypertopo::scheduler {
 
 struct LoadedJob {
   JobRequest request;
-  std::string format;  // volcano | kueue | kai | kaiwo | neutral
+  std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | neutral
 };
 
 std::expected<LoadedJob, Error> parse_job(const nlohmann::json& doc, const std::vector<NodeSpec>& nodes);
 std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
                                          const std::vector<NodeSpec>& nodes);
+
+// The pod-template readers the loaders share, also used for single pods (the extender):
+// per-pod requests (containers summed), nodeSelector and tolerations of a pod spec ...
+std::expected<void, Error> read_pod_spec(const nlohmann::json& spec, PodSetRequest& ps,
+                                         const std::string& where);
+// ... and the Kueue TAS / KAI topology annotations; `format` becomes "kueue" or "kai" when present.
+std::expected<void, Error> topology_annotations(const nlohmann::json& annotations, PodSetRequest& ps,
+                                                std::string& format, const std::string& where);
 
 // Kaiwo's replica rule for Ray jobs: user replicas x gpusPerReplica when both are set and fit in the
 // cluster's GPUs; otherwise replicas = ceil(gpus / min GPUs per node of the vendor) and

@@ -50,6 +50,7 @@ KueuePodSet to_kueue(const PodSetRequest& ps) {
   k.per_pod = ps.per_pod;
   k.node_selector = ps.node_selector;
   k.tolerations = ps.tolerations;
+  k.group = ps.group;
   switch (ps.mode) {
     case TopologyMode::kRequired:
       k.required = ps.level;
@@ -66,26 +67,109 @@ KueuePodSet to_kueue(const PodSetRequest& ps) {
   }
   if (ps.slices.size() == 1) {
     k.slice_required_topology = ps.slices[0].level;
-    k.slice_size = ps.slices[0].size;
+    if (ps.slices[0].size > 0) k.slice_size = ps.slices[0].size;  // 0: a group leader's, unsized
   } else {
     for (const auto& s : ps.slices) k.slice_constraints.push_back({s.level, s.size});
   }
   return k;
 }
 
+// Kueue's feature gates as its --feature-gates flag takes them: "A=true,B=false".
+std::expected<KueueFeatureGates, Error> parse_kueue_gates(const std::string& text) {
+  KueueFeatureGates gates;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (value != "true" && value != "false") {
+      return fail(ErrorCode::kInvalidArgument,
+                  "--kueue-feature-gates: '" + item + "' must be <gate>=true or <gate>=false");
+    }
+    const bool on = value == "true";
+    if (name == "TASBalancedPlacement") {
+      gates.balanced_placement = on;
+    } else if (name == "TASProfileMixed") {
+      gates.profile_mixed = on;
+    } else if (name == "TASMultiLayerTopology") {
+      gates.multi_layer_topology = on;
+    } else {
+      return fail(ErrorCode::kInvalidArgument,
+                  "--kueue-feature-gates: unknown gate '" + name +
+                      "' (known: TASBalancedPlacement, TASProfileMixed, TASMultiLayerTopology)");
+    }
+  }
+  return gates;
+}
+
+// A Kueue ResourceFlavor (kueue.x-k8s.io, kind ResourceFlavor): its spec.nodeLabels.
+std::expected<std::map<std::string, std::string>, Error> flavor_labels(const std::filesystem::path& path,
+                                                                       const std::string& topology_name) {
+  auto doc = read_document(path);
+  if (!doc) return std::unexpected(doc.error());
+  const std::string where = path.string();
+  if (!doc->is_object() || doc->value("kind", json()) != json("ResourceFlavor")) {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": expected a Kueue ResourceFlavor (kind: ResourceFlavor)");
+  }
+  const json spec = doc->value("spec", json::object());
+  if (!spec.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": spec must be an object");
+  if (auto it = spec.find("topologyName"); it != spec.end() && it->is_string() && *it != topology_name) {
+    return fail(ErrorCode::kInvalidArgument, where + ": spec.topologyName '" + it->get<std::string>() +
+                                                 "' is not the Topology '" + topology_name + "'");
+  }
+  std::map<std::string, std::string> out;
+  auto labels = spec.find("nodeLabels");
+  if (labels == spec.end() || labels->is_null()) return out;
+  if (!labels->is_object())
+    return fail(ErrorCode::kInvalidArgument, where + ": spec.nodeLabels must be a map");
+  for (const auto& [k, v] : labels->items()) {
+    if (!v.is_string())
+      return fail(ErrorCode::kInvalidArgument, where + ": spec.nodeLabels." + k + " must be a string");
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
 json kueue_result(const std::vector<KueuePodSetResult>& results, const JobRequest& job,
-                  const TopologyIndex& index) {
+                  const TopologyIndex& index, const std::vector<std::string>& levels,
+                  const std::map<std::string, std::string>& flavor) {
   json out;
   out["fit"] = results.size() == job.pod_sets.size();
   out["reason"] = "";
   out["podSets"] = json::array();
+  const bool by_host = !levels.empty() && levels.back() == kHostnameLabel;
   // Kueue names hosts by their hostname label; map them back to node names for the report.
-  std::map<std::string, int> by_host;
+  std::map<std::string, int> host_node;
   for (std::size_t n = 0; n < index.nodes().size(); ++n) {
     auto it = index.nodes()[n].spec.labels.find(kHostnameLabel);
-    by_host[it == index.nodes()[n].spec.labels.end() ? index.nodes()[n].spec.name : it->second] =
+    host_node[it == index.nodes()[n].spec.labels.end() ? index.nodes()[n].spec.name : it->second] =
         static_cast<int>(n);
   }
+  // The nodes of a domain given by its full level path, as Kueue's snapshot keeps them: ready,
+  // schedulable, matching the flavor.
+  auto nodes_in = [&](const std::vector<std::string>& values) {
+    std::vector<std::string> names;
+    for (const auto& n : index.nodes()) {
+      if (!n.spec.ready || n.spec.unschedulable) continue;
+      bool match = values.size() == levels.size();
+      for (std::size_t l = 0; match && l < levels.size(); ++l) {
+        auto it = n.spec.labels.find(levels[l]);
+        match = it != n.spec.labels.end() && it->second == values[l];
+      }
+      for (const auto& [k, v] : flavor) {
+        auto it = n.spec.labels.find(k);
+        match = match && it != n.spec.labels.end() && it->second == v;
+      }
+      if (match) names.push_back(n.spec.name);
+    }
+    return names;
+  };
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     json p;
@@ -98,19 +182,31 @@ json kueue_result(const std::vector<KueuePodSetResult>& results, const JobReques
       if (out["reason"] == "") out["reason"] = "pod set " + r.name + ": " + r.failure;
       p["reason"] = r.failure;
     } else if (r.assignment) {
+      json kueue_domains = json::array();
       std::int32_t rank = 0;
       for (const auto& d : r.assignment->domains) {
-        std::string host = d.values.back();
-        json a = {{"node", host}, {"count", d.count}, {"firstRank", rank}};
-        if (auto it = by_host.find(host); it != by_host.end()) {
-          a["node"] = index.node(it->second).spec.name;
-          auto path = index.domain_path(index.node(it->second).domain);
-          a["path"] = path;
-          if (!path.empty()) domains.insert(path.front());
+        kueue_domains.push_back({{"values", d.values}, {"count", d.count}});
+        json a;
+        if (by_host) {
+          a["node"] = d.values.back();
+          if (auto it = host_node.find(d.values.back()); it != host_node.end()) {
+            a["node"] = index.node(it->second).spec.name;
+            auto path = index.domain_path(index.node(it->second).domain);
+            a["path"] = path;
+            if (!path.empty()) domains.insert(path.front());
+          }
+        } else {
+          // A value such as "r1" may name a rack in every block: only the full path is a domain.
+          a["domain"] = d.values;
+          a["nodes"] = nodes_in(d.values);
+          domains.insert(d.values.front());
         }
+        a["count"] = d.count;
+        a["firstRank"] = rank;
         rank += d.count;
-        p["assignment"].push_back(a);
+        p["assignment"].push_back(std::move(a));
       }
+      p["topologyAssignment"] = {{"levels", r.assignment->levels}, {"domains", std::move(kueue_domains)}};
       const auto& ps = job.pod_sets[i];
       if (!ps.level.empty()) {
         auto t = index.resolve_tier(ps.level);
@@ -176,8 +272,15 @@ std::string render_text(const json& result) {
       open = path;
       const std::int64_t first = a["firstRank"].get<std::int64_t>();
       const std::int64_t count = a["count"].get<std::int64_t>();
-      out << std::string(2 * (path.size() + 1), ' ') << a["node"].get<std::string>() << "  x" << count
-          << "  ranks " << first << "-" << first + count - 1 << "\n";
+      std::string where;
+      if (a.contains("node")) {
+        where = a["node"].get<std::string>();
+      } else {
+        for (const auto& v : a["domain"]) where += (where.empty() ? "" : "/") + v.get<std::string>();
+        where = "domain " + where;
+      }
+      out << std::string(2 * (path.size() + 1), ' ') << where << "  x" << count << "  ranks " << first << "-"
+          << first + count - 1 << "\n";
     }
   }
   return out.str();
@@ -224,8 +327,10 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
   report.index_ms = ms_since(start);
   std::string semantics = in.semantics;
   if (semantics == "auto") {
-    semantics = topology->kind == TopologySource::Kind::kLevels &&
-                        (job->format == "kueue" || config.profile == "kueue")
+    // A batch/v1 Job on a Kueue Topology is Kueue's to place, annotated or not (no annotation:
+    // Kueue's "implied" unconstrained request).
+    const bool kueue_job = job->format == "kueue" || job->format == "batch";
+    semantics = topology->kind == TopologySource::Kind::kLevels && (kueue_job || config.profile == "kueue")
                     ? "kueue"
                     : "engine";
   }
@@ -243,9 +348,34 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       }
       sets.push_back(to_kueue(ps));
     }
-    KueueTopologySnapshot snapshot(topology->levels.levels, *nodes, pods, {}, topology->levels.name);
-    report.result = kueue_result(snapshot.find_assignments(sets, KueueFeatureGates{}), job->request, *index);
+    auto gates = parse_kueue_gates(in.kueue_feature_gates);
+    if (!gates) return std::unexpected(gates.error());
+    std::map<std::string, std::string> flavor;
+    if (in.resource_flavor) {
+      auto f = flavor_labels(*in.resource_flavor, topology->levels.name);
+      if (!f) return std::unexpected(f.error());
+      flavor = std::move(*f);
+    }
+    KueueTopologySnapshot snapshot(topology->levels.levels, *nodes, pods, flavor, topology->levels.name);
+    const auto results = snapshot.find_assignments(sets, *gates);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      if (auto field = kueue_request_fault(results[i].failure)) {
+        // Kueue rejects such a request outright; it is not a "does not fit".
+        return fail(ErrorCode::kInvalidArgument, in.job.string() + ": pod set " + results[i].name + ": " +
+                                                     results[i].failure + " (" + *field + ")");
+      }
+    }
+    report.result = kueue_result(results, job->request, *index, topology->levels.levels, flavor);
   } else {
+    for (const auto& ps : job->request.pod_sets) {
+      for (const auto& layer : ps.slices) {
+        if (layer.size <= 0) {
+          return fail(ErrorCode::kInvalidArgument, in.job.string() + ": pod set " + ps.name +
+                                                       ": slice topology requested, but slice size not "
+                                                       "provided (kueue.x-k8s.io/podset-slice-size)");
+        }
+      }
+    }
     PlacementEngine engine(*index, config.binpack);
     auto placed = engine.place(job->request);
     if (!placed) return std::unexpected(placed.error());

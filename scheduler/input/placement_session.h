@@ -2,8 +2,15 @@
 //
 // Loads nodes, pods, the topology (HyperNodes or a Kueue Topology), the job and the scheduler
 // config; builds the index; places the job with the engine, or with the exact Kueue algorithm when
-// the semantics are `kueue` (auto: a Kueue-annotated batch/v1 Job on a Kueue Topology); and
-// renders the result as the JSON schema, YAML or a text tree. The CLI only parses flags.
+// the semantics are `kueue` (auto: a batch/v1 Job on a Kueue Topology; without TAS annotations it
+// is "implied" unconstrained, as Kueue treats it); and renders the result as JSON, YAML or a text
+// tree (docs/placement.md). The CLI only parses flags.
+//
+// An Error means the request is invalid (exit 2); a report with fit false means it does not fit
+// now (exit 1). Under Kueue semantics each pod set also carries Kueue's own
+// `topologyAssignment` {levels, domains: [{values, count}]}; an assignment entry names a `node`
+// only when the lowest level is kubernetes.io/hostname, otherwise the `domain` by its full path
+// and the `nodes` its pods may use.
 //
 //   PlaceInputs in{.nodes = "nodes.json", .topology = "hn.json", .job = "job.yaml"};
 //   auto report = run_placement(in);
@@ -27,6 +34,10 @@ struct PlaceInputs {
   std::optional<std::filesystem::path> pods;
   std::optional<std::filesystem::path> scheduler_config;
   std::string semantics = "auto";  // auto | engine | kueue
+  // Kueue only: the ResourceFlavor (its spec.nodeLabels narrow the nodes, as in Kueue's TAS cache)
+  // and Kueue's feature gates as its --feature-gates flag writes them ("TASBalancedPlacement=true").
+  std::optional<std::filesystem::path> resource_flavor;
+  std::string kueue_feature_gates;
 };
 
 struct PlacementReport {

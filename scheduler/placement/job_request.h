@@ -55,6 +55,8 @@ struct PodSetRequest {
   std::string level;
   std::vector<SliceLayerRequest> slices;
   std::optional<PartitionRequest> partitions;
+  // Kueue's podset-group-name: pod sets of one group are placed together (leader + workers).
+  std::optional<std::string> group;
 };
 
 struct JobRequest {

@@ -1009,6 +1009,25 @@ struct KueueTopologySnapshot::Run {
   }
 };
 
+std::optional<std::string> kueue_request_fault(const std::string& failure) {
+  // The messages Run::place returns before it looks at any capacity, longest prefix first.
+  static const std::pair<const char*, const char*> kFaults[] = {
+      {"slice topology requested, but slice size not provided", "kueue.x-k8s.io/podset-slice-size"},
+      {"no requested topology level for additional slice layer",
+       "kueue.x-k8s.io/podset-slice-required-topology-constraints"},
+      {"additional slice layer", "kueue.x-k8s.io/podset-slice-required-topology-constraints"},
+      {"no requested topology level for slices", "kueue.x-k8s.io/podset-slice-required-topology"},
+      {"podset slice topology", "kueue.x-k8s.io/podset-slice-required-topology"},
+      {"no requested topology level:",
+       "kueue.x-k8s.io/podset-required-topology or kueue.x-k8s.io/podset-preferred-topology"},
+      {"topology level not specified", "the Topology's spec.levels"},
+  };
+  for (const auto& [prefix, field] : kFaults) {
+    if (failure.starts_with(prefix)) return std::string(field);
+  }
+  return std::nullopt;
+}
+
 std::vector<KueuePodSetResult> KueueTopologySnapshot::find_assignments(
     const std::vector<KueuePodSet>& pod_sets, const KueueFeatureGates& gates) {
   std::vector<KueuePodSetResult> results;

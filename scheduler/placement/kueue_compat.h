@@ -69,6 +69,11 @@ struct KueuePodSetResult {
   std::string failure;                        // Kueue's exact reason when it does not
 };
 
+// A failure of find_assignments that means the request itself is invalid (a level the Topology does
+// not have, a slice layer above the pod set's level, a slice size missing): the annotation at
+// fault. nullopt for failures that mean "does not fit now".
+std::optional<std::string> kueue_request_fault(const std::string& failure);
+
 class KueueTopologySnapshot {
  public:
   // Keeps nodes that are ready, schedulable, match `flavor_labels` and carry every level label;

@@ -24,7 +24,9 @@ TEST(DiscoverExports, LabelsAndTopologyObjectsAgree) {
   ASSERT_EQ(doc.size(), 128u);
   const YAML::Node first = doc["demo-su01-node001"];
   EXPECT_EQ(first["hypertopo.io/tier-3"].as<std::string>(), "core-demo-core-01");
-  EXPECT_EQ(first["fabric.topograph.run/tier-3"].as<std::string>(), "core-demo-core-01");
+  // topograph numbers fabric tiers from 0 at the leaf: the core of three tiers is tier-2.
+  EXPECT_EQ(first["fabric.topograph.run/tier-2"].as<std::string>(), "core-demo-core-01");
+  EXPECT_FALSE(first["fabric.topograph.run/tier-3"]);
 
   auto kueue =
       run({"discover", "--source", "demo", "-o", "kueue-topology", "--label-prefix", "example.com/t"});

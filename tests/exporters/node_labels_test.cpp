@@ -20,22 +20,53 @@ TEST(NodeLabels, OneKeyPerTierOfTheNodesBranch) {
   EXPECT_EQ(l.at("hypertopo.io/tier-3"), "core");
 }
 
-TEST(NodeLabels, TopographKeysWhenEnabledAndNvlinkAsAcceleratorDomain) {
+// topograph v1.0's documented example (docs/k8s/labels of NVIDIA/topograph): a node under leaf
+// switch sw11 under spine sw21 in NVLink domain nvl1 carries
+//   accelerator.topograph.run/domain: nvl1, fabric.topograph.run/tier-0: sw11, tier-1: sw21.
+TEST(NodeLabels, TopographKeysCountFabricTiersFromTheLeafAndNvlinkIsTheAcceleratorDomain) {
   Tree t;
-  auto leaf = t.add_domain("leaf-1", 2, "leaf");
-  auto nvl = t.add_domain("nvl-a", 1, "nvlink");
+  auto spine = t.add_domain("sw21", 3, "spine");
+  auto leaf = t.add_domain("sw11", 2, "leaf");
+  auto nvl = t.add_domain("nvl1", 1, "nvlink");
+  t.attach(spine, leaf);
   t.attach(leaf, nvl);
   t.domain(nvl).nodes = {"gb-01", "gb-02"};
   NodeLabelOptions opts;
   opts.topograph_compatible = true;
   opts.key_prefix = "example.com/tier-";
   const LabelMap l = node_labels(t, opts).at("gb-02");
-  EXPECT_EQ(l.at("example.com/tier-1"), "nvl-a");
-  EXPECT_EQ(l.at("example.com/tier-2"), "leaf-1");
-  EXPECT_EQ(l.at("accelerator.topograph.run/domain"), "nvl-a");
-  EXPECT_EQ(l.at("fabric.topograph.run/tier-2"), "leaf-1");
-  EXPECT_FALSE(l.contains("fabric.topograph.run/tier-1"));
+  EXPECT_EQ(l.at("example.com/tier-1"), "nvl1");
+  EXPECT_EQ(l.at("example.com/tier-2"), "sw11");
+  EXPECT_EQ(l.at("accelerator.topograph.run/domain"), "nvl1");
+  EXPECT_EQ(l.at("fabric.topograph.run/tier-0"), "sw11");
+  EXPECT_EQ(l.at("fabric.topograph.run/tier-1"), "sw21");
+  EXPECT_FALSE(l.contains("fabric.topograph.run/tier-2"));  // the NVLink domain is no fabric tier
   EXPECT_FALSE(l.contains("hypertopo.io/tier-1"));
+  EXPECT_EQ(l.size(), 6u);
+
+  // Without NVLink the leaf is still tier-0.
+  Tree flat;
+  auto s2 = flat.add_domain("sw21", 2, "spine");
+  auto l1 = flat.add_domain("sw11", 1, "leaf");
+  flat.attach(s2, l1);
+  flat.domain(l1).nodes = {"h100-01"};
+  const LabelMap f = node_labels(flat, opts).at("h100-01");
+  EXPECT_EQ(f.at("fabric.topograph.run/tier-0"), "sw11");
+  EXPECT_EQ(f.at("fabric.topograph.run/tier-1"), "sw21");
+  EXPECT_FALSE(f.contains("accelerator.topograph.run/domain"));
+}
+
+TEST(NodeLabels, TopographValuesOver63CharactersAreXPlusFnv64a) {
+  // FNV-64a("a") = af63dc4c8601ec8c, the algorithm's published test vector.
+  EXPECT_EQ(topograph_label_value(std::string(63, 'a')), std::string(63, 'a'));
+  const std::string long_name = "rack-" + std::string(70, 'a');
+  EXPECT_EQ(topograph_label_value(long_name), "xb9aae2fa6c456473");
+  Tree t;
+  auto d = t.add_domain(long_name, 1, "leaf");
+  t.domain(d).nodes = {"n1"};
+  NodeLabelOptions opts;
+  opts.topograph_compatible = true;
+  EXPECT_EQ(node_labels(t, opts).at("n1").at("fabric.topograph.run/tier-0"), "xb9aae2fa6c456473");
 }
 
 TEST(NodeLabels, LongDomainNamesBecomeValidStableValues) {
@@ -104,7 +135,9 @@ TEST(TopologyObjects, KueueAndKaiListKeysHighestFirstThenHostname) {
                                       "kubernetes.io/hostname"};
   EXPECT_EQ(topology_level_keys(t), want);
   auto kueue = render_kueue_topology(t, {}, "fabric");
-  EXPECT_EQ(kueue["apiVersion"], "kueue.x-k8s.io/v1beta1");
+  EXPECT_EQ(kueue["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(render_kueue_topology(t, {}, "fabric", "kueue.x-k8s.io/v1beta1")["apiVersion"],
+            "kueue.x-k8s.io/v1beta1");
   EXPECT_EQ(kueue["kind"], "Topology");
   EXPECT_EQ(kueue["metadata"]["name"], "fabric");
   auto kai = render_kai_topology(t, {});
@@ -112,6 +145,13 @@ TEST(TopologyObjects, KueueAndKaiListKeysHighestFirstThenHostname) {
   for (const auto& obj : {kueue, kai}) {
     ASSERT_EQ(obj["spec"]["levels"].size(), want.size());
     for (std::size_t i = 0; i < want.size(); ++i) EXPECT_EQ(obj["spec"]["levels"][i]["nodeLabel"], want[i]);
+  }
+  // KAI levels carry our tier names as their alias (kai.scheduler/v1alpha1 TopologyLevel.alias);
+  // Kueue's TopologyLevel has no such field.
+  const std::vector<std::string> aliases{"core", "spine", "leaf", "hostname"};
+  for (std::size_t i = 0; i < aliases.size(); ++i) {
+    EXPECT_EQ(kai["spec"]["levels"][i]["alias"], aliases[i]) << kai.dump();
+    EXPECT_FALSE(kueue["spec"]["levels"][i].contains("alias"));
   }
   // Every key a node carries is a level, so Kueue's "node carries every level label" rule holds.
   for (const auto& [node, labels] : node_labels(t)) {

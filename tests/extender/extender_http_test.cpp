@@ -1,10 +1,19 @@
 // The extender end to end over HTTP: kube-scheduler's calls are POSTed to the HttpServer (port 0)
 // and the cluster view comes through list + watch from the loopback API server (no real API server
-// here; tests/apiserver holds the Nodes and HyperNodes).
+// here; tests/apiserver holds the Nodes, HyperNodes and PodGroups).
+//
+// The calls stand in for kube-scheduler's HTTPExtender (kubernetes/kubernetes
+// pkg/scheduler/extender.go: HTTPExtender.Filter POSTs ExtenderArgs {pod, nodenames} to
+// <urlPrefix>/<filterVerb> when nodeCacheCapable and keeps the returned nodenames;
+// HTTPExtender.Prioritize POSTs the same args and reads a HostPriorityList). kube-scheduler
+// schedules one pod at a time, in its queue's order, which is not the pods' index order: the
+// tests send pods shuffled.
 #include "scheduler/extender/extender_http.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -22,6 +31,7 @@ using nlohmann::json;
 
 const k8s::Resource kNodes{"", "v1", "nodes", false};
 const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
 
 struct Reply {
   int status = 0;
@@ -64,9 +74,9 @@ class ExtenderHttpTest : public ::testing::Test {
     start_extender();
   }
 
-  void start_extender() {
+  void start_extender(const std::string& state = "state.json") {
     ext_.reset();
-    ext_ = std::make_unique<Extender>(*client_, dir_.path() / "state.json");
+    ext_ = std::make_unique<Extender>(*client_, dir_.path() / state);
     ASSERT_TRUE(ext_->service.load_state().has_value());
     ext_->watcher.start();
     ASSERT_TRUE(ext_->watcher.wait_synced(std::chrono::seconds(20)));
@@ -131,6 +141,121 @@ TEST_F(ExtenderHttpTest, HardGangOf64LandsInOneLeafAndRanksAreServed) {
     EXPECT_EQ(g["slots"][63]["annotations"]["hypertopo.io/rank"], "63");
   }
   EXPECT_TRUE(found);
+}
+
+// Pods of an Indexed Job (batch.kubernetes.io/job-completion-index), offered every node.
+json indexed_pod(const std::string& job, int index, const std::map<std::string, std::string>& annotations,
+                 const std::map<std::string, std::string>& labels = {}) {
+  auto a = annotations;
+  a["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+  return testing::pod_object(job + "-" + std::to_string(index), job + "-uid-" + std::to_string(index), "8", a,
+                             labels);
+}
+
+TEST_F(ExtenderHttpTest, PartitionedGangLandsPartitionByPartitionByPodIndexInShuffledOrder) {
+  // 16 pods of 8 GPUs, partitions of 8 (one leaf each), the whole job inside one spine.
+  const std::map<std::string, std::string> gang{
+      {"scheduling.k8s.io/group-name", "trainer"},    {"hypertopo.io/gang-size", "16"},
+      {"hypertopo.io/network-topology-mode", "hard"}, {"hypertopo.io/highest-tier-allowed", "2"},
+      {"hypertopo.io/partition-size", "8"},           {"hypertopo.io/partition-highest-tier-allowed", "1"}};
+  std::vector<int> order(16);
+  for (int i = 0; i < 16; ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(20260101));
+  ASSERT_NE(order[0], 0);
+  std::map<int, std::string> node_of;
+  for (int i : order) {
+    node_of[i] = admitted(indexed_pod("trainer", i, gang));
+    ASSERT_FALSE(node_of[i].empty()) << "pod index " << i;
+  }
+  std::set<std::string> nodes, spines;
+  for (int partition = 0; partition < 2; ++partition) {
+    std::set<std::string> leaves;
+    for (int i = partition * 8; i < partition * 8 + 8; ++i) {
+      leaves.insert(cluster_.leaf_of[node_of[i]]);
+      nodes.insert(node_of[i]);
+    }
+    EXPECT_EQ(leaves.size(), 1u) << "partition " << partition << " spans leaves";
+    spines.insert(std::string(1, cluster_.leaf_of[node_of[partition * 8]][5]));  // leaf-<s><l>
+  }
+  EXPECT_EQ(nodes.size(), 16u);
+  EXPECT_EQ(spines.size(), 1u);
+  EXPECT_NE(cluster_.leaf_of[node_of[0]], cluster_.leaf_of[node_of[8]]);
+  // The rank hint each pod gets is its own index.
+  const json doc = call("GET", "/plans").doc();
+  ASSERT_EQ(doc["gangs"].size(), 1u);
+  const json& g = doc["gangs"][0];
+  EXPECT_EQ(g["slotsTakenInArrivalOrder"], 0);
+  for (const auto& slot : g["slots"]) {
+    const int rank = slot["rank"];
+    EXPECT_EQ(slot["podUID"], "trainer-uid-" + std::to_string(rank));
+    EXPECT_EQ(slot["node"], node_of[rank]);
+    EXPECT_EQ(slot["annotations"]["hypertopo.io/rank"], std::to_string(rank));
+    EXPECT_EQ(slot["takenBy"], "podIndex");
+  }
+}
+
+TEST_F(ExtenderHttpTest, PodsWithoutIndexTakeSlotsInArrivalOrderAndThePlanSaysSo) {
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_FALSE(admitted(testing::pod_object("a-" + std::to_string(i), "a-" + std::to_string(i), "8",
+                                              hard_gang("arrivals", 3)))
+                     .empty());
+  }
+  const json g = call("GET", "/plans").doc()["gangs"][0];
+  EXPECT_EQ(g["slotsTakenInArrivalOrder"], 3);
+  EXPECT_EQ(g["slots"][0]["takenBy"], "arrivalOrder");
+  // An index outside the gang is refused with a reason naming the key.
+  Reply r = filter(
+      {{"pod", indexed_pod("arrivals", 7, hard_gang("arrivals", 3))}, {"nodenames", cluster_.node_names}});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_TRUE(r.doc()["nodenames"].empty());
+  EXPECT_NE(r.body.find("job-completion-index 7 is outside gang ml/arrivals of 3 pods"), std::string::npos)
+      << r.body;
+}
+
+TEST_F(ExtenderHttpTest, VolcanoPodAnnotationsAndCoschedulingPodGroupGiveTheSamePlanAsOurKeys) {
+  auto nodes_of_plan = [&]() {
+    std::vector<std::string> out;
+    const json doc = call("GET", "/plans").doc();
+    for (const auto& s : doc["gangs"][0]["slots"]) out.push_back(s["node"]);
+    return out;
+  };
+  // Ours: gang name, size and constraint all from hypertopo.io keys.
+  for (int i = 7; i >= 0; --i) ASSERT_FALSE(admitted(indexed_pod("ours", i, hard_gang("ours", 8))).empty());
+  const auto ours = nodes_of_plan();
+  ASSERT_EQ(ours.size(), 8u);
+
+  // A coscheduling PodGroup sizes the gang; Volcano's pod annotations constrain it. A fresh
+  // extender (empty state), so both plans start from the same empty cluster.
+  ASSERT_TRUE(client_
+                  ->create(kPodGroups, "ml",
+                           {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                            {"kind", "PodGroup"},
+                            {"metadata", {{"name", "theirs"}, {"namespace", "ml"}}},
+                            {"spec", {{"minMember", 8}}}})
+                  .has_value());
+  start_extender("fresh-state.json");
+  const std::map<std::string, std::string> volcano{{"volcano.sh/network-topology-mode", "hard"},
+                                                   {"volcano.sh/network-topology-highest-tier", "1"}};
+  for (int i = 7; i >= 0; --i) {
+    ASSERT_FALSE(
+        admitted(indexed_pod("theirs", i, volcano, {{"scheduling.x-k8s.io/pod-group", "theirs"}})).empty())
+        << i;
+  }
+  EXPECT_EQ(nodes_of_plan(), ours);
+  const json g = call("GET", "/plans").doc()["gangs"][0];
+  EXPECT_EQ(g["key"], "ml/theirs");
+  EXPECT_EQ(g["slots"].size(), 8u);  // minMember
+  std::set<std::string> leaves;
+  for (const auto& n : ours) leaves.insert(cluster_.leaf_of[n]);
+  EXPECT_EQ(leaves.size(), 1u);
+
+  // A pod-group label naming no PodGroup is not planned (kube-scheduler retries it).
+  Reply missing =
+      filter({{"pod", indexed_pod("nogroup", 0, volcano, {{"scheduling.x-k8s.io/pod-group", "absent"}})},
+              {"nodenames", cluster_.node_names}});
+  ASSERT_EQ(missing.status, 200);
+  EXPECT_TRUE(missing.doc()["nodenames"].empty());
+  EXPECT_NE(missing.body.find("PodGroup ml/absent"), std::string::npos) << missing.body;
 }
 
 TEST_F(ExtenderHttpTest, NormalPodsPackAndBothNodeCacheModesAnswer) {

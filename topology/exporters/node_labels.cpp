@@ -2,6 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <set>
 
 namespace hypertopo::topology::exporters {
@@ -12,6 +15,20 @@ bool is_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') 
 std::string tier_key(std::string_view prefix, int tier) { return std::string(prefix) + std::to_string(tier); }
 
 }  // namespace
+
+std::string topograph_label_value(const std::string& value) {
+  if (value.size() <= kMaxLabelValueLength) return value;
+  // FNV-1a, 64 bits: offset basis 14695981039346656037, prime 1099511628211.
+  std::uint64_t hash = 14695981039346656037ULL;
+  for (unsigned char c : value) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "x";
+  for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 0xF];
+  return out;
+}
 
 bool is_valid_label_value(std::string_view value) {
   if (value.empty()) return true;
@@ -33,6 +50,11 @@ std::string label_value_for(const std::string& domain_name) {
 
 std::map<std::string, LabelMap> node_labels(const Tree& tree, const NodeLabelOptions& options) {
   std::map<std::string, LabelMap> out;
+  // topograph counts fabric tiers from 0 at the switch closest to the node.
+  int lowest_fabric_tier = std::numeric_limits<int>::max();
+  for (const auto& d : tree.domains()) {
+    if (d.tier_name != options.nvlink_tier_name) lowest_fabric_tier = std::min(lowest_fabric_tier, d.tier);
+  }
   for (DomainId id = 0; id < tree.size(); ++id) {
     const Domain& lowest = tree.domain(id);
     if (lowest.nodes.empty()) continue;
@@ -46,9 +68,10 @@ std::map<std::string, LabelMap> node_labels(const Tree& tree, const NodeLabelOpt
         labels[tier_key(options.key_prefix, d.tier)] = value;
         if (options.topograph_compatible) {
           if (d.tier_name == options.nvlink_tier_name) {
-            labels[std::string(kTopographAcceleratorKey)] = value;
+            labels[std::string(kTopographAcceleratorKey)] = topograph_label_value(d.name);
           } else {
-            labels[tier_key(kTopographTierPrefix, d.tier)] = value;
+            labels[tier_key(kTopographTierPrefix, d.tier - lowest_fabric_tier)] =
+                topograph_label_value(d.name);
           }
         }
         at = d.parent;
@@ -91,9 +114,18 @@ std::vector<std::string> topology_level_keys(const Tree& tree, const NodeLabelOp
 
 namespace {
 nlohmann::json topology_object(const std::string& api_version, const Tree& tree,
-                               const NodeLabelOptions& options, const std::string& name) {
+                               const NodeLabelOptions& options, const std::string& name, bool aliases) {
+  std::map<std::string, std::string> alias;  // level key -> the tier's name
+  for (const auto& d : tree.domains()) {
+    if (!d.tier_name.empty()) alias.emplace(tier_key(options.key_prefix, d.tier), d.tier_name);
+  }
+  alias.emplace(std::string(kHostnameLabel), "hostname");
   nlohmann::json levels = nlohmann::json::array();
-  for (const auto& key : topology_level_keys(tree, options)) levels.push_back({{"nodeLabel", key}});
+  for (const auto& key : topology_level_keys(tree, options)) {
+    nlohmann::json level{{"nodeLabel", key}};
+    if (aliases && alias.contains(key)) level["alias"] = alias[key];
+    levels.push_back(std::move(level));
+  }
   return {{"apiVersion", api_version},
           {"kind", "Topology"},
           {"metadata", {{"name", name}, {"labels", {{"app.kubernetes.io/managed-by", "hypertopo"}}}}},
@@ -102,13 +134,13 @@ nlohmann::json topology_object(const std::string& api_version, const Tree& tree,
 }  // namespace
 
 nlohmann::json render_kueue_topology(const Tree& tree, const NodeLabelOptions& options,
-                                     const std::string& name) {
-  return topology_object("kueue.x-k8s.io/v1beta1", tree, options, name);
+                                     const std::string& name, const std::string& api_version) {
+  return topology_object(api_version, tree, options, name, false);
 }
 
 nlohmann::json render_kai_topology(const Tree& tree, const NodeLabelOptions& options,
                                    const std::string& name) {
-  return topology_object("kai.scheduler/v1alpha1", tree, options, name);
+  return topology_object("kai.scheduler/v1alpha1", tree, options, name, true);
 }
 
 std::string render_node_labels_yaml(const Tree& tree, const NodeLabelOptions& options) {

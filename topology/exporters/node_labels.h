@@ -27,8 +27,11 @@ using LabelMap = std::map<std::string, std::string>;
 
 struct NodeLabelOptions {
   std::string key_prefix = "hypertopo.io/tier-";  // key of tier N is key_prefix + N
-  bool topograph_compatible = false;              // also write topograph's keys
-  std::string nvlink_tier_name = "nvlink";        // domains of this tierName are accelerator domains
+  // Also write NVIDIA topograph v1.0's keys: fabric.topograph.run/tier-0 is the switch closest to
+  // the node (the lowest fabric tier), tier-1 its parent, ...; an NVLink domain goes only to
+  // accelerator.topograph.run/domain.
+  bool topograph_compatible = false;
+  std::string nvlink_tier_name = "nvlink";  // domains of this tierName are accelerator domains
 };
 
 inline constexpr std::string_view kTopographTierPrefix = "fabric.topograph.run/tier-";
@@ -39,6 +42,9 @@ inline constexpr std::size_t kMaxLabelValueLength = 63;
 // A label value for a domain name: unchanged when it is a valid value of at most 63 characters,
 // otherwise cut and given a short stable hash suffix (the same one HyperNode member names get).
 std::string label_value_for(const std::string& domain_name);
+// topograph's rule for its label values: kept when at most 63 characters, else "x" + the 16 hex
+// digits of the value's FNV-64a hash.
+std::string topograph_label_value(const std::string& value);
 // Kubernetes' rule for label values: empty, or <= 63 of [A-Za-z0-9._-] starting/ending alphanumeric.
 bool is_valid_label_value(std::string_view value);
 
@@ -57,10 +63,14 @@ std::optional<nlohmann::json> node_label_patch(const LabelMap& current, const La
 // The label keys of the tree's tiers, highest tier first, then kubernetes.io/hostname.
 std::vector<std::string> topology_level_keys(const Tree& tree, const NodeLabelOptions& options = {});
 
-// kueue.x-k8s.io/v1beta1 Topology: spec.levels[].nodeLabel, highest first.
+// Kueue Topology: spec.levels[].nodeLabel, highest first. Kueue serves kueue.x-k8s.io/v1beta2
+// (v1beta1 is deprecated); `api_version` "kueue.x-k8s.io/v1beta1" writes the older one.
+inline constexpr const char* kKueueTopologyApiVersion = "kueue.x-k8s.io/v1beta2";
 nlohmann::json render_kueue_topology(const Tree& tree, const NodeLabelOptions& options,
-                                     const std::string& name = "hypertopo");
-// kai.scheduler/v1alpha1 Topology: spec.levels[].nodeLabel, highest first.
+                                     const std::string& name = "hypertopo",
+                                     const std::string& api_version = kKueueTopologyApiVersion);
+// kai.scheduler/v1alpha1 Topology: spec.levels[] {nodeLabel, alias}, highest first; the alias is
+// the tier's name (leaf, spine, ...; "hostname" for the node level) so KAI's messages use it.
 nlohmann::json render_kai_topology(const Tree& tree, const NodeLabelOptions& options,
                                    const std::string& name = "hypertopo");
 

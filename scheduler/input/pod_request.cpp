@@ -1,0 +1,167 @@
+#include "scheduler/input/pod_request.h"
+
+#include <charconv>
+
+#include "scheduler/input/job_loader.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+const json& member(const json& obj, const char* key) {
+  static const json empty = json::object();
+  if (!obj.is_object()) return empty;
+  auto it = obj.find(key);
+  return it == obj.end() || !it->is_object() ? empty : *it;
+}
+
+std::string str_at(const json& obj, const std::string& key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// A whole decimal integer in [min, max]; nullopt for anything else ("1e3", "8x", "", overflow).
+std::optional<std::int64_t> whole_number(const std::string& v, std::int64_t min, std::int64_t max) {
+  std::int64_t n = 0;
+  const char* end = v.data() + v.size();
+  auto [ptr, ec] = std::from_chars(v.data(), end, n);
+  if (v.empty() || ec != std::errc() || ptr != end || n < min || n > max) return std::nullopt;
+  return n;
+}
+
+constexpr std::int64_t kInt32Max = 2147483647;
+
+}  // namespace
+
+std::expected<std::int32_t, Error> positive_count(const std::string& value, const std::string& key,
+                                                  const std::string& where) {
+  auto n = whole_number(value, 1, kInt32Max);
+  if (!n) {
+    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be an integer from 1 to " +
+                                                 std::to_string(kInt32Max) + ", got '" + value + "'");
+  }
+  return static_cast<std::int32_t>(*n);
+}
+
+std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
+  const json& meta = member(pod, "metadata");
+  const json& annotations = member(meta, "annotations");
+  const json& labels = member(meta, "labels");
+  static const char* const kKeys[] = {"batch.kubernetes.io/job-completion-index",
+                                      "apps.kubernetes.io/pod-index", "volcano.sh/task-index",
+                                      "hypertopo.io/rank"};
+  for (const char* key : kKeys) {
+    for (const json* where : {&annotations, &labels}) {
+      const std::string v = str_at(*where, key);
+      if (v.empty()) continue;
+      auto n = whole_number(v, 0, kInt32Max - 1);
+      if (!n) {
+        return fail(ErrorCode::kInvalidArgument,
+                    "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name") + ": " +
+                        (where == &annotations ? "annotation " : "label ") + key +
+                        " must be a pod index (an integer from 0), got '" + v + "'");
+      }
+      return std::optional<PodIndex>(PodIndex{static_cast<std::int32_t>(*n), key});
+    }
+  }
+  return std::optional<PodIndex>();
+}
+
+std::expected<PodSetRequest, Error> pod_set_request(const json& pod, std::int32_t count, bool gang) {
+  const json& meta = member(pod, "metadata");
+  const json& annotations = member(meta, "annotations");
+  const std::string where = "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name");
+  PodSetRequest ps;
+  ps.name = "gang";
+  ps.count = count;
+  if (auto ok = read_pod_spec(member(pod, "spec"), ps, where); !ok) return std::unexpected(ok.error());
+  if (!gang) return ps;
+  bool foreign = false;  // Kueue or KAI keys: their meaning is the job loader's, read the same way
+  for (const auto& [k, v] : annotations.items()) {
+    if (k.starts_with("kueue.x-k8s.io/podset-") || k.starts_with("kai.scheduler/")) foreign = true;
+  }
+  if (foreign) {
+    std::string format;
+    if (auto ok = topology_annotations(annotations, ps, format, where + " annotations"); !ok)
+      return std::unexpected(ok.error());
+    return ps;
+  }
+  // Our keys first; Volcano's pod-level keys say the same thing for a user coming from Volcano.
+  auto first = [&](std::initializer_list<const char*> keys) -> std::pair<std::string, std::string> {
+    for (const char* k : keys) {
+      if (std::string v = str_at(annotations, k); !v.empty()) return {k, v};
+    }
+    return {};
+  };
+  auto tier_number = [&](const std::pair<std::string, std::string>& kv) -> std::expected<std::string, Error> {
+    auto n = whole_number(kv.second, 0, kInt32Max);
+    if (!n) {
+      return fail(ErrorCode::kInvalidArgument, where + ": annotation " + kv.first +
+                                                   " must be a tier number (an integer from 0), got '" +
+                                                   kv.second + "'");
+    }
+    return std::to_string(*n);
+  };
+  const auto mode = first({"hypertopo.io/network-topology-mode", "volcano.sh/network-topology-mode"});
+  const auto allowed =
+      first({"hypertopo.io/highest-tier-allowed", "volcano.sh/network-topology-highest-tier"});
+  const auto tier_name = first({"hypertopo.io/highest-tier-name"});
+  if (!mode.second.empty() && mode.second != "hard" && mode.second != "soft") {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": annotation " + mode.first + " must be hard or soft, got '" + mode.second + "'");
+  }
+  if (!allowed.second.empty() && !tier_name.second.empty()) {
+    return fail(ErrorCode::kInvalidArgument, where + ": annotations " + allowed.first + " and " +
+                                                 tier_name.first + " are mutually exclusive");
+  }
+  if (!mode.second.empty() || !allowed.second.empty() || !tier_name.second.empty()) {
+    // Volcano's networkTopology defaults mode to hard.
+    ps.mode = mode.second == "soft" ? TopologyMode::kPreferred : TopologyMode::kRequired;
+    if (!allowed.second.empty()) {
+      auto tier = tier_number(allowed);
+      if (!tier) return std::unexpected(tier.error());
+      ps.level = *tier;
+    } else {
+      ps.level = tier_name.second;
+    }
+  }
+  const auto psize = first({"hypertopo.io/partition-size"});
+  if (psize.second.empty()) return ps;
+  auto size = positive_count(psize.second, "annotation " + psize.first, where);
+  if (!size) return std::unexpected(size.error());
+  if (count % *size != 0) {
+    return fail(ErrorCode::kInvalidArgument, where + ": gang size " + std::to_string(count) +
+                                                 " is not a multiple of hypertopo.io/partition-size " +
+                                                 std::to_string(*size));
+  }
+  PartitionRequest part{.total = count / *size, .size = *size, .min = count / *size, .level = {}};
+  if (const auto min = first({"hypertopo.io/min-partitions"}); !min.second.empty()) {
+    auto n = positive_count(min.second, "annotation " + min.first, where);
+    if (!n) return std::unexpected(n.error());
+    if (*n > part.total) {
+      return fail(ErrorCode::kInvalidArgument, where + ": annotation hypertopo.io/min-partitions " +
+                                                   min.second + " is above the " +
+                                                   std::to_string(part.total) + " partitions of the gang");
+    }
+    part.min = *n;
+  }
+  const auto p_allowed = first({"hypertopo.io/partition-highest-tier-allowed"});
+  const auto p_name = first({"hypertopo.io/partition-highest-tier-name"});
+  if (!p_allowed.second.empty() && !p_name.second.empty()) {
+    return fail(ErrorCode::kInvalidArgument, where + ": annotations " + p_allowed.first + " and " +
+                                                 p_name.first + " are mutually exclusive");
+  }
+  if (!p_allowed.second.empty()) {
+    auto tier = tier_number(p_allowed);
+    if (!tier) return std::unexpected(tier.error());
+    part.level = *tier;
+  } else {
+    part.level = p_name.second;
+  }
+  ps.partitions = part;
+  if (ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
+  return ps;
+}
+
+}  // namespace hypertopo::scheduler

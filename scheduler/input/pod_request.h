@@ -1,0 +1,48 @@
+// scheduler/input/pod_request.h: one pending pod -> the PodSetRequest of its gang, and its index.
+//
+// kube-scheduler hands the extender single pods, not jobs: the gang's constraint is read straight
+// off the pod's annotations, with the same meaning the job loaders give the job-level fields.
+//   - Kueue TAS podset annotations (kueue.x-k8s.io/podset-*) and KAI `kai.scheduler/topology-*`:
+//     read as the pod template of a batch/v1 Job (job_loader's topology_annotations);
+//   - otherwise Volcano's networkTopology / partitionPolicy, given as pod annotations:
+//       hypertopo.io/network-topology-mode      hard | soft  (or Volcano's volcano.sh/network-topology-mode)
+//       hypertopo.io/highest-tier-allowed       N            (or volcano.sh/network-topology-highest-tier)
+//       hypertopo.io/highest-tier-name          a tier name
+//       hypertopo.io/partition-size             pods per partition (totalPartitions = gang size / this)
+//       hypertopo.io/min-partitions             Volcano minPartitions (default: all)
+//       hypertopo.io/partition-highest-tier-allowed  N       (or ...partition-highest-tier-name)
+// A pod's index (its rank in the gang) comes from the first of: batch.kubernetes.io/job-completion-
+// index (Indexed Job, JobSet; annotation or label), apps.kubernetes.io/pod-index (StatefulSet,
+// LeaderWorkerSet), volcano.sh/task-index, hypertopo.io/rank.
+//
+//   auto ps = pod_set_request(pod, /*count=*/16, /*gang=*/true);   // PodSetRequest or an Error
+//   auto index = pod_index(pod);                                    // optional<int32_t> or an Error
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "errors/error.h"
+#include "scheduler/placement/job_request.h"
+
+namespace hypertopo::scheduler {
+
+// `count` pods like this one; `gang` false reads only the pod's resources, selector and tolerations.
+std::expected<PodSetRequest, Error> pod_set_request(const nlohmann::json& pod, std::int32_t count, bool gang);
+
+struct PodIndex {
+  std::int32_t value = 0;
+  std::string key;  // the annotation or label it came from
+};
+// No index key at all: nullopt. A key whose value is not an integer in [0, 2^31): an error naming it.
+std::expected<std::optional<PodIndex>, Error> pod_index(const nlohmann::json& pod);
+
+// A positive 32-bit count from an annotation value (gang sizes, partition sizes): an error names
+// the key and the value when it is not one.
+std::expected<std::int32_t, Error> positive_count(const std::string& value, const std::string& key,
+                                                  const std::string& where);
+
+}  // namespace hypertopo::scheduler

@@ -1,0 +1,264 @@
+// `hypertopo place` and `hypertopo simulate` as a user runs them, on Kubernetes objects written to
+// files: exit status 0 (fits) / 1 (does not fit) / 2 (invalid input, one stderr line naming the
+// file and the field), range-checked counts, wrong JSON types, inputs of the wrong kind, and the
+// KEP-5732 PodGroup.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::cli {
+namespace {
+
+using nlohmann::json;
+
+// Two blocks of two racks of two 8-GPU hosts; rack values repeat across blocks (r1, r2), as in
+// Kueue's own tests, so a rack is only known by its full path.
+json nodes() {
+  json items = json::array();
+  for (int b = 1; b <= 2; ++b) {
+    for (int r = 1; r <= 2; ++r) {
+      for (int h = 1; h <= 2; ++h) {
+        const std::string name =
+            "b" + std::to_string(b) + "-r" + std::to_string(r) + "-h" + std::to_string(h);
+        items.push_back({{"apiVersion", "v1"},
+                         {"kind", "Node"},
+                         {"metadata",
+                          {{"name", name},
+                           {"labels",
+                            {{"example.com/block", "b" + std::to_string(b)},
+                             {"example.com/rack", "r" + std::to_string(r)},
+                             {"kubernetes.io/hostname", name}}}}},
+                         {"status",
+                          {{"allocatable", {{"cpu", "64"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
+                           {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
+      }
+    }
+  }
+  return {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", items}};
+}
+
+json topology(bool with_hosts) {
+  json levels = {{{"nodeLabel", "example.com/block"}}, {{"nodeLabel", "example.com/rack"}}};
+  if (with_hosts) levels.push_back({{"nodeLabel", "kubernetes.io/hostname"}});
+  return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
+          {"kind", "Topology"},
+          {"metadata", {{"name", "default"}}},
+          {"spec", {{"levels", levels}}}};
+}
+
+json kueue_job(const json& parallelism, const json& annotations) {
+  return {{"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata", {{"name", "train"}}},
+          {"spec",
+           {{"parallelism", parallelism},
+            {"template",
+             {{"metadata", {{"annotations", annotations}}},
+              {"spec",
+               {{"containers",
+                 {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", "8"}}}}}}}}}}}}}}};
+}
+
+class PlaceCommandTest : public ::testing::Test {
+ protected:
+  std::string text_file(const std::string& name, const std::string& text) {
+    testing::write_text(dir_.path() / name, text);
+    return (dir_.path() / name).string();
+  }
+  std::string file(const std::string& name, const json& doc) { return text_file(name, doc.dump(1)); }
+
+  testing::CapturedRun place(const json& job, std::vector<std::string> extra = {}, bool with_hosts = true) {
+    std::vector<std::string> args{"place",
+                                  "--nodes",
+                                  file("nodes.json", nodes()),
+                                  "--topology",
+                                  file("topology.json", topology(with_hosts)),
+                                  "--job",
+                                  file("job.json", job)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::run_captured(run_cli, args);
+  }
+
+  // Exit 2 with exactly one stderr line that names `field`.
+  static void expect_invalid(const testing::CapturedRun& run, const std::string& field) {
+    EXPECT_EQ(run.code, 2) << run.out << run.err;
+    EXPECT_NE(run.err.find(field), std::string::npos) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(run.err.find("json.exception"), std::string::npos) << run.err;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(PlaceCommandTest, ExitCodesAreFitsDoesNotFitAndInvalid) {
+  const json rack{{"kueue.x-k8s.io/podset-required-topology", "example.com/rack"}};
+  auto fits = place(kueue_job(2, rack));
+  EXPECT_EQ(fits.code, 0) << fits.err;
+  auto too_big = place(kueue_job(3, rack));  // a rack holds two 8-GPU pods
+  EXPECT_EQ(too_big.code, 1) << too_big.err;
+  const json out = json::parse(too_big.out);
+  EXPECT_FALSE(out["fit"].get<bool>());
+  EXPECT_EQ(out["reason"], "pod set main: topology \"default\" allows to fit only 2 out of 3 pod(s)");
+  expect_invalid(place(kueue_job(4, {{"kueue.x-k8s.io/podset-slice-required-topology", "example.com/rack"}})),
+                 "kueue.x-k8s.io/podset-slice-size");
+  // A level the Topology does not have: Kueue rejects the request.
+  expect_invalid(place(kueue_job(2, {{"kueue.x-k8s.io/podset-required-topology", "example.com/zone"}})),
+                 "podset-required-topology");
+}
+
+TEST_F(PlaceCommandTest, DomainsBelowTheHostAreReportedByTheirFullPathNeverAsANode) {
+  auto run =
+      place(kueue_job(4, {{"kueue.x-k8s.io/podset-required-topology", "example.com/block"}}), {}, false);
+  ASSERT_EQ(run.code, 0) << run.err;
+  const json ps = json::parse(run.out)["podSets"][0];
+  ASSERT_EQ(ps["assignment"].size(), 2u) << ps.dump();
+  for (const auto& a : ps["assignment"]) {
+    EXPECT_FALSE(a.contains("node")) << a.dump();
+    ASSERT_EQ(a["domain"].size(), 2u);
+    EXPECT_EQ(a["domain"][0], ps["assignment"][0]["domain"][0]);  // one block
+    EXPECT_EQ(a["nodes"].size(), 2u);
+    for (const auto& n : a["nodes"]) {
+      const std::string name = n;
+      EXPECT_EQ(name.substr(0, 5),
+                a["domain"][0].get<std::string>() + "-" + a["domain"][1].get<std::string>());
+    }
+  }
+  EXPECT_EQ(ps["topologyAssignment"]["levels"].size(), 2u);
+}
+
+TEST_F(PlaceCommandTest, AJobWithoutTasAnnotationsOnATopologyIsKueuesImpliedRequest) {
+  auto run = place(kueue_job(3, json::object()), {"--timings"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find("timings (kueue)"), std::string::npos) << run.err;
+  const json ps = json::parse(run.out)["podSets"][0];
+  EXPECT_EQ(ps["topologyAssignment"]["levels"], json::array({"kubernetes.io/hostname"}));
+  std::int64_t pods = 0;
+  for (const auto& a : ps["assignment"]) pods += a["count"].get<std::int64_t>();
+  EXPECT_EQ(pods, 3);
+}
+
+TEST_F(PlaceCommandTest, EveryCountIsRangeChecked) {
+  const json rack{{"kueue.x-k8s.io/podset-required-topology", "example.com/rack"}};
+  for (const json& bad : {json(0), json(-1), json(2147483648LL), json("1e3")})
+    expect_invalid(place(kueue_job(bad, rack)), "parallelism");
+  for (const std::string bad : {"3", "1e100", "8x", "0", "-2"}) {
+    expect_invalid(place(kueue_job(16, {{"kueue.x-k8s.io/podset-required-topology", "example.com/block"},
+                                        {"kueue.x-k8s.io/podset-slice-required-topology", "example.com/rack"},
+                                        {"kueue.x-k8s.io/podset-slice-size", bad}})),
+                   "podset-slice-size");
+  }
+  const json volcano{
+      {"apiVersion", "batch.volcano.sh/v1alpha1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", "v"}}},
+      {"spec",
+       {{"tasks",
+         {{{"name", "w"},
+           {"replicas", 4},
+           {"partitionPolicy", {{"totalPartitions", 4294967297LL}, {"partitionSize", 1}}}}}}}}};
+  expect_invalid(place(volcano), "totalPartitions");
+  json kaiwo{
+      {"apiVersion", "kaiwo.silogen.ai/v1alpha1"},
+      {"kind", "KaiwoJob"},
+      {"metadata", {{"name", "k"}}},
+      {"spec", {{"gpuVendor", "nvidia"}, {"ray", true}, {"replicas", 4294967300LL}, {"gpusPerReplica", 8}}}};
+  expect_invalid(place(kaiwo), "replicas");
+  kaiwo["spec"] = {{"gpuVendor", "nvidia"}, {"gpus", -8}};
+  expect_invalid(place(kaiwo), "gpus");
+}
+
+TEST_F(PlaceCommandTest, AssumedGpusPerNodeBeyondAnyNodeIsRefused) {
+  auto run = testing::run_captured(run_cli, {"discover", "--source", "demo", "-o", "dot",
+                                             "--assume-gpus-per-node", "99999999999999999999"});
+  EXPECT_NE(run.code, 0) << run.out;
+  EXPECT_NE(run.err.find("--assume-gpus-per-node"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("GPUs"), std::string::npos);
+}
+
+TEST_F(PlaceCommandTest, WrongJsonTypesNameTheFileAndTheKey) {
+  const json kaiwo{{"apiVersion", "kaiwo.silogen.ai/v1alpha1"},
+                   {"kind", "KaiwoJob"},
+                   {"metadata", {{"name", "k"}}},
+                   {"spec", {{"gpuVendor", "nvidia"}, {"ray", "yes"}, {"gpus", 8}}}};
+  auto ray = place(kaiwo);
+  expect_invalid(ray, "ray");
+  EXPECT_NE(ray.err.find("job.json"), std::string::npos) << ray.err;
+  expect_invalid(
+      place(json{{"kind", "PlacementRequest"}, {"name", json::array()}, {"podSets", {{{"count", 1}}}}}),
+      "name");
+  json bad_nodes = nodes();
+  bad_nodes["items"][0]["kind"] = json::array();
+  auto run = testing::run_captured(run_cli, {"place", "--nodes", file("bad-nodes.json", bad_nodes),
+                                             "--topology", file("topology.json", topology(true)), "--job",
+                                             file("job.json", kueue_job(1, json::object()))});
+  expect_invalid(run, "kind");
+  EXPECT_NE(run.err.find("bad-nodes.json"), std::string::npos) << run.err;
+  json bad_containers = kueue_job(1, json::object());
+  bad_containers["spec"]["template"]["spec"]["containers"] = "main";
+  expect_invalid(place(bad_containers), "containers");
+}
+
+TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownSchedulerConfigKeysAreErrors) {
+  const json job = kueue_job(1, json::object());
+  for (const std::string text : {"just some text\n", "[1, 2]\n", R"({"kind": "NodeList", "items": []})"}) {
+    expect_invalid(place(job, {"--pods", text_file("pods.txt", text)}), "pods.txt");
+    auto sim =
+        testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", nodes()), "--topology",
+                                        file("topology.json", topology(true)), "--trace",
+                                        text_file("trace.jsonl", ""), "--pods", text_file("pods.txt", text)});
+    EXPECT_EQ(sim.code, 2) << sim.out << sim.err;
+    EXPECT_NE(sim.err.find("pods.txt"), std::string::npos) << sim.err;
+  }
+  expect_invalid(place(job, {"--scheduler-config",
+                             text_file("sched.yaml", "actions: \"enqueue, allocate\"\ntierz: []\n")}),
+                 "tierz");
+  expect_invalid(place(job, {"--scheduler-config", text_file("sched.yaml", "hypertopo: {profil: kueue}\n")}),
+                 "hypertopo.profil");
+}
+
+TEST_F(PlaceCommandTest, AKep5732PodGroupIsPlacedInsideOneDomainOfItsTopologyKey) {
+  const json group{{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+                   {"kind", "PodGroup"},
+                   {"metadata", {{"name", "trainer"}}},
+                   {"spec",
+                    {{"schedulingPolicy", {{"gang", {{"minCount", 2}}}}},
+                     {"schedulingConstraints", {{"topology", {{{"key", "example.com/rack"}}}}}}}}};
+  const json pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "trainer-0"}}},
+      {"spec",
+       {{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", "8"}}}}}}}}}}};
+  auto run = place(json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", {group, pod}}});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const json ps = json::parse(run.out)["podSets"][0];
+  ASSERT_EQ(ps["assignment"].size(), 2u) << ps.dump();
+  const std::string a = ps["assignment"][0]["node"], b = ps["assignment"][1]["node"];
+  EXPECT_EQ(a.substr(0, 5), b.substr(0, 5)) << "one rack: " << a << " " << b;
+  // Three pods of 8 GPUs cannot share a rack of two hosts.
+  json three = group;
+  three["spec"]["schedulingPolicy"]["gang"]["minCount"] = 3;
+  EXPECT_EQ(place(json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", {three, pod}}}).code, 1);
+  // simulate reads the same PodGroup as a trace arrival: both placed, one rack each.
+  const json arrive{{"apiVersion", "v1"}, {"kind", "List"}, {"items", {group, pod}}};
+  std::string trace;
+  for (const char* id : {"a", "b"})
+    trace += json{{"time", 0}, {"job", id}, {"duration", 10}, {"arrive", arrive}}.dump() + "\n";
+  auto sim = testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", nodes()), "--topology",
+                                             file("topology.json", topology(true)), "--trace",
+                                             text_file("trace.jsonl", trace), "-o", "json"});
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  const json report = json::parse(sim.out);
+  EXPECT_EQ(report["policies"][0]["admitted"], 2) << sim.out;
+  EXPECT_EQ(report["policies"][0]["waitMaxSeconds"], 0) << sim.out;
+  json two_levels = group;
+  two_levels["spec"]["schedulingConstraints"]["topology"].push_back({{"key", "example.com/block"}});
+  expect_invalid(place(two_levels), "schedulingConstraints.topology");
+}
+
+}  // namespace
+}  // namespace hypertopo::cli
