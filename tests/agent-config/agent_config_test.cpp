@@ -326,7 +326,7 @@ TEST(AgentConfig, BadPatternsAndBadYamlAreReportedAgainstTheFile) {
   auto missing = load_agent_config("/nonexistent/config.yaml");
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(missing.error().message(), "/nonexistent/config.yaml: cannot open");
+  EXPECT_EQ(missing.error().message(), "/nonexistent/config.yaml: cannot open: no such file");
 }
 
 TEST(AgentConfig, Durations) {
