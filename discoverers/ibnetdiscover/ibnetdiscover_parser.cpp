@@ -179,6 +179,7 @@ class Parser {
     if (starts("CA ") || starts("SW ") || starts("RT ") || starts("CA\t") || starts("SW\t") ||
         starts("RT\t")) {
       ports_report = true;
+      ports_report_ = true;
       return parse_ports_report_line(line, n);
     }
     if (looks_like_diagnostic(line)) {
@@ -373,6 +374,8 @@ class Parser {
   // Every switch a port line names must have its own block: one that does not is where a cut-off
   // capture stopped, and every cable beyond it is missing from the tree.
   std::expected<void, Error> check_complete() {
+    // A ports report (-p) lists ports, not nodes: a switch may appear only as a peer there.
+    if (ports_report_) return {};
     std::size_t switches = 0, cas = 0;
     const PortRecord* first_switch = nullptr;
     const PortRecord* first_ca = nullptr;
@@ -524,6 +527,7 @@ class Parser {
   };
   std::vector<std::pair<std::string, Tally>> tallies_;  // by kind, in order of first sight
   std::size_t long_descriptions_ = 0;
+  bool ports_report_ = false;
 };
 
 }  // namespace

@@ -222,7 +222,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {kOneSource + "tierNames: leaf\n", "config.yaml: tierNames: must be a list of strings"},
       {kOneSource + "tierNames: [leaf, [spine]]\n", "config.yaml: tierNames[1]: must be a string"},
       {kOneSource + "guidMap: {nope: dgx-001}\n", "config.yaml: guidMap.nope: not a GUID"},
-      {kOneSource + "source: ''\n", "config.yaml: source: must be 1 to 63 characters (a label value)"},
+      {kOneSource + "source: ''\n", "config.yaml: source: must not be empty"},
       // The other sections.
       {kOneSource + "colour: red\n",
        "config.yaml: colour: unknown key (known: excludedDevicePatterns, excludedSwitchPatterns, "
@@ -317,7 +317,8 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
 
 TEST(AgentConfig, BadPatternsAndBadYamlAreReportedAgainstTheFile) {
   EXPECT_THAT(error_of(kOneSource + "hostDescriptionPattern: '(unclosed'\n"),
-              AllOf(StartsWith("config.yaml: "), HasSubstr("'(unclosed' is not a valid regular expression")));
+              AllOf(StartsWith("config.yaml: "),
+                    HasSubstr("hostDescriptionPattern: '(unclosed': not a valid RE2 regular expression")));
   EXPECT_THAT(error_of(kOneSource + "excludedSwitchPatterns: ['[']\n"), StartsWith("config.yaml: "));
   auto broken = parse_agent_config("sources: [{kind: ib-local}\n", "config.yaml");
   ASSERT_FALSE(broken.has_value());
@@ -326,7 +327,7 @@ TEST(AgentConfig, BadPatternsAndBadYamlAreReportedAgainstTheFile) {
   auto missing = load_agent_config("/nonexistent/config.yaml");
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
-  EXPECT_EQ(missing.error().message(), "/nonexistent/config.yaml: cannot open");
+  EXPECT_EQ(missing.error().message(), "/nonexistent/config.yaml: cannot open: no such file");
 }
 
 TEST(AgentConfig, Durations) {

@@ -82,7 +82,7 @@ TEST(HostilePatterns, DiscoverWithHostilePatternsAndDescriptions) {
   const auto capture = dir.path() / "fabric.out";
   // A spine described by 100 KB of 'l', a leaf whose name makes '^((a+)+)$' backtrack, a CA whose
   // description is 40 KB: the parser keeps InfiniBand's 64 bytes, the patterns run in linear time.
-  write_text(capture, two_switch_capture(std::string(31, 'a') + "!", std::string(100'000, 'l'),
+  write_text(capture, two_switch_capture(std::string(31, 'a') + "!b", std::string(100'000, 'l'),
                                          std::string(40'000, 'x') + " mlx5_0"));
   const auto config = dir.path() / "discover.yaml";
   write_text(config,
@@ -90,7 +90,7 @@ TEST(HostilePatterns, DiscoverWithHostilePatternsAndDescriptions) {
              "excludedSwitchPatterns: ['^l+$', '^((a+)+)$']\n");
   auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--config", config.string()});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(contains(r.err, "2 node description(s) longer than InfiniBand's 64 bytes")) << r.err;
+  EXPECT_TRUE(contains(r.err, "3 node description(s) longer than InfiniBand's 64 bytes")) << r.err;
   EXPECT_TRUE(contains(r.err, "1 switch(es) excluded by name pattern")) << r.err;
   // The 64 'x' left of the CA's description have no space: no host, one unmapped endpoint.
   EXPECT_TRUE(contains(r.err, "1 unmapped endpoint(s)")) << r.err;
@@ -526,7 +526,9 @@ TEST(HostileLabels, KubernetesRulesForKeysValuesAndUniqueTierNames) {
   EXPECT_TRUE(contains(prefix.err, "--label-prefix: 'bad prefix!/1' is not a Kubernetes label key"))
       << prefix.err;
 
-  auto label = run({"apply", "--source", "demo", "--source-label", "bad value!"});
+  const auto kubeconfig = (dir.path() / "kubeconfig").string();
+  write_text(kubeconfig, "");
+  auto label = run({"apply", "--source", "demo", "--kubeconfig", kubeconfig, "--source-label", "bad value!"});
   EXPECT_EQ(label.code, 1);
   EXPECT_TRUE(contains(label.err, "--source-label: 'bad value!' is not a Kubernetes label value"))
       << label.err;
