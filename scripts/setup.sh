@@ -24,6 +24,7 @@ packages=(
   libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags ibsim-utils
   libnl-3-dev libnl-route-3-dev liblldpctl-dev lldpd iproute2
   graphviz
+  libre2-dev
 )
 
 missing=()
