@@ -65,13 +65,13 @@ topology::NodeReport nvlink_report(const std::string& node, int clique) {
   return r;
 }
 
-SourceConfig source(const std::string& kind, SourceRole role, std::chrono::seconds interval = 3600s) {
-  SourceConfig s;
-  s.kind = kind;
-  s.role = role;
-  s.interval = interval;
-  if (kind == "demo") s.arg = "model";
-  return s;
+// A source as `kind:arg` on the command line would give it, through the registry's own parser.
+SourceConfig source(const std::string& kind, std::chrono::seconds interval = 3600s, std::string arg = "") {
+  if (kind == "demo" && arg.empty()) arg = "model";
+  auto s = source_from_arg(kind, arg);
+  EXPECT_TRUE(s) << s.error().message();
+  s->interval = interval;
+  return *s;
 }
 
 class AgentDaemonTest : public ::testing::Test {
@@ -99,7 +99,7 @@ class AgentDaemonTest : public ::testing::Test {
     cluster_ = *cluster;
     client_ = make_client(false);
 
-    config_.sources = {source("ib-local", SourceRole::kNode, 600s), source("demo", SourceRole::kLeader)};
+    config_.sources = {source("ib-local", 600s), source("demo")};
     config_.debounce = 100ms;
     config_.lease_duration = 1500ms;
     config_.renew_deadline = 1000ms;
@@ -382,8 +382,7 @@ TEST_F(AgentDaemonTest, AFailingSourceDeletesNothingAndIsCounted) {
         {"members",
          json::array({{{"type", "Node"}, {"selector", {{"exactMatch", {{"name", "old-node"}}}}}}})}}}};
   ASSERT_TRUE(client_->create({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", stale));
-  config_.sources.push_back(source("ibnetdiscover", SourceRole::kLeader));
-  config_.sources.back().arg = (dir_.path() / "missing.out").string();
+  config_.sources.push_back(source("ibnetdiscover", 3600s, (dir_.path() / "missing.out").string()));
   auto pod = make_pod("gpu-node-1", "agent-a");
   pod->daemon->start();
   ASSERT_TRUE(eventually([&] { return !pod->daemon->counters().last_summary.empty(); }));
@@ -402,9 +401,7 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   const auto copy = dir_.path() / "fabric.out";
   std::filesystem::copy_file(capture, copy);
   // Interval 0: every rebuild runs the source again.
-  config_.sources = {source("ib-local", SourceRole::kNode, 600s),
-                     source("ibnetdiscover", SourceRole::kLeader, 0s)};
-  config_.sources.back().arg = copy.string();
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 0s, copy.string())};
   auto pod = make_pod("gpu-node-1", "agent-a");
   pod->daemon->start();
   ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
@@ -415,9 +412,15 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   // The capture goes away (as UFM answering 503 would): the next rebuild fails that source, and the
   // last good topology stands in: nothing updated, nothing held, nothing deleted.
   std::filesystem::remove(copy);
-  const int rebuilds = pod->daemon->counters().rebuilds;
   topology::NodeReport other;
   other.node_name = "cpu-node-9";
+  write_report(other);
+  const std::string failed = "hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1";
+  ASSERT_TRUE(eventually([&] { return pod->metrics.render().find(failed) != std::string::npos; }));
+  // One more rebuild after the failure was seen: it too runs the source (interval 0), which fails
+  // again, and the reconcile it ends with is the one checked below.
+  const int rebuilds = pod->daemon->counters().rebuilds;
+  other.node_name = "cpu-node-10";
   write_report(other);
   ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
   EXPECT_TRUE(pod->daemon->counters().last_summary.starts_with("created=0 updated=0 deleted=0 unchanged="))
@@ -425,10 +428,33 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   EXPECT_TRUE(pod->daemon->counters().last_summary.ends_with(" held=0"))
       << pod->daemon->counters().last_summary;
   EXPECT_EQ(hypernode_versions(), before);
-  const std::string metrics = pod->metrics.render();
-  EXPECT_NE(metrics.find("hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1"),
-            std::string::npos)
-      << metrics;
+  pod->daemon->stop();
+}
+
+// A fabric source (a walk, UFM, a capture) runs at most once per interval: a burst of debounced
+// rebuilds reuses its result, and a failing run is not retried before the interval has passed.
+TEST_F(AgentDaemonTest, AFabricSourceRunsOncePerIntervalWhateverTheRebuilds) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const auto copy = dir_.path() / "fabric.out";
+  std::filesystem::copy_file(capture, copy);
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 600s, copy.string())};
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
+  const int first_runs = pod->daemon->counters().source_runs;
+  constexpr int kRebuilds = 5;
+  for (int i = 0; i < kRebuilds; ++i) {
+    const int rebuilds = pod->daemon->counters().rebuilds;
+    topology::NodeReport other;
+    other.node_name = "cpu-node-" + std::to_string(i);
+    write_report(other);
+    ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+  }
+  const int runs = pod->daemon->counters().source_runs - first_runs;
+  std::printf("[agent-numbers] %d debounced rebuilds inside one 10m interval -> %d fabric source run(s)\n",
+              kRebuilds, runs);
+  EXPECT_EQ(first_runs, 1);
+  EXPECT_EQ(runs, 0);
   pod->daemon->stop();
 }
 
