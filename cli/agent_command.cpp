@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -31,7 +33,7 @@ struct AgentOptions {
   std::string node_name;
   std::string pod_name;
   std::string namespace_;
-  std::string work_dir = "/tmp/hypertopo";
+  std::string work_dir;  // "": a private directory made for this run (mkdtemp, 0700)
   std::string log_level;
   int http_port = -1;  // -1: the config's http.port
   double reload_seconds = 5;
@@ -93,9 +95,23 @@ int run_agent(const AgentOptions& opts) {
   auto election = k8s::KubeClient::create(*cluster, election_options);
   if (!election) return error(election.error().message());
 
-  std::error_code ec;
-  std::filesystem::create_directories(opts.work_dir, ec);
-  if (ec) return error("--work-dir " + opts.work_dir + ": " + ec.message());
+  // Scratch space is private: never a fixed name in a shared directory that another local user
+  // could take first or point somewhere else.
+  std::string work_dir = opts.work_dir;
+  bool own_work_dir = false;
+  if (work_dir.empty()) {
+    std::error_code ec;
+    std::string pattern = (std::filesystem::temp_directory_path(ec) / "hypertopo-agent-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      return error("cannot make a private work directory under " + pattern + ": " + std::strerror(errno));
+    work_dir = pattern;
+    own_work_dir = true;
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(work_dir, ec);
+    if (ec) return error("--work-dir " + work_dir + ": " + ec.message());
+    std::filesystem::permissions(work_dir, std::filesystem::perms::owner_all, ec);
+  }
 
   // Signals go to the thread that waits for them, never to the worker threads started below.
   sigset_t signals;
@@ -114,7 +130,7 @@ int run_agent(const AgentOptions& opts) {
                              .election_client = election->get(),
                              .metrics = &metrics,
                              .log = log,
-                             .work_dir = opts.work_dir});
+                             .work_dir = work_dir});
   daemon.register_routes(http);
   if (auto started = http.start(); !started) return error(started.error().message());
   log(agent::LogLevel::kInfo,
@@ -149,6 +165,10 @@ int run_agent(const AgentOptions& opts) {
   }
   daemon.stop();
   http.stop();
+  if (own_work_dir) {
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+  }
   return 0;
 }
 
@@ -179,7 +199,8 @@ void add_agent_command(CLI::App& app, Action& action) {
   cmd->add_option("--node-name", opts->node_name, "This node's name");
   cmd->add_option("--pod-name", opts->pod_name, "Identity in the leader Lease");
   cmd->add_option("--namespace", opts->namespace_, "Namespace of NodeReports, the Lease and Events");
-  cmd->add_option("--work-dir", opts->work_dir, "Scratch directory")->capture_default_str();
+  cmd->add_option("--work-dir", opts->work_dir,
+                  "Scratch directory (default: a private directory made for this run, removed at exit)");
   cmd->add_option("--log-level", opts->log_level,
                   "trace, debug, info, warn or error (default: the config's)");
   cmd->add_option("--http-port", opts->http_port,

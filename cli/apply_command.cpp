@@ -88,6 +88,7 @@ int run_apply(const ApplyOptions& opts) {
   if (!run) return error(run.error());
   for (const auto& outcome : run->outcomes) {
     for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << note << "\n";
+    for (const auto& w : outcome.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
   }
   print_report_warnings(run->tree.report);
 

@@ -36,7 +36,7 @@ struct DiscoverOptions {
   std::int64_t assume_gpus_per_node = 0;  // -o dot: capacity of nodes the node list does not give
   std::string label_prefix = "hypertopo.io/tier-";
   bool topograph_labels = false;
-  discoverers::ufm::UfmSettings ufm;
+  discoverers::ufm::UfmSourceConfig ufm;
 };
 
 // The capacity picture: GPUs from --nodes and --pods, or an assumed count per node.
@@ -99,6 +99,7 @@ int run_discover(const DiscoverOptions& opts) {
   if (!run) return error(run.error());
   for (const auto& outcome : run->outcomes) {
     for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << note << "\n";
+    for (const auto& w : outcome.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
   }
   topology::Tree tree = std::move(run->tree);
 

@@ -37,14 +37,12 @@ std::expected<void, Error> prepare_pipeline_input(const DiscoverySetup& setup, c
   if (std::filesystem::read_symlink("/proc/self/exe", ec).filename() == "hypertopo") {
     deps.ib_walker = discoverers::ib_fabric::hypertopo_walker_command();
   }
-  auto sources = apply_ufm_flags(setup.sources, setup.ufm);
-  if (!sources) return std::unexpected(sources.error());
-  for (const auto& text : *sources) {
+  for (const auto& text : setup.sources) {
     auto spec = discoverers::SourceSpec::parse(text);
     if (!spec) return std::unexpected(spec.error());
     input.sources.push_back(std::move(*spec));
   }
-  return {};
+  return apply_ufm_flags(input.sources, setup.ufm);
 }
 
 void print_report_warnings(const topology::BuildReport& r) {

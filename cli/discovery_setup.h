@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "discoverers/pipeline/discovery_pipeline.h"
-#include "discoverers/ufm/ufm_client.h"
+#include "discoverers/ufm/ufm_source.h"
 #include "errors/error.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/objects/node_list.h"
@@ -22,10 +22,10 @@
 namespace hypertopo::cli {
 
 struct DiscoverySetup {
-  std::vector<std::string> sources;   // "KIND[:ARG]"
-  std::string config_file;            // builder config YAML, optional
-  std::string guid_map_file;          // '<guid> <node name>' lines, optional
-  discoverers::ufm::UfmSettings ufm;  // --ufm-* flags, folded into every ufm: source
+  std::vector<std::string> sources;       // "KIND[:ARG]"
+  std::string config_file;                // builder config YAML, optional
+  std::string guid_map_file;              // '<guid> <node name>' lines, optional
+  discoverers::ufm::UfmSourceConfig ufm;  // --ufm-* flags: every ufm: source's config
 };
 
 // Fills `input` (builder options, sources, deps); `nodes` (may be null) must outlive the run.

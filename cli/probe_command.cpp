@@ -9,6 +9,7 @@
 #include "cli/discovery_setup.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/nvlink/nvlink_probe.h"
+#include "discoverers/registry/discoverer.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "topology/node_report.h"
 #include "topology/tree.h"
@@ -43,31 +44,24 @@ int run_probe(const ProbeOptions& opts) {
   report.node_name = *name;
   report.probed_at = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
 
+  discoverers::DiscovererRegistry registry;
+  discoverers::register_builtin_discoverers(registry);
   for (const auto& source : opts.sources) {
-    std::expected<void, Error> probed;
-    if (source == "ib-local") {
-      discoverers::ib_local::IbLocalOptions ib;
-      ib.root = opts.root;
-      ib.log = log;
-      probed = discoverers::ib_local::probe_into(report, ib);
-    } else if (source == "nvml") {
-      discoverers::nvlink::NvmlProbeOptions nvml;
-      nvml.library = opts.nvml_library;
-      nvml.log = log;
-      probed = discoverers::nvlink::probe_into(report, nvml);
+    // The flags fill the same config structs the agent's YAML fills.
+    discoverers::SourceSpec spec{.kind = source, .arg = "", .settings = nullptr};
+    if (source == "nvlink") {
+      auto c = std::make_shared<discoverers::nvlink::NvlinkConfig>();
+      c->library = opts.nvml_library;
+      spec.settings = c;
     } else if (source == "lldp") {
-      discoverers::roce_lldp::RoceLldpOptions lldp;
-      lldp.root = opts.root;
-      lldp.lldpd_socket = opts.lldpd_socket;
-      lldp.lldp_json = opts.lldp_json;
-      lldp.netdev_pattern = opts.roce_netdevs;
-      lldp.log = log;
-      probed = discoverers::roce_lldp::probe_into(report, lldp);
-    } else {
-      return error(Error(ErrorCode::kInvalidArgument,
-                         "--source " + source + ": not a node probe (known: ib-local, lldp, nvml)"));
+      auto c = std::make_shared<discoverers::roce_lldp::LldpProbeConfig>();
+      c->lldpd_socket = opts.lldpd_socket;
+      c->lldp_json = opts.lldp_json;
+      c->netdev_pattern = opts.roce_netdevs;
+      spec.settings = c;
     }
-    if (!probed) return error(probed.error());
+    auto probed = registry.probe(spec, {.root = opts.root, .log = log}, report);
+    if (!probed) return error(probed.error().context("--source " + source));
   }
   for (const auto& w : report.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
   if (report.nvlink) {
@@ -90,15 +84,14 @@ int run_probe(const ProbeOptions& opts) {
 void add_probe_command(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ProbeOptions>();
   auto* cmd = app.add_subcommand("probe", "Probe this node and print its NodeReport");
-  cmd->footer(
-      "Sources (--source KIND, repeatable; each fills its part of one report):\n"
-      "  ib-local: RDMA devices, port GUIDs, link layer, state and rate from <root>/sys/class/infiniband\n"
-      "  lldp: each RoCE netdev's state, speed and LLDP neighbour (ToR, port) from the local lldpd\n"
-      "  nvml: the NVLink clique (<clusterUUID>.<cliqueId>) from libnvidia-ml; none without the driver\n"
-      "\nExamples:\n"
-      "  hypertopo probe --source ib-local --source nvml\n"
-      "  hypertopo probe --source ib-local --root /host --node-name dgx-001 -o yaml");
-  cmd->add_option("-s,--source", opts->sources, "A node probe: ib-local, lldp or nvml")->required();
+  discoverers::DiscovererRegistry probes;
+  discoverers::register_builtin_discoverers(probes);
+  cmd->footer("Sources (--source KIND, repeatable; each fills its part of one report):\n" +
+              probes.describe(discoverers::SourceRole::kNodeProbe) +
+              "\nExamples:\n"
+              "  hypertopo probe --source ib-local --source nvlink\n"
+              "  hypertopo probe --source ib-local --root /host --node-name dgx-001 -o yaml");
+  cmd->add_option("-s,--source", opts->sources, "A node probe: ib-local, lldp or nvlink")->required();
   cmd->add_option("--root", opts->root, "Host filesystem root the probes read /sys under")
       ->check(CLI::ExistingDirectory)
       ->capture_default_str();

@@ -2,39 +2,57 @@
 #include "cli/ufm_flags.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace hypertopo::cli {
 
-void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSettings& settings) {
-  cmd->add_option("--ufm-credentials", settings.credentials_dir,
+void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSourceConfig& flags) {
+  cmd->add_option("--ufm-credentials", flags.credentials_dir,
                   "Directory with UFM credentials: 'token', or 'username' and 'password' (a mounted Secret)")
       ->check(CLI::ExistingDirectory);
-  cmd->add_option("--ufm-ca", settings.ca_file, "PEM CA bundle that signs the UFM server's certificate")
+  cmd->add_option("--ufm-ca", flags.ca_file, "PEM CA bundle that signs the UFM server's certificate")
       ->check(CLI::ExistingFile);
   cmd->add_flag(
-      "--ufm-insecure", settings.insecure,
+      "--ufm-insecure", flags.insecure,
       "Do not verify the UFM server's TLS certificate, and allow http:// (credentials in clear text)");
-  cmd->add_option("--ufm-timeout", settings.timeout_seconds,
+  cmd->add_option("--ufm-timeout", flags.timeout_seconds,
                   "Seconds for the whole UFM fetch: every request, retry and backoff (default 30)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--ufm-max-bytes", settings.max_bytes, "Largest UFM response accepted (default 512 MiB)")
+  cmd->add_option("--ufm-max-bytes", flags.max_bytes, "Largest UFM response accepted (default 512 MiB)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--ufm-page-size", settings.page_size, "Ask UFM for pages of N records (default: unpaged)")
+  cmd->add_option("--ufm-page-size", flags.page_size, "Ask UFM for pages of N records (default: unpaged)")
       ->check(CLI::PositiveNumber);
 }
 
-std::expected<std::vector<std::string>, Error> apply_ufm_flags(
-    const std::vector<std::string>& sources, const discoverers::ufm::UfmSettings& settings) {
-  if (settings.empty()) return sources;
-  if (std::none_of(sources.begin(), sources.end(),
-                   [](const std::string& s) { return s.starts_with("ufm:"); })) {
+std::expected<void, Error> apply_ufm_flags(std::vector<discoverers::SourceSpec>& specs,
+                                           const discoverers::ufm::UfmSourceConfig& flags) {
+  const discoverers::ufm::UfmSourceConfig defaults;
+  const bool given = flags.credentials_dir != defaults.credentials_dir || flags.ca_file != defaults.ca_file ||
+                     flags.insecure != defaults.insecure ||
+                     flags.timeout_seconds != defaults.timeout_seconds ||
+                     flags.max_bytes != defaults.max_bytes || flags.page_size != defaults.page_size;
+  const bool any_ufm = std::any_of(specs.begin(), specs.end(),
+                                   [](const discoverers::SourceSpec& s) { return s.kind == "ufm"; });
+  if (given && !any_ufm) {
     return std::unexpected(
         Error(ErrorCode::kInvalidArgument, "--ufm-* flags need a --source ufm:https://HOST"));
   }
-  std::vector<std::string> out;
-  out.reserve(sources.size());
-  for (const auto& s : sources) out.push_back(discoverers::ufm::with_ufm_settings(s, settings));
-  return out;
+  for (auto& spec : specs) {
+    if (spec.kind != "ufm") continue;
+    if (spec.arg.empty()) {
+      return std::unexpected(
+          Error(ErrorCode::kInvalidArgument, "--source ufm needs the server: ufm:https://HOST[:PORT]"));
+    }
+    if (spec.arg.find('@') != std::string::npos) {
+      return std::unexpected(
+          Error(ErrorCode::kInvalidArgument,
+                "--source ufm: the URL must not carry credentials; use --ufm-credentials DIR"));
+    }
+    auto config = std::make_shared<discoverers::ufm::UfmSourceConfig>(flags);
+    config->endpoint = spec.arg;
+    spec.settings = std::move(config);
+  }
+  return {};
 }
 
 }  // namespace hypertopo::cli

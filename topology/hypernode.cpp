@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 
 namespace hypertopo::topology {
 
@@ -37,6 +38,19 @@ json render_hypernode(const Tree& tree, DomainId id) {
               {"kind", "HyperNode"},
               {"metadata", {{"name", d.name}, {"labels", std::move(labels)}}},
               {"spec", std::move(spec)}};
+}
+
+std::size_t volcano_exact_member_count(const json& spec) {
+  std::set<std::string> names;
+  if (!spec.is_object() || !spec.contains("members") || !spec["members"].is_array()) return 0;
+  for (const auto& member : spec["members"]) {
+    if (!member.is_object() || !member.contains("selector") || !member["selector"].is_object()) continue;
+    const auto& selector = member["selector"];
+    if (!selector.contains("exactMatch") || !selector["exactMatch"].is_object()) continue;
+    const auto& exact = selector["exactMatch"];
+    if (exact.contains("name") && exact["name"].is_string()) names.insert(exact["name"].get<std::string>());
+  }
+  return names.size();
 }
 
 static std::vector<DomainId> render_order(const Tree& tree) {

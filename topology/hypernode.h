@@ -22,6 +22,14 @@ inline constexpr const char* kManagedByValue = "hypertopo";
 
 // One HyperNode object (no status: status.nodeCount is written through /status).
 nlohmann::json render_hypernode(const Tree& tree, DomainId id);
+// The status.nodeCount Volcano's hyperNode-controller writes for a HyperNode with this spec
+// (volcano-sh/volcano pkg/controllers/hypernode/hypernode_handler.go, syncHyperNodeStatus /
+// actualNodeCnt): the number of distinct member names, each exactMatch name whatever the member
+// type (a spine with 3 leaf members counts 3, not the 24 hosts below). regexMatch / labelMatch
+// members add the Nodes they select, which only the Node list knows; render_hypernode emits
+// exactMatch only, so for our objects this is Volcano's whole value. Writing anything else starts a
+// write war with that controller; the subtree total lives in our own outputs (Tree::nodes_under).
+std::size_t volcano_exact_member_count(const nlohmann::json& spec);
 // Every domain, ordered by tier then name.
 nlohmann::json render_hypernode_list(const Tree& tree);
 // JSON -> YAML text (block style), used for -o yaml and for manifests on disk.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string_view>
 
+#include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
 #include "io/yaml_reader.h"
 #include "topology/builder_config.h"
@@ -181,109 +182,44 @@ nlohmann::json to_json(const YAML::Node& node) {
   }
 }
 
-void emit_json(YAML::Emitter& out, const nlohmann::json& j) {
-  switch (j.type()) {
-    case nlohmann::json::value_t::object:
-      out << YAML::BeginMap;
-      for (const auto& [key, value] : j.items()) {
-        out << YAML::Key << YAML::DoubleQuoted << key << YAML::Value;
-        emit_json(out, value);
-      }
-      out << YAML::EndMap;
-      break;
-    case nlohmann::json::value_t::array:
-      out << YAML::BeginSeq;
-      for (const auto& value : j) emit_json(out, value);
-      out << YAML::EndSeq;
-      break;
-    case nlohmann::json::value_t::string:
-      out << YAML::DoubleQuoted << j.get<std::string>();
-      break;
-    case nlohmann::json::value_t::boolean:
-      out << j.get<bool>();
-      break;
-    case nlohmann::json::value_t::number_integer:
-      out << j.get<std::int64_t>();
-      break;
-    case nlohmann::json::value_t::number_unsigned:
-      out << j.get<std::uint64_t>();
-      break;
-    case nlohmann::json::value_t::number_float:
-      out << j.get<double>();
-      break;
-    default:
-      out << YAML::Null;
-      break;
-  }
+const discoverers::DiscovererRegistry& registry() {
+  static const discoverers::DiscovererRegistry kRegistry = [] {
+    discoverers::DiscovererRegistry r;
+    discoverers::register_builtin_discoverers(r);
+    return r;
+  }();
+  return kRegistry;
 }
 
-bool is_node_probe(const std::string& kind) {
-  const auto& kinds = node_probe_kinds();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
-bool is_leader_kind(const std::string& kind) {
-  const auto& kinds = leader_source_kinds();
-  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-}
-
-// The label source's block: {networkTopologyTypes: {...}}. Its inside is checked by the labels
-// source when it is created (discoverers/labels/label_config.cpp); here only its shape.
-std::expected<nlohmann::json, Error> label_block(const Reader& r, const YAML::Node& node,
-                                                 const std::string& path) {
-  if (!node.IsMap()) return r.bad(path, "must be a mapping with networkTopologyTypes");
-  if (auto ok = r.only_keys(node, {"networkTopologyTypes"}, path); !ok) return std::unexpected(ok.error());
-  const YAML::Node types = node["networkTopologyTypes"];
-  if (!types) return r.bad(join_key(path, "networkTopologyTypes"), "is required");
-  if (!types.IsMap() || types.size() == 0)
-    return r.bad(join_key(path, "networkTopologyTypes"), "must map each topology type to its levels");
-  return to_json(node);
-}
-
-std::expected<void, Error> secret_ref(const Reader& r, const YAML::Node& node, const std::string& path,
-                                      SourceConfig& source) {
-  if (!node.IsMap()) return r.bad(path, "must be a mapping with name and namespace");
-  if (auto ok = r.only_keys(node, {"name", "namespace"}, path); !ok) return ok;
-  if (!node["name"]) return r.bad(join_key(path, "name"), "is required");
-  auto name = r.nonempty_text(node["name"], join_key(path, "name"));
-  if (!name) return std::unexpected(name.error());
-  source.secret_name = *name;
-  if (node["namespace"]) {
-    auto ns = r.nonempty_text(node["namespace"], join_key(path, "namespace"));
-    if (!ns) return std::unexpected(ns.error());
-    source.secret_namespace = *ns;
-  }
+// The typed settings of one source from its `config` block (null: every default), through the
+// source's own parser, so the file and key named in an error are the user's.
+std::expected<void, Error> fill_settings(const Reader& r, const discoverers::SourceEntry& entry,
+                                         const YAML::Node& block, const std::string& path, SourceConfig& s) {
+  s.kind = entry.kind;
+  s.role = entry.role;
+  s.cache = entry.cache;
+  auto settings = entry.parse_config(block ? block : YAML::Node(), {r.file(), path});
+  if (!settings) return std::unexpected(settings.error());
+  s.settings = std::move(*settings);
+  s.config = block ? to_json(block) : nlohmann::json();
   return {};
 }
 
-// One entry of our own `sources` list.
+// One entry of our own `sources` list: {kind, interval, enabled, config}.
 std::expected<SourceConfig, Error> parse_source(const Reader& r, const YAML::Node& node,
                                                 const std::string& path) {
   if (!node.IsMap()) return r.bad(path, "must be a mapping with kind");
-  if (auto ok = r.only_keys(
-          node, {"kind", "arg", "interval", "enabled", "credentialsSecret", "insecureSkipVerify", "config"},
-          path);
-      !ok) {
+  if (auto ok = r.only_keys(node, {"kind", "interval", "enabled", "config"}, path); !ok)
     return std::unexpected(ok.error());
-  }
   SourceConfig s;
   if (!node["kind"]) return r.bad(join_key(path, "kind"), "is required");
   auto kind = r.nonempty_text(node["kind"], join_key(path, "kind"));
   if (!kind) return std::unexpected(kind.error());
-  s.kind = *kind;
-  if (is_node_probe(s.kind)) {
-    s.role = SourceRole::kNode;
-  } else if (is_leader_kind(s.kind)) {
-    s.role = SourceRole::kLeader;
-  } else {
-    return r.bad(join_key(path, "kind"), "unknown source '" + s.kind + "' (known: node probes " +
+  const discoverers::SourceEntry* entry = registry().entry(*kind);
+  if (entry == nullptr) {
+    return r.bad(join_key(path, "kind"), "unknown source '" + *kind + "' (known: node probes " +
                                              comma_list(node_probe_kinds()) + "; leader sources " +
                                              comma_list(leader_source_kinds()) + ")");
-  }
-  if (node["arg"]) {
-    auto arg = r.nonempty_text(node["arg"], join_key(path, "arg"));
-    if (!arg) return std::unexpected(arg.error());
-    s.arg = *arg;
   }
   if (node["interval"]) {
     auto interval = r.period(node["interval"], join_key(path, "interval"));
@@ -295,36 +231,13 @@ std::expected<SourceConfig, Error> parse_source(const Reader& r, const YAML::Nod
     if (!enabled) return std::unexpected(enabled.error());
     s.enabled = *enabled;
   }
-  for (const char* ufm_only : {"credentialsSecret", "insecureSkipVerify"}) {
-    if (node[ufm_only] && s.kind != "ufm")
-      return r.bad(join_key(path, ufm_only), "only a ufm source takes this (this one is '" + s.kind + "')");
-  }
-  if (node["credentialsSecret"]) {
-    if (auto ok = secret_ref(r, node["credentialsSecret"], join_key(path, "credentialsSecret"), s); !ok)
-      return std::unexpected(ok.error());
-  }
-  if (node["insecureSkipVerify"]) {
-    auto insecure = r.boolean(node["insecureSkipVerify"], join_key(path, "insecureSkipVerify"));
-    if (!insecure) return std::unexpected(insecure.error());
-    s.insecure_skip_verify = *insecure;
-  }
-  if (node["config"]) {
-    if (s.kind != "labels")
-      return r.bad(join_key(path, "config"),
-                   "only a labels source takes an inline config (this one is '" + s.kind + "')");
-    if (!s.arg.empty())
-      return r.bad(join_key(path, "config"), "give either arg (a file) or config (inline), not both");
-    auto block = label_block(r, node["config"], join_key(path, "config"));
-    if (!block) return std::unexpected(block.error());
-    s.config = std::move(*block);
-  }
-  if (s.kind == "labels" && s.arg.empty() && s.config.is_null())
-    return r.bad(path, "a labels source needs arg (a config file) or config (networkTopologyTypes inline)");
-  if (s.kind == "ufm" && s.arg.empty()) return r.bad(join_key(path, "arg"), "a ufm source needs the UFM URL");
+  if (auto ok = fill_settings(r, *entry, node["config"], join_key(path, "config"), s); !ok)
+    return std::unexpected(ok.error());
   return s;
 }
 
-// One entry of Volcano's networkTopologyDiscovery list.
+// One entry of Volcano's networkTopologyDiscovery list: {source, enabled, interval, credentials,
+// config}, read into the same structs (label -> labels, ufm, roce).
 std::expected<SourceConfig, Error> parse_volcano_entry(const Reader& r, const YAML::Node& node,
                                                        const std::string& path) {
   if (!node.IsMap()) return r.bad(path, "must be a mapping with source");
@@ -333,51 +246,22 @@ std::expected<SourceConfig, Error> parse_volcano_entry(const Reader& r, const YA
   if (!node["source"]) return r.bad(join_key(path, "source"), "is required");
   auto source = r.nonempty_text(node["source"], join_key(path, "source"));
   if (!source) return std::unexpected(source.error());
-  SourceConfig s;
-  s.role = SourceRole::kLeader;
-  s.interval = std::chrono::hours(1);  // Volcano's default
-  const YAML::Node config = node["config"];
-  const std::string config_path = join_key(path, "config");
-  if (*source == "ufm") {
-    s.kind = "ufm";
-    if (!config) return r.bad(config_path, "is required (it holds endpoint)");
-    if (!config.IsMap()) return r.bad(config_path, "must be a mapping with endpoint");
-    if (auto ok = r.only_keys(config, {"endpoint", "insecureSkipVerify"}, config_path); !ok)
-      return std::unexpected(ok.error());
-    if (!config["endpoint"]) return r.bad(join_key(config_path, "endpoint"), "is required");
-    auto endpoint = r.nonempty_text(config["endpoint"], join_key(config_path, "endpoint"));
-    if (!endpoint) return std::unexpected(endpoint.error());
-    s.arg = *endpoint;
-    if (config["insecureSkipVerify"]) {
-      auto insecure = r.boolean(config["insecureSkipVerify"], join_key(config_path, "insecureSkipVerify"));
-      if (!insecure) return std::unexpected(insecure.error());
-      s.insecure_skip_verify = *insecure;
-    }
-    s.config = to_json(config);
-  } else if (*source == "label") {
-    s.kind = "labels";
-    if (!config) return r.bad(config_path, "is required (it holds networkTopologyTypes)");
-    auto block = label_block(r, config, config_path);
-    if (!block) return std::unexpected(block.error());
-    s.config = std::move(*block);
-  } else if (*source == "roce") {
-    // Our roce source reads the NodeReports' LLDP neighbours; Volcano's endpoint/token are kept as
-    // given but not needed.
-    s.kind = "roce";
-    if (config) {
-      if (!config.IsMap()) return r.bad(config_path, "must be a mapping");
-      if (auto ok = r.only_keys(config, {"endpoint", "token"}, config_path); !ok)
-        return std::unexpected(ok.error());
-      for (const char* key : {"endpoint", "token"}) {
-        if (config[key]) {
-          if (auto t = r.text(config[key], join_key(config_path, key)); !t) return std::unexpected(t.error());
-        }
-      }
-      s.config = to_json(config);
-    }
-  } else {
+  const std::map<std::string, std::string> kinds = {{"label", "labels"}, {"ufm", "ufm"}, {"roce", "roce"}};
+  auto kind = kinds.find(*source);
+  if (kind == kinds.end())
     return r.bad(join_key(path, "source"), "unknown source '" + *source + "' (known: label, roce, ufm)");
+  SourceConfig s;
+  s.interval = std::chrono::hours(1);  // Volcano's default
+  YAML::Node block = node["config"] ? YAML::Clone(node["config"]) : YAML::Node();
+  if (node["credentials"]) {
+    if (kind->second != "ufm")
+      return r.bad(join_key(path, "credentials"), "only a ufm source takes credentials");
+    if (!block || block.IsNull()) block = YAML::Node(YAML::NodeType::Map);
+    if (!block.IsMap()) return r.bad(join_key(path, "config"), "must be a mapping");
+    block["credentials"] = YAML::Clone(node["credentials"]);
   }
+  if (auto ok = fill_settings(r, *registry().entry(kind->second), block, join_key(path, "config"), s); !ok)
+    return std::unexpected(ok.error());
   if (node["enabled"]) {
     auto enabled = r.boolean(node["enabled"], join_key(path, "enabled"));
     if (!enabled) return std::unexpected(enabled.error());
@@ -387,15 +271,6 @@ std::expected<SourceConfig, Error> parse_volcano_entry(const Reader& r, const YA
     auto interval = r.period(node["interval"], join_key(path, "interval"));
     if (!interval) return std::unexpected(interval.error());
     s.interval = *interval;
-  }
-  if (const YAML::Node credentials = node["credentials"]) {
-    const std::string at = join_key(path, "credentials");
-    if (s.kind != "ufm") return r.bad(at, "only a ufm source takes credentials");
-    if (!credentials.IsMap()) return r.bad(at, "must be a mapping with secretRef");
-    if (auto ok = r.only_keys(credentials, {"secretRef"}, at); !ok) return std::unexpected(ok.error());
-    if (!credentials["secretRef"]) return r.bad(join_key(at, "secretRef"), "is required");
-    if (auto ok = secret_ref(r, credentials["secretRef"], join_key(at, "secretRef"), s); !ok)
-      return std::unexpected(ok.error());
   }
   return s;
 }
@@ -410,7 +285,7 @@ std::expected<std::vector<SourceConfig>, Error> parse_source_list(const Reader& 
     auto s = volcano ? parse_volcano_entry(r, list[i], at) : parse_source(r, list[i], at);
     if (!s) return std::unexpected(s.error());
     for (std::size_t j = 0; j < out.size(); ++j) {
-      if (out[j].kind == s->kind && out[j].arg == s->arg && out[j].config == s->config)
+      if (out[j].kind == s->kind && out[j].config == s->config)
         return r.bad(at, "the same source as " + indexed(path, j) + " (" + s->spec() + ")");
     }
     out.push_back(std::move(*s));
@@ -581,16 +456,35 @@ std::string format_ms(milliseconds d) { return std::to_string(d.count()) + "ms";
 }  // namespace
 
 const std::vector<std::string>& node_probe_kinds() {
-  static const std::vector<std::string> kinds = {"ib-local", "lldp", "nvlink"};
+  static const std::vector<std::string> kinds = registry().kinds(discoverers::SourceRole::kNodeProbe);
   return kinds;
 }
 
 const std::vector<std::string>& leader_source_kinds() {
-  // Sorted, as DiscovererRegistry::kinds() returns them.
-  static const std::vector<std::string> kinds = {
-      "demo", "ibnetdisc", "ibnetdisc-cache", "ibnetdiscover", "ibsim", "labels", "reports", "roce", "ufm"};
+  static const std::vector<std::string> kinds = registry().kinds(discoverers::SourceRole::kLeader);
   return kinds;
 }
+
+std::string SourceConfig::spec() const {
+  const std::string what = settings ? settings->describe() : "";
+  return what.empty() ? kind : kind + ":" + what;
+}
+
+std::expected<SourceConfig, Error> source_from_arg(const std::string& kind, const std::string& arg) {
+  auto entry = registry().find(kind);
+  if (!entry) return std::unexpected(entry.error());
+  auto settings = (*entry)->parse_arg(arg);
+  if (!settings) return std::unexpected(settings.error());
+  SourceConfig s;
+  s.kind = kind;
+  s.role = (*entry)->role;
+  s.cache = (*entry)->cache;
+  s.settings = std::move(*settings);
+  s.config = arg.empty() ? nlohmann::json() : nlohmann::json{{"arg", arg}};
+  return s;
+}
+
+const discoverers::DiscovererRegistry& builtin_registry() { return registry(); }
 
 std::expected<milliseconds, Error> parse_duration(const std::string& text) {
   auto bad = [&] {
@@ -710,26 +604,6 @@ std::expected<AgentConfig, Error> load_agent_config(const std::filesystem::path&
   return config;
 }
 
-std::expected<void, Error> materialize_inline_configs(AgentConfig& config,
-                                                      const std::filesystem::path& work_dir) {
-  for (std::size_t i = 0; i < config.sources.size(); ++i) {
-    SourceConfig& s = config.sources[i];
-    if (s.kind != "labels" || s.config.is_null() || !s.arg.empty()) continue;
-    std::error_code ec;
-    std::filesystem::create_directories(work_dir, ec);
-    if (ec) return fail(ErrorCode::kUnavailable, work_dir.string() + ": cannot create: " + ec.message());
-    const auto path = work_dir / ("labels-" + std::to_string(i) + ".yaml");
-    YAML::Emitter out;
-    emit_json(out, s.config);
-    std::ofstream file(path, std::ios::trunc);
-    file << "# written by hypertopo agent from the labels source's inline config\n" << out.c_str() << "\n";
-    file.close();
-    if (!file) return fail(ErrorCode::kUnavailable, path.string() + ": cannot write");
-    s.arg = path.string();
-  }
-  return {};
-}
-
 ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
   ConfigChange change;
   // Sources are identified by spec(); any difference in one (interval, enabled, credentials, inline
@@ -740,8 +614,8 @@ ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
   const bool root_changed = before.host_root != after.host_root;
   for (const auto& [spec, pair] : by_spec) {
     const auto& [old_list, new_list] = pair;
-    const bool node_probe = !new_list.empty() ? new_list.front().role == SourceRole::kNode
-                                              : old_list.front().role == SourceRole::kNode;
+    const bool node_probe = !new_list.empty() ? new_list.front().role == SourceRole::kNodeProbe
+                                              : old_list.front().role == SourceRole::kNodeProbe;
     if (old_list.empty()) {
       change.notes.push_back("sources: added " + spec);
     } else if (new_list.empty()) {

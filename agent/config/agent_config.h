@@ -7,17 +7,19 @@
 //
 //   hostRoot: /host
 //   sources:                          # or Volcano's networkTopologyDiscovery list (below)
-//     - kind: ib-local                # node probes (every pod): ib-local, nvlink, lldp
+//     - kind: ib-local                # node probes (every pod): ib-local, lldp, nvlink
 //       interval: 5m                  # default 1h; whole seconds, > 0
-//     - kind: ibnetdisc               # leader sources: any discoverer kind of the registry
-//       interval: 10m                 #   (leader_source_kinds(); a test keeps it equal to the registry)
+//     - kind: ibnetdisc               # leader sources: any leader kind of the registry
+//       interval: 10m                 #   fabric sources (walks, UFM, captures) run at most once
+//                                     #   per interval; labels, roce and reports on every rebuild
 //     - kind: ufm
-//       arg: https://ufm.example      # the source argument (kind:arg on the command line)
 //       interval: 10m
 //       enabled: true
-//       credentialsSecret: {name: ufm-credentials, namespace: hypertopo-system}  # ufm only
-//       insecureSkipVerify: false     # ufm only
-//     - kind: labels                  # labels: a file (arg) or the networkTopologyTypes block (config)
+//       config:                       # the source's own keys, checked by its own parser
+//         endpoint: https://ufm.example
+//         credentials: {secretRef: {name: ufm-credentials}}   # or credentialsDir: /etc/ufm
+//         caFile: /etc/ufm-ca/ca.crt
+//     - kind: labels
 //       config:
 //         networkTopologyTypes: {rack: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]}
 //   tierNames: [leaf, spine, core]    # builder keys (topology/builder_config.h) are accepted too:
@@ -32,16 +34,18 @@
 //   http: {port: 8080}
 //   logLevel: info                    # trace, debug, info, warn, error
 //
-// Volcano's form is accepted in place of `sources`:
+// Each source's `config` keys are listed by its registry entry (SourceEntry::keys; the README's
+// reference is tested against them).
+//
+// Volcano's form is accepted in place of `sources`, and read into the same structs:
 //   networkTopologyDiscovery:
 //     - {source: ufm, enabled: true, interval: 10m,
 //        credentials: {secretRef: {name: ufm-credentials, namespace: volcano-system}},
 //        config: {endpoint: "https://ufm:8080", insecureSkipVerify: true}}
 //     - {source: label, enabled: true, config: {networkTopologyTypes: {...}}}
-// `label` becomes a labels source whose config is the given `config` block; `ufm` a ufm source on
-// `endpoint`; `roce` the roce source. An entry without interval gets 1h, as Volcano does. Giving both
-// `sources` and `networkTopologyDiscovery` is an error. Inline label blocks are written to files by
-// materialize_inline_configs() before the sources are created (the labels source reads a file).
+// `label` becomes a labels source, `ufm` a ufm source (credentials join its config), `roce` the roce
+// source. An entry without interval gets 1h, as Volcano does. Giving both `sources` and
+// `networkTopologyDiscovery` is an error.
 //
 // leaderElection follows client-go's rules: leaseDuration > renewDeadline > 1.2 x retryPeriod.
 //
@@ -58,25 +62,32 @@
 #include <string>
 #include <vector>
 
+#include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
 #include "topology/tree_builder.h"
 
 namespace hypertopo::agent {
 
-enum class SourceRole { kNode, kLeader };  // node probes run on every pod; the rest on the leader
+using SourceRole = discoverers::SourceRole;
+using CachePolicy = discoverers::CachePolicy;
 
 struct SourceConfig {
-  std::string kind;  // "ib-local", "nvlink", "lldp" (node); a registry kind (leader)
-  std::string arg;   // the source argument; for `label` from Volcano's form, a file the loader wrote
+  std::string kind;  // a registry kind
   std::chrono::seconds interval{3600};
   bool enabled = true;
-  SourceRole role = SourceRole::kLeader;
-  bool insecure_skip_verify = false;          // ufm
-  std::string secret_name, secret_namespace;  // ufm credentials Secret
-  nlohmann::json config;                      // Volcano's `config` block, as given (null if none)
-  std::string spec() const { return arg.empty() ? kind : kind + ":" + arg; }  // "kind[:arg]"
-  bool operator==(const SourceConfig&) const = default;
+  SourceRole role = SourceRole::kLeader;           // from the registry entry
+  CachePolicy cache = CachePolicy::kEveryRebuild;  // from the registry entry
+  discoverers::SettingsPtr settings;               // the source's typed config
+  nlohmann::json config;                           // its `config` block as written (null: none)
+  std::string spec() const;                        // "kind" or "kind:<what it reads>", for logs and caches
+  bool operator==(const SourceConfig& o) const {
+    return kind == o.kind && interval == o.interval && enabled == o.enabled && config == o.config;
+  }
 };
+
+// A source as the command line would give it (`kind:arg`), with the registry's defaults otherwise;
+// for tests and tools that build a config in code.
+std::expected<SourceConfig, Error> source_from_arg(const std::string& kind, const std::string& arg = "");
 
 struct AgentConfig {
   std::filesystem::path host_root = "/";
@@ -115,16 +126,10 @@ std::expected<std::chrono::milliseconds, Error> parse_duration(const std::string
 // HYPERTOPO_EXPORT_NODE_LABELS=true|false sets export_node_labels (load_agent_config calls this).
 std::expected<void, Error> apply_environment_overrides(AgentConfig& config);
 
-// Every `labels` source with an inline `config` block and no arg: the block is written as YAML to
-// work_dir/"labels-<index in sources>.yaml" and arg is set to that path, so that the registry's labels
-// source (which reads a file) can be created from it. work_dir is created when missing.
-std::expected<void, Error> materialize_inline_configs(AgentConfig& config,
-                                                      const std::filesystem::path& work_dir);
-
-// The kinds a source may have. Node probes run in every pod; the leader kinds mirror
-// discoverers::register_builtin_discoverers() (kept here so that this library does not link every
-// source; tests/agent-config checks the two lists agree).
+// The kinds a source may have, from the built-in registry: node probes run in every pod, leader
+// sources on the elected leader.
 const std::vector<std::string>& node_probe_kinds();
 const std::vector<std::string>& leader_source_kinds();
+const discoverers::DiscovererRegistry& builtin_registry();
 
 }  // namespace hypertopo::agent

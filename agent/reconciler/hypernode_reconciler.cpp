@@ -178,7 +178,8 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
     d.object = topology::render_hypernode(desired, id);
     d.object["metadata"]["labels"][topology::kSourceLabel] = options_.source;
     d.name = desired.domain(id).name;
-    d.node_count = static_cast<int>(desired.nodes_under(id).size());
+    // Volcano's value, not the subtree total: its hyperNode-controller writes this field too.
+    d.node_count = static_cast<int>(topology::volcano_exact_member_count(d.object["spec"]));
     want.emplace(d.name, std::move(d));
   }
 
@@ -341,28 +342,18 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
               : last_error + " (after up to " + std::to_string(options_.max_attempts) + " attempts)"};
 }
 
-std::string HyperNodeReconciler::write_status(json object, int node_count, ReconcileResult& result) {
+std::string HyperNodeReconciler::write_status(const json& object, int node_count, ReconcileResult& result) {
+  if (status_node_count(object) == node_count) return "";
   const std::string name = name_of(object);
+  // A merge patch of the one field: status.conditions and anything else another controller keeps
+  // in status stay as they are.
+  const json patch = {{"status", {{"nodeCount", node_count}}}};
   std::string last_error;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-    if (status_node_count(object) == node_count) return "";
-    if (!object.contains("status") || !object["status"].is_object()) object["status"] = json::object();
-    object["status"]["nodeCount"] = node_count;
-    auto put = client_.update_status(kHyperNodesResource, "", object);
+    auto put = client_.patch(kHyperNodesResource, "", name, patch, {.status = true});
     ++result.writes["status/" + outcome(put)];
     if (put) return "";
     last_error = describe(put.error());
-    if (put.error().conflict() || put.error().code() == ErrorCode::kParse) {
-      auto got = client_.get(kHyperNodesResource, "", name);
-      if (!got) {
-        last_error = "get: " + describe(got.error());
-        if (!retryable(got.error())) return last_error;
-        back_off(attempt, got.error().retry_after);
-        continue;
-      }
-      object = std::move(*got);
-      continue;
-    }
     if (!retryable(put.error())) return last_error;
     back_off(attempt, put.error().retry_after);
   }

@@ -9,9 +9,10 @@
 // not land is reported as kFailed, never dropped silently. An object with our name but without our
 // labels is kForeign: reported, never touched. Deletions happen only for a complete discovery, and
 // are all held back (with a MassDeletionHeld Event) when they exceed `max_delete_fraction` of what
-// we own. status.nodeCount is written through /status. The ownership label written and listed is
-// options.source (volcano.sh/network-topology-source), whatever tree.source says, so that one
-// reconciler always sees the same set of objects as its own.
+// we own. status.nodeCount is Volcano's own value (topology::volcano_exact_member_count), merged
+// into /status so that neither its hyperNode-controller nor we ever find it to correct. The ownership label
+// written and listed is options.source (volcano.sh/network-topology-source), whatever tree.source says, so
+// that one reconciler always sees the same set of objects as its own.
 //
 //   HyperNodeReconciler reconciler(*client, {.source = "hypertopo", .max_delete_fraction = 0.2});
 //   auto result = reconciler.reconcile(run->tree, run->complete);
@@ -83,8 +84,8 @@ class HyperNodeReconciler {
   ReconcileAction sync_one(const Desired& want, std::optional<nlohmann::json> current,
                            ReconcileResult& result);
   ReconcileAction delete_one(nlohmann::json current, ReconcileResult& result);
-  // Writes status.nodeCount when it differs; returns "" or what went wrong.
-  std::string write_status(nlohmann::json object, int node_count, ReconcileResult& result);
+  // Merges status.nodeCount into /status when it differs; returns "" or what went wrong.
+  std::string write_status(const nlohmann::json& object, int node_count, ReconcileResult& result);
   void emit_held_event(std::size_t count, std::size_t owned, ReconcileResult& result);
   bool owned(const nlohmann::json& object) const;
   void back_off(int attempt, std::chrono::seconds retry_after);

@@ -21,12 +21,32 @@ namespace {
 
 constexpr const char* kLevelNames[] = {"trace", "debug", "info", "warn", "error"};
 
-// Fabric sources whose result does not depend on the NodeReports: they run at their interval and
-// rebuilds in between reuse the last result. The others (labels, roce, reports) read the reports
-// or the Node list, so they run on every rebuild.
-bool cacheable(const std::string& kind) {
-  static const std::set<std::string> kinds = {"ib-fabric", "ufm", "ibnetdiscover", "demo"};
-  return kinds.contains(kind);
+// A Secret's `data` values are base64 (RFC 4648, padded).
+std::optional<std::string> decode_base64(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    if (c == '\n' || c == '\r') continue;
+    const int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xFF);
+    }
+  }
+  return out;
 }
 
 std::string quote(const std::string& text) {
@@ -68,6 +88,13 @@ std::string object_name(const json& object) {
   return "";
 }
 
+// "a, b, c" of the first `n` items.
+std::string comma_list_of(const std::vector<std::string>& items, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < n; ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -106,26 +133,8 @@ NodeProbe real_node_probe(Logger log) {
     auto line = [log](const std::string& text) {
       if (log) log(LogLevel::kDebug, text);
     };
-    if (source.kind == "ib-local") {
-      discoverers::ib_local::IbLocalOptions o;
-      o.root = host_root;
-      o.log = line;
-      return discoverers::ib_local::probe_into(report, o);
-    }
-    if (source.kind == "nvlink") {
-      discoverers::nvlink::NvmlProbeOptions o;
-      if (!source.arg.empty()) o.library = source.arg;
-      o.log = line;
-      return discoverers::nvlink::probe_into(report, o);
-    }
-    if (source.kind == "lldp") {
-      discoverers::roce_lldp::RoceLldpOptions o;
-      o.root = host_root;
-      o.netdev_pattern = source.arg;
-      o.log = line;
-      return discoverers::roce_lldp::probe_into(report, o);
-    }
-    return fail(ErrorCode::kInvalidArgument, "'" + source.kind + "' is not a node source");
+    return builtin_registry().probe({.kind = source.kind, .arg = "", .settings = source.settings},
+                                    {.root = host_root, .log = line}, report);
   };
 }
 
@@ -141,16 +150,20 @@ class AgentDaemon::CachingRegistry {
     std::string error;
   };
 
+  // Every built-in source, leader sources behind the cache: a source whose entry says kInterval
+  // (walks, UFM, captures) runs at most once per interval, whatever the number of rebuilds.
   CachingRegistry() {
     discoverers::register_builtin_discoverers(base_);
     for (const auto& kind : base_.kinds()) {
-      auto added =
-          wrapped_.add(kind, "cached " + kind,
-                       [this](const discoverers::SourceSpec& spec, const discoverers::DiscoveryDeps& deps)
-                           -> std::expected<std::unique_ptr<discoverers::Discoverer>, Error> {
-                         return std::make_unique<CachedSource>(*this, spec, deps);
-                       });
-      (void)added;  // the kinds come from a registry, so they are unique and non-empty
+      discoverers::SourceEntry entry = *base_.entry(kind);
+      if (entry.role == SourceRole::kLeader) {
+        entry.factory = [this](const discoverers::SourceSpec& spec, const discoverers::DiscoveryDeps& deps)
+            -> std::expected<std::unique_ptr<discoverers::Discoverer>, Error> {
+          return std::make_unique<CachedSource>(*this, spec, deps);
+        };
+      }
+      auto added = wrapped_.add(std::move(entry));
+      (void)added;  // the entries come from a registry, so they are valid and unique
     }
   }
 
@@ -184,7 +197,8 @@ class AgentDaemon::CachingRegistry {
 
  private:
   struct Entry {
-    discoverers::Discovery result;
+    std::expected<discoverers::Discovery, Error> result = std::unexpected(Error(ErrorCode::kInternal, ""));
+    std::optional<discoverers::Discovery> last_good;
     SteadyClock::time_point at;
   };
 
@@ -195,14 +209,14 @@ class AgentDaemon::CachingRegistry {
     std::string name() const override { return spec_.to_string(); }
     std::expected<discoverers::Discovery, Error> discover() override {
       const std::string key = spec_.to_string();
-      const bool keep = cacheable(spec_.kind);
+      const bool keep = owner_.base_.entry(spec_.kind)->cache == CachePolicy::kInterval;
       if (keep) {
         std::lock_guard lock(owner_.mutex_);
         auto it = owner_.cache_.find(key);
         auto interval = owner_.intervals_.find(key);
         if (it != owner_.cache_.end() && interval != owner_.intervals_.end() &&
             SteadyClock::now() < it->second.at + interval->second) {
-          owner_.runs_.push_back({key, false, true, 0, ""});
+          owner_.runs_.push_back({key, false, it->second.result.has_value(), 0, ""});
           return it->second.result;
         }
       }
@@ -214,19 +228,25 @@ class AgentDaemon::CachingRegistry {
       }();
       const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
       std::lock_guard lock(owner_.mutex_);
-      if (!result && keep) {
-        // A fabric source that failed (UFM answering 5xx, a walk that timed out): the last good
-        // topology stands in for it, so a failure never shrinks the tree. Its age stays as it was,
-        // so the next rebuild tries the source again.
-        if (auto it = owner_.cache_.find(key); it != owner_.cache_.end()) {
-          owner_.runs_.push_back(
-              {key, true, false, seconds, result.error().message() + " (the last good result is used)"});
-          return it->second.result;
-        }
-      }
       owner_.runs_.push_back(
           {key, true, result.has_value(), seconds, result ? "" : result.error().message()});
-      if (keep && result) owner_.cache_[key] = Entry{*result, SteadyClock::now()};
+      if (!keep) return result;
+      if (!result) {
+        // A fabric source that failed (UFM refusing the password or answering 5xx, a walk that timed
+        // out) is not tried again before its interval has passed: a burst of rebuilds is no retry
+        // storm, and a wrong password costs one error per interval. Meanwhile its last good
+        // topology stands in for it, so a failure never shrinks the tree.
+        auto& entry = owner_.cache_[key];
+        entry.at = SteadyClock::now();
+        if (entry.last_good) {
+          owner_.runs_.back().error += " (the last good result is used until the next run)";
+          entry.result = *entry.last_good;
+          return *entry.last_good;
+        }
+        entry.result = std::unexpected(result.error());
+        return result;
+      }
+      owner_.cache_[key] = Entry{*result, *result, SteadyClock::now()};
       return result;
     }
 
@@ -267,6 +287,10 @@ AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps d
   m.counter("hypertopo_rebuilds_total", "Leader discover, build and reconcile cycles.", {});
   m.gauge("hypertopo_hypernodes_desired", "HyperNodes in the last built tree.", {});
   m.counter("hypertopo_reconcile_failures_total", "Reconciles that failed or left writes unlanded.", {});
+  m.counter("hypertopo_source_warnings_total",
+            "Warnings raised by a source (or the build), each counted once when it first appears.",
+            {"source"});
+  m.gauge("hypertopo_source_warnings", "Warnings the last rebuild's result carries, by source.", {"source"});
 }
 
 AgentDaemon::~AgentDaemon() { stop(); }
@@ -285,7 +309,7 @@ void AgentDaemon::start() {
   {
     std::lock_guard lock(mutex_);
     for (const auto& s : config_.sources) {
-      if (s.enabled && s.role == SourceRole::kNode) node_sources.push_back(s);
+      if (s.enabled && s.role == SourceRole::kNodeProbe) node_sources.push_back(s);
     }
   }
   if (node_sources.empty()) ready_ = true;
@@ -354,7 +378,7 @@ void AgentDaemon::reload(AgentConfig next) {
       registry_->invalidate(spec);
       for (const auto* list : {&config_.sources, &next.sources}) {
         for (const auto& s : *list) {
-          if (s.spec() == spec && s.role == SourceRole::kNode) probe_again = true;
+          if (s.spec() == spec && s.role == SourceRole::kNodeProbe) probe_again = true;
         }
       }
     }
@@ -396,7 +420,7 @@ void AgentDaemon::probe_loop(std::stop_token stop) {
     {
       std::lock_guard lock(mutex_);
       for (const auto& s : config_.sources) {
-        if (s.enabled && s.role == SourceRole::kNode) sources.push_back(s);
+        if (s.enabled && s.role == SourceRole::kNodeProbe) sources.push_back(s);
       }
       root = config_.host_root;
       reprobe_ = false;
@@ -639,6 +663,68 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   nodes_watch.request_stop();
 }
 
+std::expected<std::map<std::string, std::string>, Error> AgentDaemon::read_secret(const std::string& ns,
+                                                                                  const std::string& name) {
+  auto secret = deps_.client->get(k8s::kSecretsResource, ns, name);
+  if (!secret) return std::unexpected(secret.error().error.context("Secret " + ns + "/" + name));
+  std::map<std::string, std::string> out;
+  const json& data = (*secret).contains("data") ? (*secret)["data"] : json::object();
+  if (!data.is_object()) return fail(ErrorCode::kParse, "Secret " + ns + "/" + name + ": data is not a map");
+  for (const auto& [key, value] : data.items()) {
+    if (!value.is_string()) continue;
+    auto decoded = decode_base64(value.get<std::string>());
+    // The key is named, the value never.
+    if (!decoded)
+      return fail(ErrorCode::kParse, "Secret " + ns + "/" + name + ": data." + key + " is not base64");
+    out[key] = std::move(*decoded);
+  }
+  return out;
+}
+
+// Each warning a source or the build raises is logged once, when it first appears (a cached
+// result repeats its warnings on every rebuild), and counted by source.
+void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
+  std::map<std::string, std::set<std::string>> now;
+  for (const auto& outcome : run.outcomes) {
+    auto& set = now[outcome.source.substr(0, outcome.source.find(':'))];
+    for (const auto& w : outcome.warnings) set.insert(w);
+  }
+  const auto& r = run.tree.report;
+  auto& build = now["build"];
+  for (const auto& w : r.warnings) build.insert(w);
+  if (!r.unmapped_endpoints.empty())
+    build.insert(std::to_string(r.unmapped_endpoints.size()) +
+                 " unmapped endpoint(s) (no host in the node description, no GUID mapping), first " +
+                 r.unmapped_endpoints.front().guid);
+  if (!r.excluded_hosts.empty())
+    build.insert(std::to_string(r.excluded_hosts.size()) +
+                 " host(s) excluded: not in the Node list (first: " + r.excluded_hosts.front() + ")");
+  if (!r.unattached_hosts.empty())
+    build.insert(std::to_string(r.unattached_hosts.size()) +
+                 " host(s) have no link to a switch and are in no domain");
+  auto& counter = deps_.metrics->counter("hypertopo_source_warnings_total", "", {"source"});
+  auto& gauge = deps_.metrics->gauge("hypertopo_source_warnings", "", {"source"});
+  std::map<std::string, std::set<std::string>> before;
+  {
+    std::lock_guard lock(mutex_);
+    before = warnings_seen_;
+  }
+  for (const auto& [source, lines] : now) {
+    const auto& old = before[source];
+    for (const auto& w : lines) {
+      if (old.contains(w)) continue;
+      log(LogLevel::kWarn, source + ": " + w);
+      counter.inc({source});
+    }
+    gauge.set({source}, static_cast<double>(lines.size()));
+  }
+  for (const auto& [source, lines] : before) {
+    if (!now.contains(source)) gauge.set({source}, 0);
+  }
+  std::lock_guard lock(mutex_);
+  warnings_seen_ = std::move(now);
+}
+
 void AgentDaemon::rebuild() {
   AgentConfig cfg;
   std::vector<topology::NodeReport> reports;
@@ -659,29 +745,29 @@ void AgentDaemon::rebuild() {
   };
 
   discoverers::PipelineInput input;
-  // Inline label configs (Volcano's form) become files the labels source reads.
-  if (auto ok = materialize_inline_configs(cfg, deps_.work_dir); !ok) {
-    return fail_cycle("rebuild skipped: " + ok.error().message());
-  }
   std::vector<SourceConfig> leader_sources;
   for (const auto& s : cfg.sources) {
     if (s.enabled && s.role == SourceRole::kLeader) leader_sources.push_back(s);
   }
   if (leader_sources.empty()) {
-    return fail_cycle(
-        "rebuild skipped: the config has no enabled leader source (e.g. ib-fabric, ufm, labels)");
+    return fail_cycle("rebuild skipped: the config has no enabled leader source (e.g. " +
+                      comma_list_of(leader_source_kinds(), 3) + ")");
   }
   registry_->set_intervals(leader_sources);
   for (const auto& s : leader_sources) {
-    auto spec = discoverers::SourceSpec::parse(s.spec());
-    if (!spec) return fail_cycle("rebuild skipped: " + spec.error().message());
-    input.sources.push_back(*spec);
+    input.sources.push_back({.kind = s.kind, .arg = "", .settings = s.settings});
   }
   input.builder_options = cfg.builder;
   input.stop_on_source_error = false;
   input.deps.root = cfg.host_root;
   input.deps.work_dir = deps_.work_dir;
   input.deps.reports = &reports;
+  input.deps.log = [this](const std::string& line) { log(LogLevel::kDebug, line); };
+  input.deps.read_secret =
+      [this](const std::string& ns,
+             const std::string& name) -> std::expected<std::map<std::string, std::string>, Error> {
+    return read_secret(ns.empty() ? identity_.namespace_ : ns, name);
+  };
   auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items}});
   if (!nodes) return fail_cycle("rebuild skipped: the Node list: " + nodes.error().message());
   // No Node at all (a fresh test cluster, or a watch that never filled): hosts are not filtered,
@@ -705,7 +791,7 @@ void AgentDaemon::rebuild() {
     if (r.fresh && !r.ok) log(LogLevel::kWarn, "source " + r.spec + " failed: " + r.error);
   }
   if (!run) return fail_cycle("discovery failed: " + run.error().message());
-  for (const auto& w : run->tree.report.warnings) log(LogLevel::kDebug, "build: " + w);
+  report_warnings(*run);
   deps_.metrics->gauge("hypertopo_hypernodes_desired", "", {}).set({}, static_cast<double>(run->tree.size()));
 
   HyperNodeReconciler reconciler(

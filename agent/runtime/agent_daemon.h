@@ -28,6 +28,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "agent/config/agent_config.h"
 #include "agent/http/http_server.h"
 #include "agent/metrics/metrics.h"
+#include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
 #include "k8s/client/kube_client.h"
@@ -59,19 +61,19 @@ struct AgentIdentity {
   std::string namespace_;  // of NodeReports, the Lease and Events
 };
 
-// Runs one node source (ib-local, nvlink, lldp) into this node's report. The default runs the real
-// probes under host_root; tests hand recorded facts in.
+// Runs one node source (ib-local, nvlink, lldp) into this node's report. The default runs the
+// registry's probe under host_root; tests hand recorded facts in.
 using NodeProbe = std::function<std::expected<void, Error>(
     const SourceConfig& source, const std::filesystem::path& host_root, topology::NodeReport& report)>;
 NodeProbe real_node_probe(Logger log);
 
 struct AgentDeps {
-  k8s::KubeClient* client = nullptr;                  // NodeReports, Nodes, HyperNodes, Events
-  k8s::KubeClient* election_client = nullptr;         // the Lease: one attempt, timeout below renewDeadline
-  MetricsRegistry* metrics = nullptr;                 // required
-  Logger log;                                         // empty: no logging
-  NodeProbe probe;                                    // empty: real_node_probe(log)
-  std::filesystem::path work_dir = "/tmp/hypertopo";  // scratch for sources (inline label configs)
+  k8s::KubeClient* client = nullptr;           // NodeReports, Nodes, HyperNodes, Events
+  k8s::KubeClient* election_client = nullptr;  // the Lease: one attempt, timeout below renewDeadline
+  MetricsRegistry* metrics = nullptr;          // required
+  Logger log;                                  // empty: no logging
+  NodeProbe probe;                             // empty: real_node_probe(log)
+  std::filesystem::path work_dir;              // scratch for sources (simulator sockets); may be empty
 };
 
 class AgentDaemon {
@@ -116,6 +118,9 @@ class AgentDaemon {
   void mark_dirty();
   void log(LogLevel level, const std::string& message) const;
   void count_write(const std::string& verb, const std::string& outcome);
+  std::expected<std::map<std::string, std::string>, Error> read_secret(const std::string& ns,
+                                                                       const std::string& name);
+  void report_warnings(const discoverers::PipelineResult& run);
 
   AgentIdentity identity_;
   AgentDeps deps_;
@@ -128,9 +133,10 @@ class AgentDaemon {
   bool reprobe_ = false;
   std::chrono::steady_clock::time_point first_event_{}, last_event_{};
   std::uint64_t generation_ = 0;  // bumped by every event and reload: the leader loop re-plans
-  std::map<std::string, topology::NodeReport> reports_;  // by object name
-  std::map<std::string, nlohmann::json> nodes_;          // Node objects by name
-  int synced_watches_ = 0;                               // initial lists done (of 2)
+  std::map<std::string, topology::NodeReport> reports_;         // by object name
+  std::map<std::string, nlohmann::json> nodes_;                 // Node objects by name
+  int synced_watches_ = 0;                                      // initial lists done (of 2)
+  std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;
 
   std::unique_ptr<CachingRegistry> registry_;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "discoverers/registry/source_config.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -188,10 +189,41 @@ class DemoSource : public Discoverer {
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_demo_source(const SourceSpec& spec,
                                                                    const DiscoveryDeps& deps) {
-  if (spec.arg.empty() || spec.arg == "live") return std::make_unique<DemoSource>(true, deps.ib_walker);
-  if (spec.arg == "model") return std::make_unique<DemoSource>(false, deps.ib_walker);
-  return fail(ErrorCode::kInvalidArgument,
-              "'" + spec.arg + "' is not a demo mode: use demo, demo:live or demo:model");
+  return std::make_unique<DemoSource>(settings_of<DemoConfig>(spec).live, deps.ib_walker);
+}
+
+namespace {
+
+std::expected<SettingsPtr, Error> demo_mode(const std::string& mode, const std::string& where) {
+  auto c = std::make_shared<DemoConfig>();
+  if (mode.empty() || mode == "live") return c;
+  if (mode == "model") {
+    c->live = false;
+    return c;
+  }
+  return fail(ErrorCode::kInvalidArgument, where + "'" + mode + "' is not a demo mode: use live or model");
+}
+
+}  // namespace
+
+SourceEntry demo_source_entry() {
+  const std::vector<ConfigKey> keys = {{"mode", "live (walk the model on ibsim when installed) or model"}};
+  return {.kind = "demo",
+          .summary =
+              "the built-in rail-optimised fabric, walked live on ibsim when installed (demo[:live|:model])",
+          .role = SourceRole::kLeader,
+          .cache = CachePolicy::kInterval,
+          .keys = keys,
+          .parse_config = [keys](const YAML::Node& node,
+                                 const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+            ConfigBlock block(node, at);
+            if (auto ok = block.only(keys); !ok) return std::unexpected(ok.error());
+            auto mode = block.text("mode");
+            if (!mode) return std::unexpected(mode.error());
+            return demo_mode(mode->value_or(""), at.file + ": " + at.key("mode") + ": ");
+          },
+          .parse_arg = [](const std::string& arg) { return demo_mode(arg, ""); },
+          .factory = make_demo_source};
 }
 
 }  // namespace hypertopo::discoverers

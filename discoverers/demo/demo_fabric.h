@@ -48,6 +48,12 @@ struct DemoShape {
 DemoShape expected_demo_shape(const DemoFabricSpec& spec);
 
 // The "demo" source.
+struct DemoConfig : SourceSettings {
+  bool live = true;  // walk the model on ibsim when installed; false: hand over the model itself
+  std::string describe() const override { return live ? "live" : "model"; }
+};
+SourceEntry demo_source_entry();
+
 std::expected<std::unique_ptr<Discoverer>, Error> make_demo_source(const SourceSpec& spec,
                                                                    const DiscoveryDeps& deps);
 

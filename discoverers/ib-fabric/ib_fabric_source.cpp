@@ -6,6 +6,7 @@
 #include "discoverers/ib-fabric/fabric_walk.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/ib-local/ib_local_probe.h"
+#include "discoverers/registry/source_config.h"
 #include "topology/tree_builder.h"
 
 namespace hypertopo::discoverers {
@@ -125,74 +126,139 @@ class SimulatorSource : public Discoverer {
 
 }  // namespace
 
-std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdisc_source(const SourceSpec& spec,
-                                                                        const DiscoveryDeps& deps) {
-  if (spec.arg.empty() || spec.arg.starts_with("exclude=")) {
-    std::vector<std::string> excluded;
-    if (!spec.arg.empty()) {
-      std::string_view list = std::string_view(spec.arg).substr(8);
-      while (!list.empty()) {
-        auto comma = list.find(',');
-        if (comma) excluded.emplace_back(list.substr(0, comma));
-        if (comma == std::string_view::npos) break;
-        list.remove_prefix(comma + 1);
+std::string IbnetdiscConfig::describe() const {
+  if (!ca.empty()) return port > 0 ? ca + ":" + std::to_string(port) : ca;
+  if (exclude.empty()) return "";
+  std::string out = "exclude=";
+  for (std::size_t i = 0; i < exclude.size(); ++i) out += (i ? "," : "") + exclude[i];
+  return out;
+}
+
+namespace {
+
+const std::vector<ConfigKey> kIbnetdiscKeys = {
+    {"ca", "local CA to walk from (default: every local compute port, merged by GUID)"},
+    {"port", "port of that CA, 1-255 (default: its first ACTIVE port)"},
+    {"exclude", "with no ca: HCA names (RE2) not to walk from, e.g. storage HCAs"}};
+const std::vector<ConfigKey> kCacheKeys = {{"file", "a recorded walk (ibnd cache) to replay"}};
+const std::vector<ConfigKey> kIbsimKeys = {{"netFile", "an ibsim net file, simulated and walked live"}};
+
+std::expected<void, Error> check_ibnetdisc(const IbnetdiscConfig& c, const std::string& where) {
+  if (!c.ca.empty() && !c.exclude.empty())
+    return fail(ErrorCode::kInvalidArgument, where + ": exclude applies only when no ca is named");
+  if (c.ca.empty() && c.port != 0) return fail(ErrorCode::kInvalidArgument, where + ": port needs a ca");
+  if (auto ok = topology::compile_patterns(c.exclude, where + " exclude"); !ok)
+    return std::unexpected(ok.error());
+  return {};
+}
+
+std::expected<SettingsPtr, Error> parse_ibnetdisc_config(const YAML::Node& node, const ConfigAt& at) {
+  ConfigBlock block(node, at);
+  if (auto ok = block.only(kIbnetdiscKeys); !ok) return std::unexpected(ok.error());
+  auto c = std::make_shared<IbnetdiscConfig>();
+  auto ca = block.text("ca");
+  if (!ca) return std::unexpected(ca.error());
+  if (*ca) c->ca = **ca;
+  auto port = block.number("port", 1, 255);
+  if (!port) return std::unexpected(port.error());
+  if (*port) {
+    if (**port != static_cast<int>(**port)) return at.bad("port", "must be a whole number from 1 to 255");
+    c->port = static_cast<int>(**port);
+  }
+  auto exclude = block.strings("exclude");
+  if (!exclude) return std::unexpected(exclude.error());
+  c->exclude = std::move(*exclude);
+  if (auto ok = check_ibnetdisc(*c, at.file + ": " + at.path); !ok) return std::unexpected(ok.error());
+  return c;
+}
+
+// ibnetdisc[:CA[:PORT]] or ibnetdisc:exclude=RE,...
+std::expected<SettingsPtr, Error> parse_ibnetdisc_arg(const std::string& arg) {
+  auto c = std::make_shared<IbnetdiscConfig>();
+  if (arg.starts_with("exclude=")) {
+    std::string_view list = std::string_view(arg).substr(8);
+    while (!list.empty()) {
+      auto comma = list.find(',');
+      if (comma) c->exclude.emplace_back(list.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  } else if (!arg.empty()) {
+    std::string_view text = arg;
+    auto colon = text.find(':');
+    c->ca = std::string(text.substr(0, colon));
+    if (colon != std::string_view::npos) {
+      auto port = text.substr(colon + 1);
+      auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), c->port);
+      if (ec != std::errc{} || ptr != port.data() + port.size() || c->port < 1 || c->port > 255) {
+        return fail(ErrorCode::kInvalidArgument, "--source ibnetdisc:" + arg + ": port '" +
+                                                     std::string(port) +
+                                                     "' is not a number from 1 to 255 (expected "
+                                                     "ibnetdisc[:CA[:PORT]])");
       }
     }
-    if (auto ok = topology::compile_patterns(excluded, "--source ibnetdisc:exclude="); !ok) {
-      return std::unexpected(ok.error());
-    }
-    return std::make_unique<ComputePortsWalkSource>(deps.root, std::move(excluded), deps.work_dir,
-                                                    spec.to_string());
+  }
+  if (auto ok = check_ibnetdisc(*c, "--source ibnetdisc:" + arg); !ok) return std::unexpected(ok.error());
+  return c;
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdisc_source(const SourceSpec& spec,
+                                                                        const DiscoveryDeps& deps) {
+  const auto& c = settings_of<IbnetdiscConfig>(spec);
+  if (c.ca.empty()) {
+    return std::make_unique<ComputePortsWalkSource>(deps.root, c.exclude, deps.work_dir, spec.to_string());
   }
   WalkOptions options;
-  std::string_view arg = spec.arg;
-  auto colon = arg.find(':');
-  options.ca_name = std::string(arg.substr(0, colon));
-  if (colon != std::string_view::npos) {
-    auto port = arg.substr(colon + 1);
-    auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), options.ca_port);
-    if (ec != std::errc{} || ptr != port.data() + port.size() || options.ca_port < 1 ||
-        options.ca_port > 255) {
-      return fail(ErrorCode::kInvalidArgument,
-                  "--source " + spec.to_string() + ": port '" + std::string(port) +
-                      "' is not a number from 1 to 255 (expected ibnetdisc[:CA[:PORT]])");
-    }
-  }
+  options.ca_name = c.ca;
+  options.ca_port = c.port;
   if (!deps.work_dir.empty()) options.cache_path = deps.work_dir / "ibnetdisc.ibnd";
   return std::make_unique<LiveWalkSource>(std::move(options), spec.to_string());
 }
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdisc_cache_source(const SourceSpec& spec,
                                                                               const DiscoveryDeps&) {
-  if (spec.arg.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "--source ibnetdisc-cache needs a file: ibnetdisc-cache:PATH");
-  }
-  return std::make_unique<CacheSource>(spec.arg, spec.to_string());
+  return std::make_unique<CacheSource>(settings_of<IbnetdiscCacheConfig>(spec).file, spec.to_string());
 }
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_ibsim_source(const SourceSpec& spec,
                                                                     const DiscoveryDeps& deps) {
-  if (spec.arg.empty())
-    return fail(ErrorCode::kInvalidArgument, "--source ibsim needs a net file: ibsim:NETFILE");
-  return std::make_unique<SimulatorSource>(spec.arg, deps.work_dir, spec.to_string());
+  return std::make_unique<SimulatorSource>(settings_of<IbsimConfig>(spec).net_file, deps.work_dir,
+                                           spec.to_string());
 }
 
 std::expected<void, Error> register_ib_fabric_sources(DiscovererRegistry& registry) {
-  if (auto ok = registry.add("ibnetdisc",
-                             "a live subnet walk with libibnetdisc: ibnetdisc[:CA[:PORT]] (no CA: from every "
-                             "local compute port, "
-                             "merged by GUID; ibnetdisc:exclude=RE,... skips HCAs)",
-                             make_ibnetdisc_source);
-      !ok) {
-    return ok;
-  }
-  if (auto ok = registry.add("ibnetdisc-cache", "a recorded walk (ibnd cache): ibnetdisc-cache:PATH",
-                             make_ibnetdisc_cache_source);
-      !ok) {
-    return ok;
-  }
-  return registry.add("ibsim", "an ibsim net file, simulated and walked live: ibsim:NETFILE",
-                      make_ibsim_source);
+  SourceEntry walk{.kind = "ibnetdisc",
+                   .summary =
+                       "a live subnet walk with libibnetdisc: ibnetdisc[:CA[:PORT]] (no CA: from every "
+                       "local compute port, merged by GUID; ibnetdisc:exclude=RE,... skips HCAs)",
+                   .role = SourceRole::kLeader,
+                   .cache = CachePolicy::kInterval,
+                   .keys = kIbnetdiscKeys,
+                   .parse_config = parse_ibnetdisc_config,
+                   .parse_arg = parse_ibnetdisc_arg,
+                   .factory = make_ibnetdisc_source};
+  if (auto ok = registry.add(std::move(walk)); !ok) return ok;
+  SourceEntry cache{
+      .kind = "ibnetdisc-cache",
+      .summary = "a recorded walk (ibnd cache): ibnetdisc-cache:PATH",
+      .role = SourceRole::kLeader,
+      .cache = CachePolicy::kInterval,
+      .keys = kCacheKeys,
+      .parse_config = single_key_parser(kCacheKeys, &IbnetdiscCacheConfig::file),
+      .parse_arg = single_arg_parser("a file: ibnetdisc-cache:PATH", &IbnetdiscCacheConfig::file),
+      .factory = make_ibnetdisc_cache_source};
+  if (auto ok = registry.add(std::move(cache)); !ok) return ok;
+  SourceEntry sim{.kind = "ibsim",
+                  .summary = "an ibsim net file, simulated and walked live: ibsim:NETFILE",
+                  .role = SourceRole::kLeader,
+                  .cache = CachePolicy::kInterval,
+                  .keys = kIbsimKeys,
+                  .parse_config = single_key_parser(kIbsimKeys, &IbsimConfig::net_file),
+                  .parse_arg = single_arg_parser("a net file: ibsim:NETFILE", &IbsimConfig::net_file),
+                  .factory = make_ibsim_source};
+  return registry.add(std::move(sim));
 }
 
 }  // namespace hypertopo::discoverers

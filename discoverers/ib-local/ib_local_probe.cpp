@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "discoverers/registry/source_config.h"
 #include "io/bounded_file.h"
 #include "text/utf8.h"
 #include "topology/fabric_graph.h"
@@ -315,6 +316,32 @@ std::expected<void, Error> probe_into(topology::NodeReport& report, const IbLoca
   report.roce = std::move(facts->roce);
   report.warnings.insert(report.warnings.end(), facts->warnings.begin(), facts->warnings.end());
   return {};
+}
+
+SourceEntry ib_local_probe_entry() {
+  return {
+      .kind = "ib-local",
+      .summary = "RDMA devices, port GUIDs, link layer, state and rate from <root>/sys/class/infiniband",
+      .role = SourceRole::kNodeProbe,
+      .cache = CachePolicy::kInterval,
+      .keys = {},
+      .parse_config = [](const YAML::Node& node, const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+        if (auto ok = ConfigBlock(node, at).only({}); !ok) return std::unexpected(ok.error());
+        return std::make_shared<IbLocalConfig>();
+      },
+      .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
+        if (!arg.empty())
+          return fail(ErrorCode::kInvalidArgument, "ib-local takes no argument ('" + arg + "')");
+        return std::make_shared<IbLocalConfig>();
+      },
+      .factory = nullptr,
+      .probe = [](const SourceSettings&, const NodeProbeDeps& deps,
+                  topology::NodeReport& report) -> std::expected<void, Error> {
+        IbLocalOptions o;
+        o.root = deps.root;
+        o.log = deps.log;
+        return probe_into(report, o);
+      }};
 }
 
 }  // namespace hypertopo::discoverers::ib_local

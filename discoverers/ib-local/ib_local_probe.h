@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
 #include "topology/node_report.h"
 
@@ -45,6 +46,12 @@ struct IbLocalFacts {
   std::vector<topology::RoceNetdev> roce;  // one per Ethernet port with a netdev
   std::vector<std::string> warnings;
 };
+
+// The "ib-local" node probe's config: it has no keys (it reads <hostRoot>/sys).
+struct IbLocalConfig : SourceSettings {
+  std::string describe() const override { return ""; }
+};
+SourceEntry ib_local_probe_entry();
 
 // Fails only when `root` itself does not exist or is not a directory.
 std::expected<IbLocalFacts, Error> probe_ib_local(const IbLocalOptions& options);

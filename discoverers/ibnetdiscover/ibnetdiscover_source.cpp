@@ -1,6 +1,7 @@
 #include "discoverers/ibnetdiscover/ibnetdiscover_source.h"
 
 #include "discoverers/ibnetdiscover/ibnetdiscover_parser.h"
+#include "discoverers/registry/source_config.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -14,10 +15,10 @@ class IbnetdiscoverSource : public Discoverer {
     auto parsed = parse_ibnetdiscover_file(path_, in_);
     if (!parsed) return std::unexpected(parsed.error());
     Discovery d;
-    d.notes = std::move(parsed->warnings);
-    d.notes.insert(d.notes.begin(), path_.string() + ": " + std::to_string(parsed->switches) + " switches, " +
-                                        std::to_string(parsed->cas) + " CAs, " +
-                                        std::to_string(parsed->graph.links().size()) + " links");
+    d.warnings = std::move(parsed->warnings);
+    d.notes.push_back(path_.string() + ": " + std::to_string(parsed->switches) + " switches, " +
+                      std::to_string(parsed->cas) + " CAs, " + std::to_string(parsed->graph.links().size()) +
+                      " links");
     d.graph = std::move(parsed->graph);
     return d;
   }
@@ -31,11 +32,21 @@ class IbnetdiscoverSource : public Discoverer {
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_ibnetdiscover_source(const SourceSpec& spec,
                                                                             const DiscoveryDeps& deps) {
-  if (spec.arg.empty()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "needs a capture file: --source ibnetdiscover:PATH (or :- for stdin)");
-  }
-  return std::make_unique<IbnetdiscoverSource>(spec.arg, deps.stdin_stream);
+  return std::make_unique<IbnetdiscoverSource>(settings_of<IbnetdiscoverConfig>(spec).file,
+                                               deps.stdin_stream);
+}
+
+SourceEntry ibnetdiscover_source_entry() {
+  const std::vector<ConfigKey> keys = {{"file", "a saved ibnetdiscover capture ('-' reads stdin)"}};
+  return {.kind = "ibnetdiscover",
+          .summary = "a saved ibnetdiscover capture: ibnetdiscover:PATH ('-' reads stdin)",
+          .role = SourceRole::kLeader,
+          .cache = CachePolicy::kInterval,
+          .keys = keys,
+          .parse_config = single_key_parser(keys, &IbnetdiscoverConfig::file),
+          .parse_arg = single_arg_parser("a capture file: --source ibnetdiscover:PATH (or :- for stdin)",
+                                         &IbnetdiscoverConfig::file),
+          .factory = make_ibnetdiscover_source};
 }
 
 }  // namespace hypertopo::discoverers

@@ -2,6 +2,7 @@
 
 #include "discoverers/labels/label_config.h"
 #include "discoverers/labels/label_tree.h"
+#include "discoverers/registry/source_config.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -16,11 +17,10 @@ class LabelsSource : public Discoverer {
     auto tree = labels::build_label_tree(config_, nodes_);
     if (!tree) return std::unexpected(tree.error().context("while building HyperNodes from " + config_path_));
     Discovery d;
-    d.notes = config_.notes;
-    d.notes.insert(d.notes.begin(), config_path_ + ": " + std::to_string(config_.types.size()) +
-                                        " topology type(s), " + std::to_string(tree->size()) +
-                                        " HyperNodes from the labels of " +
-                                        std::to_string(nodes_.items.size()) + " nodes");
+    d.warnings = config_.notes;
+    d.notes.push_back(config_path_ + ": " + std::to_string(config_.types.size()) + " topology type(s), " +
+                      std::to_string(tree->size()) + " HyperNodes from the labels of " +
+                      std::to_string(nodes_.items.size()) + " nodes");
     d.tree = std::move(*tree);
     return d;
   }
@@ -35,19 +35,59 @@ class LabelsSource : public Discoverer {
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_labels_source(const SourceSpec& spec,
                                                                      const DiscoveryDeps& deps) {
-  if (spec.arg.empty()) {
-    return fail(
-        ErrorCode::kInvalidArgument,
-        "needs a config file: --source labels:CONFIG (Volcano's networkTopologyTypes or a Kueue Topology)");
-  }
+  const auto& c = settings_of<LabelsSourceConfig>(spec);
+  const std::string origin = c.inline_levels ? c.origin : c.file;
   if (deps.nodes == nullptr) {
-    return fail(ErrorCode::kInvalidArgument, "labels:" + spec.arg +
+    return fail(ErrorCode::kInvalidArgument, "labels:" + origin +
                                                  " reads node labels: give the nodes with --nodes nodes.json "
                                                  "(kubectl get nodes -o json)");
   }
-  auto config = labels::load_label_config(spec.arg);
+  if (c.inline_levels) return std::make_unique<LabelsSource>(*c.inline_levels, *deps.nodes, origin);
+  auto config = labels::load_label_config(c.file);
   if (!config) return std::unexpected(config.error());
-  return std::make_unique<LabelsSource>(std::move(*config), *deps.nodes, spec.arg);
+  return std::make_unique<LabelsSource>(std::move(*config), *deps.nodes, c.file);
+}
+
+SourceEntry labels_source_entry() {
+  const std::vector<ConfigKey> keys = {
+      {"file", "a label config file: Volcano's networkTopologyTypes or a Kueue Topology"},
+      {"networkTopologyTypes", "the levels inline, as in Volcano's label source config"}};
+  return {.kind = "labels",
+          .summary =
+              "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs "
+              "--nodes)",
+          .role = SourceRole::kLeader,
+          .cache = CachePolicy::kEveryRebuild,
+          .keys = keys,
+          .parse_config = [keys](const YAML::Node& node,
+                                 const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+            ConfigBlock block(node, at);
+            if (auto ok = block.only(keys); !ok) return std::unexpected(ok.error());
+            auto c = std::make_shared<LabelsSourceConfig>();
+            auto file = block.text("file");
+            if (!file) return std::unexpected(file.error());
+            const bool inline_levels = block.has("networkTopologyTypes");
+            if (*file && inline_levels)
+              return at.bad("networkTopologyTypes", "give either file or networkTopologyTypes, not both");
+            if (!*file && !inline_levels)
+              return at.bad("",
+                            "a labels source needs file (a config file) or networkTopologyTypes (inline)");
+            if (*file) {
+              c->file = **file;
+              return c;
+            }
+            YAML::Node doc(YAML::NodeType::Map);
+            doc["networkTopologyTypes"] = block.child("networkTopologyTypes");
+            c->origin = at.file + ": " + at.path;
+            auto levels = labels::parse_label_config(doc, c->origin);
+            if (!levels) return std::unexpected(levels.error());
+            c->inline_levels = std::move(*levels);
+            return c;
+          },
+          .parse_arg = single_arg_parser(
+              "a config file: --source labels:CONFIG (Volcano's networkTopologyTypes or a Kueue Topology)",
+              &LabelsSourceConfig::file),
+          .factory = make_labels_source};
 }
 
 }  // namespace hypertopo::discoverers

@@ -4,13 +4,29 @@
 // (Volcano's label-source config, its networkTopologyTypes map, or a Kueue Topology object). The
 // config is read and checked when the source is created, so a bad file fails before any discovery.
 //
-//   registry.add("labels", "...", make_labels_source);
+// Agent config: `config: {file: PATH}` or the levels inline, `config: {networkTopologyTypes: {...}}`
+// (Volcano's label source config; parsed and checked when the config is loaded, never written to a
+// file). It reads the Node list, so the agent runs it on every rebuild.
+//
+//   registry.add(labels_source_entry());
 //   // hypertopo discover --source labels:labels.yaml --nodes nodes.json
 #pragma once
 
+#include <optional>
+#include <string>
+
+#include "discoverers/labels/label_config.h"
 #include "discoverers/registry/discoverer.h"
 
 namespace hypertopo::discoverers {
+
+struct LabelsSourceConfig : SourceSettings {
+  std::string file;                                  // a config file, read when the source is created
+  std::optional<labels::LabelConfig> inline_levels;  // networkTopologyTypes given in the config itself
+  std::string origin;                                // where the inline levels came from, for messages
+  std::string describe() const override { return inline_levels ? "inline" : file; }
+};
+SourceEntry labels_source_entry();
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_labels_source(const SourceSpec& spec,
                                                                      const DiscoveryDeps& deps);

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "discoverers/nvlink/nvml_abi.h"
+#include "discoverers/registry/source_config.h"
 
 namespace hypertopo::discoverers::nvlink {
 
@@ -308,6 +309,39 @@ std::expected<std::optional<NvlinkFacts>, Error> nvlink_facts_from_node(const k8
   facts.source = "label";
   facts.clique_id = it->second;
   return std::optional<NvlinkFacts>(std::move(facts));
+}
+
+SourceEntry nvlink_probe_entry() {
+  const std::vector<ConfigKey> keys = {{"library", "NVML library name or path (default libnvidia-ml.so.1)"}};
+  return {
+      .kind = "nvlink",
+      .summary = "the NVLink clique (<clusterUUID>.<cliqueId>) from libnvidia-ml; none without the driver",
+      .role = SourceRole::kNodeProbe,
+      .cache = CachePolicy::kInterval,
+      .keys = keys,
+      .parse_config = [keys](const YAML::Node& node,
+                             const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+        ConfigBlock block(node, at);
+        if (auto ok = block.only(keys); !ok) return std::unexpected(ok.error());
+        auto c = std::make_shared<NvlinkConfig>();
+        auto library = block.text("library");
+        if (!library) return std::unexpected(library.error());
+        if (*library) c->library = **library;
+        return c;
+      },
+      .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
+        auto c = std::make_shared<NvlinkConfig>();
+        if (!arg.empty()) c->library = arg;
+        return c;
+      },
+      .factory = nullptr,
+      .probe = [](const SourceSettings& settings, const NodeProbeDeps& deps,
+                  topology::NodeReport& report) -> std::expected<void, Error> {
+        NvmlProbeOptions o;
+        o.library = static_cast<const NvlinkConfig&>(settings).library;
+        o.log = deps.log;
+        return probe_into(report, o);
+      }};
 }
 
 }  // namespace hypertopo::discoverers::nvlink

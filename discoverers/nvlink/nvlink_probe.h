@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
 #include "k8s/objects/node_list.h"
 #include "topology/node_report.h"
@@ -36,6 +37,13 @@ struct NvmlProbeOptions {
   std::string library = kDefaultNvmlLibrary;    // a name (searched like any dlopen) or a path
   std::function<void(const std::string&)> log;  // one line per event; may be empty
 };
+
+// The "nvlink" node probe's config (agent `config: {library}`, `hypertopo probe --nvml-library`).
+struct NvlinkConfig : SourceSettings {
+  std::string library = kDefaultNvmlLibrary;
+  std::string describe() const override { return ""; }
+};
+SourceEntry nvlink_probe_entry();
 
 struct NvmlProbeResult {
   std::optional<topology::NvlinkFacts> facts;  // nullopt: no NVML on this node

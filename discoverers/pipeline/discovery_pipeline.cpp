@@ -158,6 +158,7 @@ std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& reg
       auto found = (*source)->discover();
       if (!found) return std::unexpected(found.error());
       outcome.notes = found->notes;
+      outcome.warnings = found->warnings;
       const bool gave_reports = !found->reports.empty();
       for (auto& r : found->reports) result.reports.push_back(std::move(r));
       if (found->graph) {

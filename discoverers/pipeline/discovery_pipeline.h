@@ -52,6 +52,7 @@ struct SourceOutcome {
   std::chrono::duration<double> elapsed{};
   std::size_t domains = 0;  // domains this source contributed
   std::vector<std::string> notes;
+  std::vector<std::string> warnings;  // Discovery::warnings: what the admin should act on
 };
 
 struct PipelineResult {

@@ -3,8 +3,10 @@
 
 #include "discoverers/demo/demo_fabric.h"
 #include "discoverers/ib-fabric/ib_fabric_source.h"
+#include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/ibnetdiscover/ibnetdiscover_source.h"
 #include "discoverers/labels/labels_source.h"
+#include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/registry/discoverer.h"
 #include "discoverers/reports/reports_source.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
@@ -13,33 +15,21 @@
 namespace hypertopo::discoverers {
 
 void register_builtin_discoverers(DiscovererRegistry& registry) {
-  auto add = [&](const char* kind, const char* summary, DiscovererFactory factory) {
+  auto add = [&](SourceEntry entry) {
     // Built-in names are distinct by construction; a clash is a programming error caught by tests.
-    if (auto ok = registry.add(kind, summary, std::move(factory)); !ok)
-      throw std::logic_error(ok.error().message());
+    if (auto ok = registry.add(std::move(entry)); !ok) throw std::logic_error(ok.error().message());
   };
-  add("demo", "the built-in rail-optimised fabric, walked live on ibsim when installed (demo[:live|:model])",
-      make_demo_source);
-  add("ibnetdiscover", "a saved ibnetdiscover capture: ibnetdiscover:PATH ('-' reads stdin)",
-      make_ibnetdiscover_source);
-  add("labels",
-      "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs "
-      "--nodes)",
-      make_labels_source);
-  add("reports",
-      "saved NodeReports, one *.yaml/*.json per node: reports:DIR (GUIDs, NVLink cliques, LLDP neighbours "
-      "for "
-      "the other sources)",
-      make_reports_source);
-  add("roce",
-      "RoCE ToRs from the NodeReports' LLDP neighbours: roce[:HIERARCHY.yaml] (switches above the ToRs; "
-      "needs "
-      "NodeReports)",
-      roce_lldp::make_roce_source);
-  add("ufm",
-      "UFM Enterprise REST: ufm:https://HOST[:PORT] (with --ufm-credentials DIR, --ufm-ca FILE, "
-      "--ufm-insecure)",
-      ufm::make_ufm_source);
+  // Node probes: every agent pod, and `hypertopo probe`.
+  add(ib_local::ib_local_probe_entry());
+  add(roce_lldp::lldp_probe_entry());
+  add(nvlink::nvlink_probe_entry());
+  // Leader sources: the elected agent, and `hypertopo discover` / `apply`.
+  add(demo_source_entry());
+  add(ibnetdiscover_source_entry());
+  add(labels_source_entry());
+  add(reports_source_entry());
+  add(roce_lldp::roce_source_entry());
+  add(ufm::ufm_source_entry());
   if (auto ok = register_ib_fabric_sources(registry); !ok) throw std::logic_error(ok.error().message());
 }
 

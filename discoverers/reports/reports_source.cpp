@@ -4,6 +4,8 @@
 #include <map>
 #include <system_error>
 
+#include "discoverers/registry/source_config.h"
+
 namespace hypertopo::discoverers {
 namespace {
 
@@ -62,8 +64,22 @@ std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(const 
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_reports_source(const SourceSpec& spec,
                                                                       const DiscoveryDeps&) {
-  if (spec.arg.empty()) return fail(ErrorCode::kInvalidArgument, "reports: needs a directory (reports:DIR)");
-  return std::make_unique<ReportsSource>(spec.arg);
+  return std::make_unique<ReportsSource>(settings_of<ReportsConfig>(spec).dir);
+}
+
+SourceEntry reports_source_entry() {
+  const std::vector<ConfigKey> keys = {
+      {"dir", "a directory of saved NodeReports, one *.yaml/*.json per node"}};
+  return {.kind = "reports",
+          .summary =
+              "saved NodeReports, one *.yaml/*.json per node: reports:DIR (GUIDs, NVLink cliques, LLDP "
+              "neighbours for the other sources)",
+          .role = SourceRole::kLeader,
+          .cache = CachePolicy::kEveryRebuild,
+          .keys = keys,
+          .parse_config = single_key_parser(keys, &ReportsConfig::dir),
+          .parse_arg = single_arg_parser("a directory (reports:DIR)", &ReportsConfig::dir),
+          .factory = make_reports_source};
 }
 
 }  // namespace hypertopo::discoverers

@@ -13,6 +13,7 @@
 
 #include <expected>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "discoverers/registry/discoverer.h"
@@ -25,7 +26,13 @@ namespace hypertopo::discoverers {
 // directory, holds no report file, a file does not parse, or two files name the same node.
 std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(const std::filesystem::path& dir);
 
+struct ReportsConfig : SourceSettings {
+  std::string dir;
+  std::string describe() const override { return dir; }
+};
+
 std::expected<std::unique_ptr<Discoverer>, Error> make_reports_source(const SourceSpec& spec,
                                                                       const DiscoveryDeps& deps);
+SourceEntry reports_source_entry();
 
 }  // namespace hypertopo::discoverers

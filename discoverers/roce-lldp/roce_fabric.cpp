@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "discoverers/registry/source_config.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/bounded_file.h"
 #include "io/yaml_reader.h"
@@ -223,12 +224,45 @@ class RoceSource : public Discoverer {
 std::expected<std::unique_ptr<Discoverer>, Error> make_roce_source(const SourceSpec& spec,
                                                                    const DiscoveryDeps& deps) {
   RoceHierarchy hierarchy;
-  if (!spec.arg.empty()) {
-    auto loaded = load_roce_hierarchy(spec.arg);
+  const auto& c = settings_of<RoceConfig>(spec);
+  if (!c.hierarchy.empty()) {
+    auto loaded = load_roce_hierarchy(c.hierarchy);
     if (!loaded) return std::unexpected(loaded.error());
     hierarchy = std::move(*loaded);
   }
   return std::make_unique<RoceSource>(std::move(hierarchy), deps.reports);
+}
+
+SourceEntry roce_source_entry() {
+  const std::vector<ConfigKey> keys = {
+      {"hierarchy", "YAML naming the switches above the ToRs (parents, or rules); default: ToRs only"},
+      {"endpoint", "Volcano's RoCE discoverer key; not needed (the NodeReports carry the neighbours)"},
+      {"token", "Volcano's RoCE discoverer key; not needed, and not used"}};
+  return {.kind = "roce",
+          .summary =
+              "RoCE ToRs from the NodeReports' LLDP neighbours: roce[:HIERARCHY.yaml] (switches above the "
+              "ToRs; needs NodeReports)",
+          .role = SourceRole::kLeader,
+          .cache = CachePolicy::kEveryRebuild,
+          .keys = keys,
+          .parse_config = [keys](const YAML::Node& node,
+                                 const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+            ConfigBlock block(node, at);
+            if (auto ok = block.only(keys); !ok) return std::unexpected(ok.error());
+            auto c = std::make_shared<RoceConfig>();
+            for (const char* key : {"hierarchy", "endpoint", "token"}) {
+              auto t = block.text(key);
+              if (!t) return std::unexpected(t.error());
+              if (*t && std::string(key) == "hierarchy") c->hierarchy = **t;
+            }
+            return c;
+          },
+          .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
+            auto c = std::make_shared<RoceConfig>();
+            c->hierarchy = arg;
+            return c;
+          },
+          .factory = make_roce_source};
 }
 
 }  // namespace hypertopo::discoverers::roce_lldp

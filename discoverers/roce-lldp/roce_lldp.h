@@ -122,8 +122,25 @@ std::expected<topology::FabricGraph, Error> build_roce_fabric(
     const std::vector<topology::NodeReport>& reports, const RoceHierarchy& hierarchy,
     std::vector<std::string>* notes = nullptr);
 
-// The "roce[:HIERARCHY.yaml]" source: builds from DiscoveryDeps.reports.
+// The "roce[:HIERARCHY.yaml]" source: builds from DiscoveryDeps.reports. Agent config:
+// `config: {hierarchy: FILE}` (optional). It reads the NodeReports, so it runs on every rebuild.
+struct RoceConfig : SourceSettings {
+  std::string hierarchy;  // the switches above the ToRs; "" : ToRs only
+  std::string describe() const override { return hierarchy; }
+};
 std::expected<std::unique_ptr<Discoverer>, Error> make_roce_source(const SourceSpec& spec,
                                                                    const DiscoveryDeps& deps);
+SourceEntry roce_source_entry();
+
+// The "lldp" node probe: this node's RoCE rails and their LLDP neighbours. Agent config:
+// `config: {netdevPattern, lldpdSocket, lldpJson}`; `hypertopo probe` fills the same struct from
+// --roce-netdevs, --lldpd-socket and --lldp-json.
+struct LldpProbeConfig : SourceSettings {
+  std::string netdev_pattern;  // see RoceLldpOptions::netdev_pattern
+  std::string lldpd_socket;
+  std::string lldp_json;
+  std::string describe() const override { return ""; }
+};
+SourceEntry lldp_probe_entry();
 
 }  // namespace hypertopo::discoverers::roce_lldp

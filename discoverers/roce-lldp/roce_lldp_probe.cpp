@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "discoverers/registry/source_config.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
@@ -365,6 +366,51 @@ std::expected<void, Error> probe_into(topology::NodeReport& report, const RoceLl
       report.warnings.push_back(r.netdev + ": no LLDP neighbour (is LLDP enabled on the switch?)");
   }
   return {};
+}
+
+SourceEntry lldp_probe_entry() {
+  const std::vector<ConfigKey> keys = {
+      {"netdevPattern",
+       "regex of RoCE rail netdevs (default: ib-local's RoCE netdevs, else every LLDP port)"},
+      {"lldpdSocket", "lldpd's control socket (default: lldpd's own)"},
+      {"lldpJson", "replay saved `lldpcli -f json` output instead of asking lldpd"}};
+  return {.kind = "lldp",
+          .summary = "each RoCE netdev's state, speed and LLDP neighbour (ToR, port) from the local lldpd",
+          .role = SourceRole::kNodeProbe,
+          .cache = CachePolicy::kInterval,
+          .keys = keys,
+          .parse_config = [keys](const YAML::Node& node,
+                                 const ConfigAt& at) -> std::expected<SettingsPtr, Error> {
+            ConfigBlock block(node, at);
+            if (auto ok = block.only(keys); !ok) return std::unexpected(ok.error());
+            auto c = std::make_shared<LldpProbeConfig>();
+            const std::pair<const char*, std::string*> fields[] = {{"netdevPattern", &c->netdev_pattern},
+                                                                   {"lldpdSocket", &c->lldpd_socket},
+                                                                   {"lldpJson", &c->lldp_json}};
+            for (const auto& [key, target] : fields) {
+              auto t = block.text(key);
+              if (!t) return std::unexpected(t.error());
+              if (*t) *target = **t;
+            }
+            return c;
+          },
+          .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
+            auto c = std::make_shared<LldpProbeConfig>();
+            c->netdev_pattern = arg;
+            return c;
+          },
+          .factory = nullptr,
+          .probe = [](const SourceSettings& settings, const NodeProbeDeps& deps,
+                      topology::NodeReport& report) -> std::expected<void, Error> {
+            const auto& c = static_cast<const LldpProbeConfig&>(settings);
+            RoceLldpOptions o;
+            o.root = deps.root;
+            o.netdev_pattern = c.netdev_pattern;
+            o.lldpd_socket = c.lldpd_socket;
+            o.lldp_json = c.lldp_json;
+            o.log = deps.log;
+            return probe_into(report, o);
+          }};
 }
 
 }  // namespace hypertopo::discoverers::roce_lldp

@@ -88,6 +88,19 @@ std::expected<std::string, Error> read_secret(const std::filesystem::path& path)
   return value;
 }
 
+// A Secret value as kubectl writes it often ends with a newline.
+std::string trim_secret(std::string value) {
+  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
+    value.pop_back();
+  return value;
+}
+
+// Where the credentials came from, for messages (never their contents).
+std::string credentials_origin(const UfmClientOptions& options) {
+  if (!options.credentials_origin.empty()) return options.credentials_origin;
+  return options.credentials_dir.string();
+}
+
 std::string base64(std::string_view in) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;
@@ -184,7 +197,7 @@ class RestClient final : public UfmClient {
                                             (status == 401 ? " Unauthorized" : " Forbidden") +
                                             ": check the " +
                                             (using_token() ? "token" : "username and password") + " in " +
-                                            options_.credentials_dir.string() + " (not retried)");
+                                            credentials_origin(options_) + " (not retried)");
   }
 
   std::chrono::milliseconds remaining() const { return options_.timeout - spent_; }
@@ -289,40 +302,8 @@ std::expected<void, Error> check_cleartext(const ParsedUrl& url, bool insecure) 
   return fail(ErrorCode::kInvalidArgument,
               "UFM URL " + url.origin +
                   " is plain http://: the credentials would cross the network in clear text. Use "
-                  "https://, or pass --ufm-insecure (insecure=true) to send them anyway");
-}
-
-std::expected<bool, Error> parse_bool(const std::string& key, const std::string& value) {
-  if (value.empty() || value == "true" || value == "1" || value == "yes") return true;
-  if (value == "false" || value == "0" || value == "no") return false;
-  return fail(ErrorCode::kInvalidArgument, "UFM option " + key + "='" + value + "' is not true or false");
-}
-
-template <typename T>
-std::expected<T, Error> parse_number(const std::string& key, const std::string& value) {
-  T out{};
-  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), out);
-  if (ec != std::errc{} || ptr != value.data() + value.size() || out <= T{})
-    return fail(ErrorCode::kInvalidArgument,
-                "UFM option " + key + "='" + value + "' is not a positive number");
-  return out;
-}
-
-// "k=v&k2=v2" -> ordered pairs.
-std::vector<std::pair<std::string, std::string>> split_fragment(std::string_view fragment) {
-  std::vector<std::pair<std::string, std::string>> out;
-  while (!fragment.empty()) {
-    auto amp = fragment.find('&');
-    std::string_view item = fragment.substr(0, amp);
-    if (!item.empty()) {
-      auto eq = item.find('=');
-      out.emplace_back(std::string(item.substr(0, eq)),
-                       eq == std::string_view::npos ? std::string() : std::string(item.substr(eq + 1)));
-    }
-    if (amp == std::string_view::npos) break;
-    fragment.remove_prefix(amp + 1);
-  }
-  return out;
+                  "https://, or pass --ufm-insecure (insecureSkipVerify: true in the agent config) to send "
+                  "them anyway");
 }
 
 }  // namespace
@@ -331,37 +312,57 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
   auto url = parse_url(options.url);
   if (!url) return std::unexpected(url.error());
   if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
-  if (options.credentials_dir.empty()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "UFM at " + url->origin +
-                    " needs credentials: a directory with 'token', or 'username' and 'password' "
-                    "(--ufm-credentials DIR or credentials=DIR)");
-  }
-  if (!std::filesystem::is_directory(options.credentials_dir)) {
-    return fail(ErrorCode::kNotFound,
-                "UFM credentials directory " + options.credentials_dir.string() + " does not exist");
-  }
   std::string authorization;
   std::string base_path;
-  auto token_file = options.credentials_dir / "token";
-  if (std::filesystem::exists(token_file)) {
-    auto token = read_secret(token_file);
-    if (!token) return std::unexpected(token.error().context("UFM token"));
-    authorization = "Basic " + *token;
-    base_path = "/ufmRestV3";
-  } else {
-    auto user_file = options.credentials_dir / "username";
-    auto password_file = options.credentials_dir / "password";
-    if (!std::filesystem::exists(user_file) || !std::filesystem::exists(password_file)) {
-      return fail(ErrorCode::kNotFound, "UFM credentials directory " + options.credentials_dir.string() +
-                                            " has neither a 'token' file nor both 'username' and 'password'");
+  if (!options.credentials.empty()) {
+    // A Secret's data, read through the API by the caller.
+    auto value = [&](const char* key) -> std::string {
+      auto it = options.credentials.find(key);
+      return it == options.credentials.end() ? std::string() : trim_secret(it->second);
+    };
+    if (!value("token").empty()) {
+      authorization = "Basic " + value("token");
+      base_path = "/ufmRestV3";
+    } else if (!value("username").empty() && !value("password").empty()) {
+      authorization = "Basic " + base64(value("username") + ":" + value("password"));
+      base_path = "/ufmRest";
+    } else {
+      return fail(ErrorCode::kNotFound, "UFM credentials " + credentials_origin(options) +
+                                            " hold neither 'token' nor both 'username' and 'password'");
     }
-    auto user = read_secret(user_file);
-    if (!user) return std::unexpected(user.error().context("UFM username"));
-    auto password = read_secret(password_file);
-    if (!password) return std::unexpected(password.error().context("UFM password"));
-    authorization = "Basic " + base64(*user + ":" + *password);
-    base_path = "/ufmRest";
+  } else {
+    if (options.credentials_dir.empty()) {
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "UFM at " + url->origin +
+              " needs credentials: a directory with 'token', or 'username' and 'password' "
+              "(--ufm-credentials DIR, or credentialsDir / credentials.secretRef in the agent config)");
+    }
+    if (!std::filesystem::is_directory(options.credentials_dir)) {
+      return fail(ErrorCode::kNotFound,
+                  "UFM credentials directory " + options.credentials_dir.string() + " does not exist");
+    }
+    auto token_file = options.credentials_dir / "token";
+    if (std::filesystem::exists(token_file)) {
+      auto token = read_secret(token_file);
+      if (!token) return std::unexpected(token.error().context("UFM token"));
+      authorization = "Basic " + *token;
+      base_path = "/ufmRestV3";
+    } else {
+      auto user_file = options.credentials_dir / "username";
+      auto password_file = options.credentials_dir / "password";
+      if (!std::filesystem::exists(user_file) || !std::filesystem::exists(password_file)) {
+        return fail(ErrorCode::kNotFound,
+                    "UFM credentials directory " + options.credentials_dir.string() +
+                        " has neither a 'token' file nor both 'username' and 'password'");
+      }
+      auto user = read_secret(user_file);
+      if (!user) return std::unexpected(user.error().context("UFM username"));
+      auto password = read_secret(password_file);
+      if (!password) return std::unexpected(password.error().context("UFM password"));
+      authorization = "Basic " + base64(*user + ":" + *password);
+      base_path = "/ufmRest";
+    }
   }
   k8s::TransportConfig config;
   config.host = url->host;
@@ -384,79 +385,6 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
                 " (http://, allowed by insecure)");
   return std::make_unique<RestClient>(options, std::move(*url), std::move(authorization),
                                       std::move(base_path), std::move(*transport));
-}
-
-std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& arg) {
-  UfmClientOptions options;
-  auto hash = arg.find('#');
-  options.url = arg.substr(0, hash);
-  if (options.url.empty()) {
-    return fail(ErrorCode::kInvalidArgument, "--source ufm needs the server: ufm:https://HOST[:PORT]");
-  }
-  auto url = parse_url(options.url);
-  if (!url) return std::unexpected(url.error());
-  if (hash == std::string::npos) {
-    if (auto ok = check_cleartext(*url, false); !ok) return std::unexpected(ok.error());
-    return options;
-  }
-  for (const auto& [key, value] : split_fragment(std::string_view(arg).substr(hash + 1))) {
-    if (key == "credentials") {
-      options.credentials_dir = value;
-    } else if (key == "ca") {
-      options.ca_file = value;
-    } else if (key == "insecure") {
-      auto b = parse_bool(key, value);
-      if (!b) return std::unexpected(b.error());
-      options.insecure = *b;
-    } else if (key == "timeout") {
-      auto seconds = parse_number<double>(key, value);
-      if (!seconds) return std::unexpected(seconds.error());
-      options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000));
-    } else if (key == "max-bytes") {
-      auto bytes = parse_number<std::uint64_t>(key, value);
-      if (!bytes) return std::unexpected(bytes.error());
-      options.max_response_bytes = *bytes;
-    } else if (key == "rpp") {
-      auto rpp = parse_number<std::size_t>(key, value);
-      if (!rpp) return std::unexpected(rpp.error());
-      options.page_size = *rpp;
-    } else {
-      return fail(
-          ErrorCode::kInvalidArgument,
-          "unknown UFM option '" + key + "' (known: credentials, ca, insecure, timeout, max-bytes, rpp)");
-    }
-  }
-  if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
-  return options;
-}
-
-std::string with_ufm_settings(const std::string& source, const UfmSettings& settings) {
-  if (!source.starts_with("ufm:") || settings.empty()) return source;
-  auto hash = source.find('#');
-  std::vector<std::pair<std::string, std::string>> have;
-  if (hash != std::string::npos) have = split_fragment(std::string_view(source).substr(hash + 1));
-  auto has = [&](const std::string& key) {
-    return std::any_of(have.begin(), have.end(), [&](const auto& kv) { return kv.first == key; });
-  };
-  std::string out = source;
-  bool first = hash == std::string::npos;
-  auto add = [&](const std::string& key, const std::string& value) {
-    if (has(key)) return;
-    out += first ? "#" : "&";
-    first = false;
-    out += key + "=" + value;
-  };
-  if (!settings.credentials_dir.empty()) add("credentials", settings.credentials_dir);
-  if (!settings.ca_file.empty()) add("ca", settings.ca_file);
-  if (settings.insecure) add("insecure", "true");
-  if (settings.timeout_seconds > 0) {
-    std::ostringstream t;
-    t << settings.timeout_seconds;
-    add("timeout", t.str());
-  }
-  if (settings.max_bytes > 0) add("max-bytes", std::to_string(settings.max_bytes));
-  if (settings.page_size > 0) add("rpp", std::to_string(settings.page_size));
-  return out;
 }
 
 }  // namespace hypertopo::discoverers::ufm

@@ -24,6 +24,7 @@
 #include <expected>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,8 +36,12 @@
 namespace hypertopo::discoverers::ufm {
 
 struct UfmClientOptions {
-  std::string url;                           // https://host[:port][/prefix]
-  std::filesystem::path credentials_dir;     // holds `token`, or `username` and `password`
+  std::string url;                        // https://host[:port][/prefix]
+  std::filesystem::path credentials_dir;  // holds `token`, or `username` and `password`
+  // The same keys given as values (a Secret's data read through the API); used instead of
+  // credentials_dir when not empty. Never logged.
+  std::map<std::string, std::string> credentials;
+  std::string credentials_origin;            // for messages: "Secret ns/name" (default: credentials_dir)
   std::filesystem::path ca_file;             // PEM bundle to verify the server; empty: the system store
   bool insecure = false;                     // skip certificate verification and allow http://
   std::chrono::milliseconds timeout{30000};  // the whole fetch: every request, retry and backoff
@@ -72,27 +77,5 @@ class UfmClient {
   virtual std::string base_url() const = 0;
   virtual const UfmFetchStats& stats() const = 0;
 };
-
-// Splits "URL[#key=value&...]" (the `ufm:` source argument) into options. Keys: credentials, ca,
-// insecure (true/false), timeout (seconds), max-bytes, rpp. The fragment never leaves this process.
-std::expected<UfmClientOptions, Error> parse_ufm_source_arg(const std::string& arg);
-
-// The client-side settings front ends take as flags (--ufm-credentials, --ufm-ca, ...).
-struct UfmSettings {
-  std::string credentials_dir;
-  std::string ca_file;
-  bool insecure = false;
-  double timeout_seconds = 0;   // 0: default
-  std::uint64_t max_bytes = 0;  // 0: default
-  std::size_t page_size = 0;    // 0: unpaged
-  bool empty() const {
-    return credentials_dir.empty() && ca_file.empty() && !insecure && timeout_seconds == 0 &&
-           max_bytes == 0 && page_size == 0;
-  }
-};
-
-// Adds `settings` to a `ufm:` source string ("ufm:https://h" -> "ufm:https://h#credentials=/d&ca=/c").
-// Settings already in the source's own fragment win. Sources of other kinds are returned unchanged.
-std::string with_ufm_settings(const std::string& source, const UfmSettings& settings);
 
 }  // namespace hypertopo::discoverers::ufm

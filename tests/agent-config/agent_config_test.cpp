@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "discoverers/registry/discoverer.h"
+#include "discoverers/ufm/ufm_source.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::agent {
@@ -74,10 +75,10 @@ TEST(AgentConfig, TheShippedExampleLoads) {
   EXPECT_EQ(config->host_root, "/host");
   ASSERT_EQ(config->sources.size(), 3u);
   EXPECT_EQ(config->sources[0].spec(), "ib-local");
-  EXPECT_EQ(config->sources[0].role, SourceRole::kNode);
+  EXPECT_EQ(config->sources[0].role, SourceRole::kNodeProbe);
   EXPECT_EQ(config->sources[0].interval, 5min);
   EXPECT_EQ(config->sources[1].spec(), "nvlink");
-  EXPECT_EQ(config->sources[1].role, SourceRole::kNode);
+  EXPECT_EQ(config->sources[1].role, SourceRole::kNodeProbe);
   EXPECT_EQ(config->sources[2].spec(), "ibnetdisc");
   EXPECT_EQ(config->sources[2].role, SourceRole::kLeader);
   EXPECT_EQ(config->sources[2].interval, 10min);
@@ -110,10 +111,10 @@ TEST(AgentConfig, DefaultsAndEveryKeySet) {
       "hostRoot: /hostfs\n"
       "sources:\n"
       "  - {kind: lldp, interval: 90}\n"
-      "  - {kind: ufm, arg: 'https://ufm.example', interval: 1h30m, enabled: false, insecureSkipVerify: "
-      "true,\n"
-      "     credentialsSecret: {name: ufm-credentials, namespace: hypertopo-system}}\n"
-      "  - {kind: labels, arg: /etc/hypertopo/labels.yaml}\n"
+      "  - {kind: ufm, interval: 1h30m, enabled: false, config: {endpoint: 'https://ufm.example',\n"
+      "     insecureSkipVerify: true, credentials: {secretRef: {name: ufm-credentials, namespace: "
+      "hypertopo-system}}}}\n"
+      "  - {kind: labels, config: {file: /etc/hypertopo/labels.yaml}}\n"
       "source: my-fabric\n"
       "tierNames: [rail, spine]\n"
       "hostDescriptionPattern: '^(\\S+) mlx5_\\d+$'\n"
@@ -129,18 +130,18 @@ TEST(AgentConfig, DefaultsAndEveryKeySet) {
       "logLevel: debug\n");
   EXPECT_EQ(c.host_root, "/hostfs");
   ASSERT_EQ(c.sources.size(), 3u);
-  EXPECT_EQ(c.sources[0].role, SourceRole::kNode);
+  EXPECT_EQ(c.sources[0].role, SourceRole::kNodeProbe);
   EXPECT_EQ(c.sources[0].interval, 90s);
   const SourceConfig& ufm = c.sources[1];
   EXPECT_EQ(ufm.spec(), "ufm:https://ufm.example");
   EXPECT_EQ(ufm.role, SourceRole::kLeader);
   EXPECT_EQ(ufm.interval, 90min);
   EXPECT_FALSE(ufm.enabled);
-  EXPECT_TRUE(ufm.insecure_skip_verify);
-  EXPECT_EQ(ufm.secret_name, "ufm-credentials");
-  EXPECT_EQ(ufm.secret_namespace, "hypertopo-system");
+  const auto& ufm_settings = static_cast<const discoverers::ufm::UfmSourceConfig&>(*ufm.settings);
+  EXPECT_TRUE(ufm_settings.insecure);
+  EXPECT_EQ(ufm_settings.secret_name, "ufm-credentials");
+  EXPECT_EQ(ufm_settings.secret_namespace, "hypertopo-system");
   EXPECT_EQ(c.sources[2].spec(), "labels:/etc/hypertopo/labels.yaml");
-  EXPECT_TRUE(c.sources[2].config.is_null());
   EXPECT_EQ(c.builder.source, "my-fabric");
   EXPECT_THAT(c.builder.level_names, ElementsAre("rail", "spine"));
   EXPECT_EQ(c.builder.host_description_pattern, "^(\\S+) mlx5_\\d+$");
@@ -186,9 +187,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {"sources: [{interval: 5m}]\n", "config.yaml: sources[0].kind: is required"},
       {"sources: [ib-local]\n", "config.yaml: sources[0]: must be a mapping with kind"},
       {"sources: [{kind: ib-local, intervall: 5m}]\n",
-       "config.yaml: sources[0].intervall: unknown key (known: kind, arg, interval, enabled, "
-       "credentialsSecret, "
-       "insecureSkipVerify, config)"},
+       "config.yaml: sources[0].intervall: unknown key (known: kind, interval, enabled, config)"},
       {"sources: [{kind: ib-local, interval: 0s}]\n",
        "config.yaml: sources[0].interval: must be greater than 0"},
       {"sources: [{kind: ib-local, interval: 1500ms}]\n",
@@ -201,23 +200,27 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "config.yaml: sources[0].interval: must be a duration (Go style: 90s, 5m, 1h30m, 500ms; or seconds)"},
       {"sources: [{kind: ib-local, enabled: maybe}]\n",
        "config.yaml: sources[0].enabled: must be true or false"},
-      {"sources: [{kind: ib-local, arg: ''}]\n", "config.yaml: sources[0].arg: must not be empty"},
+      {"sources: [{kind: ib-local, config: {arg: x}}]\n",
+       "config.yaml: sources[0].config.arg: unknown key (known: none)"},
       {"sources: [{kind: ib-local}, {kind: ib-local}]\n",
        "config.yaml: sources[1]: the same source as sources[0] (ib-local)"},
-      {"sources: [{kind: ib-local, credentialsSecret: {name: x}}]\n",
-       "config.yaml: sources[0].credentialsSecret: only a ufm source takes this (this one is 'ib-local')"},
-      {"sources: [{kind: ufm, arg: 'https://u', credentialsSecret: {namespace: x}}]\n",
-       "config.yaml: sources[0].credentialsSecret.name: is required"},
-      {"sources: [{kind: ufm}]\n", "config.yaml: sources[0].arg: a ufm source needs the UFM URL"},
+      {"sources: [{kind: ufm, config: {endpoint: 'https://u', credentials: {secretRef: {namespace: x}}}}]\n",
+       "config.yaml: sources[0].config.credentials.secretRef.name: is required"},
+      {"sources: [{kind: ufm}]\n", "config.yaml: sources[0].config.endpoint: is required"},
+      {"sources: [{kind: ufm, config: {endpoint: 'https://u', caFile: [x]}}]\n",
+       "config.yaml: sources[0].config.caFile: must be a non-empty string"},
       {"sources: [{kind: labels}]\n",
-       "config.yaml: sources[0]: a labels source needs arg (a config file) or config (networkTopologyTypes "
-       "inline)"},
-      {"sources: [{kind: labels, arg: l.yaml, config: {networkTopologyTypes: {a: []}}}]\n",
-       "config.yaml: sources[0].config: give either arg (a file) or config (inline), not both"},
+       "config.yaml: sources[0].config: a labels source needs file (a config file) or networkTopologyTypes "
+       "(inline)"},
+      {"sources: [{kind: labels, config: {file: l.yaml, networkTopologyTypes: {a: []}}}]\n",
+       "config.yaml: sources[0].config.networkTopologyTypes: give either file or networkTopologyTypes, not "
+       "both"},
       {"sources: [{kind: labels, config: {types: {}}}]\n",
-       "config.yaml: sources[0].config.types: unknown key (known: networkTopologyTypes)"},
-      {"sources: [{kind: ibsim, arg: x.net, config: {networkTopologyTypes: {a: []}}}]\n",
-       "config.yaml: sources[0].config: only a labels source takes an inline config (this one is 'ibsim')"},
+       "config.yaml: sources[0].config.types: unknown key (known: file, networkTopologyTypes)"},
+      {"sources: [{kind: ibsim, config: {netFile: x.net, networkTopologyTypes: {a: []}}}]\n",
+       "config.yaml: sources[0].config.networkTopologyTypes: unknown key (known: netFile)"},
+      {"sources: [{kind: ibnetdisc, config: {port: 1}}]\n",
+       "config.yaml: sources[0].config: port needs a ca"},
       // Builder keys: the builder's own parser and messages.
       {kOneSource + "tierNames: leaf\n", "config.yaml: tierNames: must be a list of strings"},
       {kOneSource + "tierNames: [leaf, [spine]]\n", "config.yaml: tierNames[1]: must be a string"},
@@ -277,32 +280,33 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {"networkTopologyDiscovery: [{source: ufm, config: {insecureSkipVerify: true}}]\n",
        "config.yaml: networkTopologyDiscovery[0].config.endpoint: is required"},
       {"networkTopologyDiscovery: [{source: ufm, config: {endpoint: 'https://u', port: 1}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].config.port: unknown key (known: endpoint, "
-       "insecureSkipVerify)"},
+       "config.yaml: networkTopologyDiscovery[0].config.port: unknown key (known: endpoint, credentials, "
+       "credentialsDir, caFile, insecureSkipVerify, timeout, maxBytes, pageSize)"},
       {"networkTopologyDiscovery: [{source: ufm, config: {endpoint: 'https://u', insecureSkipVerify: "
        "sure}}]\n",
        "config.yaml: networkTopologyDiscovery[0].config.insecureSkipVerify: must be true or false"},
       {"networkTopologyDiscovery: [{source: ufm, config: {endpoint: 'https://u'}, credentials: {secretRef: "
        "{namespace: v}}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].credentials.secretRef.name: is required"},
+       "config.yaml: networkTopologyDiscovery[0].config.credentials.secretRef.name: is required"},
       {"networkTopologyDiscovery: [{source: ufm, config: {endpoint: 'https://u'}, credentials: {secret: "
        "x}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].credentials.secret: unknown key (known: secretRef)"},
+       "config.yaml: networkTopologyDiscovery[0].config.credentials.secret: unknown key (known: secretRef)"},
       {"networkTopologyDiscovery: [{source: label, config: {networkTopologyTypes: {a: [{nodeLabel: r}]}}, "
        "credentials: {secretRef: {name: x}}}]\n",
        "config.yaml: networkTopologyDiscovery[0].credentials: only a ufm source takes credentials"},
       {"networkTopologyDiscovery: [{source: label}]\n",
-       "config.yaml: networkTopologyDiscovery[0].config: is required (it holds networkTopologyTypes)"},
+       "config.yaml: networkTopologyDiscovery[0].config: a labels source needs file (a config file) or "
+       "networkTopologyTypes (inline)"},
       {"networkTopologyDiscovery: [{source: label, config: {networkTopologyTypes: []}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].config.networkTopologyTypes: must map each topology type to "
-       "its "
-       "levels"},
+       "config.yaml: networkTopologyDiscovery[0].config: networkTopologyTypes: must be a mapping of topology "
+       "type to its list of levels"},
       {"networkTopologyDiscovery: [{source: roce, interval: 10 minutes}]\n",
        "config.yaml: networkTopologyDiscovery[0].interval: '10 minutes' is not a duration (Go style: 90s, "
        "5m, "
        "1h30m, 500ms; or a number of seconds)"},
       {"networkTopologyDiscovery: [{source: roce, config: {endpoint: 'https://r', user: x}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].config.user: unknown key (known: endpoint, token)"},
+       "config.yaml: networkTopologyDiscovery[0].config.user: unknown key (known: hierarchy, endpoint, "
+       "token)"},
       {"networkTopologyDiscovery: [{source: roce, sorce: x}]\n",
        "config.yaml: networkTopologyDiscovery[0].sorce: unknown key (known: source, enabled, interval, "
        "credentials, config)"},
@@ -385,16 +389,17 @@ TEST(AgentConfig, VolcanoDiscoveryList) {
   ASSERT_EQ(c.sources.size(), 3u);
   const SourceConfig& ufm = c.sources[0];
   EXPECT_EQ(ufm.kind, "ufm");
-  EXPECT_EQ(ufm.arg, "https://ufm-server:8080");
   EXPECT_EQ(ufm.spec(), "ufm:https://ufm-server:8080");
   EXPECT_TRUE(ufm.enabled);
   EXPECT_EQ(ufm.interval, 10min);
-  EXPECT_TRUE(ufm.insecure_skip_verify);
-  EXPECT_EQ(ufm.secret_name, "ufm-credentials");
-  EXPECT_EQ(ufm.secret_namespace, "volcano-system");
+  // Volcano's credentials.secretRef and config block fill the ufm source's own struct.
+  const auto& settings = static_cast<const discoverers::ufm::UfmSourceConfig&>(*ufm.settings);
+  EXPECT_EQ(settings.endpoint, "https://ufm-server:8080");
+  EXPECT_TRUE(settings.insecure);
+  EXPECT_EQ(settings.secret_name, "ufm-credentials");
+  EXPECT_EQ(settings.secret_namespace, "volcano-system");
   EXPECT_EQ(ufm.role, SourceRole::kLeader);
-  EXPECT_EQ(ufm.config,
-            nlohmann::json::parse(R"({"endpoint": "https://ufm-server:8080", "insecureSkipVerify": true})"));
+  EXPECT_EQ(ufm.cache, CachePolicy::kInterval);
 
   const SourceConfig& roce = c.sources[1];
   EXPECT_EQ(roce.spec(), "roce");
@@ -404,7 +409,8 @@ TEST(AgentConfig, VolcanoDiscoveryList) {
 
   const SourceConfig& label = c.sources[2];
   EXPECT_EQ(label.kind, "labels");
-  EXPECT_EQ(label.arg, "");
+  EXPECT_EQ(label.cache, CachePolicy::kEveryRebuild);
+  EXPECT_EQ(label.spec(), "labels:inline");
   EXPECT_EQ(label.interval, 1h);  // Volcano's default when none is given
   EXPECT_TRUE(label.enabled);
   EXPECT_EQ(label.config, nlohmann::json::parse(R"({"networkTopologyTypes": {"topologyA2": [
@@ -469,10 +475,10 @@ TEST(AgentConfig, DiffOfIdenticalConfigsIsEmpty) {
 TEST(AgentConfig, DiffRestartsOnlyTheSourcesThatChanged) {
   const AgentConfig before = parse_ok(
       "sources: [{kind: ib-local, interval: 5m}, {kind: nvlink}, {kind: ibnetdisc, interval: 10m},"
-      " {kind: reports, arg: /r}]\n");
+      " {kind: reports, config: {dir: /r}}]\n");
   const AgentConfig after = parse_ok(
       "sources: [{kind: ib-local, interval: 5m}, {kind: nvlink, enabled: false}, {kind: ibnetdisc, interval: "
-      "5m}, {kind: ufm, arg: 'https://u'}]\n");
+      "5m}, {kind: ufm, config: {endpoint: 'https://u'}}]\n");
   const ConfigChange change = diff_configs(before, after);
   EXPECT_THAT(change.restarted_sources, ElementsAre("ibnetdisc", "nvlink", "reports:/r", "ufm:https://u"));
   EXPECT_FALSE(change.builder_changed);
@@ -531,7 +537,7 @@ TEST(AgentConfig, DiffFlagsBuilderRestartAndOtherKeys) {
     AgentConfig a = parse_ok(kVolcanoGuide);
     AgentConfig b = a;
     b.sources[2].config["networkTopologyTypes"]["topologyA3"] = nlohmann::json::array();
-    EXPECT_THAT(diff_configs(a, b).restarted_sources, ElementsAre("labels"));
+    EXPECT_THAT(diff_configs(a, b).restarted_sources, ElementsAre("labels:inline"));
   }
 }
 
@@ -553,7 +559,7 @@ void expect_labels_source_builds_two_tors(const SourceConfig& spec) {
   const k8s::NodeList nodes = nodes_on_two_tors();
   discoverers::DiscoveryDeps deps;
   deps.nodes = &nodes;
-  auto source = registry.create({spec.kind, spec.arg}, deps);
+  auto source = registry.create({.kind = spec.kind, .arg = "", .settings = spec.settings}, deps);
   ASSERT_TRUE(source.has_value()) << source.error().message();
   auto found = (*source)->discover();
   ASSERT_TRUE(found.has_value()) << found.error().message();
@@ -563,59 +569,76 @@ void expect_labels_source_builds_two_tors(const SourceConfig& spec) {
   for (const auto& domain : found->tree->domains()) EXPECT_EQ(domain.tier_name, "volcano.sh/tor");
 }
 
-TEST(AgentConfig, InlineLabelBlocksBecomeFilesTheLabelsSourceLoads) {
-  testing::TempDir dir;
-  const fs::path work = dir.path() / "work";  // created by materialize_inline_configs
+// Inline label blocks are parsed with the config (never written to a file) and the registry's
+// labels source builds from the struct.
+TEST(AgentConfig, InlineLabelBlocksAreParsedWithTheConfig) {
   AgentConfig c = parse_ok(kVolcanoGuide);
-  const AgentConfig before = c;
-  ASSERT_TRUE(materialize_inline_configs(c, work).has_value());
-  EXPECT_EQ(c.sources[2].arg, (work / "labels-2.yaml").string());
-  EXPECT_EQ(c.sources[2].spec(), "labels:" + (work / "labels-2.yaml").string());
-  EXPECT_TRUE(fs::is_regular_file(work / "labels-2.yaml"));
-  // Only the inline label block is touched.
-  EXPECT_EQ(c.sources[0], before.sources[0]);
-  EXPECT_EQ(c.sources[1], before.sources[1]);
-  EXPECT_EQ(c.sources[2].config, before.sources[2].config);
   expect_labels_source_builds_two_tors(c.sources[2]);
-
-  // Again (a reload): the arg is set, nothing is rewritten.
-  const auto written = fs::last_write_time(work / "labels-2.yaml");
-  ASSERT_TRUE(materialize_inline_configs(c, work).has_value());
-  EXPECT_EQ(fs::last_write_time(work / "labels-2.yaml"), written);
-}
-
-TEST(AgentConfig, InlineLabelBlockInOurOwnSourcesList) {
-  testing::TempDir dir;
-  AgentConfig c = parse_ok(
+  AgentConfig ours = parse_ok(
       "sources:\n"
       "  - {kind: ib-local}\n"
       "  - {kind: labels, config: {networkTopologyTypes: {pool: [{nodeLabel: volcano.sh/tor}, "
       "{nodeLabel: kubernetes.io/hostname}]}}}\n"
-      "  - {kind: labels, arg: /etc/labels.yaml}\n");
-  ASSERT_TRUE(materialize_inline_configs(c, dir.path()).has_value());
-  EXPECT_EQ(c.sources[0].arg, "");
-  EXPECT_EQ(c.sources[1].arg, (dir.path() / "labels-1.yaml").string());
-  EXPECT_EQ(c.sources[2].arg, "/etc/labels.yaml");
-  EXPECT_FALSE(fs::exists(dir.path() / "labels-2.yaml"));
-  expect_labels_source_builds_two_tors(c.sources[1]);
+      "  - {kind: labels, config: {file: /etc/labels.yaml}}\n");
+  expect_labels_source_builds_two_tors(ours.sources[1]);
+  EXPECT_EQ(ours.sources[2].spec(), "labels:/etc/labels.yaml");
+  // A bad inline block fails when the config loads, naming the file and the key.
+  EXPECT_THAT(error_of("sources: [{kind: labels, config: {networkTopologyTypes: {a: 3}}}]\n"),
+              StartsWith("config.yaml: sources[0].config"));
 }
 
-TEST(AgentConfig, MaterializeReportsAnUnwritableDirectory) {
-  testing::TempDir dir;
-  testing::write_text(dir.path() / "file", "x");
-  AgentConfig c = parse_ok(kVolcanoGuide);
-  auto ok = materialize_inline_configs(c, dir.path() / "file" / "sub");
-  ASSERT_FALSE(ok.has_value());
-  EXPECT_THAT(ok.error().message(), StartsWith((dir.path() / "file" / "sub").string() + ": cannot create"));
-  EXPECT_EQ(c.sources[2].arg, "");
+// Every kind has one role and one cache policy, and the lists the config checks against are the
+// registry's.
+TEST(AgentConfig, KindsRolesAndCachePoliciesComeFromTheRegistry) {
+  const auto& registry = builtin_registry();
+  EXPECT_THAT(node_probe_kinds(), ElementsAre("ib-local", "lldp", "nvlink"));
+  EXPECT_EQ(registry.kinds(discoverers::SourceRole::kLeader), leader_source_kinds());
+  for (const char* fabric : {"ibnetdisc", "ibnetdisc-cache", "ibsim", "ufm", "ibnetdiscover", "demo"}) {
+    EXPECT_EQ(registry.entry(fabric)->cache, CachePolicy::kInterval) << fabric;
+  }
+  for (const char* per_rebuild : {"labels", "roce", "reports"}) {
+    EXPECT_EQ(registry.entry(per_rebuild)->cache, CachePolicy::kEveryRebuild) << per_rebuild;
+  }
+  // One kind name per source: the probe the CLI calls nvlink is the agent's nvlink.
+  EXPECT_EQ(registry.entry("nvml"), nullptr);
 }
 
-TEST(AgentConfig, LeaderKindsAreTheRegistrysKinds) {
-  discoverers::DiscovererRegistry registry;
-  discoverers::register_builtin_discoverers(registry);
-  EXPECT_EQ(registry.kinds(), leader_source_kinds());
-  for (const auto& probe : node_probe_kinds()) {
-    EXPECT_THAT(registry.kinds(), ::testing::Not(::testing::Contains(probe))) << probe;
+// The ufm overlay's config: UFM configured from the agent's YAML alone.
+TEST(AgentConfig, TheUfmOverlayConfigLoads) {
+  ScopedEnv env(kEnv, nullptr);
+  auto config =
+      load_agent_config(fs::path(HYPERTOPO_SOURCE_DIR) / "deploy" / "overlays" / "ufm" / "config-ufm.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  ASSERT_EQ(config->sources.size(), 3u);
+  const auto& ufm = static_cast<const discoverers::ufm::UfmSourceConfig&>(*config->sources[2].settings);
+  EXPECT_EQ(ufm.credentials_dir, "/etc/hypertopo/ufm");
+  EXPECT_EQ(ufm.ca_file, "/etc/hypertopo/ufm-ca/ca.crt");
+  EXPECT_FALSE(ufm.insecure);
+  EXPECT_EQ(config->sources[2].interval, 10min);
+}
+
+// The README's list of source config keys says what each source's parser accepts.
+TEST(AgentConfig, TheReadmeListsEverySourcesKeys) {
+  const std::string readme = testing::read_text(fs::path(HYPERTOPO_SOURCE_DIR) / "README.md");
+  const auto start = readme.find("#### Source config keys");
+  ASSERT_NE(start, std::string::npos);
+  const std::string section = readme.substr(start, readme.find("\n\n", readme.find("\n- ", start)) - start);
+  const auto& registry = builtin_registry();
+  for (const auto& kind : registry.kinds()) {
+    const auto at = section.find("- `" + kind + "` (");
+    ASSERT_NE(at, std::string::npos) << kind;
+    const std::string item = section.substr(at, section.find("\n- ", at + 1) - at);
+    const auto* entry = registry.entry(kind);
+    EXPECT_NE(item.find(entry->role == SourceRole::kNodeProbe
+                            ? "node probe"
+                            : (entry->cache == CachePolicy::kInterval ? "per interval" : "every rebuild")),
+              std::string::npos)
+        << item;
+    for (const auto& key : entry->keys)
+      EXPECT_NE(item.find("`" + key.name + "`"), std::string::npos) << kind << " " << key.name;
+    if (entry->keys.empty()) {
+      EXPECT_NE(item.find("no keys"), std::string::npos) << item;
+    }
   }
 }
 

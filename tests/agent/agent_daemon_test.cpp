@@ -13,6 +13,7 @@
 
 #include "k8s/client/kube_config.h"
 #include "tests/apiserver/loopback_apiserver.h"
+#include "tests/apiserver/volcano_hypernode_status.h"
 #include "tests/support/fixtures.h"
 #include "topology/hypernode.h"
 #include "topology/nvlink_merge.h"
@@ -64,13 +65,13 @@ topology::NodeReport nvlink_report(const std::string& node, int clique) {
   return r;
 }
 
-SourceConfig source(const std::string& kind, SourceRole role, std::chrono::seconds interval = 3600s) {
-  SourceConfig s;
-  s.kind = kind;
-  s.role = role;
-  s.interval = interval;
-  if (kind == "demo") s.arg = "model";
-  return s;
+// A source as `kind:arg` on the command line would give it, through the registry's own parser.
+SourceConfig source(const std::string& kind, std::chrono::seconds interval = 3600s, std::string arg = "") {
+  if (kind == "demo" && arg.empty()) arg = "model";
+  auto s = source_from_arg(kind, arg);
+  EXPECT_TRUE(s) << s.error().message();
+  s->interval = interval;
+  return *s;
 }
 
 class AgentDaemonTest : public ::testing::Test {
@@ -78,6 +79,12 @@ class AgentDaemonTest : public ::testing::Test {
   void SetUp() override {
     server_ = std::make_unique<testing::LoopbackApiServer>(
         testing::LoopbackApiServerOptions{.bearer_token = "t0ken"});
+    // Observes every request (answers none): HyperNode writes, whoever sends them.
+    server_->set_raw_handler(
+        [this](const testing::RawHttpRequest& r) -> std::optional<testing::RawHttpResponse> {
+          if (r.method != "GET" && r.target.find("/hypernodes") != std::string::npos) ++hypernode_writes_;
+          return std::nullopt;
+        });
     auto started = server_->start();
     ASSERT_TRUE(started) << started.error().message();
     auto cluster = k8s::parse_kubeconfig(
@@ -92,7 +99,7 @@ class AgentDaemonTest : public ::testing::Test {
     cluster_ = *cluster;
     client_ = make_client(false);
 
-    config_.sources = {source("ib-local", SourceRole::kNode, 600s), source("demo", SourceRole::kLeader)};
+    config_.sources = {source("ib-local", 600s), source("demo")};
     config_.debounce = 100ms;
     config_.lease_duration = 1500ms;
     config_.renew_deadline = 1000ms;
@@ -161,6 +168,7 @@ class AgentDaemonTest : public ::testing::Test {
   std::unique_ptr<k8s::KubeClient> client_;
   AgentConfig config_;
   std::atomic<int> probe_calls_{0};
+  std::atomic<int> hypernode_writes_{0};
 };
 
 TEST_F(AgentDaemonTest, PublishesItsReportLeadsReconcilesAndThenWritesNothing) {
@@ -209,6 +217,81 @@ TEST_F(AgentDaemonTest, PublishesItsReportLeadsReconcilesAndThenWritesNothing) {
   auto lease = server_->store().object("coordination.k8s.io/v1/leases", kNamespace, "hypertopo-agent");
   ASSERT_TRUE(lease);
   EXPECT_EQ((*lease)["spec"].value("holderIdentity", std::string("?")), "");
+}
+
+// Volcano's hyperNode-controller writes status.nodeCount as the number of distinct member names (a
+// spine with 3 leaves counts 3, not its hosts); with its status loop running beside the agent,
+// neither side finds anything to correct, over ten rebuilds and across a change of leader.
+TEST_F(AgentDaemonTest, VolcanosStatusLoopAndTheAgentNeverCorrectEachOther) {
+  auto volcano_client = make_client(false);
+  testing::VolcanoHyperNodeStatusLoop volcano(*volcano_client);
+  volcano.start();
+  // Every HyperNode event up to now has been handled by the stand-in.
+  auto caught_up = [&] {
+    const auto rv = server_->store().resource_version();
+    return eventually([&] {
+      server_->store().emit_bookmark();
+      return volcano.bookmark_resource_version() >= rv;
+    });
+  };
+  auto counts_agree = [&] {
+    for (const auto& hn : server_->store().objects(kHyperNodes)) {
+      const auto& have = hn["status"]["nodeCount"];
+      if (!have.is_number_integer() ||
+          have.get<std::int64_t>() != testing::VolcanoHyperNodeStatusLoop::actual_node_count(hn, {}))
+        return false;
+    }
+    return true;
+  };
+
+  auto a = make_pod("gpu-node-1", "agent-a");
+  a->daemon->start();
+  ASSERT_TRUE(eventually([&] { return a->daemon->counters().last_summary.starts_with("created=7"); }));
+  ASSERT_TRUE(eventually(counts_agree));
+  ASSERT_TRUE(caught_up());
+  const int first_cycle_volcano = volcano.writes();
+  // The spine of the demo fabric: its members are scalable units, and that is what Volcano counts.
+  for (const auto& hn : server_->store().objects(kHyperNodes)) {
+    EXPECT_EQ(hn["status"]["nodeCount"].get<std::size_t>(), hn["spec"]["members"].size())
+        << hn["metadata"]["name"];
+  }
+
+  const auto versions = hypernode_versions();
+  const int writes_before = hypernode_writes_.load();
+  const int volcano_before = volcano.writes();
+  for (int i = 0; i < 10; ++i) {
+    const int rebuilds = a->daemon->counters().rebuilds;
+    topology::NodeReport other;
+    other.node_name = "cpu-node-" + std::to_string(i);
+    write_report(other);
+    ASSERT_TRUE(eventually([&] { return a->daemon->counters().rebuilds > rebuilds; }));
+  }
+  ASSERT_TRUE(caught_up());
+  const int rebuild_writes = hypernode_writes_.load() - writes_before;
+  const int rebuild_volcano = volcano.writes() - volcano_before;
+  EXPECT_EQ(rebuild_writes, 0);
+  EXPECT_EQ(rebuild_volcano, 0);
+  EXPECT_EQ(hypernode_versions(), versions);
+
+  // Failover: a new leader rebuilds from scratch and finds nothing to write either.
+  auto b = make_pod("gpu-node-2", "agent-b");
+  b->daemon->start();
+  ASSERT_TRUE(eventually([&] { return b->daemon->ready(); }));
+  const int failover_before = hypernode_writes_.load();
+  a->daemon->stop();
+  ASSERT_TRUE(eventually([&] { return b->daemon->leading(); }, 5s));
+  ASSERT_TRUE(eventually([&] { return !b->daemon->counters().last_summary.empty(); }));
+  EXPECT_EQ(b->daemon->counters().last_summary, "created=0 updated=0 deleted=0 unchanged=7 held=0");
+  ASSERT_TRUE(caught_up());
+  const int failover_writes = hypernode_writes_.load() - failover_before;
+  EXPECT_EQ(failover_writes, 0);
+  EXPECT_EQ(hypernode_versions(), versions);
+  std::printf(
+      "[agent-numbers] Volcano status stand-in beside the agent: first sync %d Volcano write(s); "
+      "10 rebuilds -> %d HyperNode writes (%d by Volcano); failover -> %d\n",
+      first_cycle_volcano, rebuild_writes, rebuild_volcano, failover_writes);
+  b->daemon->stop();
+  volcano.stop();
 }
 
 TEST_F(AgentDaemonTest, ANodeReportChangeReachesTheHyperNodes) {
@@ -299,8 +382,7 @@ TEST_F(AgentDaemonTest, AFailingSourceDeletesNothingAndIsCounted) {
         {"members",
          json::array({{{"type", "Node"}, {"selector", {{"exactMatch", {{"name", "old-node"}}}}}}})}}}};
   ASSERT_TRUE(client_->create({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", stale));
-  config_.sources.push_back(source("ibnetdiscover", SourceRole::kLeader));
-  config_.sources.back().arg = (dir_.path() / "missing.out").string();
+  config_.sources.push_back(source("ibnetdiscover", 3600s, (dir_.path() / "missing.out").string()));
   auto pod = make_pod("gpu-node-1", "agent-a");
   pod->daemon->start();
   ASSERT_TRUE(eventually([&] { return !pod->daemon->counters().last_summary.empty(); }));
@@ -319,9 +401,7 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   const auto copy = dir_.path() / "fabric.out";
   std::filesystem::copy_file(capture, copy);
   // Interval 0: every rebuild runs the source again.
-  config_.sources = {source("ib-local", SourceRole::kNode, 600s),
-                     source("ibnetdiscover", SourceRole::kLeader, 0s)};
-  config_.sources.back().arg = copy.string();
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 0s, copy.string())};
   auto pod = make_pod("gpu-node-1", "agent-a");
   pod->daemon->start();
   ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
@@ -332,9 +412,15 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   // The capture goes away (as UFM answering 503 would): the next rebuild fails that source, and the
   // last good topology stands in: nothing updated, nothing held, nothing deleted.
   std::filesystem::remove(copy);
-  const int rebuilds = pod->daemon->counters().rebuilds;
   topology::NodeReport other;
   other.node_name = "cpu-node-9";
+  write_report(other);
+  const std::string failed = "hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1";
+  ASSERT_TRUE(eventually([&] { return pod->metrics.render().find(failed) != std::string::npos; }));
+  // One more rebuild after the failure was seen: it too runs the source (interval 0), which fails
+  // again, and the reconcile it ends with is the one checked below.
+  const int rebuilds = pod->daemon->counters().rebuilds;
+  other.node_name = "cpu-node-10";
   write_report(other);
   ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
   EXPECT_TRUE(pod->daemon->counters().last_summary.starts_with("created=0 updated=0 deleted=0 unchanged="))
@@ -342,10 +428,33 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   EXPECT_TRUE(pod->daemon->counters().last_summary.ends_with(" held=0"))
       << pod->daemon->counters().last_summary;
   EXPECT_EQ(hypernode_versions(), before);
-  const std::string metrics = pod->metrics.render();
-  EXPECT_NE(metrics.find("hypertopo_discovery_runs_total{source=\"ibnetdiscover\",outcome=\"error\"} 1"),
-            std::string::npos)
-      << metrics;
+  pod->daemon->stop();
+}
+
+// A fabric source (a walk, UFM, a capture) runs at most once per interval: a burst of debounced
+// rebuilds reuses its result, and a failing run is not retried before the interval has passed.
+TEST_F(AgentDaemonTest, AFabricSourceRunsOncePerIntervalWhateverTheRebuilds) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const auto copy = dir_.path() / "fabric.out";
+  std::filesystem::copy_file(capture, copy);
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 600s, copy.string())};
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
+  const int first_runs = pod->daemon->counters().source_runs;
+  constexpr int kRebuilds = 5;
+  for (int i = 0; i < kRebuilds; ++i) {
+    const int rebuilds = pod->daemon->counters().rebuilds;
+    topology::NodeReport other;
+    other.node_name = "cpu-node-" + std::to_string(i);
+    write_report(other);
+    ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+  }
+  const int runs = pod->daemon->counters().source_runs - first_runs;
+  std::printf("[agent-numbers] %d debounced rebuilds inside one 10m interval -> %d fabric source run(s)\n",
+              kRebuilds, runs);
+  EXPECT_EQ(first_runs, 1);
+  EXPECT_EQ(runs, 0);
   pod->daemon->stop();
 }
 

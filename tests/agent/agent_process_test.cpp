@@ -137,11 +137,11 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
   TempDir dir;
   const auto kubeconfig = write_kubeconfig(dir, server);
   const auto config = dir.path() / "config.yaml";
-  const std::string base =
-      "hostRoot: " + (dir.path() / "host").string() +
-      "\nsources:\n  - kind: ib-local\n    interval: 10m\n  - kind: demo\n    arg: model\n    interval: 1h\n"
-      "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n"
-      "reconcile:\n  debounce: 200ms\n";
+  const std::string base = "hostRoot: " + (dir.path() / "host").string() +
+                           "\nsources:\n  - kind: ib-local\n    interval: 10m\n  - kind: demo\n    config: "
+                           "{mode: model}\n    interval: 1h\n"
+                           "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n"
+                           "reconcile:\n  debounce: 200ms\n";
   write_text(config, base + "tierNames: [leaf, spine, core]\n");
 
   const std::uint16_t port = free_port();
@@ -213,7 +213,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   const auto kubeconfig = write_kubeconfig(dir, server);
   const auto config = dir.path() / "config.yaml";
   write_text(config, "hostRoot: " + (dir.path() / "host").string() +
-                         "\nsources:\n  - kind: demo\n    arg: model\n    interval: 1h\n"
+                         "\nsources:\n  - kind: demo\n    config: {mode: model}\n    interval: 1h\n"
                          "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 250ms\n"
                          "reconcile:\n  debounce: 100ms\n");
   const std::uint16_t ports[2] = {free_port(), free_port()};

@@ -279,6 +279,42 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
             "http://127.0.0.1:8888/scheduler");
 }
 
+// UFM from the agent's config alone: the Secret and the CA are mounted read-only where the config
+// names them, the config loads as an agent config, and the Secret stays readable by its one name.
+TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
+  Rendered r = overlay("ufm");
+  auto ds = of_kind(r, "DaemonSet");
+  ASSERT_EQ(ds.size(), 1u);
+  const auto pod = ds[0]["spec"]["template"]["spec"];
+  std::map<std::string, std::string> secret_of, config_map_of;
+  for (const auto& v : pod["volumes"]) {
+    if (v["secret"]) secret_of[v["name"].as<std::string>()] = v["secret"]["secretName"].as<std::string>();
+    if (v["configMap"]) config_map_of[v["name"].as<std::string>()] = v["configMap"]["name"].as<std::string>();
+  }
+  EXPECT_EQ(secret_of["ufm-credentials"], "hypertopo-ufm-credentials");
+  EXPECT_EQ(config_map_of["ufm-ca"], "hypertopo-ufm-ca");
+  std::map<std::string, bool> read_only;
+  for (const auto& m : pod["containers"][0]["volumeMounts"]) {
+    read_only[m["mountPath"].as<std::string>()] = m["readOnly"] && m["readOnly"].as<bool>();
+  }
+  EXPECT_TRUE(read_only["/etc/hypertopo/ufm"]);
+  EXPECT_TRUE(read_only["/etc/hypertopo/ufm-ca"]);
+  auto maps = of_kind(r, "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  const std::string config = maps[0]["data"]["config.yaml"].as<std::string>();
+  EXPECT_EQ(config, read_text(kDeploy / "overlays" / "ufm" / "config-ufm.yaml"));
+  EXPECT_NE(config.find("credentialsDir: /etc/hypertopo/ufm\n"), std::string::npos);
+  EXPECT_NE(config.find("caFile: /etc/hypertopo/ufm-ca/ca.crt\n"), std::string::npos);
+  bool secret_by_name = false;
+  for (const auto& role : of_kind(r, "Role")) {
+    for (const auto& rule : role["rules"]) {
+      if (has(rule["resources"], "secrets"))
+        secret_by_name = has(rule["resourceNames"], "hypertopo-ufm-credentials") && has(rule["verbs"], "get");
+    }
+  }
+  EXPECT_TRUE(secret_by_name);
+}
+
 }  // namespace
 
 // The README shows the one example config; it must be the file the ConfigMap is built from.

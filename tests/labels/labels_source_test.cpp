@@ -22,6 +22,15 @@ k8s::NodeList two_racks() {
   return nodes;
 }
 
+const DiscovererRegistry& labels_registry() {
+  static const DiscovererRegistry registry = [] {
+    DiscovererRegistry r;
+    register_builtin_discoverers(r);
+    return r;
+  }();
+  return registry;
+}
+
 const char* kConfig =
     "networkTopologyTypes:\n"
     "  rack: [{nodeLabel: example.com/block}, {nodeLabel: example.com/rack}, {nodeLabel: "
@@ -53,14 +62,14 @@ TEST(LabelsSource, NeedsNodesAndAConfig) {
   testing::TempDir dir;
   testing::write_text(dir.path() / "labels.yaml", kConfig);
   DiscoveryDeps deps;
-  auto no_nodes = make_labels_source({"labels", (dir.path() / "labels.yaml").string()}, deps);
+  auto no_nodes = labels_registry().create({"labels", (dir.path() / "labels.yaml").string()}, deps);
   ASSERT_FALSE(no_nodes.has_value());
   EXPECT_EQ(no_nodes.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_THAT(no_nodes.error().message(), HasSubstr("--nodes"));
 
   auto nodes = two_racks();
   deps.nodes = &nodes;
-  auto no_arg = make_labels_source({"labels", ""}, deps);
+  auto no_arg = labels_registry().create({"labels", ""}, deps);
   ASSERT_FALSE(no_arg.has_value());
   EXPECT_THAT(no_arg.error().message(), HasSubstr("labels:CONFIG"));
 }
@@ -72,10 +81,10 @@ TEST(LabelsSource, ABadConfigFailsAtCreationNamingTheFile) {
   auto nodes = two_racks();
   DiscoveryDeps deps;
   deps.nodes = &nodes;
-  auto source = make_labels_source({"labels", path.string()}, deps);
+  auto source = labels_registry().create({"labels", path.string()}, deps);
   ASSERT_FALSE(source.has_value());
-  EXPECT_EQ(source.error().message(),
-            path.string() + ": networkTopologyTypes.t[0].nodeLabel: must be a string");
+  EXPECT_THAT(source.error().message(),
+              ::testing::EndsWith(path.string() + ": networkTopologyTypes.t[0].nodeLabel: must be a string"));
 }
 
 TEST(LabelsSource, AConflictFailsDiscoveryNamingTheConfig) {
@@ -86,7 +95,7 @@ TEST(LabelsSource, AConflictFailsDiscoveryNamingTheConfig) {
   nodes.items[1].labels["example.com/block"] = "b2";  // r1 now under b1 and b2
   DiscoveryDeps deps;
   deps.nodes = &nodes;
-  auto source = make_labels_source({"labels", path.string()}, deps);
+  auto source = labels_registry().create({"labels", path.string()}, deps);
   ASSERT_TRUE(source.has_value());
   auto found = (*source)->discover();
   ASSERT_FALSE(found.has_value());

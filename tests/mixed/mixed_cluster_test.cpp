@@ -84,11 +84,11 @@ class MixedCluster : public ::testing::Test {
   void SetUp() override {
     register_builtin_discoverers(registry_);
     ASSERT_TRUE(registry_
-                    .add("mixed-fabric", "test fabric",
-                         [](const SourceSpec&,
-                            const DiscoveryDeps&) -> std::expected<std::unique_ptr<Discoverer>, Error> {
-                           return std::make_unique<GraphSource>();
-                         })
+                    .add(entry_without_config("mixed-fabric", "test fabric",
+                                              [](const SourceSpec&, const DiscoveryDeps&)
+                                                  -> std::expected<std::unique_ptr<Discoverer>, Error> {
+                                                return std::make_unique<GraphSource>();
+                                              }))
                     .has_value());
     // su01: racks 1 and 2 of cluster A; su02: racks 3 and 4 of cluster B. Rack 4 miscabled: its last
     // tray sits in su03 (another pod), so that NVLink domain spans pods. su03/su04: HGX H100.

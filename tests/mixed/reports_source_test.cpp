@@ -82,11 +82,11 @@ TEST(ReportsSource, RunsFirstAndFeedsTheOtherSourcesAndTheNodeFacts) {
   register_builtin_discoverers(registry);
   std::size_t seen = 99;
   ASSERT_TRUE(registry
-                  .add("seen", "test",
-                       [&](const SourceSpec&,
-                           const DiscoveryDeps& deps) -> std::expected<std::unique_ptr<Discoverer>, Error> {
-                         return std::make_unique<ReportsSeen>(&seen, deps);
-                       })
+                  .add(entry_without_config("seen", "test",
+                                            [&](const SourceSpec&, const DiscoveryDeps& deps)
+                                                -> std::expected<std::unique_ptr<Discoverer>, Error> {
+                                              return std::make_unique<ReportsSeen>(&seen, deps);
+                                            }))
                   .has_value());
   PipelineInput input;
   // Given after the source that needs them: the pipeline still runs `reports:` first.

@@ -37,8 +37,8 @@ TEST(ProbeCommand, IbLocalAndNvmlMakeOneReport) {
   TempDir root;
   write_one_hca(root);
   auto r =
-      run({"probe", "--source", "ib-local", "--source", "nvml", "--root", root.path().string(), "--node-name",
-           "gb200-r07-t03", "--nvml-library", fake_nvml("gb200_completed"), "-o", "json"});
+      run({"probe", "--source", "ib-local", "--source", "nvlink", "--root", root.path().string(),
+           "--node-name", "gb200-r07-t03", "--nvml-library", fake_nvml("gb200_completed"), "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto report = topology::parse_node_report_text(r.out);
   ASSERT_TRUE(report.has_value()) << report.error().message() << "\n" << r.out;
@@ -64,7 +64,7 @@ TEST(ProbeCommand, YamlOutputParsesBack) {
 
 TEST(ProbeCommand, NoNvmlIsAReportWithoutNvlink) {
   TempDir root;
-  auto r = run({"probe", "--source", "nvml", "--node-name", "cpu-01", "--nvml-library",
+  auto r = run({"probe", "--source", "nvlink", "--node-name", "cpu-01", "--nvml-library",
                 (root.path() / "libnvidia-ml.so.1").string(), "-v"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto report = topology::parse_node_report_text(r.out);
@@ -76,14 +76,14 @@ TEST(ProbeCommand, NoNvmlIsAReportWithoutNvlink) {
 TEST(ProbeCommand, ErrorsAreOneLineAndNonZero) {
   auto bad_source = run({"probe", "--source", "ufm", "--node-name", "n1"});
   EXPECT_EQ(bad_source.code, 1);
-  EXPECT_NE(bad_source.err.find("--source ufm: not a node probe"), std::string::npos) << bad_source.err;
+  EXPECT_NE(bad_source.err.find("'ufm' is not a node probe"), std::string::npos) << bad_source.err;
 
-  auto bad_name = run({"probe", "--source", "nvml", "--node-name", "Not_A_Name"});
+  auto bad_name = run({"probe", "--source", "nvlink", "--node-name", "Not_A_Name"});
   EXPECT_EQ(bad_name.code, 1);
   EXPECT_NE(bad_name.err.find("Not_A_Name"), std::string::npos) << bad_name.err;
 
   auto broken_nvml =
-      run({"probe", "--source", "nvml", "--node-name", "n1", "--nvml-library", fake_nvml("init_fails")});
+      run({"probe", "--source", "nvlink", "--node-name", "n1", "--nvml-library", fake_nvml("init_fails")});
   EXPECT_EQ(broken_nvml.code, 1);
   EXPECT_NE(broken_nvml.err.find("Driver Not Loaded"), std::string::npos) << broken_nvml.err;
   EXPECT_EQ(broken_nvml.out, "");

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/apiserver/volcano_hypernode_status.h"
 #include "tests/reconciler/reconciler_harness.h"
 #include "topology/hypernode.h"
 
@@ -34,12 +35,14 @@ TEST_F(HyperNodeReconcilerTest, FirstSyncCreatesAllThenUnchangedWritesNothingThe
   ASSERT_TRUE(first) << first.error().message();
   EXPECT_EQ(first->summary_line(), "created=6 updated=0 deleted=0 unchanged=0 held=0");
   EXPECT_EQ(server_->store().object_count(kHyperNodeCollection), 6u);
-  // 6 creates and 6 status writes.
+  // 6 creates and 6 status writes (merge patches of status.nodeCount).
   EXPECT_EQ(server_->count("create"), 6);
-  EXPECT_EQ(server_->count("update"), 6);
+  EXPECT_EQ(server_->count("patch"), 6);
   auto spine = stored("spine-0");
   ASSERT_TRUE(spine);
-  EXPECT_EQ((*spine)["status"]["nodeCount"], 20);
+  // Volcano's value (hypernode_handler.go actualNodeCnt): the spine's 5 leaf members, not its 20 hosts.
+  EXPECT_EQ((*spine)["status"]["nodeCount"], 5);
+  EXPECT_EQ((*stored("leaf-0"))["status"]["nodeCount"], 4);
   EXPECT_EQ((*spine)["metadata"]["labels"][topology::kManagedByLabel], "hypertopo");
   EXPECT_EQ((*spine)["metadata"]["labels"][topology::kSourceLabel], "hypertopo");
   ASSERT_EQ(first->actions.size(), 6u);
@@ -52,16 +55,66 @@ TEST_F(HyperNodeReconcilerTest, FirstSyncCreatesAllThenUnchangedWritesNothingThe
   EXPECT_EQ(server_->writes(), 0);
   EXPECT_EQ(second->write_attempts(), 0);
 
-  // One host joins leaf-2: leaf-2's members change (update + status), the spine's count changes
-  // (status only); nothing else is written.
+  // One host joins leaf-2: leaf-2's members change (update + status); the spine still has 5
+  // members, so its count stays and nothing else is written.
   tree.domain(*tree.find("leaf-2")).nodes.push_back("host-2-new");
   server_->reset_counts();
   auto third = r.reconcile(tree, true);
   ASSERT_TRUE(third) << third.error().message();
-  EXPECT_EQ(third->summary_line(), "created=0 updated=2 deleted=0 unchanged=4 held=0");
-  EXPECT_EQ(server_->writes(), 3);
-  EXPECT_EQ((*stored("spine-0"))["status"]["nodeCount"], 21);
+  EXPECT_EQ(third->summary_line(), "created=0 updated=1 deleted=0 unchanged=5 held=0");
+  EXPECT_EQ(server_->writes(), 2);
+  EXPECT_EQ((*stored("spine-0"))["status"]["nodeCount"], 5);
+  EXPECT_EQ((*stored("leaf-2"))["status"]["nodeCount"], 5);
   EXPECT_EQ((*stored("leaf-2"))["spec"]["members"].size(), 5u);
+}
+
+// Volcano's hyperNode-controller writes status.nodeCount too (hypernode_handler.go, actualNodeCnt):
+// distinct member names, exactMatch names of any member type plus the Nodes regexMatch / labelMatch
+// select. The stand-in copies that function; ours must give the same number for every object.
+TEST_F(HyperNodeReconcilerTest, StatusIsVolcanosMemberCountAndKeepsOtherWritersFields) {
+  auto r = reconciler();
+  ASSERT_TRUE(r.reconcile(small_tree(3, 2), true));
+  for (const auto& hn : server_->store().objects(kHyperNodeCollection)) {
+    EXPECT_EQ(hn["status"]["nodeCount"].get<std::int64_t>(),
+              testing::VolcanoHyperNodeStatusLoop::actual_node_count(hn, {}))
+        << hn["metadata"]["name"];
+  }
+  // Another controller keeps conditions in status, and someone set a wrong count: our write puts the
+  // count right and leaves the conditions alone.
+  auto leaf = *stored("leaf-0");
+  leaf["status"]["nodeCount"] = 99;
+  leaf["status"]["conditions"] = json::array({{{"type", "FabricHealthy"}, {"status", "True"}}});
+  ASSERT_TRUE(client_->update_status(kHyperNodesResource, "", leaf));
+  server_->reset_counts();
+  ASSERT_TRUE(r.reconcile(small_tree(3, 2), true));
+  EXPECT_EQ(server_->writes(), 1);
+  EXPECT_EQ((*stored("leaf-0"))["status"]["nodeCount"], 2);
+  EXPECT_EQ((*stored("leaf-0"))["status"]["conditions"][0]["type"], "FabricHealthy");
+}
+
+TEST(VolcanoNodeCount, CountsDistinctNamesOfEveryMemberKindAndSelector) {
+  auto node = [](const std::string& name, const std::string& rack) {
+    return json{{"metadata", {{"name", name}, {"labels", {{"rack", rack}}}}}};
+  };
+  const std::vector<json> nodes = {node("gpu-1", "r1"), node("gpu-2", "r1"), node("cpu-1", "r2"),
+                                   node("cpu-2", "r3")};
+  auto exact = [](const std::string& type, const std::string& name) {
+    return json{{"type", type}, {"selector", {{"exactMatch", {{"name", name}}}}}};
+  };
+  json regex = {{"type", "Node"}, {"selector", {{"regexMatch", {{"pattern", "gpu-[0-9]"}}}}}};
+  json in_r2 = {{"key", "rack"}, {"operator", "In"}, {"values", json::array({"r2"})}};
+  json label = {{"type", "Node"},
+                {"selector", {{"labelMatch", {{"matchExpressions", json::array({in_r2})}}}}}};
+  json members = json::array(
+      {exact("Node", "gpu-1"), exact("HyperNode", "leaf-x"), exact("Node", "gpu-1"), regex, label});
+  json hn = {{"spec", {{"members", members}}}};
+  // gpu-1 and leaf-x by name, gpu-2 by the (unanchored) pattern, cpu-1 by label: 4 names.
+  EXPECT_EQ(testing::VolcanoHyperNodeStatusLoop::actual_node_count(hn, nodes), 4);
+  // Only exactMatch: what our objects carry, and all our own count sees.
+  json ours = {
+      {"spec", {{"members", json::array({exact("HyperNode", "leaf-0"), exact("HyperNode", "leaf-1")})}}}};
+  EXPECT_EQ(testing::VolcanoHyperNodeStatusLoop::actual_node_count(ours, nodes), 2);
+  EXPECT_EQ(topology::volcano_exact_member_count(ours["spec"]), 2u);
 }
 
 TEST_F(HyperNodeReconcilerTest, MemberOrderAndServerFieldsDoNotCauseWrites) {
@@ -173,7 +226,7 @@ TEST_F(HyperNodeReconcilerTest, ConcurrentWriterConverges) {
 TEST_F(HyperNodeReconcilerTest, RetriesServerErrorsAndRateLimitsUntilTheWriteLands) {
   server_->fail_next(2, 503, 1, "create");
   server_->fail_next(1, 429, 3, "create");
-  server_->fail_next(1, 500, 0, "update");
+  server_->fail_next(1, 500, 0, "patch");
   auto result = reconciler().reconcile(small_tree(2, 2), true);
   ASSERT_TRUE(result) << result.error().message();
   EXPECT_EQ(result->created, 3);

@@ -3,7 +3,9 @@
 // time except the timeout cases, which need a real socket timeout (a few hundred milliseconds).
 #include "discoverers/ufm/ufm_source.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <map>
@@ -225,39 +227,46 @@ TEST(UfmParse, WrongShapesAndTypesAreErrorsOrSkipsNeverCrashes) {
   EXPECT_NE(lpage->first_skip.find("destination_guid"), std::string::npos);
 }
 
-TEST(UfmSourceArg, ParsesTheFragmentAndRejectsBadUrls) {
-  auto o = discoverers::ufm::parse_ufm_source_arg(
-      "https://ufm.example:8443#credentials=/etc/ufm&ca=/etc/"
-      "ca.pem&insecure=false&timeout=2.5&max-bytes=1000&rpp=50");
-  ASSERT_TRUE(o.has_value()) << o.error().message();
-  EXPECT_EQ(o->url, "https://ufm.example:8443");
-  EXPECT_EQ(o->credentials_dir, "/etc/ufm");
-  EXPECT_EQ(o->ca_file, "/etc/ca.pem");
-  EXPECT_FALSE(o->insecure);
-  EXPECT_EQ(o->timeout, std::chrono::milliseconds(2500));
-  EXPECT_EQ(o->max_response_bytes, 1000u);
-  EXPECT_EQ(o->page_size, 50u);
-  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("ftp://x").has_value());
-  auto with_password = discoverers::ufm::parse_ufm_source_arg("https://admin:pw-in-url-42@x");
-  ASSERT_FALSE(with_password.has_value());
-  EXPECT_EQ(with_password.error().message().find("pw-in-url-42"), std::string::npos)
-      << with_password.error().message();
-  EXPECT_NE(with_password.error().message().find("admin:REDACTED@x"), std::string::npos)
-      << with_password.error().message();
-  auto bad_scheme = discoverers::ufm::parse_ufm_source_arg("ftp://admin:pw-in-url-42@x");
-  ASSERT_FALSE(bad_scheme.has_value());
-  EXPECT_EQ(bad_scheme.error().message().find("pw-in-url-42"), std::string::npos)
-      << bad_scheme.error().message();
-  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("https://x#bogus=1").has_value());
-  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("https://x:99999").has_value());
-  EXPECT_FALSE(discoverers::ufm::parse_ufm_source_arg("").has_value());
-
-  discoverers::ufm::UfmSettings s{.credentials_dir = "/d", .ca_file = "/c", .insecure = true};
-  EXPECT_EQ(discoverers::ufm::with_ufm_settings("ufm:https://h", s),
-            "ufm:https://h#credentials=/d&ca=/c&insecure=true");
-  EXPECT_EQ(discoverers::ufm::with_ufm_settings("ufm:https://h#ca=/mine", s),
-            "ufm:https://h#ca=/mine&credentials=/d&insecure=true");
-  EXPECT_EQ(discoverers::ufm::with_ufm_settings("ibnetdiscover:f.out", s), "ibnetdiscover:f.out");
+// One struct for every front end: the agent's YAML block and the command line fill UfmSourceConfig.
+TEST(UfmSourceConfig, TheAgentBlockAndTheCommandLineFillOneStruct) {
+  discoverers::DiscovererRegistry registry;
+  discoverers::register_builtin_discoverers(registry);
+  const auto* ufm = registry.entry("ufm");
+  ASSERT_NE(ufm, nullptr);
+  EXPECT_EQ(ufm->cache, discoverers::CachePolicy::kInterval);
+  auto parsed =
+      ufm->parse_config(YAML::Load("{endpoint: 'https://ufm.example:8443', credentials: {secretRef: "
+                                   "{name: ufm-creds, namespace: ops}}, caFile: /etc/ca.pem, timeout: "
+                                   "2.5, maxBytes: 1000, pageSize: 50}"),
+                        {"config.yaml", "sources[1].config"});
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+  const auto& c = static_cast<const discoverers::ufm::UfmSourceConfig&>(**parsed);
+  EXPECT_EQ(c.endpoint, "https://ufm.example:8443");
+  EXPECT_EQ(c.secret_name, "ufm-creds");
+  EXPECT_EQ(c.secret_namespace, "ops");
+  EXPECT_EQ(c.ca_file, "/etc/ca.pem");
+  EXPECT_FALSE(c.insecure);
+  EXPECT_EQ(c.timeout_seconds, 2.5);
+  EXPECT_EQ(c.max_bytes, 1000u);
+  EXPECT_EQ(c.page_size, 50u);
+  auto error = [&](const std::string& yaml) {
+    auto r = ufm->parse_config(YAML::Load(yaml), {"config.yaml", "sources[1].config"});
+    return r ? std::string("accepted") : r.error().message();
+  };
+  EXPECT_EQ(error("{endpoint: 'ftp://x'}"),
+            "config.yaml: sources[1].config.endpoint: 'ftp://x' is not an http(s):// URL");
+  EXPECT_THAT(error("{endpoint: 'https://user:pw-in-url-42@x'}"),
+              ::testing::AllOf(::testing::HasSubstr("must not carry credentials"),
+                               ::testing::Not(::testing::HasSubstr("pw-in-url-42"))));
+  EXPECT_THAT(error("{endpoint: 'https://x', bogus: 1}"),
+              ::testing::HasSubstr("config.yaml: sources[1].config.bogus: unknown key (known: endpoint"));
+  EXPECT_EQ(error("{caFile: /c}"), "config.yaml: sources[1].config.endpoint: is required");
+  EXPECT_EQ(error("{endpoint: 'https://x', credentials: {secretRef: {namespace: x}}}"),
+            "config.yaml: sources[1].config.credentials.secretRef.name: is required");
+  auto from_arg = ufm->parse_arg("https://h");
+  ASSERT_TRUE(from_arg.has_value());
+  EXPECT_EQ(static_cast<const discoverers::ufm::UfmSourceConfig&>(**from_arg).endpoint, "https://h");
+  EXPECT_FALSE(ufm->parse_arg("").has_value());
 }
 
 TEST_F(UfmServerTest, ThreeTierFabricGivesLeafSpineAndCoreTiers) {
@@ -316,11 +325,11 @@ TEST_F(UfmServerTest, GuidMappingBeatsSystemNameWhichBeatsTheDescription) {
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
   discoverers::PipelineInput in;
-  auto spec = discoverers::SourceSpec::parse(discoverers::ufm::with_ufm_settings(
-      "ufm:" + server.url(),
-      {.credentials_dir = (dir.path() / "creds").string(), .ca_file = (dir.path() / "ca.pem").string()}));
-  ASSERT_TRUE(spec.has_value());
-  in.sources = {*spec};
+  auto config = std::make_shared<discoverers::ufm::UfmSourceConfig>();
+  config->endpoint = server.url();
+  config->credentials_dir = (dir.path() / "creds").string();
+  config->ca_file = (dir.path() / "ca.pem").string();
+  in.sources = {{.kind = "ufm", .arg = "", .settings = config}};
   // Host 0's port and host 1's HCA node GUID are known to Kubernetes by GUID (a NodeReport / GUID map).
   in.builder_options.node_by_endpoint[fabric.host_port_guids[0]] = "gpu-node-a";
   in.builder_options.node_by_endpoint["0xb8599f0300000100"] = "gpu-node-b";  // host 1's node GUID
@@ -591,9 +600,11 @@ TEST_F(UfmServerTest, RegistrySourceFailsWithTheUrlInThePipeline) {
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
   discoverers::PipelineInput in;
-  in.sources = {*discoverers::SourceSpec::parse("ufm:" + server.url() +
-                                                "#credentials=" + (dir.path() / "creds").string() +
-                                                "&ca=" + (dir.path() / "ca.pem").string())};
+  auto config = std::make_shared<discoverers::ufm::UfmSourceConfig>();
+  config->endpoint = server.url();
+  config->credentials_dir = (dir.path() / "creds").string();
+  config->ca_file = (dir.path() / "ca.pem").string();
+  in.sources = {{.kind = "ufm", .arg = "", .settings = config}};
   in.stop_on_source_error = false;
   std::vector<std::string> lines;
   in.deps.log = [&](const std::string& l) { lines.push_back(l); };

@@ -1,0 +1,129 @@
+// The agent with UFM configured from its YAML alone: the in-tree HTTPS UFM stand-in, credentials
+// from a mounted directory, the CA verified, a rotated password picked up by the next run, and a
+// wrong one costing one refused request per run, never a retry storm. Credentials never reach the log.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "agent/config/agent_config.h"
+#include "agent/runtime/agent_daemon.h"
+#include "k8s/client/kube_config.h"
+#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/fixtures.h"
+#include "tests/ufm/fake_ufm_server.h"
+#include "tests/ufm/ufm_generator.h"
+
+namespace hypertopo::agent {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <typename F>
+bool eventually(F done, std::chrono::milliseconds limit = 20s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return done();
+}
+
+double metric(const std::string& text, const std::string& series) {
+  const auto at = text.find(series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 1));
+}
+
+TEST(AgentUfm, FromTheYamlAloneWithAMountedSecretAVerifiedCaAndARotatedPassword) {
+  testing::TempDir dir;
+  testing::FakeUfmServer ufm;
+  ufm.set_basic_auth("ufm-admin", "first-Passw0rd");
+  auto fabric = testing::generate_ufm_fabric({.pods = 1, .leaves_per_pod = 2, .hosts_per_leaf = 4});
+  ufm.set_records("ports", fabric.ports);
+  ufm.set_records("links", fabric.links);
+  ASSERT_TRUE(ufm.start().has_value());
+  testing::write_text(dir.path() / "ufm" / "username", "ufm-admin\n");
+  testing::write_text(dir.path() / "ufm" / "password", "first-Passw0rd\n");
+  testing::write_text(dir.path() / "ufm-ca" / "ca.crt", ufm.ca_pem());
+
+  testing::LoopbackApiServer api;
+  ASSERT_TRUE(api.start().has_value());
+  auto cluster = k8s::parse_kubeconfig(
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: l\n  cluster:\n    server: " + api.url() +
+          "\nusers:\n- name: u\n  user: {}\ncontexts:\n- name: l\n  context:\n"
+          "    cluster: l\n    user: u\ncurrent-context: l\n",
+      dir.path(), "", "kubeconfig");
+  ASSERT_TRUE(cluster) << cluster.error().message();
+  auto client = k8s::KubeClient::create(*cluster, {.qps = 0});
+  auto election =
+      k8s::KubeClient::create(*cluster, {.connect_timeout = 400ms, .request_timeout = 500ms, .qps = 0});
+  ASSERT_TRUE(client && election);
+
+  // The config a user writes: no flags, no fragments.
+  auto config = parse_agent_config(
+      "sources:\n"
+      "  - kind: ufm\n"
+      "    interval: 2s\n"
+      "    config:\n"
+      "      endpoint: " +
+          ufm.url() +
+          "\n"
+          "      credentialsDir: " +
+          (dir.path() / "ufm").string() +
+          "\n"
+          "      caFile: " +
+          (dir.path() / "ufm-ca" / "ca.crt").string() +
+          "\n"
+          "reconcile: {debounce: 100ms, resync: 1h}\n"
+          "leaderElection: {leaseDuration: 1500ms, renewDeadline: 1000ms, retryPeriod: 200ms}\n",
+      "config.yaml");
+  ASSERT_TRUE(config) << config.error().message();
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  MetricsRegistry metrics;
+  AgentDaemon daemon(*config, {"gpu-node-1", "agent-a", "hypertopo-system"},
+                     {.client = client->get(),
+                      .election_client = election->get(),
+                      .metrics = &metrics,
+                      .log = [&](LogLevel, const std::string& line) {
+                        std::lock_guard lock(mutex);
+                        lines.push_back(line);
+                      }});
+  daemon.start();
+  ASSERT_TRUE(eventually([&] {
+    const auto s = daemon.counters().last_summary;
+    return s.starts_with("created=") && !s.starts_with("created=0 ");
+  })) << daemon.counters().last_summary;
+  const std::string ok = "hypertopo_discovery_runs_total{source=\"ufm\",outcome=\"ok\"}";
+  const std::string error = "hypertopo_discovery_runs_total{source=\"ufm\",outcome=\"error\"}";
+
+  // UFM's password is rotated before the mounted Secret follows: each run is refused once (401 is
+  // never retried), and the tree stays as it was.
+  ufm.set_basic_auth("ufm-admin", "second-Passw0rd");
+  ASSERT_TRUE(eventually([&] { return metric(metrics.render(), error) >= 2; }, 10s));
+  const int refused_requests = ufm.requests();
+  const double refused_runs = metric(metrics.render(), error);
+  // The Secret follows: the next run reads the new password from the directory and succeeds.
+  const double ok_before = metric(metrics.render(), ok);
+  testing::write_text(dir.path() / "ufm" / "password", "second-Passw0rd\n");
+  ASSERT_TRUE(eventually([&] { return metric(metrics.render(), ok) > ok_before; }, 10s));
+  daemon.stop();
+
+  std::printf(
+      "[agent-numbers] UFM from YAML: %g refused run(s), %d UFM request(s) in all; rotation picked up\n",
+      refused_runs, refused_requests);
+  // One request per refused run at most: no retry storm (each run fetches ports, then links).
+  int unauthorized_runs = 0;
+  std::lock_guard lock(mutex);
+  for (const auto& line : lines) {
+    EXPECT_EQ(line.find("Passw0rd"), std::string::npos) << line;
+    if (line.find("401") != std::string::npos && line.find("source ufm") != std::string::npos)
+      ++unauthorized_runs;
+  }
+  EXPECT_GE(unauthorized_runs, 2);
+  EXPECT_LE(unauthorized_runs, static_cast<int>(refused_runs) + 1);
+}
+
+}  // namespace
+}  // namespace hypertopo::agent
