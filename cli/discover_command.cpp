@@ -187,8 +187,8 @@ void add_discover_command(CLI::App& app, Action& action) {
                   "-o dot: pods (kubectl get pods -A -o json) whose GPU requests count as used")
       ->check(CLI::ExistingFile);
   cmd->add_option(
-      "--assume-gpus-per-node", opts->assume_gpus_per_node,
-      "-o dot: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
+         "--assume-gpus-per-node", opts->assume_gpus_per_node,
+         "-o dot: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
                   "-o labels/kueue-topology/kai-topology: key of tier N is PREFIX+N")

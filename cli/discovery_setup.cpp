@@ -30,7 +30,8 @@ std::expected<void, Error> prepare_pipeline_input(const DiscoverySetup& setup, c
   auto& deps = input.deps;
   deps.stdin_stream = &std::cin;
   deps.nodes = nodes;
-  deps.work_dir = std::filesystem::temp_directory_path();
+  // No work dir: a live walk from the command line records nothing (a fixed name in a shared /tmp
+  // would let any local user block or read the walk); the agent gives its own private work dir.
   deps.log = [](const std::string& line) { std::cerr << "hypertopo: " << line << "\n"; };
   // Only the hypertopo binary itself can re-run as the simulated-fabric walker.
   std::error_code ec;

@@ -258,8 +258,8 @@ std::expected<topology::FabricGraph, Error> walk_fabric(const WalkOptions& optio
   auto fabric = discover(options);
   if (!fabric) return std::unexpected(fabric.error());
   if (options.cache_path) {
-    if (auto ok = write_cache(fabric->get(), *options.cache_path); !ok) {
-      return std::unexpected(ok.error().context("while recording the walk"));
+    if (auto ok = write_cache(fabric->get(), *options.cache_path); !ok && options.notes != nullptr) {
+      options.notes->push_back("the walk was not recorded: " + ok.error().message());
     }
   }
   return to_fabric_graph(fabric->get());

@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "topology/fabric_graph.h"
@@ -32,8 +33,10 @@ struct WalkOptions {
   unsigned retries = 0;
   unsigned max_hops = 0;
   unsigned max_smps = 0;
-  // Record: where to write the ibnd cache of this walk (overwritten when it exists).
+  // Record: where to write the ibnd cache of this walk (overwritten when it exists). A recording
+  // that fails never costs the walk: the failure goes to `notes` (when given) and the graph stands.
   std::optional<std::filesystem::path> cache_path;
+  std::vector<std::string>* notes = nullptr;
 };
 
 // Walks the subnet reachable from the options' CA port.

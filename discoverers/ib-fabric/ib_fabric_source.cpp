@@ -20,11 +20,12 @@ class LiveWalkSource : public Discoverer {
       : options_(std::move(options)), spec_(std::move(spec)) {}
   std::string name() const override { return spec_; }
   std::expected<Discovery, Error> discover() override {
-    auto graph = ib_fabric::walk_fabric(options_);
-    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
     Discovery found;
+    WalkOptions options = options_;
+    options.notes = &found.notes;
+    auto graph = ib_fabric::walk_fabric(options);
+    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
     found.graph = std::move(*graph);
-    if (options_.cache_path) found.notes.push_back("walk recorded to " + options_.cache_path->string());
     return found;
   }
 
@@ -63,6 +64,7 @@ class ComputePortsWalkSource : public Discoverer {
           WalkOptions options;
           options.ca_name = port.ca;
           options.ca_port = port.port;
+          options.notes = &found.notes;
           if (!work_dir_.empty())
             options.cache_path =
                 work_dir_ / ("ibnetdisc-" + port.ca + "-" + std::to_string(port.port) + ".ibnd");

@@ -32,11 +32,14 @@ int run_walk_recorder(const WalkRecorderRequest& request, std::ostream& err) {
     }
     return 0;
   }
+  std::vector<std::string> notes;
+  options.notes = &notes;
   auto graph = walk_fabric(options);
   if (!graph) {
     err << "hypertopo ib-walk: error: " << graph.error().message() << "\n";
     return 1;
   }
+  for (const auto& note : notes) err << "hypertopo ib-walk: warning: " << note << "\n";
   std::ofstream out(request.graph, std::ios::binary | std::ios::trunc);
   write_graph_handover(*graph, out);
   out.close();

@@ -121,6 +121,27 @@ INSTANTIATE_TEST_SUITE_P(
         Scenario{"StorageLeaf", [] { return storage_leaf_fabric({}); }}),
     [](const ::testing::TestParamInfo<Scenario>& p) { return p.param.name; });
 
+// A recording that cannot be written (here: a directory already holds the name, as a local user's
+// `mkdir` in a shared /tmp once did) costs the recording, never the walk.
+TEST(LiveWalkRecording, ARecordingThatFailsKeepsTheWalk) {
+  HT_REQUIRE_SIMULATOR();
+  GeneratedFabric fabric = two_level_fat_tree({.leaves = 2, .hosts_per_leaf = 2, .spines = 1});
+  auto sim = simulate(fabric);
+  ASSERT_TRUE(sim.sim);
+  sim.sim->set_record_walks(false);
+  TempDir dir;
+  const auto blocked = dir.path() / "walk.ibnd";
+  std::filesystem::create_directories(blocked / "taken");
+  std::vector<std::string> walker = kWalker;
+  walker.insert(walker.end(), {"--cache", blocked.string()});
+  auto walked = sim.sim->walk(walker);
+  ASSERT_TRUE(walked.has_value()) << walked.error().message();
+  EXPECT_EQ(walked->switch_count(), fabric.switches);
+  EXPECT_EQ(walked->endpoint_count(), fabric.endpoints);
+  EXPECT_TRUE(std::filesystem::is_directory(blocked / "taken"))
+      << "the walk must not remove what it did not write";
+}
+
 // The same tiers from a stock ibnetdiscover capture, a live walk and a replayed cache.
 TEST(RailOptimisedSuperPod, SameTiersFromCaptureWalkAndCache) {
   HT_REQUIRE_SIMULATOR();
