@@ -1,4 +1,5 @@
 // `hypertopo discover`: run sources, build the tree, print it.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -69,6 +70,26 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
   return topology::exporters::render_capacity_dot(tree, *got);
 }
 
+// An empty tree is never printed without a word: say why, and which source would build one.
+std::string empty_tree_reason(const std::vector<discoverers::SourceSpec>& sources,
+                              const std::vector<topology::NodeReport>& reports) {
+  std::size_t with_neighbours = 0;
+  for (const auto& r : reports) {
+    if (std::any_of(r.roce.begin(), r.roce.end(), [](const auto& rail) { return rail.neighbor.has_value(); }))
+      ++with_neighbours;
+  }
+  const bool roce =
+      std::any_of(sources.begin(), sources.end(), [](const auto& s) { return s.kind == "roce"; });
+  if (with_neighbours > 0 && !roce) {
+    return "the tree is empty: " + std::to_string(with_neighbours) +
+           " NodeReport(s) carry LLDP neighbours, but no source builds the RoCE fabric from them; add "
+           "--source roce (with a hierarchy file, --source roce:HIERARCHY.yaml, for the tiers above the "
+           "leaves)";
+  }
+  return "the tree is empty: no switch joins two compute hosts in what the sources found (" +
+         std::to_string(reports.size()) + " NodeReport(s) read)";
+}
+
 int run_discover(const DiscoverOptions& opts) {
   auto error = [](const Error& e) {
     std::cerr << "hypertopo: error: " << e.message() << "\n";
@@ -102,6 +123,8 @@ int run_discover(const DiscoverOptions& opts) {
     for (const auto& w : outcome.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
   }
   topology::Tree tree = std::move(run->tree);
+  if (tree.size() == 0)
+    std::cerr << "hypertopo: warning: " << empty_tree_reason(input.sources, run->reports) << "\n";
 
   print_report_warnings(tree.report);
   if (!opts.manifests_file.empty()) {

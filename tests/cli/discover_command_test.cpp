@@ -85,6 +85,34 @@ TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
   EXPECT_NE(format.code, 0);
 }
 
+// NodeReports whose rails saw their ToR over LLDP build nothing by themselves: the roce source
+// does. The empty tree comes with the line that says so, and with it the RoCE tree.
+TEST(DiscoverCommand, ReportsWithLldpNeighboursSayWhichSourceBuildsTheirTree) {
+  testing::TempDir dir;
+  const auto reports = dir.path() / "reports";
+  for (int host = 1; host <= 4; ++host) {
+    const std::string name = "h" + std::to_string(host);
+    const std::string leaf = host <= 2 ? "leaf-1" : "leaf-2";
+    testing::write_text(
+        reports / (name + ".json"),
+        R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "NodeReport", "metadata": {"name": ")" + name +
+            R"("}, "spec": {"nodeName": ")" + name +
+            R"(", "roce": [{"netdev": "rail0", "neighbor": {"chassisId": "aa:bb:cc:dd:ee:0)" +
+            std::to_string(host <= 2 ? 1 : 2) + R"(", "systemName": ")" + leaf + R"(", "portId": "swp)" +
+            std::to_string(host) + R"("}}]}})");
+  }
+  auto alone = run({"discover", "--source", "reports:" + reports.string()});
+  ASSERT_EQ(alone.code, 0) << alone.err;
+  EXPECT_NE(alone.err.find("4 NodeReport(s) carry LLDP neighbours"), std::string::npos) << alone.err;
+  EXPECT_NE(alone.err.find("add --source roce"), std::string::npos) << alone.err;
+
+  auto with_roce = run({"discover", "--source", "reports:" + reports.string(), "--source", "roce"});
+  ASSERT_EQ(with_roce.code, 0) << with_roce.err;
+  EXPECT_EQ(with_roce.err.find("the tree is empty"), std::string::npos) << with_roce.err;
+  EXPECT_NE(with_roce.out.find("leaf-1"), std::string::npos) << with_roce.out;
+  EXPECT_NE(with_roce.out.find("leaf-2"), std::string::npos) << with_roce.out;
+}
+
 TEST(DiscoverCommand, HelpListsSources) {
   auto r = run({"discover", "--help"});
   EXPECT_EQ(r.code, 0);
