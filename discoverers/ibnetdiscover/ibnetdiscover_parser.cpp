@@ -56,14 +56,12 @@ bool take_int_in(std::string_view& s, char open, char close, std::int64_t& out) 
   if (s.empty() || s.front() != open) return false;
   auto end = s.find(close);
   if (end == std::string_view::npos || end == 1 || end > 12) return false;
-  // Up to 11 digits fit in 64 bits; a number beyond int is refused, not wrapped.
   std::int64_t v = 0;
   for (char c : s.substr(1, end - 1)) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
     v = v * 10 + (c - '0');
   }
-  if (v > std::numeric_limits<int>::max()) return false;
-  out = static_cast<int>(v);
+  out = v;
   s.remove_prefix(end + 1);
   return true;
 }

@@ -112,14 +112,17 @@ std::expected<SourceSpec, Error> DiscovererRegistry::resolve(SourceSpec spec) co
 
 std::expected<std::unique_ptr<Discoverer>, Error> DiscovererRegistry::create(
     const SourceSpec& spec, const DiscoveryDeps& deps) const {
-  auto resolved = resolve(spec);
-  if (!resolved) return std::unexpected(resolved.error());
-  const SourceEntry& e = *entry(spec.kind);
+  // The role first: a source in the wrong place is that, whatever its argument says.
+  auto found = find(spec.kind);
+  if (!found) return std::unexpected(found.error());
+  const SourceEntry& e = **found;
   if (e.role != SourceRole::kLeader) {
     return fail(ErrorCode::kInvalidArgument, "'" + spec.kind +
                                                  "' is a node probe: it runs in every agent pod or in "
                                                  "`hypertopo probe`, not as a fabric source");
   }
+  auto resolved = resolve(spec);
+  if (!resolved) return std::unexpected(resolved.error());
   auto made = e.factory(*resolved, deps);
   if (!made) return std::unexpected(made.error().context("source " + resolved->to_string()));
   return made;
@@ -127,15 +130,17 @@ std::expected<std::unique_ptr<Discoverer>, Error> DiscovererRegistry::create(
 
 std::expected<void, Error> DiscovererRegistry::probe(const SourceSpec& spec, const NodeProbeDeps& deps,
                                                      topology::NodeReport& report) const {
-  auto resolved = resolve(spec);
-  if (!resolved) return std::unexpected(resolved.error());
-  const SourceEntry& e = *entry(spec.kind);
+  auto found = find(spec.kind);
+  if (!found) return std::unexpected(found.error());
+  const SourceEntry& e = **found;
   if (e.role != SourceRole::kNodeProbe) {
     std::string probes;
     for (const auto& k : kinds(SourceRole::kNodeProbe)) probes += (probes.empty() ? "" : ", ") + k;
     return fail(ErrorCode::kInvalidArgument,
                 "'" + spec.kind + "' is not a node probe (node probes: " + probes + ")");
   }
+  auto resolved = resolve(spec);
+  if (!resolved) return std::unexpected(resolved.error());
   return e.probe(*resolved->settings, deps, report);
 }
 

@@ -97,7 +97,7 @@ TEST(DiscoverCommand, ReportsWithLldpNeighboursSayWhichSourceBuildsTheirTree) {
         reports / (name + ".json"),
         R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "NodeReport", "metadata": {"name": ")" + name +
             R"("}, "spec": {"nodeName": ")" + name +
-            R"(", "roce": [{"netdev": "rail0", "neighbor": {"chassisId": "aa:bb:cc:dd:ee:0)" +
+            R"(", "probedAt": "2026-01-02T03:04:05Z", "roce": [{"netdev": "rail0", "lldpNeighbor": {"chassisId": "aa:bb:cc:dd:ee:0)" +
             std::to_string(host <= 2 ? 1 : 2) + R"(", "systemName": ")" + leaf + R"(", "portId": "swp)" +
             std::to_string(host) + R"("}}]}})");
   }
