@@ -19,7 +19,10 @@ std::expected<std::vector<LocalPort>, Error> select_compute_ports(
       continue;
     }
     for (const auto& port : hca.ports) {
-      if (port.link_layer != topology::LinkLayer::kInfiniBand || port.state != "ACTIVE") continue;
+      // Directed-route SMPs need only a trained link: a port in INIT (no subnet manager yet) walks
+      // as well as an ACTIVE one, as ibnetdiscover does.
+      const bool up = port.state == "ACTIVE" || port.state == "ARMED" || port.state == "INIT";
+      if (port.link_layer != topology::LinkLayer::kInfiniBand || !up) continue;
       out.push_back({hca.name, port.number, port.port_guid});
     }
   }

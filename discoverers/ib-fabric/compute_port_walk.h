@@ -2,12 +2,12 @@
 //
 // On a rail-optimised fabric each rail is its own subnet, so one walk from one HCA port sees one
 // rail. `ibnetdisc` without a CA therefore walks from every local compute port - an InfiniBand
-// port in state ACTIVE of an HCA whose name no exclusion pattern matches (storage, management) -
-// and merges the graphs by GUID: a switch or CA port seen by several walks is one vertex, a cable
-// seen twice is one link.
+// port that is up (INIT, ARMED or ACTIVE: a directed-route walk needs no subnet manager) of an HCA
+// whose name no exclusion pattern matches (storage, management) - and merges the graphs by GUID: a
+// switch or CA port seen by several walks is one vertex, a cable seen twice is one link.
 //
-//   auto facts = ib_local::probe_ib_local({.root = "/"});
-//   auto ports = select_compute_ports(facts->hcas, {"mlx5_(8|9)"});   // std::expected<..., Error>
+//   auto cas = list_umad_cas();                                 // umad_ports.h
+//   auto ports = select_compute_ports(*cas, {"mlx5_(8|9)"});  // std::expected<..., Error>
 //   auto graph = walk_compute_ports(*ports, [](const LocalPort& p) {
 //     return walk_fabric({.ca_name = p.ca, .ca_port = p.port});
 //   });

@@ -5,6 +5,7 @@
 #include "discoverers/ib-fabric/compute_port_walk.h"
 #include "discoverers/ib-fabric/fabric_walk.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "discoverers/ib-fabric/umad_ports.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/registry/source_config.h"
 #include "topology/tree_builder.h"
@@ -46,16 +47,26 @@ class ComputePortsWalkSource : public Discoverer {
         spec_(std::move(spec)) {}
   std::string name() const override { return spec_; }
   std::expected<Discovery, Error> discover() override {
-    auto facts = ib_local::probe_ib_local({.root = root_});
-    if (!facts) return std::unexpected(facts.error().context("source " + spec_));
-    auto ports = ib_fabric::select_compute_ports(facts->hcas, excluded_);
+    // On the host, the CAs libibumad lists are the ones a walk can open (and the only ones ibsim's
+    // umad2sim shows); a probe root other than "/" is a captured or test tree, read as sysfs.
+    const bool host = root_ == std::filesystem::path("/");
+    std::expected<std::vector<topology::HcaDevice>, Error> hcas = [&]() -> decltype(hcas) {
+      if (host) return ib_fabric::list_umad_cas();
+      auto facts = ib_local::probe_ib_local({.root = root_});
+      if (!facts) return std::unexpected(facts.error());
+      return std::move(facts->hcas);
+    }();
+    if (!hcas) return std::unexpected(hcas.error().context("source " + spec_));
+    auto ports = ib_fabric::select_compute_ports(*hcas, excluded_);
     if (!ports) return std::unexpected(ports.error().context("source " + spec_));
     if (ports->empty()) {
-      return fail(
-          ErrorCode::kNotFound,
-          "source " + spec_ + ": no local InfiniBand port is ACTIVE (looked at " +
-              (root_ / "sys/class/infiniband").string() + ", " + std::to_string(facts->hcas.size()) +
-              " HCA(s)); name one with ibnetdisc:CA[:PORT] or replay a capture with ibnetdisc-cache:PATH");
+      std::string looked = host ? "libibumad lists " : (root_ / "sys/class/infiniband").string() + ": ";
+      looked += std::to_string(hcas->size()) + " CA(s)";
+      for (std::size_t i = 0; i < hcas->size(); ++i) looked += (i ? ", " : ": ") + (*hcas)[i].name;
+      return fail(ErrorCode::kNotFound,
+                  "source " + spec_ + ": no local InfiniBand port is up (" + looked +
+                      "; a walk needs a port in state INIT, ARMED or ACTIVE); name one with "
+                      "ibnetdisc:CA[:PORT] or replay a capture with ibnetdisc-cache:PATH");
     }
     Discovery found;
     auto graph = ib_fabric::walk_compute_ports(

@@ -2,8 +2,9 @@
 //
 //   ibnetdisc[:CA[:PORT]]   walk the subnet from a local CA port (libibnetdisc, in process); when the
 //                           deps give a work_dir the walk is also recorded there as ibnetdisc.ibnd
-//   ibnetdisc[:exclude=RE,...]  no CA: walk from every local compute port (ib-local probe under
-//                           deps.root: InfiniBand, ACTIVE, HCA name not matching RE) and merge by GUID
+//   ibnetdisc[:exclude=RE,...]  no CA: walk from every local compute port (the CAs libibumad lists,
+//                           or sysfs under a deps.root other than "/": InfiniBand, up (INIT, ARMED
+//                           or ACTIVE), HCA name not matching RE) and merge by GUID
 //   ibnetdisc-cache:PATH    replay a cache written by a walk or by `ibnetdiscover --cache`
 //   ibsim:NETFILE           start ibsim on NETFILE and walk it live through the umad2sim preload
 //                           (the walker child is this same binary's hidden `ib-walk` subcommand)

@@ -6,9 +6,18 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
 #include "discoverers/ib-fabric/ib_fabric_source.h"
+#include "discoverers/ib-fabric/simulated_fabric.h"
+#include "discoverers/ib-fabric/umad_ports.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "tests/ib-local/fake_sysfs.h"
+#include "tests/support/fixtures.h"
 
 namespace hypertopo::discoverers::ib_fabric {
 namespace {
@@ -129,7 +138,7 @@ TEST(ComputePorts, SourceWithoutLocalPortsSaysWhereItLooked) {
   auto found = (*source)->discover();
   ASSERT_FALSE(found.has_value());
   EXPECT_EQ(found.error().code(), ErrorCode::kNotFound);
-  EXPECT_NE(found.error().message().find("no local InfiniBand port is ACTIVE"), std::string::npos)
+  EXPECT_NE(found.error().message().find("no local InfiniBand port is up"), std::string::npos)
       << found.error().message();
   EXPECT_NE(found.error().message().find((root.path() / "sys/class/infiniband").string()), std::string::npos);
   EXPECT_FALSE(registry.create({"ibnetdisc", "exclude=mlx5_("}, deps).has_value());
@@ -152,6 +161,95 @@ TEST(ComputePorts, SourceWalksEachSelectedPortAndNamesEachFailure) {
   EXPECT_NE(m.find("mlx5_0:1"), std::string::npos) << m;
   EXPECT_NE(m.find("mlx5_1:1"), std::string::npos) << m;
   EXPECT_EQ(m.find("mlx5_4:1"), std::string::npos) << m;
+}
+
+TEST(ComputePorts, APortWithoutASubnetManagerIsWalkedButADownOneIsNot) {
+  // INIT: the link trained and no SM has configured it yet; directed-route SMPs get through, and
+  // ibnetdiscover walks from such a port, so the walk must too.
+  std::vector<topology::HcaDevice> hcas(4);
+  const char* states[] = {"INIT", "ARMED", "ACTIVE", "DOWN"};
+  for (int i = 0; i < 4; ++i) {
+    hcas[i].name = "mlx5_" + std::to_string(i);
+    hcas[i].ports.push_back(
+        {.number = 1, .state = states[i], .link_layer = topology::LinkLayer::kInfiniBand});
+  }
+  auto ports = select_compute_ports(hcas, {});
+  ASSERT_TRUE(ports.has_value()) << ports.error().message();
+  std::vector<std::string> names;
+  for (const auto& p : *ports) names.push_back(p.ca);
+  EXPECT_EQ(names, (std::vector<std::string>{"mlx5_0", "mlx5_1", "mlx5_2"}));
+  EXPECT_EQ(port_state_name(2), "INIT");
+  EXPECT_EQ(port_phys_state_name(5), "LinkUp");
+}
+
+std::string slurp(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The user's path: `hypertopo discover --source ibnetdisc` with no CA on a host whose only CA is
+// ibsim's (through the umad2sim preload, which sysfs does not show), no subnet manager running.
+TEST(ComputePorts, DiscoverWithoutACaWalksAnIbsimFabricAndWritesNothing) {
+  HT_REQUIRE(simulator_missing().empty(), "ibsim: " + simulator_missing());
+  const char* net =
+      "Switch 8 \"S1\" # \"MF0;spine-1:MQM9700/U1\"\n"
+      "[1] \"L1\"[8]\n"
+      "[2] \"L2\"[8]\n"
+      "\n"
+      "Switch 8 \"L1\" # \"MF0;leaf-1:MQM9700/U1\"\n"
+      "[1] \"H1\"[1]\n"
+      "[2] \"H2\"[1]\n"
+      "[8] \"S1\"[1]\n"
+      "\n"
+      "Switch 8 \"L2\" # \"MF0;leaf-2:MQM9700/U1\"\n"
+      "[1] \"H3\"[1]\n"
+      "[2] \"H4\"[1]\n"
+      "[8] \"S1\"[2]\n"
+      "\n"
+      "Hca 1 \"H1\" # \"node-1 mlx5_0\"\n[1] \"L1\"[1]\n\n"
+      "Hca 1 \"H2\" # \"node-2 mlx5_0\"\n[1] \"L1\"[2]\n\n"
+      "Hca 1 \"H3\" # \"node-3 mlx5_0\"\n[1] \"L2\"[1]\n\n"
+      "Hca 1 \"H4\" # \"node-4 mlx5_0\"\n[1] \"L2\"[2]\n";
+  SimulatorOptions options;
+  options.attach_node = "H1";
+  auto sim = SimulatedFabric::start(net, options);
+  ASSERT_TRUE(sim.has_value()) << sim.error().message();
+
+  // Whatever the walk might write would land in the temp dir or the working directory.
+  hypertopo::testing::TempDir tmp;
+  const char* old_tmp = std::getenv("TMPDIR");
+  const std::string saved_tmp = old_tmp ? old_tmp : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  auto run = (*sim)->run_client({HT_HYPERTOPO_BINARY, "discover", "--source", "ibnetdisc", "-o", "json"});
+  if (old_tmp)
+    setenv("TMPDIR", saved_tmp.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+  ASSERT_TRUE(run.has_value()) << run.error().message();
+  const std::string out = slurp(run->stdout_path);
+  const std::string err = slurp(run->stderr_path);
+  ASSERT_EQ(run->exit_code, 0) << err;
+  EXPECT_TRUE(std::filesystem::is_empty(tmp.path()));
+
+  auto doc = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << out;
+  // Two leaves of two hosts each under one spine: every host is a member of a leaf HyperNode.
+  std::set<std::string> hosts;
+  int leaves = 0;
+  auto items = doc.is_array() ? doc : doc.value("items", nlohmann::json::array());
+  for (const auto& hn : items) {
+    bool leaf = false;
+    for (const auto& m : hn["spec"]["members"]) {
+      if (m.value("type", "") != "Node") continue;
+      leaf = true;
+      hosts.insert(m["selector"]["exactMatch"]["name"].get<std::string>());
+    }
+    leaves += leaf;
+  }
+  EXPECT_EQ(hosts, (std::set<std::string>{"node-1", "node-2", "node-3", "node-4"})) << out;
+  EXPECT_EQ(leaves, 2) << out;
 }
 
 }  // namespace
