@@ -9,11 +9,15 @@
 // too, a client that presents no certificate, or one that CA did not sign, fails the handshake and
 // never reaches a handler. port 0 picks a free port; port() tells which after start().
 //
-//   HttpServer server({.address = "0.0.0.0", .port = 8080});
-//   server.handle("GET", "/healthz", [](const HttpServerRequest&) { return HttpServerResponse{.body =
-//   "ok\n"}; }); if (auto ok = server.start(); !ok) ...;    // binds and starts the I/O threads
+// clang-format off
+//   HttpServer server({.address = "127.0.0.1", .port = 8080});
+//   server.handle("GET", "/healthz", [](const HttpServerRequest&) {
+//     return HttpServerResponse{.body = "ok\n"};
+//   });
+//   if (auto ok = server.start(); !ok) ...;    // binds and starts the I/O threads
 //   ...
 //   server.stop();                             // closes the listener and open connections, joins threads
+// clang-format on
 #pragma once
 
 #include <chrono>

@@ -8,16 +8,17 @@
 // retried only on 429 and when the request never left). Errors are ApiError (api_error.h): HTTP
 // status, the Status object's reason and message, and a mapped hypertopo::ErrorCode.
 //
+// clang-format off
 //   auto config = load_kubeconfig(path, "");                     // or in_cluster_config(...)
 //   auto client = KubeClient::create(*config, {.qps = 20, .burst = 40});
 //   const Resource hypernodes{"topology.volcano.sh", "v1alpha1", "hypernodes", /*namespaced=*/false};
 //
-//   auto owned = (*client)->list(hypernodes, "", {.label_selector =
-//   "app.kubernetes.io/managed-by=hypertopo"}); auto made = (*client)->create(hypernodes, "", object); // 409
-//   AlreadyExists: made.error().already_exists() object["metadata"]["resourceVersion"] = ...; auto put =
-//   (*client)->update(hypernodes, "", object);        // stale resourceVersion: put.error().conflict() auto
-//   done = (*client)->update_with_retry(hypernodes, "", "leaf-a", [](nlohmann::json& o) {
-//     if (o["spec"]["tier"] == 1) return false;                  // nothing to change: no write at all
+//   auto owned = (*client)->list(hypernodes, "", {.label_selector = "app.kubernetes.io/managed-by=hypertopo"});
+//   auto made = (*client)->create(hypernodes, "", object);     // 409 AlreadyExists: made.error().already_exists()
+//   object["metadata"]["resourceVersion"] = ...;
+//   auto put = (*client)->update(hypernodes, "", object);      // stale resourceVersion: put.error().conflict()
+//   auto done = (*client)->update_with_retry(hypernodes, "", "leaf-a", [](nlohmann::json& o) {
+//     if (o["spec"]["tier"] == 1) return false;                // nothing to change: no write at all
 //     o["spec"]["tier"] = 1;
 //     return true;
 //   });
@@ -31,12 +32,17 @@
 //   for (;;) {
 //     auto end = (*client)->watch(hypernodes, "", {.resource_version = rv}, [&](const WatchEvent& e) {
 //       if (e.type != WatchEvent::Type::kBookmark) handle(e);
-//       return true;                                             // false stops the watch
+//       return true;                                           // false stops the watch
 //     }, stop_token);
-//     if (end) { rv = end->resource_version; if (end->reason == WatchEnd::Reason::kStopped) break; continue;
-//     } if (end.error().gone()) { relist(); rv = relisted.resource_version; continue; }   // 410: relist
-//     back_off(); rv = ...;                                      // other errors: the last rv you saw
+//     if (end) {
+//       rv = end->resource_version;
+//       if (end->reason == WatchEnd::Reason::kStopped) break;
+//       continue;
+//     }
+//     if (end.error().gone()) { relist(); rv = relisted.resource_version; continue; }   // 410: relist
+//     back_off();                                              // other errors: resume from the last rv seen
 //   }
+// clang-format on
 #pragma once
 
 #include <chrono>
