@@ -7,6 +7,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(Threads REQUIRED)
 find_package(OpenSSL REQUIRED)
 find_package(Boost 1.74 REQUIRED)
+# simdjson reads the large answers: UFM's ports and links, kube-scheduler's extender requests.
+find_package(simdjson CONFIG REQUIRED)
 # RE2 matches every user-supplied regular expression in linear time (Go's syntax, as Volcano's).
 pkg_check_modules(RE2 REQUIRED re2)
 # Only RE2's headers and libraries: its pkg-config cflags add -pthread, which defines _REENTRANT and

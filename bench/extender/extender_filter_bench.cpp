@@ -5,6 +5,7 @@
 //
 //   build-h8-rel/bench/extender_filter_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <chrono>
@@ -142,6 +143,49 @@ void BM_FilterNormalPodWithJsonCodec(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_FilterNormalPodWithJsonCodec)->Unit(benchmark::kMillisecond);
+
+// What the HTTP routes run per call (extender_wire.cpp): the body read in place, the answer written
+// as text.
+void BM_FilterBodyNormalPod(benchmark::State& state) {
+  Scale& s = scale();
+  const std::string body = json{{"pod", pod("web", "", "1")}, {"nodenames", s.names}}.dump();
+  timed(state, [&](std::size_t) {
+    auto r = s.service->filter_body(body);
+    benchmark::DoNotOptimize(r);
+  });
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_FilterBodyNormalPod)->Unit(benchmark::kMillisecond);
+
+void BM_PrioritizeBodyNormalPod(benchmark::State& state) {
+  Scale& s = scale();
+  const std::string body = json{{"pod", pod("web", "", "1")}, {"nodenames", s.names}}.dump();
+  timed(state, [&](std::size_t) {
+    auto r = s.service->prioritize_body(body);
+    benchmark::DoNotOptimize(r);
+  });
+}
+BENCHMARK(BM_PrioritizeBodyNormalPod)->Unit(benchmark::kMillisecond);
+
+// The floor: simdjson reading the same body's 6,000 names and nothing else.
+void BM_ParseBodyOnly(benchmark::State& state) {
+  Scale& s = scale();
+  const simdjson::padded_string body(json{{"pod", pod("web", "", "1")}, {"nodenames", s.names}}.dump());
+  simdjson::dom::parser parser;
+  timed(state, [&](std::size_t) {
+    std::size_t n = 0;
+    simdjson::dom::array names;
+    if (!parser.parse(body)["nodenames"].get_array().get(names)) {
+      for (auto name : names) {
+        std::string_view v;
+        if (!name.get_string().get(v)) n += v.size();
+      }
+    }
+    benchmark::DoNotOptimize(n);
+  });
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_ParseBodyOnly)->Unit(benchmark::kMillisecond);
 
 // Gang pods of 64 (hard, tier 3): every 64th call plans a new gang, the others take a slot.
 void BM_FilterGangPod(benchmark::State& state) {

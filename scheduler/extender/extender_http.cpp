@@ -17,19 +17,18 @@ agent::HttpServerResponse bad_request(const std::string& message) {
   return json_reply(400, nlohmann::json{{"error", message}});
 }
 
-using Verb = std::expected<nlohmann::json, Error> (ExtenderService::*)(const nlohmann::json&);
+using BodyVerb = std::expected<std::string, Error> (ExtenderService::*)(std::string_view);
 
-agent::HttpHandler verb_handler(ExtenderService& service, Verb verb) {
+// kube-scheduler's filter and prioritize calls: the body is read and the answer written by the
+// service's text path (extender_wire.cpp), without a JSON tree of the candidate list.
+agent::HttpHandler verb_handler(ExtenderService& service, BodyVerb verb) {
   return [&service, verb](const agent::HttpServerRequest& req) {
-    nlohmann::json args;
-    try {
-      args = nlohmann::json::parse(req.body);
-    } catch (const nlohmann::json::parse_error& e) {
-      return bad_request(std::string("request body is not JSON: ") + e.what());
-    }
-    auto result = (service.*verb)(args);
+    auto result = (service.*verb)(req.body);
     if (!result) return bad_request(result.error().message());
-    return json_reply(200, *result);
+    agent::HttpServerResponse r;
+    r.content_type = "application/json";
+    r.body = std::move(*result);
+    return r;
   };
 }
 
@@ -49,6 +48,9 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   counter("hypertopo_extender_plans_expired_total", "Plans dropped after their TTL.", c.plans_expired);
   counter("hypertopo_extender_errors_total", "Internal errors (index build, state file).", c.errors);
   counter("hypertopo_extender_index_rebuilds_total", "Topology index rebuilds.", c.index_rebuilds);
+  counter("hypertopo_extender_text_path_calls_total",
+          "Filter and prioritize bodies read in place (the others took the JSON tree path).",
+          c.text_path_calls);
   out << "# HELP hypertopo_extender_nodes Nodes in the cluster view.\n# TYPE hypertopo_extender_nodes gauge\n"
       << "hypertopo_extender_nodes " << nodes << "\n";
   return out.str();
@@ -56,8 +58,8 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
 
 void register_extender_routes(agent::HttpServer& server, ExtenderService& service,
                               const std::string& prefix) {
-  server.handle("POST", prefix + "/filter", verb_handler(service, &ExtenderService::filter));
-  server.handle("POST", prefix + "/prioritize", verb_handler(service, &ExtenderService::prioritize));
+  server.handle("POST", prefix + "/filter", verb_handler(service, &ExtenderService::filter_body));
+  server.handle("POST", prefix + "/prioritize", verb_handler(service, &ExtenderService::prioritize_body));
   server.handle("GET", "/plans",
                 [&service](const agent::HttpServerRequest&) { return json_reply(200, service.plans()); });
   server.handle("GET", "/healthz", [](const agent::HttpServerRequest&) {

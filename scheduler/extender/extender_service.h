@@ -41,7 +41,9 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "errors/error.h"
@@ -92,6 +94,8 @@ struct GangPlan {
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
                plans_expired = 0, errors = 0, index_rebuilds = 0;
+  // filter/prioritize bodies read by the text path (the rest took the JSON tree path).
+  std::int64_t text_path_calls = 0;
 };
 
 class ExtenderService {
@@ -116,6 +120,13 @@ class ExtenderService {
   // Extender verbs. An error means the request itself is malformed (answer 400 with its message).
   std::expected<nlohmann::json, Error> filter(const nlohmann::json& args);
   std::expected<nlohmann::json, Error> prioritize(const nlohmann::json& args);
+  // The same verbs on a request body as kube-scheduler POSTs it, answered as JSON text: the pod is
+  // read as a tree, the `nodenames` list in place (simdjson; names are views into the parsed
+  // body) and the answer is written without building a tree, so a call over 6,000 names allocates
+  // no per-name objects. A body with full `nodes` objects (nodeCacheCapable: false) takes the
+  // tree path. Errors as above; the answer is what filter()/prioritize() give, as text.
+  std::expected<std::string, Error> filter_body(std::string_view body);
+  std::expected<std::string, Error> prioritize_body(std::string_view body);
 
   // {"gangs": [{"key", "jobDomain", "slots": [{"rank", "node", "domainPath", "podUID", "bound",
   //   "annotations": {...}}]}]}
@@ -137,7 +148,19 @@ class ExtenderService {
   std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
   // The slot a gang pod takes (by its index, else the first free one among `offered`), or why none.
   std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
-                                            const std::vector<std::string>& offered);
+                                            std::span<const std::string_view> offered);
+  // The verbs on a pod and candidate names, whatever the request's encoding. reason[i] < 0: names[i]
+  // passes; otherwise reasons[reason[i]] says why not. A non-empty `error` fails every node.
+  struct FilterOutcome {
+    std::vector<std::int32_t> reason;
+    std::vector<std::string> reasons;
+    std::string error;
+  };
+  std::expected<FilterOutcome, Error> filter_names(const nlohmann::json& pod,
+                                                   std::span<const std::string_view> names);
+  void count_text_path();
+  std::expected<std::vector<std::int64_t>, Error> prioritize_names(const nlohmann::json& pod,
+                                                                   std::span<const std::string_view> names);
   std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key);
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count);
   bool node_usable(const std::string& name) const;

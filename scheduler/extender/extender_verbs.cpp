@@ -38,6 +38,66 @@ std::expected<std::vector<std::string>, Error> ExtenderService::candidates(const
   return fail(ErrorCode::kParse, "ExtenderArgs has neither nodenames nor nodes");
 }
 
+namespace {
+
+std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
+  return std::vector<std::string_view>(names.begin(), names.end());
+}
+
+}  // namespace
+
+std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_names(
+    const json& pod, std::span<const std::string_view> names) {
+  if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
+  std::lock_guard lock(mu_);
+  ++counters_.filter_calls;
+  FilterOutcome out;
+  out.reason.assign(names.size(), -1);
+  if (auto ok = ensure_index(); !ok) {
+    ++counters_.errors;
+    out.error = ok.error().message();
+    out.reason.clear();
+    return out;
+  }
+  auto key = gang_key(pod);
+  if (!key) return std::unexpected(key.error());
+  if (*key) {
+    check_plans_locked();
+    auto plan = plan_for(pod, **key);
+    if (!plan) {
+      if (plan.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
+      out.reasons.push_back(plan.error().message());
+      std::fill(out.reason.begin(), out.reason.end(), 0);
+    } else {
+      GangPlan& p = **plan;
+      p.last_activity = options_.clock->now();
+      auto taken = take_slot(p, pod, names);
+      if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
+      PlanSlot* mine = taken ? *taken : nullptr;
+      out.reasons.push_back(mine ? "gang " + p.key + ": rank " + std::to_string(mine->rank) +
+                                       " is planned on " + mine->node
+                                 : taken.error().message());
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (!mine || names[i] != mine->node) out.reason[i] = 0;
+      }
+    }
+  } else {
+    auto ps = pod_set_request(pod, 1, false);
+    if (!ps) return std::unexpected(ps.error());
+    out.reasons = {"node not in the extender's cluster view",
+                   "pod does not fit (resources, taints, selector or node state)"};
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const int id = index_->find_node(names[i]);
+      if (id < 0) {
+        out.reason[i] = 0;
+      } else if (!fits(id, ps->per_pod, &*ps)) {
+        out.reason[i] = 1;
+      }
+    }
+  }
+  return out;
+}
+
 std::expected<json, Error> ExtenderService::filter(const json& args) {
   if (!args.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs must be a JSON object");
   const json* pod = field(args, {"pod", "Pod"});
@@ -45,70 +105,74 @@ std::expected<json, Error> ExtenderService::filter(const json& args) {
   auto names = candidates(args);
   if (!names) return std::unexpected(names.error());
   const bool by_name = field(args, {"nodenames", "NodeNames", "nodeNames"}) != nullptr;
-
-  std::lock_guard lock(mu_);
-  ++counters_.filter_calls;
-  if (auto ok = ensure_index(); !ok) {
-    ++counters_.errors;
-    return json{{"error", ok.error().message()}};
-  }
-  std::vector<char> pass(names->size(), 0);
+  const std::vector<std::string_view> views = views_of(*names);
+  auto outcome = filter_names(*pod, views);
+  if (!outcome) return std::unexpected(outcome.error());
+  if (!outcome->error.empty()) return json{{"error", outcome->error}};
   json failed = json::object();
-  auto key = gang_key(*pod);
-  if (!key) return std::unexpected(key.error());
-  if (*key) {
-    check_plans_locked();
-    auto plan = plan_for(*pod, **key);
-    if (!plan) {
-      if (plan.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
-      for (const auto& n : *names) failed[n] = plan.error().message();
-    } else {
-      GangPlan& p = **plan;
-      p.last_activity = options_.clock->now();
-      auto taken = take_slot(p, *pod, *names);
-      if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
-      PlanSlot* mine = taken ? *taken : nullptr;
-      const std::string why =
-          mine ? "gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " + mine->node
-               : taken.error().message();
-      for (std::size_t i = 0; i < names->size(); ++i) {
-        if (mine && (*names)[i] == mine->node) {
-          pass[i] = 1;
-        } else {
-          failed[(*names)[i]] = why;
-        }
-      }
-    }
-  } else {
-    auto ps = pod_set_request(*pod, 1, false);
-    if (!ps) return std::unexpected(ps.error());
-    for (std::size_t i = 0; i < names->size(); ++i) {
-      const int id = index_->find_node((*names)[i]);
-      if (id >= 0 && fits(id, ps->per_pod, &*ps)) {
-        pass[i] = 1;
-      } else {
-        failed[(*names)[i]] = id < 0 ? "node not in the extender's cluster view"
-                                     : "pod does not fit (resources, taints, selector or node state)";
-      }
-    }
+  for (std::size_t i = 0; i < names->size(); ++i) {
+    if (outcome->reason[i] >= 0) failed[(*names)[i]] = outcome->reasons[outcome->reason[i]];
   }
   json result{{"failedNodes", failed}, {"error", ""}};
   if (by_name) {
-    json out = json::array();
+    json kept = json::array();
     for (std::size_t i = 0; i < names->size(); ++i) {
-      if (pass[i]) out.push_back((*names)[i]);
+      if (outcome->reason[i] < 0) kept.push_back((*names)[i]);
     }
-    result["nodenames"] = std::move(out);
+    result["nodenames"] = std::move(kept);
   } else {
     const json& items = *field(*field(args, {"nodes", "Nodes"}), {"items", "Items"});
     json kept = json::array();
     for (std::size_t i = 0; i < names->size(); ++i) {
-      if (pass[i]) kept.push_back(items[i]);
+      if (outcome->reason[i] < 0) kept.push_back(items[i]);
     }
     result["nodes"] = json{
         {"apiVersion", "v1"}, {"kind", "NodeList"}, {"metadata", json::object()}, {"items", std::move(kept)}};
   }
   return result;
+}
+
+std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_names(
+    const json& pod, std::span<const std::string_view> names) {
+  if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
+  std::lock_guard lock(mu_);
+  ++counters_.prioritize_calls;
+  if (auto ok = ensure_index(); !ok) return std::unexpected(ok.error());
+  std::vector<std::int64_t> scores(names.size(), 0);
+  auto key = gang_key(pod);
+  if (!key) return std::unexpected(key.error());
+  if (*key) {
+    // Gang pods: the planned node of this pod's slot scores the maximum, every other node zero.
+    const std::string uid = str_at(member(pod, "metadata"), "uid");
+    std::string planned;
+    if (auto it = plans_.find(**key); it != plans_.end()) {
+      for (const auto& s : it->second.slots) {
+        if (!uid.empty() && s.pod_uid == uid) planned = s.node;
+      }
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (!planned.empty() && names[i] == planned) scores[i] = kMaxExtenderPriority;
+    }
+    return scores;
+  }
+  auto ps = pod_set_request(pod, 1, false);
+  if (!ps) return std::unexpected(ps.error());
+  // Volcano's score is in [0, 1] but small on a large, empty domain; extender scores are integers
+  // 0..10, so the best candidate gets the maximum and the others keep their ratio to it.
+  std::vector<double> raw(names.size(), 0.0);
+  double best = 0.0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const int id = index_->find_node(names[i]);
+    if (id >= 0 && options_.binpack.normal_pod_enable)
+      raw[i] = normal_pod_node_score(*index_, id, ps->per_pod, options_.binpack);
+    best = std::max(best, raw[i]);
+  }
+  if (best <= 0) return scores;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    scores[i] = std::clamp<std::int64_t>(
+        std::llround(raw[i] / best * static_cast<double>(kMaxExtenderPriority)), 0, kMaxExtenderPriority);
+  }
+  return scores;
 }
 
 std::expected<json, Error> ExtenderService::prioritize(const json& args) {
@@ -117,45 +181,11 @@ std::expected<json, Error> ExtenderService::prioritize(const json& args) {
   if (!pod || !pod->is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
   auto names = candidates(args);
   if (!names) return std::unexpected(names.error());
-  std::lock_guard lock(mu_);
-  ++counters_.prioritize_calls;
-  if (auto ok = ensure_index(); !ok) return std::unexpected(ok.error());
+  auto scores = prioritize_names(*pod, views_of(*names));
+  if (!scores) return std::unexpected(scores.error());
   json out = json::array();
-  auto key = gang_key(*pod);
-  if (!key) return std::unexpected(key.error());
-  if (*key) {
-    // Gang pods: the planned node of this pod's slot scores the maximum, every other node zero.
-    const std::string uid = str_at(member(*pod, "metadata"), "uid");
-    std::string planned;
-    if (auto it = plans_.find(**key); it != plans_.end()) {
-      for (const auto& s : it->second.slots) {
-        if (!uid.empty() && s.pod_uid == uid) planned = s.node;
-      }
-    }
-    for (const auto& n : *names)
-      out.push_back({{"host", n}, {"score", n == planned ? kMaxExtenderPriority : 0}});
-    return out;
-  }
-  auto ps = pod_set_request(*pod, 1, false);
-  if (!ps) return std::unexpected(ps.error());
-  // Volcano's score is in [0, 1] but small on a large, empty domain; extender scores are integers
-  // 0..10, so the best candidate gets the maximum and the others keep their ratio to it.
-  std::vector<double> raw(names->size(), 0.0);
-  double best = 0.0;
-  for (std::size_t i = 0; i < names->size(); ++i) {
-    const int id = index_->find_node((*names)[i]);
-    if (id >= 0 && options_.binpack.normal_pod_enable)
-      raw[i] = normal_pod_node_score(*index_, id, ps->per_pod, options_.binpack);
-    best = std::max(best, raw[i]);
-  }
-  for (std::size_t i = 0; i < names->size(); ++i) {
-    const std::int64_t score =
-        best > 0 ? std::clamp<std::int64_t>(
-                       std::llround(raw[i] / best * static_cast<double>(kMaxExtenderPriority)), 0,
-                       kMaxExtenderPriority)
-                 : 0;
-    out.push_back({{"host", (*names)[i]}, {"score", score}});
-  }
+  for (std::size_t i = 0; i < names->size(); ++i)
+    out.push_back({{"host", (*names)[i]}, {"score", (*scores)[i]}});
   return out;
 }
 

@@ -127,7 +127,7 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
 }
 
 std::expected<PlanSlot*, Error> ExtenderService::take_slot(GangPlan& plan, const json& pod,
-                                                           const std::vector<std::string>& offered) {
+                                                           std::span<const std::string_view> offered) {
   const std::string uid = str_at(member(pod, "metadata"), "uid");
   for (auto& slot : plan.slots) {
     if (!uid.empty() && slot.pod_uid == uid) return &slot;

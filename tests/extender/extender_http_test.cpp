@@ -299,7 +299,7 @@ TEST_F(ExtenderHttpTest, RestartKeepsThePlan) {
 TEST_F(ExtenderHttpTest, MalformedJsonIs400WithAMessageAndHealthAndMetricsAnswer) {
   Reply bad = call("POST", "/scheduler/filter", "{not json");
   EXPECT_EQ(bad.status, 400);
-  EXPECT_NE(bad.body.find("not JSON"), std::string::npos) << bad.body;
+  EXPECT_NE(bad.body.find("not valid JSON"), std::string::npos) << bad.body;
   Reply no_nodes = call("POST", "/scheduler/prioritize", R"({"pod": {"metadata": {"name": "x"}}})");
   EXPECT_EQ(no_nodes.status, 400);
   EXPECT_NE(no_nodes.body.find("nodenames"), std::string::npos) << no_nodes.body;

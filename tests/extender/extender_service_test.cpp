@@ -254,6 +254,68 @@ TEST(ExtenderService, MalformedArgsAreErrorsNamingTheField) {
             std::string::npos);
 }
 
+// kube-scheduler's bodies through the text path (filter_body/prioritize_body, what the HTTP routes
+// run) against the tree path (filter/prioritize on a parsed body) of a twin service with the same
+// cluster and history: the answers must be byte-equal, whatever the pod and the candidate list.
+TEST(ExtenderService, TextPathAnswersByteForByteAsTheTreePath) {
+  Fixture tree, text;
+  auto both = [&](const json& args, bool prioritize) {
+    const std::string body = args.dump();
+    auto want = prioritize ? tree.service->prioritize(args) : tree.service->filter(args);
+    auto got = prioritize ? text.service->prioritize_body(body) : text.service->filter_body(body);
+    ASSERT_EQ(want.has_value(), got.has_value()) << body.substr(0, 200);
+    if (!want) {
+      EXPECT_EQ(want.error().message(), got.error().message());
+      return;
+    }
+    EXPECT_EQ(want->dump(), *got) << body.substr(0, 200);
+  };
+  // A name sent twice, a name the cluster does not have, one that needs escaping.
+  std::vector<std::string> names = tree.cluster.node_names;
+  names.push_back(names[3]);
+  names.push_back("not-a-node");
+  names.push_back("odd\"name\\with\ttab\u0001");
+  for (bool prio : {false, true}) {
+    both(args_by_name(pod_object("web", "web-1", "0"), names), prio);
+    both(args_by_name(pod_object("big", "big-1", "0", {}, {}, "1000"), names), prio);
+    both(json{{"pod", pod_object("web", "web-1", "0")}, {"nodenames", json::array()}}, prio);
+    // Other keys kube-scheduler may send, and the Go field spellings.
+    both(json{{"Pod", pod_object("web", "web-1", "0")}, {"NodeNames", names}, {"extra", {{"a", 1}}}}, prio);
+    // Full Node objects, and malformed requests: the tree path answers (errors included).
+    both(json{{"pod", pod_object("web", "web-1", "0")},
+              {"nodes", {{"items", json::array({tree.cluster.nodes[0], tree.cluster.nodes[1]})}}}},
+         prio);
+    both(json{{"nodenames", names}}, prio);
+    both(json{{"pod", pod_object("a", "a", "0")}, {"nodenames", 3}}, prio);
+    both(json{{"pod", pod_object("a", "a", "0")}, {"nodenames", json::array({"n-00-0", 7})}}, prio);
+  }
+  // A gang of 8, pod by pod, each pod filtered then prioritised, with a bad gang-size pod between.
+  for (int i = 0; i < 8; ++i) {
+    auto pod = pod_object("g-" + std::to_string(i), "g-" + std::to_string(i), "1", hard_gang("g", 8, 1));
+    both(args_by_name(pod, names), false);
+    both(args_by_name(pod, names), true);
+  }
+  both(args_by_name(
+           pod_object("x", "x", "1", {{"hypertopo.io/gang", "g2"}, {"hypertopo.io/gang-size", "many"}}),
+           names),
+       false);
+  EXPECT_EQ(tree.service->plans().dump(), text.service->plans().dump());
+  // Every plain body took the text path: 4 per verb above, and the 17 gang calls.
+  EXPECT_EQ(text.service->counters().text_path_calls, 2 * 4 + 17);
+  EXPECT_EQ(tree.service->counters().text_path_calls, 0);
+  // Bodies that are not plain JSON objects: an error, never a crash; bad JSON is named as such.
+  for (const std::string& bad :
+       std::vector<std::string>{"{not json", "[1,2]", "", std::string(200, '['), "{\"pod\":{}} trailing"}) {
+    auto r = text.service->filter_body(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_FALSE(r.error().message().empty());
+  }
+  auto not_json = text.service->prioritize_body("{not json");
+  ASSERT_FALSE(not_json.has_value());
+  EXPECT_NE(not_json.error().message().find("request body: not valid JSON"), std::string::npos)
+      << not_json.error().message();
+}
+
 TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   testing::TempDir dir;
   const auto good = dir.path() / "extender.yaml";

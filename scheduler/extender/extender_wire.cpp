@@ -1,0 +1,211 @@
+// The extender verbs on request bodies as kube-scheduler sends them, answered as JSON text.
+//
+// kube-scheduler posts ExtenderArgs (k8s.io/kube-scheduler/extender/v1) for every pod, twice (filter,
+// then prioritize), each carrying every candidate node's name: at 6,000 nodes that is ~100 KB in
+// and, for filter, a failedNodes map of the same size out. Reading that into a JSON tree and
+// writing the answer from another one costs an allocation per name each way, which is most of the
+// call. Here the body is read with simdjson (the names stay views into the parser's buffer), only the small
+// pod object becomes a tree, and the answer is written straight into one string. Anything but the plain shape
+// (full `nodes` objects, a repeated key, trailing bytes, a body simdjson rejects) takes the tree path, whose
+// answers and errors are the reference.
+#include <simdjson.h>
+
+#include <string>
+#include <vector>
+
+#include "io/json_reader.h"
+#include "scheduler/extender/extender_service.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+// Where one thread keeps its parser between calls. simdjson's DOM parser picks its kernel for the
+// CPU at run time (the on-demand API would be fixed at build time to the portable one).
+struct BodyReader {
+  simdjson::dom::parser parser;
+};
+
+struct PlainArgs {
+  json pod;
+  std::vector<std::string_view> names;  // views into the reader's parser: valid until its next body
+};
+
+bool one_of(std::string_view key, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    if (key == n) return true;
+  }
+  return false;
+}
+
+// The pod and the `nodenames` list of a plain ExtenderArgs body; nullopt for any other shape.
+std::optional<PlainArgs> read_plain_args(BodyReader& reader, std::string_view body) {
+  simdjson::dom::element doc;
+  if (reader.parser.parse(body.data(), body.size()).get(doc)) return std::nullopt;
+  simdjson::dom::object object;
+  if (doc.get_object().get(object)) return std::nullopt;
+  PlainArgs out;
+  bool have_pod = false, have_names = false;
+  for (auto [key, value] : object) {
+    if (one_of(key, {"pod", "Pod"})) {
+      if (have_pod || !value.is_object()) return std::nullopt;
+      auto pod = io::parse_json(simdjson::minify(value), "ExtenderArgs.pod");
+      if (!pod) return std::nullopt;
+      out.pod = std::move(*pod);
+      have_pod = true;
+    } else if (one_of(key, {"nodenames", "NodeNames", "nodeNames"})) {
+      simdjson::dom::array names;
+      if (have_names || value.get_array().get(names)) return std::nullopt;
+      out.names.reserve(names.size());
+      for (auto element : names) {
+        std::string_view name;
+        if (element.get_string().get(name)) return std::nullopt;
+        out.names.push_back(name);
+      }
+      have_names = true;
+    } else if (one_of(key, {"nodes", "Nodes"})) {
+      return std::nullopt;  // full Node objects: the tree path keeps and returns them
+    }
+  }
+  if (!have_pod || !have_names) return std::nullopt;
+  return out;
+}
+
+BodyReader& thread_reader() {
+  thread_local BodyReader reader;
+  return reader;
+}
+
+void append_json_string(std::string& out, std::string_view text) {
+  out.push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out.push_back(kHex[(c >> 4) & 0xf]);
+          out.push_back(kHex[c & 0xf]);
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+// The tree path: the body parsed whole (depth-bounded), answered by the JSON verb.
+std::expected<std::string, Error> tree_path(std::string_view body,
+                                            std::expected<json, Error> (ExtenderService::*verb)(const json&),
+                                            ExtenderService& service) {
+  auto args = io::parse_json(body, "request body");
+  if (!args) return std::unexpected(args.error());
+  auto answer = (service.*verb)(*args);
+  if (!answer) return std::unexpected(answer.error());
+  return answer->dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+void ExtenderService::count_text_path() {
+  std::lock_guard lock(mu_);
+  ++counters_.text_path_calls;
+}
+
+std::expected<std::string, Error> ExtenderService::filter_body(std::string_view body) {
+  BodyReader& reader = thread_reader();
+  auto args = read_plain_args(reader, body);
+  if (!args) return tree_path(body, &ExtenderService::filter, *this);
+  count_text_path();
+  auto outcome = filter_names(args->pod, args->names);
+  if (!outcome) return std::unexpected(outcome.error());
+  std::string out;
+  if (!outcome->error.empty()) {
+    out = "{\"error\":";
+    append_json_string(out, outcome->error);
+    out += "}";
+    return out;
+  }
+  // The keys in the order the tree path writes them (sorted), so both answers are byte-equal.
+  std::size_t bytes = 64;
+  for (std::string_view n : args->names) bytes += n.size() + 4;
+  out.reserve(bytes);
+  out += "{\"error\":\"\",\"failedNodes\":{";
+  bool first = true;
+  std::vector<std::string> quoted_reasons;
+  for (const std::string& r : outcome->reasons) {
+    std::string q;
+    append_json_string(q, r);
+    quoted_reasons.push_back(std::move(q));
+  }
+  // failedNodes is a map: a name sent twice is one key, as in the tree path (the last one wins there,
+  // and both entries carry the same reason).
+  std::vector<std::size_t> failed;
+  for (std::size_t i = 0; i < args->names.size(); ++i) {
+    if (outcome->reason[i] >= 0) failed.push_back(i);
+  }
+  std::sort(failed.begin(), failed.end(), [&](std::size_t a, std::size_t b) {
+    return args->names[a] != args->names[b] ? args->names[a] < args->names[b] : a < b;
+  });
+  for (std::size_t k = 0; k < failed.size(); ++k) {
+    const std::size_t i = failed[k];
+    if (k + 1 < failed.size() && args->names[failed[k + 1]] == args->names[i]) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(out, args->names[i]);
+    out.push_back(':');
+    out += quoted_reasons[static_cast<std::size_t>(outcome->reason[i])];
+  }
+  out += "},\"nodenames\":[";
+  first = true;
+  for (std::size_t i = 0; i < args->names.size(); ++i) {
+    if (outcome->reason[i] >= 0) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    append_json_string(out, args->names[i]);
+  }
+  out += "]}";
+  return out;
+}
+
+std::expected<std::string, Error> ExtenderService::prioritize_body(std::string_view body) {
+  BodyReader& reader = thread_reader();
+  auto args = read_plain_args(reader, body);
+  if (!args) return tree_path(body, &ExtenderService::prioritize, *this);
+  count_text_path();
+  auto scores = prioritize_names(args->pod, args->names);
+  if (!scores) return std::unexpected(scores.error());
+  std::string out;
+  std::size_t bytes = 2;
+  for (std::string_view n : args->names) bytes += n.size() + 24;
+  out.reserve(bytes);
+  out.push_back('[');
+  for (std::size_t i = 0; i < args->names.size(); ++i) {
+    if (i) out.push_back(',');
+    out += "{\"host\":";
+    append_json_string(out, args->names[i]);
+    out += ",\"score\":";
+    out += std::to_string((*scores)[i]);
+    out.push_back('}');
+  }
+  out.push_back(']');
+  return out;
+}
+
+}  // namespace hypertopo::scheduler
