@@ -161,10 +161,10 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
   // 0..10, so the best candidate gets the maximum and the others keep their ratio to it.
   std::vector<double> raw(names.size(), 0.0);
   double best = 0.0;
+  NormalPodScorer scorer(*index_, ps->per_pod, options_.binpack);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const int id = index_->find_node(names[i]);
-    if (id >= 0 && options_.binpack.normal_pod_enable)
-      raw[i] = normal_pod_node_score(*index_, id, ps->per_pod, options_.binpack);
+    if (id >= 0 && options_.binpack.normal_pod_enable) raw[i] = scorer.score(id);
     best = std::max(best, raw[i]);
   }
   if (best <= 0) return scores;

@@ -242,11 +242,10 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
   if (ps.mode == TopologyMode::kNone && layers_.empty()) {
     // Normal pods: each node ranked by the fading-tier score for one pod.
     std::vector<std::pair<double, int>> ranked;
+    NormalPodScorer scorer(index_, ps.per_pod, weights_);
     for (std::size_t n = 0; n < node_fit_.size(); ++n) {
       if (node_fit_[n] <= 0) continue;
-      double s = weights_.normal_pod_enable
-                     ? normal_pod_node_score(index_, static_cast<int>(n), ps.per_pod, weights_)
-                     : 0.0;
+      double s = weights_.normal_pod_enable ? scorer.score(static_cast<int>(n)) : 0.0;
       ranked.emplace_back(s, static_cast<int>(n));
     }
     std::stable_sort(ranked.begin(), ranked.end(),

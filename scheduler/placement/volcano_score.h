@@ -16,6 +16,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "scheduler/index/topology_index.h"
 
@@ -35,5 +36,29 @@ double hypernode_binpack_score(const TopologyIndex& index, int domain, const Res
 // The fading-tier score in [0, 1] of one pod with `request` on `node`.
 double normal_pod_node_score(const TopologyIndex& index, int node, const ResourceAmounts& request,
                              const BinpackWeights& weights);
+
+// normal_pod_node_score for many nodes and one pod: each domain's binpack score is computed once
+// and the weighted resources are resolved to the index's ids once, so scoring every node of a large
+// cluster costs one pass over its domains plus a walk up each node's branch. Scores are equal to
+// normal_pod_node_score's. Holds references: `index`, `request` and `weights` must outlive it.
+class NormalPodScorer {
+ public:
+  NormalPodScorer(const TopologyIndex& index, const ResourceAmounts& request, const BinpackWeights& weights);
+  double score(int node);
+
+ private:
+  double domain_score(int domain);
+
+  struct Weighted {
+    int resource = -1;  // the index's id; -1 when no node offers it
+    std::int64_t request = 0;
+    int weight = 0;
+  };
+  const TopologyIndex& index_;
+  std::vector<Weighted> weighted_;    // in the weights' order, as hypernode_binpack_score sums them
+  std::vector<double> tier_weight_;   // [t] = fading^(t-1), t = 1 .. max tier + 1
+  std::vector<double> domain_score_;  // NaN until computed
+  std::vector<int> branch_;           // scratch: the node's domains, lowest first
+};
 
 }  // namespace hypertopo::scheduler

@@ -106,6 +106,31 @@ TEST(VolcanoNormalPod, NodeOutsideEveryHyperNodeAndTheVirtualTop) {
               1e-12);
 }
 
+// The scorer the extender and the engine use over many nodes gives normal_pod_node_score's value,
+// to the bit, for every node and pod shape (a resource no node offers, an overflow, GPUs).
+TEST(VolcanoNormalPod, ScorerEqualsTheOneNodeScoreOnEveryNode) {
+  std::vector<NodeSpec> nodes = {node("n1", 8000), node("n2", 8000), node("n3", 8000), node("n4", 4000),
+                                 node("n5", 4000)};
+  auto index = TopologyIndex::from_hypernodes(
+      {{"leaf-a", 1, "", {exact_node("n1"), exact_node("n2")}},
+       {"leaf-b", 1, "", {exact_node("n3")}},
+       {"spine", 2, "", {exact_hn("leaf-a"), exact_hn("leaf-b"), exact_node("n4")}}},
+      nodes, {{"p1", "n1", {{"cpu", 1000}}}, {"p2", "n3", {{"cpu", 4000}}}});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  BinpackWeights w;
+  w.fading = 0.7;
+  w.resources = {{"cpu", 2}, {"memory", 1}, {"nvidia.com/gpu", 3}, {"pods", 0}};
+  const std::vector<ResourceAmounts> pods = {
+      {{"cpu", 1000}}, {{"cpu", 5000}}, {{"cpu", 100}, {"nvidia.com/gpu", 1}}, {}, {{"cpu", 30000}}};
+  for (const auto& pod : pods) {
+    NormalPodScorer scorer(*index, pod, w);
+    for (const char* n : {"n1", "n2", "n3", "n4", "n5", "n1"}) {
+      const int id = index->find_node(n);
+      EXPECT_EQ(scorer.score(id), normal_pod_node_score(*index, id, pod, w)) << n;
+    }
+  }
+}
+
 // spine-1 = {leaf-1 = {n1, n2}, leaf-2 = {n3, n4}}, spine-2 = {leaf-3 = {n5, n6}, leaf-4 = {n7, n8}};
 // every node has 8 GPUs.
 std::expected<TopologyIndex, Error> two_spines(const std::vector<BoundPod>& pods = {}) {
