@@ -254,6 +254,32 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
       enabled = e["value"].as<std::string>() == "true";
   }
   EXPECT_TRUE(enabled);
+
+  // What the leader does with Nodes, all bound to the agent's service account: list and watch them
+  // (the tree's hosts), get and merge-patch their labels. Never update (a PUT would overwrite
+  // fields others own) and never delete.
+  std::set<std::string> bound_roles;
+  for (const auto& b : of_kind(r, "ClusterRoleBinding")) {
+    for (const auto& subject : b["subjects"]) {
+      if (subject["kind"].as<std::string>() == "ServiceAccount" &&
+          subject["name"].as<std::string>() == "hypertopo-agent" &&
+          subject["namespace"].as<std::string>() == "hypertopo-system")
+        bound_roles.insert(b["roleRef"]["name"].as<std::string>());
+    }
+  }
+  std::set<std::string> node_verbs;
+  for (const auto& role : of_kind(r, "ClusterRole")) {
+    if (!bound_roles.contains(role["metadata"]["name"].as<std::string>())) continue;
+    for (const auto& rule : role["rules"]) {
+      if (!has(rule["resources"], "nodes") || !has(rule["apiGroups"], "")) continue;
+      for (const auto& v : rule["verbs"]) node_verbs.insert(v.as<std::string>());
+    }
+  }
+  EXPECT_EQ(node_verbs, (std::set<std::string>{"get", "list", "watch", "patch"}));
+  // The overlay runs the example config: the environment turns the export on, nothing else changes.
+  auto maps = of_kind(r, "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0]["data"]["config.yaml"].as<std::string>(), read_text(kDeploy / "base" / "config.yaml"));
 }
 
 // The extender is a sidecar of its kube-scheduler: both in one pod, the extender on loopback and the
