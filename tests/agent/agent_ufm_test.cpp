@@ -194,6 +194,105 @@ struct AgentUnderTest {
   }
 };
 
+std::string base64(const std::string& in) {
+  static const char* const kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    const unsigned v = (static_cast<unsigned char>(in[i]) << 16) |
+                       (static_cast<unsigned char>(in[i + 1]) << 8) | static_cast<unsigned char>(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
+  }
+  if (i + 1 == in.size()) {
+    const unsigned v = static_cast<unsigned char>(in[i]) << 16;
+    out += std::string{kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63]} + "==";
+  } else if (i + 2 == in.size()) {
+    const unsigned v =
+        (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
+    out += std::string{kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63]} + "=";
+  }
+  return out;
+}
+
+nlohmann::json ufm_secret(const std::string& password) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Secret"},
+          {"metadata", {{"name", "hypertopo-ufm-credentials"}, {"namespace", "hypertopo-system"}}},
+          {"type", "Opaque"},
+          {"data", {{"username", base64("ufm-admin")}, {"password", base64(password)}}}};
+}
+
+// Volcano's credentials.secretRef: the Secret lives in the cluster, the agent reads it through the API
+// on every run (base RBAC: `get` on that one name), so rotating it there is picked up by the next run.
+TEST(AgentUfm, CredentialsFromTheSecretRefReadThroughTheApiOnEveryRunWithARotatedPassword) {
+  AgentUnderTest agent;
+  ASSERT_TRUE(agent.connect().has_value());
+  testing::FakeUfmServer ufm;
+  ufm.set_basic_auth("ufm-admin", "first-Secr3t");
+  auto fabric = testing::generate_ufm_fabric({.pods = 1, .leaves_per_pod = 2, .hosts_per_leaf = 4});
+  ufm.set_records("ports", fabric.ports);
+  ufm.set_records("links", fabric.links);
+  ASSERT_TRUE(ufm.start().has_value());
+  testing::write_text(agent.dir.path() / "ufm-ca" / "ca.crt", ufm.ca_pem());
+  auto stored = agent.admin->create(k8s::kSecretsResource, "hypertopo-system", ufm_secret("first-Secr3t"));
+  ASSERT_TRUE(stored) << stored.error().error.message();
+
+  auto started = agent.start(
+      "sources:\n"
+      "  - kind: ufm\n"
+      "    interval: 1s\n"
+      "    config:\n"
+      "      endpoint: " +
+      ufm.url() +
+      "\n"
+      "      credentials: {secretRef: {name: hypertopo-ufm-credentials}}\n"
+      "      caFile: " +
+      (agent.dir.path() / "ufm-ca" / "ca.crt").string() +
+      "\n"
+      "reconcile: {debounce: 100ms, resync: 1h}\n"
+      "leaderElection: {leaseDuration: 1500ms, renewDeadline: 1000ms, retryPeriod: 200ms}\n");
+  ASSERT_TRUE(started) << started.error().message();
+  const std::string ok = "hypertopo_discovery_runs_total{source=\"ufm\",outcome=\"ok\"}";
+  const std::string error = "hypertopo_discovery_runs_total{source=\"ufm\",outcome=\"error\"}";
+  ASSERT_TRUE(eventually([&] {
+    const auto s = agent.daemon->counters().last_summary;
+    return s.starts_with("created=") && !s.starts_with("created=0 ");
+  })) << agent.daemon->counters().last_summary;
+  // Every fresh run reads the Secret again.
+  ASSERT_TRUE(eventually([&] { return agent.series(ok) >= 2; }, 10s));
+  EXPECT_GE(agent.secret_reads.load(), 2);
+
+  // UFM's password changes before the Secret does: each run is refused, the tree stays.
+  ufm.set_basic_auth("ufm-admin", "second-Secr3t");
+  ASSERT_TRUE(eventually([&] { return agent.series(error) >= 2; }, 10s));
+  const double refused_runs = agent.series(error);
+  // The admin updates the Secret in the cluster: the next run reads it and succeeds.
+  const double ok_before = agent.series(ok);
+  const int reads_before = agent.secret_reads.load();
+  auto rotated = agent.admin->update_with_retry(k8s::kSecretsResource, "hypertopo-system",
+                                                "hypertopo-ufm-credentials", [](nlohmann::json& o) {
+                                                  o["data"] = ufm_secret("second-Secr3t")["data"];
+                                                  return true;
+                                                });
+  ASSERT_TRUE(rotated) << rotated.error().error.message();
+  ASSERT_TRUE(eventually([&] { return agent.series(ok) > ok_before; }, 10s));
+  EXPECT_GT(agent.secret_reads.load(), reads_before);
+  agent.daemon->stop();
+  std::printf(
+      "[agent-numbers] UFM secretRef: %d Secret read(s) through the API, %g refused run(s) before the "
+      "rotation reached the Secret, picked up by the next run\n",
+      agent.secret_reads.load(), refused_runs);
+
+  // Neither password, nor its base64 form, in any line the agent logged.
+  std::lock_guard lock(agent.mutex);
+  ASSERT_FALSE(agent.lines.empty());
+  const std::vector<std::string> secrets = {"first-Secr3t", "second-Secr3t", base64("first-Secr3t"),
+                                            base64("second-Secr3t")};
+  for (const auto& line : agent.lines) {
+    for (const auto& secret : secrets) EXPECT_EQ(line.find(secret), std::string::npos) << line;
+  }
+}
+
 // A warning a source raises on every run (here UFM's TLS verification off) reaches the log once and
 // hypertopo_source_warnings_total once, however many runs repeat it.
 TEST(AgentUfm, ASourceWarningIsLoggedOnceAndCountedOnceOverManyRuns) {

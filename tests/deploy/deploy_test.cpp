@@ -282,6 +282,42 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
   EXPECT_EQ(maps[0]["data"]["config.yaml"].as<std::string>(), read_text(kDeploy / "base" / "config.yaml"));
 }
 
+// credentials.secretRef: the agent reads the UFM Secret through the API, so every overlay lets its
+// service account `get` exactly that Secret, in its own namespace, and nothing else about Secrets.
+TEST_F(DeployTest, TheAgentMayGetOnlyTheUfmSecretAndOnlyInItsNamespace) {
+  for (const char* name : {"default", "ufm", "node-labels"}) {
+    Rendered r = overlay(name);
+    for (const auto& role : of_kind(r, "ClusterRole")) {
+      for (const auto& rule : role["rules"]) EXPECT_FALSE(has(rule["resources"], "secrets")) << name;
+    }
+    std::set<std::string> bound;
+    for (const auto& b : of_kind(r, "RoleBinding")) {
+      for (const auto& subject : b["subjects"]) {
+        if (subject["name"].as<std::string>() == "hypertopo-agent")
+          bound.insert(b["roleRef"]["name"].as<std::string>());
+      }
+    }
+    int secret_rules = 0;
+    for (const auto& role : of_kind(r, "Role")) {
+      for (const auto& rule : role["rules"]) {
+        if (!has(rule["resources"], "secrets")) continue;
+        ++secret_rules;
+        EXPECT_EQ(role["metadata"]["namespace"].as<std::string>(), "hypertopo-system") << name;
+        EXPECT_TRUE(bound.contains(role["metadata"]["name"].as<std::string>())) << name;
+        ASSERT_EQ(rule["resourceNames"].size(), 1u) << name;
+        EXPECT_EQ(rule["resourceNames"][0].as<std::string>(), "hypertopo-ufm-credentials") << name;
+        ASSERT_EQ(rule["verbs"].size(), 1u) << name;
+        EXPECT_EQ(rule["verbs"][0].as<std::string>(), "get") << name;
+      }
+    }
+    EXPECT_EQ(secret_rules, 1) << name;
+  }
+  // The ufm overlay's config names that Secret for the secretRef form.
+  EXPECT_NE(read_text(kDeploy / "overlays" / "ufm" / "config-ufm.yaml")
+                .find("credentials: {secretRef: {name: hypertopo-ufm-credentials}}"),
+            std::string::npos);
+}
+
 // The extender is a sidecar of its kube-scheduler: both in one pod, the extender on loopback and the
 // scheduler calling it there, so no other client can create gang plans.
 TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) {
