@@ -377,6 +377,50 @@ TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
   EXPECT_TRUE(secret_by_name);
 }
 
+// The live walk (ibnetdisc) goes through the host's umad devices: an overlay whose agent config
+// enables it mounts /dev/infiniband and adds CAP_IPC_LOCK, and one that does not grants neither.
+TEST_F(DeployTest, AnOverlayThatWalksTheFabricMountsTheUmadDevicesAndNoOtherDoes) {
+  std::set<std::string> walking;
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
+    const std::string name = dir.path().filename().string();
+    Rendered r = overlay(name);
+    auto ds = of_kind(r, "DaemonSet");
+    if (ds.empty()) continue;  // the extender
+    std::string config_text;
+    for (const auto& m : of_kind(r, "ConfigMap")) {
+      if (m["metadata"]["name"].as<std::string>().starts_with("hypertopo-agent-config"))
+        config_text = m["data"]["config.yaml"].as<std::string>();
+    }
+    ASSERT_FALSE(config_text.empty()) << name;
+    const YAML::Node config = YAML::Load(config_text);
+    bool walks = false;
+    for (const auto& source : config["sources"]) {
+      if (source["kind"].as<std::string>() == "ibnetdisc" &&
+          (!source["enabled"] || source["enabled"].as<bool>()))
+        walks = true;
+    }
+    const YAML::Node pod = ds[0]["spec"]["template"]["spec"];
+    const YAML::Node c = pod["containers"][0];
+    bool device_mounted = false;
+    for (const auto& m : c["volumeMounts"]) {
+      if (m["mountPath"].as<std::string>() != "/dev/infiniband") continue;
+      for (const auto& v : pod["volumes"]) {
+        if (v["name"].as<std::string>() == m["name"].as<std::string>() && v["hostPath"])
+          device_mounted = v["hostPath"]["path"].as<std::string>() == "/dev/infiniband";
+      }
+    }
+    const bool ipc_lock = has(c["securityContext"]["capabilities"]["add"], "IPC_LOCK");
+    EXPECT_EQ(device_mounted, walks) << name
+                                     << (walks ? " walks without the umad devices" : " mounts them unused");
+    EXPECT_EQ(ipc_lock, walks) << name;
+    EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL")) << name;
+    EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>()) << name;
+    if (walks) walking.insert(name);
+  }
+  EXPECT_EQ(walking, (std::set<std::string>{"ib-walk"}));
+}
+
 }  // namespace
 
 // The README shows the one example config; it must be the file the ConfigMap is built from.
