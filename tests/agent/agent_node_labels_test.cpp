@@ -262,10 +262,20 @@ TEST_F(AgentNodeLabels, TierLabelsAppearStayUnwrittenAndLeaveWithTheNodeWhileOth
   EXPECT_NE(metrics.find("hypertopo_node_label_writes_total{outcome=\"ok\"} 7"), std::string::npos)
       << metrics;
   EXPECT_EQ(lines_matching("node labels: demo-su01-node003 -hypertopo.io/tier-").size(), 1u);
+
+  // A new leader (the pod restarted, or another one took over) starts from its own lists and finds
+  // every Node as it should be.
+  daemon_->stop();
+  const int before_failover = node_patches_.load();
+  start(config_yaml("{nodeLabels: {enabled: true}}"));
+  ASSERT_TRUE(eventually([&] { return !daemon_->counters().last_label_summary.empty(); }));
+  EXPECT_EQ(daemon_->counters().last_label_summary, "patched=0 unchanged=6 failed=0 held=0");
+  const int failover_sync = node_patches_.load() - before_failover;
+  EXPECT_EQ(failover_sync, 0);
   std::printf(
       "[agent-numbers] node labels: first sync %d Node write(s) (5 labelled, 1 stale key removed); "
-      "unchanged sync %d; a Node leaving the tree %d\n",
-      first_sync, unchanged_sync, leave_sync);
+      "unchanged sync %d; a Node leaving the tree %d; a new leader %d\n",
+      first_sync, unchanged_sync, leave_sync, failover_sync);
 }
 
 // topographCompatible adds NVIDIA topograph v1.0's keys: tier-0 is the switch closest to the node
