@@ -7,6 +7,7 @@
 #include <set>
 
 #include "agent/reconciler/hypernode_reconciler.h"
+#include "agent/reconciler/node_label_reconciler.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
@@ -93,6 +94,14 @@ std::string comma_list_of(const std::vector<std::string>& items, std::size_t n) 
   std::string out;
   for (std::size_t i = 0; i < items.size() && i < n; ++i) out += (i ? ", " : "") + items[i];
   return out;
+}
+
+NodeLabelExportOptions label_export_options(const AgentConfig& config) {
+  NodeLabelExportOptions options;
+  options.enabled = config.export_node_labels;
+  options.labels.key_prefix = config.node_label_prefix;
+  options.labels.topograph_compatible = config.topograph_labels;
+  return options;
 }
 
 double unix_seconds() {
@@ -552,30 +561,36 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, stop, d, [] { return false; });
   };
-  auto apply = [&](const json& object, bool deleted) {
+  // Applies one object to the leader's view; false when the change cannot alter the tree.
+  auto apply = [&](const json& object, bool deleted) -> bool {
     const std::string name = object_name(object);
-    if (name.empty()) return;
+    if (name.empty()) return false;
     std::lock_guard lock(mutex_);
     if (!reports) {
       if (deleted) {
         nodes_.erase(name);
-      } else {
-        nodes_[name] = object;
+        return true;
       }
-      return;
+      auto it = nodes_.find(name);
+      // The export's own label patches come back through this watch: they need no rebuild.
+      const bool matters =
+          it == nodes_.end() || !differs_only_in_export(it->second, object, label_export_options(config_));
+      nodes_[name] = object;
+      return matters;
     }
     if (deleted) {
       reports_.erase(name);
-      return;
+      return true;
     }
     auto parsed = topology::parse_node_report(object);
     if (!parsed) {
       // One bad report must not stop the others from counting; it is left out and said so.
       log(LogLevel::kWarn, "NodeReport " + name + " left out: " + parsed.error().message());
       reports_.erase(name);
-      return;
+      return true;
     }
     reports_[name] = std::move(*parsed);
+    return true;
   };
   while (!stop.stop_requested()) {
     if (need_list) {
@@ -607,8 +622,7 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
         resource, ns, {.resource_version = rv},
         [&](const k8s::WatchEvent& e) {
           if (e.type == k8s::WatchEvent::Type::kBookmark) return true;
-          apply(e.object, e.type == k8s::WatchEvent::Type::kDeleted);
-          mark_dirty();
+          if (apply(e.object, e.type == k8s::WatchEvent::Type::kDeleted)) mark_dirty();
           return true;
         },
         stop);
@@ -725,6 +739,55 @@ void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
   warnings_seen_ = std::move(now);
 }
 
+void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tree* tree,
+                                   bool allow_removal) {
+  const NodeLabelExportOptions options = label_export_options(config);
+  NodeLabelPlan plan;
+  {
+    // Planned over the watch's view in place: Node objects are large, and there may be thousands.
+    std::lock_guard lock(mutex_);
+    plan = plan_node_labels(tree, nodes_, options, allow_removal);
+  }
+  NodeLabelReconciler reconciler(*deps_.client, options);
+  const NodeLabelResult result = reconciler.apply(plan);
+  auto& label_writes = deps_.metrics->counter("hypertopo_node_label_writes_total", "", {"outcome"});
+  int sent = 0;
+  for (const auto& [outcome, n] : result.writes) {
+    label_writes.inc({outcome}, n);
+    deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"}).inc({"patch", outcome}, n);
+    sent += n;
+  }
+  deps_.metrics->gauge("hypertopo_node_labels_held", "", {}).set({}, result.held);
+  {
+    std::lock_guard lock(mutex_);
+    counters_.node_label_writes += sent;
+    counters_.last_label_summary = result.summary_line();
+    // What the server stored now stands in the view, so a rebuild before the watch event comes
+    // does not send the same patch again.
+    for (const auto& [name, object] : result.stored) {
+      if (nodes_.contains(name)) nodes_[name] = object;
+    }
+  }
+  // One line per changed Node, up to a handful; a whole-fabric relabel is one more line.
+  constexpr std::size_t kLinesShown = 10;
+  for (std::size_t i = 0; i < result.changes.size() && i < kLinesShown; ++i) {
+    const auto& c = result.changes[i];
+    if (c.error.empty()) {
+      log(LogLevel::kInfo, "node labels: " + c.node + " " + c.detail);
+    } else {
+      log(LogLevel::kWarn, "node labels: " + c.node + " not written (" + c.detail + "): " + c.error);
+    }
+  }
+  if (result.changes.size() > kLinesShown) {
+    log(LogLevel::kInfo, "node labels: " + std::to_string(result.changes.size() - kLinesShown) +
+                             " more Node(s) changed; in all " + result.summary_line());
+  }
+  if (!config.export_node_labels && result.patched > 0) {
+    log(LogLevel::kInfo, "node label export is off: its labels were removed from " +
+                             std::to_string(result.patched) + " Node(s)");
+  }
+}
+
 void AgentDaemon::rebuild() {
   AgentConfig cfg;
   std::vector<topology::NodeReport> reports;
@@ -743,6 +806,9 @@ void AgentDaemon::rebuild() {
     deps_.metrics->counter("hypertopo_reconcile_failures_total", "", {}).inc({});
     log(LogLevel::kError, why);
   };
+  // With the export off, the keys it once wrote come off whatever discovery does: that needs no
+  // tree, and a broken source must not keep labels the admin turned off.
+  if (!cfg.export_node_labels) sync_node_labels(cfg, nullptr, true);
 
   discoverers::PipelineInput input;
   std::vector<SourceConfig> leader_sources;
@@ -810,6 +876,9 @@ void AgentDaemon::rebuild() {
   deps_.metrics->gauge("hypertopo_held_deletions", "", {}).set({}, result->held);
   if (result->held > 0)
     deps_.metrics->counter("hypertopo_held_deletions_total", "", {}).inc({}, result->held);
+  // Node labels follow the same tree, and the same rule for taking things away: nothing is removed
+  // while discovery is incomplete or the HyperNode deletions were held back.
+  if (cfg.export_node_labels) sync_node_labels(cfg, &run->tree, run->complete && result->held == 0);
   for (const auto& a : result->actions) {
     if (a.kind == ActionKind::kUnchanged) continue;
     log(a.kind == ActionKind::kFailed || a.kind == ActionKind::kForeign ? LogLevel::kWarn : LogLevel::kInfo,
@@ -828,9 +897,14 @@ void AgentDaemon::rebuild() {
   deps_.metrics->gauge("hypertopo_last_reconcile_success_timestamp_seconds", "", {}).set({}, unix_seconds());
   char took[32];
   std::snprintf(took, sizeof took, "%.3f", seconds);
+  std::string labels;
+  if (cfg.export_node_labels) {
+    std::lock_guard lock(mutex_);
+    labels = "; node labels " + counters_.last_label_summary;
+  }
   log(LogLevel::kInfo, std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) +
                            " NodeReports, " + std::to_string(node_items.size()) + " Nodes" +
-                           (run->complete ? "" : ", discovery incomplete") + "): " + summary);
+                           (run->complete ? "" : ", discovery incomplete") + "): " + summary + labels);
 }
 
 }  // namespace hypertopo::agent

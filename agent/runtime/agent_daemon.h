@@ -4,9 +4,10 @@
 // result as its NodeReport, writing only when the facts changed (probedAt alone is no change). All
 // pods compete for one Lease; the leader watches NodeReports and Nodes, and on changes — debounced,
 // so that a burst of a thousand events costs one rebuild — runs the leader sources through the
-// discovery pipeline with the published reports and reconciles the HyperNodes. Fabric sources that
-// do not read NodeReports (ib-fabric, ufm, ibnetdiscover, demo) run at their own interval; rebuilds
-// in between reuse their last result. A failing source is logged and counted, the others go on,
+// discovery pipeline with the published reports and reconciles the HyperNodes (and, with
+// exports.nodeLabels, the Nodes' tier labels: agent/reconciler/node_label_reconciler.h). Fabric
+// sources that do not read NodeReports (ib-fabric, ufm, ibnetdiscover, demo) run at their own
+// interval; rebuilds in between reuse their last result. A failing source is logged and counted, the others go on,
 // and the incomplete result deletes nothing (the reconciler's rule). Losing the Lease stops the
 // leader's loops before anyone else may take over.
 //
@@ -97,11 +98,13 @@ class AgentDaemon {
   bool leading() const;
   bool ready() const;
   struct Counters {
-    int probes = 0;            // node probe rounds
-    int reports_written = 0;   // NodeReport creates and updates sent
-    int rebuilds = 0;          // leader discover -> build -> reconcile cycles that have ended
-    int source_runs = 0;       // leader source runs (cached results not counted)
-    std::string last_summary;  // the last reconcile's summary line
+    int probes = 0;                  // node probe rounds
+    int reports_written = 0;         // NodeReport creates and updates sent
+    int rebuilds = 0;                // leader discover -> build -> reconcile cycles that have ended
+    int source_runs = 0;             // leader source runs (cached results not counted)
+    int node_label_writes = 0;       // Node label PATCHes sent (exports.nodeLabels)
+    std::string last_summary;        // the last reconcile's summary line
+    std::string last_label_summary;  // the last node label sync's summary line ("" before the first)
   };
   Counters counters() const;
 
@@ -121,6 +124,8 @@ class AgentDaemon {
   std::expected<std::map<std::string, std::string>, Error> read_secret(const std::string& ns,
                                                                        const std::string& name);
   void report_warnings(const discoverers::PipelineResult& run);
+  // Node labels (exports.nodeLabels) after a rebuild: `tree` null takes our keys off every Node.
+  void sync_node_labels(const AgentConfig& config, const topology::Tree* tree, bool allow_removal);
 
   AgentIdentity identity_;
   AgentDeps deps_;

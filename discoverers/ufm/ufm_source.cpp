@@ -21,10 +21,14 @@ class UfmSource final : public Discoverer {
     options.page_size = config_.page_size;
     std::vector<std::string> warnings;
     options.log = [&](const std::string& line) {
-      // The client's one warning (TLS verification off) is the admin's business: it goes with the
-      // result, so the agent logs it once per change and counts it.
-      if (line.find("warning:") != std::string::npos) warnings.push_back(line);
-      if (deps_.log) deps_.log(line);
+      // The client's warnings (TLS verification off) are the admin's business: they go with the
+      // result only, so the agent logs each once per change and counts it, and the command line
+      // prints it once.
+      if (line.find("warning:") != std::string::npos) {
+        warnings.push_back(line);
+      } else if (deps_.log) {
+        deps_.log(line);
+      }
     };
     if (!config_.secret_name.empty()) {
       const std::string where =

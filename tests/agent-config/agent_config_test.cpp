@@ -617,6 +617,25 @@ TEST(AgentConfig, TheUfmOverlayConfigLoads) {
   EXPECT_EQ(config->sources[2].interval, 10min);
 }
 
+// The ib-walk overlay's config: the live walk on the leader, the probes on every pod. The base
+// config lists the walk switched off (its DaemonSet has no umad devices).
+TEST(AgentConfig, TheIbWalkOverlayConfigWalksAndTheBaseConfigDoesNot) {
+  ScopedEnv env(kEnv, nullptr);
+  auto walk = load_agent_config(fs::path(HYPERTOPO_SOURCE_DIR) / "deploy" / "overlays" / "ib-walk" /
+                                "config-ib-walk.yaml");
+  ASSERT_TRUE(walk.has_value()) << walk.error().message();
+  auto base = load_agent_config(fs::path(HYPERTOPO_SOURCE_DIR) / "deploy" / "base" / "config.yaml");
+  ASSERT_TRUE(base.has_value()) << base.error().message();
+  auto walks = [](const AgentConfig& c) {
+    for (const auto& s : c.sources) {
+      if (s.kind == "ibnetdisc" && s.enabled) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(walks(*walk));
+  EXPECT_FALSE(walks(*base));
+}
+
 // The README's list of source config keys says what each source's parser accepts.
 TEST(AgentConfig, TheReadmeListsEverySourcesKeys) {
   const std::string readme = testing::read_text(fs::path(HYPERTOPO_SOURCE_DIR) / "README.md");

@@ -254,6 +254,68 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
       enabled = e["value"].as<std::string>() == "true";
   }
   EXPECT_TRUE(enabled);
+
+  // What the leader does with Nodes, all bound to the agent's service account: list and watch them
+  // (the tree's hosts), get and merge-patch their labels. Never update (a PUT would overwrite
+  // fields others own) and never delete.
+  std::set<std::string> bound_roles;
+  for (const auto& b : of_kind(r, "ClusterRoleBinding")) {
+    for (const auto& subject : b["subjects"]) {
+      if (subject["kind"].as<std::string>() == "ServiceAccount" &&
+          subject["name"].as<std::string>() == "hypertopo-agent" &&
+          subject["namespace"].as<std::string>() == "hypertopo-system")
+        bound_roles.insert(b["roleRef"]["name"].as<std::string>());
+    }
+  }
+  std::set<std::string> node_verbs;
+  for (const auto& role : of_kind(r, "ClusterRole")) {
+    if (!bound_roles.contains(role["metadata"]["name"].as<std::string>())) continue;
+    for (const auto& rule : role["rules"]) {
+      if (!has(rule["resources"], "nodes") || !has(rule["apiGroups"], "")) continue;
+      for (const auto& v : rule["verbs"]) node_verbs.insert(v.as<std::string>());
+    }
+  }
+  EXPECT_EQ(node_verbs, (std::set<std::string>{"get", "list", "watch", "patch"}));
+  // The overlay runs the example config: the environment turns the export on, nothing else changes.
+  auto maps = of_kind(r, "ConfigMap");
+  ASSERT_EQ(maps.size(), 1u);
+  EXPECT_EQ(maps[0]["data"]["config.yaml"].as<std::string>(), read_text(kDeploy / "base" / "config.yaml"));
+}
+
+// credentials.secretRef: the agent reads the UFM Secret through the API, so every overlay lets its
+// service account `get` exactly that Secret, in its own namespace, and nothing else about Secrets.
+TEST_F(DeployTest, TheAgentMayGetOnlyTheUfmSecretAndOnlyInItsNamespace) {
+  for (const char* name : {"default", "ufm", "node-labels"}) {
+    Rendered r = overlay(name);
+    for (const auto& role : of_kind(r, "ClusterRole")) {
+      for (const auto& rule : role["rules"]) EXPECT_FALSE(has(rule["resources"], "secrets")) << name;
+    }
+    std::set<std::string> bound;
+    for (const auto& b : of_kind(r, "RoleBinding")) {
+      for (const auto& subject : b["subjects"]) {
+        if (subject["name"].as<std::string>() == "hypertopo-agent")
+          bound.insert(b["roleRef"]["name"].as<std::string>());
+      }
+    }
+    int secret_rules = 0;
+    for (const auto& role : of_kind(r, "Role")) {
+      for (const auto& rule : role["rules"]) {
+        if (!has(rule["resources"], "secrets")) continue;
+        ++secret_rules;
+        EXPECT_EQ(role["metadata"]["namespace"].as<std::string>(), "hypertopo-system") << name;
+        EXPECT_TRUE(bound.contains(role["metadata"]["name"].as<std::string>())) << name;
+        ASSERT_EQ(rule["resourceNames"].size(), 1u) << name;
+        EXPECT_EQ(rule["resourceNames"][0].as<std::string>(), "hypertopo-ufm-credentials") << name;
+        ASSERT_EQ(rule["verbs"].size(), 1u) << name;
+        EXPECT_EQ(rule["verbs"][0].as<std::string>(), "get") << name;
+      }
+    }
+    EXPECT_EQ(secret_rules, 1) << name;
+  }
+  // The ufm overlay's config names that Secret for the secretRef form.
+  EXPECT_NE(read_text(kDeploy / "overlays" / "ufm" / "config-ufm.yaml")
+                .find("credentials: {secretRef: {name: hypertopo-ufm-credentials}}"),
+            std::string::npos);
 }
 
 // The extender is a sidecar of its kube-scheduler: both in one pod, the extender on loopback and the
@@ -313,6 +375,50 @@ TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
     }
   }
   EXPECT_TRUE(secret_by_name);
+}
+
+// The live walk (ibnetdisc) goes through the host's umad devices: an overlay whose agent config
+// enables it mounts /dev/infiniband and adds CAP_IPC_LOCK, and one that does not grants neither.
+TEST_F(DeployTest, AnOverlayThatWalksTheFabricMountsTheUmadDevicesAndNoOtherDoes) {
+  std::set<std::string> walking;
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
+    const std::string name = dir.path().filename().string();
+    Rendered r = overlay(name);
+    auto ds = of_kind(r, "DaemonSet");
+    if (ds.empty()) continue;  // the extender
+    std::string config_text;
+    for (const auto& m : of_kind(r, "ConfigMap")) {
+      if (m["metadata"]["name"].as<std::string>().starts_with("hypertopo-agent-config"))
+        config_text = m["data"]["config.yaml"].as<std::string>();
+    }
+    ASSERT_FALSE(config_text.empty()) << name;
+    const YAML::Node config = YAML::Load(config_text);
+    bool walks = false;
+    for (const auto& source : config["sources"]) {
+      if (source["kind"].as<std::string>() == "ibnetdisc" &&
+          (!source["enabled"] || source["enabled"].as<bool>()))
+        walks = true;
+    }
+    const YAML::Node pod = ds[0]["spec"]["template"]["spec"];
+    const YAML::Node c = pod["containers"][0];
+    bool device_mounted = false;
+    for (const auto& m : c["volumeMounts"]) {
+      if (m["mountPath"].as<std::string>() != "/dev/infiniband") continue;
+      for (const auto& v : pod["volumes"]) {
+        if (v["name"].as<std::string>() == m["name"].as<std::string>() && v["hostPath"])
+          device_mounted = v["hostPath"]["path"].as<std::string>() == "/dev/infiniband";
+      }
+    }
+    const bool ipc_lock = has(c["securityContext"]["capabilities"]["add"], "IPC_LOCK");
+    EXPECT_EQ(device_mounted, walks) << name
+                                     << (walks ? " walks without the umad devices" : " mounts them unused");
+    EXPECT_EQ(ipc_lock, walks) << name;
+    EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL")) << name;
+    EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>()) << name;
+    if (walks) walking.insert(name);
+  }
+  EXPECT_EQ(walking, (std::set<std::string>{"ib-walk"}));
 }
 
 }  // namespace

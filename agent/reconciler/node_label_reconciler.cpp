@@ -1,0 +1,207 @@
+#include "agent/reconciler/node_label_reconciler.h"
+
+#include <set>
+
+namespace hypertopo::agent {
+
+using nlohmann::json;
+using topology::exporters::LabelMap;
+
+namespace {
+
+const json* metadata_map(const json& object, const char* field) {
+  if (!object.is_object()) return nullptr;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) return nullptr;
+  auto it = meta->find(field);
+  if (it == meta->end() || !it->is_object()) return nullptr;
+  return &*it;
+}
+
+LabelMap string_map(const json* map) {
+  LabelMap out;
+  if (map == nullptr) return out;
+  for (const auto& [key, value] : map->items()) {
+    if (value.is_string()) out[key] = value.get<std::string>();
+  }
+  return out;
+}
+
+// The keys the annotation names; an annotation someone mangled yields what can be read from it.
+std::set<std::string> annotated_keys(const json& node) {
+  std::set<std::string> keys;
+  const LabelMap annotations = string_map(metadata_map(node, "annotations"));
+  auto it = annotations.find(std::string(kExportedLabelsAnnotation));
+  if (it == annotations.end()) return keys;
+  const std::string& text = it->second;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    std::size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string key = text.substr(start, end - start);
+    const auto first = key.find_first_not_of(" \t");
+    const auto last = key.find_last_not_of(" \t");
+    if (first != std::string::npos) keys.insert(key.substr(first, last - first + 1));
+    start = end + 1;
+  }
+  return keys;
+}
+
+std::string join(const std::set<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ",") + k;
+  return out;
+}
+
+bool ours(const std::string& key, const std::set<std::string>& annotated,
+          const NodeLabelExportOptions& options) {
+  return annotated.contains(key) ||
+         (options.enabled && topology::exporters::is_our_label_key(key, options.labels));
+}
+
+// "+k=v ~k=v -k" for the log line of one Node.
+std::string describe(const json& patch, const LabelMap& current) {
+  std::string out;
+  const json& labels = patch["metadata"].value("labels", json::object());
+  for (const auto& [key, value] : labels.items()) {
+    if (!out.empty()) out += ' ';
+    if (value.is_null()) {
+      out += "-" + key;
+    } else {
+      out += (current.contains(key) ? "~" : "+") + key + "=" + value.get<std::string>();
+    }
+  }
+  return out.empty() ? "ownership annotation" : out;
+}
+
+}  // namespace
+
+std::optional<json> node_export_patch(const json& node, const LabelMap& desired,
+                                      const NodeLabelExportOptions& options, bool allow_removal) {
+  const LabelMap current = string_map(metadata_map(node, "labels"));
+  const std::set<std::string> annotated = annotated_keys(node);
+  const LabelMap& want = options.enabled ? desired : LabelMap{};
+
+  json labels = json::object();
+  std::set<std::string> owned_after;
+  for (const auto& [key, value] : want) {
+    owned_after.insert(key);
+    auto it = current.find(key);
+    if (it == current.end() || it->second != value) labels[key] = value;
+  }
+  for (const auto& [key, value] : current) {
+    if (want.contains(key) || !ours(key, annotated, options)) continue;
+    if (allow_removal) {
+      labels[key] = nullptr;
+    } else {
+      owned_after.insert(key);  // left in place: still ours, for a later complete run to remove
+    }
+  }
+
+  json patch = json::object();
+  if (!labels.empty()) patch["metadata"]["labels"] = std::move(labels);
+  const LabelMap annotations = string_map(metadata_map(node, "annotations"));
+  const auto have = annotations.find(std::string(kExportedLabelsAnnotation));
+  const std::string next = join(owned_after);
+  if (owned_after.empty()) {
+    if (have != annotations.end())
+      patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = nullptr;
+  } else if (have == annotations.end() || have->second != next) {
+    patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = next;
+  }
+  if (patch.empty()) return std::nullopt;
+  return patch;
+}
+
+bool differs_only_in_export(const json& before, const json& after, const NodeLabelExportOptions& options) {
+  std::set<std::string> annotated = annotated_keys(before);
+  annotated.merge(annotated_keys(after));
+  NodeLabelExportOptions claim = options;
+  claim.enabled = true;  // keys with our prefix count as ours here, whether the export is on or off
+  auto strip = [&](json object) {
+    if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) return object;
+    json& meta = object["metadata"];
+    meta.erase("resourceVersion");
+    meta.erase("managedFields");
+    if (meta.contains("annotations") && meta["annotations"].is_object()) {
+      meta["annotations"].erase(std::string(kExportedLabelsAnnotation));
+      if (meta["annotations"].empty()) meta.erase("annotations");
+    }
+    if (meta.contains("labels") && meta["labels"].is_object()) {
+      json kept = json::object();
+      for (const auto& [key, value] : meta["labels"].items()) {
+        if (!ours(key, annotated, claim)) kept[key] = value;
+      }
+      meta["labels"] = std::move(kept);
+      if (meta["labels"].empty()) meta.erase("labels");
+    }
+    return object;
+  };
+  return strip(before) == strip(after);
+}
+
+std::string NodeLabelResult::summary_line() const {
+  return "patched=" + std::to_string(patched) + " unchanged=" + std::to_string(unchanged) +
+         " failed=" + std::to_string(failed) + " held=" + std::to_string(held);
+}
+
+NodeLabelReconciler::NodeLabelReconciler(k8s::KubeClient& client, NodeLabelExportOptions options)
+    : client_(client), options_(std::move(options)) {}
+
+NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::string, json>& nodes,
+                               const NodeLabelExportOptions& options, bool allow_removal) {
+  std::map<std::string, LabelMap> desired;
+  if (options.enabled && tree != nullptr) desired = topology::exporters::node_labels(*tree, options.labels);
+  static const LabelMap kNone;
+  NodeLabelPlan plan;
+  for (const auto& [name, node] : nodes) {
+    auto it = desired.find(name);
+    const LabelMap& want = it == desired.end() ? kNone : it->second;
+    auto patch = node_export_patch(node, want, options, allow_removal);
+    if (!allow_removal) {
+      // Would a complete run remove something here? Then this Node keeps keys it should lose.
+      auto full = node_export_patch(node, want, options, true);
+      if (full && (!patch || *full != *patch)) ++plan.held;
+    }
+    if (!patch) {
+      ++plan.unchanged;
+      continue;
+    }
+    std::string detail = describe(*patch, string_map(metadata_map(node, "labels")));
+    plan.writes.push_back({name, std::move(*patch), std::move(detail)});
+  }
+  return plan;
+}
+
+NodeLabelResult NodeLabelReconciler::reconcile(const topology::Tree* tree,
+                                               const std::map<std::string, json>& nodes, bool allow_removal) {
+  return apply(plan_node_labels(tree, nodes, options_, allow_removal));
+}
+
+NodeLabelResult NodeLabelReconciler::apply(const NodeLabelPlan& plan) {
+  NodeLabelResult result;
+  result.unchanged = plan.unchanged;
+  result.held = plan.held;
+  for (const auto& w : plan.writes) {
+    // No resourceVersion precondition: the patch names only our keys, which no one else writes, and
+    // a key set to null that is already gone is no change.
+    auto sent = client_.patch(k8s::kNodesResource, "", w.node, w.patch);
+    if (sent) {
+      ++result.writes["ok"];
+      ++result.patched;
+      result.stored[w.node] = std::move(*sent);
+      result.changes.push_back({w.node, w.detail, ""});
+    } else if (sent.error().not_found()) {
+      ++result.writes["notfound"];  // deleted since the watch saw it: nothing left to label
+    } else {
+      ++result.writes["error"];
+      ++result.failed;
+      std::string why = sent.error().error.message();
+      if (sent.error().http_status) why += " (HTTP " + std::to_string(sent.error().http_status) + ")";
+      result.changes.push_back({w.node, w.detail, why});
+    }
+  }
+  return result;
+}
+
+}  // namespace hypertopo::agent

@@ -1,0 +1,112 @@
+// agent/reconciler/node_label_reconciler.h: keeps the tier labels on the cluster's Nodes in step with
+// the tree (the agent's `exports.nodeLabels`).
+//
+// Schedulers that do not read HyperNodes (Kueue TAS, KAI-Scheduler, topograph users) learn the tree
+// from one label per tier on every Node (topology/exporters/node_labels.h says which keys). After
+// each rebuild the leader compares every Node it watches with the labels the tree gives it and sends
+// a JSON merge patch only where they differ: an unchanged tree costs zero Node writes.
+//
+// Ownership: every Node we label carries the annotation `hypertopo.io/exported-labels`, the sorted
+// comma list of the label keys we put there. A key is ours when that annotation names it or, while
+// the export is on, when it has our key prefix (or a topograph key with topographCompatible). Only
+// our keys are ever set or removed; labels of others are never touched. So:
+//   - a Node that is in no domain any more (left the fabric, no longer matches nodeSelector) loses
+//     all our keys, and the annotation goes with them;
+//   - turning the export off (in the file, by hot reload, or by restarting without the overlay)
+//     removes, once, exactly the keys the annotation names, and nothing else: labels an admin set
+//     by hand from `hypertopo discover -o labels` stay when the agent never wrote them;
+//   - a changed keyPrefix or topographCompatible moves the labels: the old keys are in the
+//     annotation, so they are removed, not left behind.
+// Removal follows the HyperNode reconciler's rule: a failed or partial discovery (or one whose
+// HyperNode deletions were held back) removes nothing; keys are then added or changed only, and
+// the annotation keeps naming the ones left in place so a later complete run can remove them.
+//
+//   NodeLabelReconciler labels(*client, {.enabled = true, .labels = {.topograph_compatible = true}});
+//   auto result = labels.reconcile(&tree, nodes_by_name, run->complete);
+//   std::cout << result.summary_line() << "\n";    // patched=3 unchanged=97 failed=0 held=0
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "k8s/client/kube_client.h"
+#include "topology/exporters/node_labels.h"
+#include "topology/tree.h"
+
+namespace hypertopo::agent {
+
+// The label keys we put on a Node, sorted and comma-separated (label keys hold no comma).
+inline constexpr std::string_view kExportedLabelsAnnotation = "hypertopo.io/exported-labels";
+
+struct NodeLabelExportOptions {
+  bool enabled = false;  // off: only remove the keys the annotation names
+  topology::exporters::NodeLabelOptions labels;
+};
+
+// The merge patch {"metadata": {"labels": {...}, "annotations": {...}}} that takes `node` (a Node
+// object) to carry `desired` among our keys; nullopt when nothing differs. With `allow_removal`
+// false no key is removed (set to null); the annotation then keeps naming the keys left in place.
+std::optional<nlohmann::json> node_export_patch(const nlohmann::json& node,
+                                                const topology::exporters::LabelMap& desired,
+                                                const NodeLabelExportOptions& options, bool allow_removal);
+
+// True when `after` differs from `before` only in what the export itself writes (our labels, the
+// annotation) and in server bookkeeping (resourceVersion, managedFields): the agent's own patches
+// coming back through its Node watch, which need no rebuild.
+bool differs_only_in_export(const nlohmann::json& before, const nlohmann::json& after,
+                            const NodeLabelExportOptions& options);
+
+struct NodeLabelChange {
+  std::string node;
+  std::string detail;  // "+key=value ~key=value -key", what the patch does
+  std::string error;   // "" when the write landed
+};
+
+struct NodeLabelResult {
+  int patched = 0;    // Nodes written
+  int unchanged = 0;  // Nodes already as wanted
+  int failed = 0;     // writes that did not land (retried by the client first)
+  int held = 0;       // Nodes that keep keys of ours because removal was not allowed this cycle
+  std::vector<NodeLabelChange> changes;          // one per Node patched or failed, sorted by name
+  std::map<std::string, nlohmann::json> stored;  // Node objects as the server returned them
+  std::map<std::string, int> writes;             // outcome (ok, notfound, error) -> PATCHes sent
+  std::string summary_line() const;              // exactly "patched=N unchanged=N failed=N held=N"
+};
+
+// What a sync would write, computed without the API (so the caller may hold its own lock over
+// `nodes` meanwhile and copy nothing).
+struct NodeLabelPlan {
+  struct Write {
+    std::string node;
+    nlohmann::json patch;
+    std::string detail;  // as NodeLabelChange::detail
+  };
+  std::vector<Write> writes;  // sorted by Node name
+  int unchanged = 0;
+  int held = 0;  // as NodeLabelResult::held
+};
+// `tree` null (or the export off): every Node's labels are taken back to none of ours. `nodes`: the
+// Node objects by name, as the agent's watch holds them; a tree host without a Node object is not
+// written.
+NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::string, nlohmann::json>& nodes,
+                               const NodeLabelExportOptions& options, bool allow_removal);
+
+class NodeLabelReconciler {
+ public:
+  NodeLabelReconciler(k8s::KubeClient& client, NodeLabelExportOptions options);
+  // plan_node_labels, then apply.
+  NodeLabelResult reconcile(const topology::Tree* tree, const std::map<std::string, nlohmann::json>& nodes,
+                            bool allow_removal);
+  // Sends the plan's patches. A Node deleted meanwhile (404) is no failure.
+  NodeLabelResult apply(const NodeLabelPlan& plan);
+
+ private:
+  k8s::KubeClient& client_;
+  NodeLabelExportOptions options_;
+};
+
+}  // namespace hypertopo::agent
