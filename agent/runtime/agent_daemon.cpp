@@ -816,9 +816,15 @@ void AgentDaemon::rebuild() {
     if (s.enabled && s.role == SourceRole::kLeader) leader_sources.push_back(s);
   }
   if (leader_sources.empty()) {
-    return fail_cycle("rebuild skipped: the config has no enabled leader source (e.g. " +
-                      comma_list_of(leader_source_kinds(), 3) + ")");
+    // The base deployment runs the node probes alone until the admin picks a fabric source: that
+    // is said once, not reported as a failed cycle every time.
+    if (!told_no_leader_source_.exchange(true))
+      log(LogLevel::kWarn, "no tree is built: the config has no enabled leader source (e.g. " +
+                               comma_list_of(leader_source_kinds(), 3) +
+                               "); the NodeReports are published all the same");
+    return;
   }
+  told_no_leader_source_ = false;
   registry_->set_intervals(leader_sources);
   for (const auto& s : leader_sources) {
     input.sources.push_back({.kind = s.kind, .arg = "", .settings = s.settings});

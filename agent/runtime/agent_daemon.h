@@ -7,8 +7,8 @@
 // discovery pipeline with the published reports and reconciles the HyperNodes (and, with
 // exports.nodeLabels, the Nodes' tier labels: agent/reconciler/node_label_reconciler.h). Fabric
 // sources that do not read NodeReports (ib-fabric, ufm, ibnetdiscover, demo) run at their own
-// interval; rebuilds in between reuse their last result. A failing source is logged and counted, the others go on,
-// and the incomplete result deletes nothing (the reconciler's rule). Losing the Lease stops the
+// interval; rebuilds in between reuse their last result. A failing source is logged and counted, the others
+// go on, and the incomplete result deletes nothing (the reconciler's rule). Losing the Lease stops the
 // leader's loops before anyone else may take over.
 //
 //   AgentDaemon daemon(config, {.node_name = "dgx-001", .pod_name = pod, .namespace_ = "hypertopo-system"},
@@ -149,6 +149,7 @@ class AgentDaemon {
   std::atomic<bool> running_{false};
   std::atomic<bool> ready_{false};
   std::atomic<bool> leading_{false};
+  std::atomic<bool> told_no_leader_source_{false};  // said once until a leader source is enabled
   std::jthread probe_thread_, election_thread_, leader_thread_;
 };
 

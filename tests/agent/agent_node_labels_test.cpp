@@ -352,5 +352,36 @@ TEST_F(AgentNodeLabels, AFailedSourceStripsNoLabel) {
       std::string::npos);
 }
 
+// The base deployment enables no fabric source: the leader says so once, counts no failed cycle,
+// and with the export off still takes the labels it once wrote off the Nodes.
+TEST_F(AgentNodeLabels, WithNoFabricSourceTheLeaderSaysSoOnceAndStillCleansUp) {
+  add_node("gpu-node-1", {{kGpu, "true"}, {"hypertopo.io/tier-1", "leaf-a"}, {"team", "a"}},
+           {{std::string(kExportedLabelsAnnotation), "hypertopo.io/tier-1"}});
+  start(
+      "sources:\n"
+      "  - kind: ibnetdisc\n"
+      "    enabled: false\n"
+      "exports: {nodeLabels: {enabled: false}}\n"
+      "reconcile: {debounce: 100ms, resync: 1h}\n"
+      "leaderElection: {leaseDuration: 1500ms, renewDeadline: 1000ms, retryPeriod: 200ms}\n");
+  ASSERT_TRUE(eventually([&] { return ours(labels_of("gpu-node-1")).empty(); }));
+  EXPECT_EQ(labels_of("gpu-node-1"), (Labels{{kGpu, "true"}, {"team", "a"}}));
+  EXPECT_EQ(annotation_of("gpu-node-1"), "");
+  ASSERT_TRUE(eventually([&] { return daemon_->counters().rebuilds >= 1; }));
+  json report = {{"apiVersion", "hypertopo.io/v1alpha1"},
+                 {"kind", "NodeReport"},
+                 {"metadata", {{"name", "other"}, {"namespace", kNamespace}}},
+                 {"spec",
+                  {{"nodeName", "other"},
+                   {"probedAt", "2026-11-24T05:00:00Z"},
+                   {"hcas", json::array()},
+                   {"roce", json::array()}}}};
+  ASSERT_TRUE(client_->create(kNodeReportsResource, kNamespace, report));
+  ASSERT_TRUE(eventually([&] { return daemon_->counters().rebuilds >= 2; }));
+  EXPECT_EQ(lines_matching("no enabled leader source").size(), 1u);
+  EXPECT_NE(metrics_.render().find("hypertopo_reconcile_failures_total 0"), std::string::npos)
+      << metrics_.render();
+}
+
 }  // namespace
 }  // namespace hypertopo::agent
