@@ -37,6 +37,7 @@ struct DiscoverOptions {
   std::int64_t assume_gpus_per_node = 0;  // -o dot: capacity of nodes the node list does not give
   std::string label_prefix = "hypertopo.io/tier-";
   bool topograph_labels = false;
+  std::string kueue_api_version = "v1beta2";  // -o kueue-topology: kueue.x-k8s.io/<this>
   discoverers::ufm::UfmSourceConfig ufm;
 };
 
@@ -99,6 +100,12 @@ int run_discover(const DiscoverOptions& opts) {
   if (auto why = topology::label_key_error(opts.label_prefix + "1")) {
     return error(Error(ErrorCode::kInvalidArgument, "--label-prefix: " + *why));
   }
+  // Kueue serves v1beta2; v1beta1 (deprecated) only for a Kueue that predates it.
+  if (opts.kueue_api_version != "v1beta1" && opts.kueue_api_version != "v1beta2") {
+    std::cerr << "hypertopo: error: --kueue-api-version: '" << opts.kueue_api_version
+              << "' is not one of v1beta1, v1beta2\n";
+    return 2;
+  }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
     auto loaded = k8s::read_node_list_file(opts.nodes_file);
@@ -151,7 +158,8 @@ int run_discover(const DiscoverOptions& opts) {
     if (opts.output == "labels") {
       std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
     } else if (opts.output == "kueue-topology") {
-      std::cout << topology::exporters::render_kueue_topology(tree, label_opts)
+      std::cout << topology::exporters::render_kueue_topology(tree, label_opts, "hypertopo",
+                                                              "kueue.x-k8s.io/" + opts.kueue_api_version)
                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
     } else {
@@ -215,6 +223,9 @@ void add_discover_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
                   "-o labels/kueue-topology/kai-topology: key of tier N is PREFIX+N")
+      ->capture_default_str();
+  cmd->add_option("--kueue-api-version", opts->kueue_api_version,
+                  "-o kueue-topology: the Topology's version, v1beta2 or v1beta1 (of kueue.x-k8s.io)")
       ->capture_default_str();
   cmd->add_flag("--topograph-labels", opts->topograph_labels,
                 "-o labels: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");

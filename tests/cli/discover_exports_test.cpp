@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -37,6 +38,33 @@ TEST(DiscoverExports, LabelsAndTopologyObjectsAgree) {
   auto kai = run({"discover", "--source", "demo", "-o", "kai-topology"});
   ASSERT_EQ(kai.code, 0) << kai.err;
   EXPECT_EQ(nlohmann::json::parse(kai.out)["kind"], "Topology");
+}
+
+TEST(DiscoverExports, KueueTopologyApiVersionIsChosenByFlag) {
+  auto by_default = run({"discover", "--source", "demo", "-o", "kueue-topology"});
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  const auto plain = nlohmann::json::parse(by_default.out);
+  EXPECT_EQ(plain["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  for (const std::string version : {"v1beta1", "v1beta2"}) {
+    auto chosen =
+        run({"discover", "--source", "demo", "-o", "kueue-topology", "--kueue-api-version", version});
+    ASSERT_EQ(chosen.code, 0) << version << ": " << chosen.err;
+    const auto topology = nlohmann::json::parse(chosen.out);
+    EXPECT_EQ(topology["apiVersion"], "kueue.x-k8s.io/" + version);
+    EXPECT_EQ(topology["kind"], "Topology");
+    // Both versions carry the same levels: only the apiVersion differs.
+    EXPECT_EQ(topology["spec"], plain["spec"]) << version;
+  }
+  auto bad = run({"discover", "--source", "demo", "-o", "kueue-topology", "--kueue-api-version", "v1alpha1"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  EXPECT_NE(bad.err.find("--kueue-api-version"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("v1alpha1"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("v1beta1, v1beta2"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+
+  auto help = run({"discover", "--help"});
+  EXPECT_NE(help.out.find("--kueue-api-version"), std::string::npos) << help.out;
 }
 
 TEST(DiscoverExports, SlurmFormatsListEveryHostOnce) {
