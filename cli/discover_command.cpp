@@ -13,6 +13,7 @@
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
 #include "k8s/objects/node_list.h"
+#include "scheduler/input/cluster_loader.h"
 #include "topology/builder_config.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/node_labels.h"
@@ -45,13 +46,15 @@ struct DiscoverOptions {
 std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const k8s::NodeList* nodes,
                                                const DiscoverOptions& opts) {
   topology::exporters::GpuUsage usage;
-  nlohmann::json pods;
+  std::map<std::string, std::int64_t> used;  // GPUs the bound pods request, by placement's rule
   if (!opts.pods_file.empty()) {
     auto text = io::read_bounded_file(opts.pods_file, io::kDataFileLimit);
     if (!text) return std::unexpected(text.error().context("--pods"));
     auto parsed = io::parse_json(*text, opts.pods_file);
     if (!parsed) return std::unexpected(parsed.error().context("--pods"));
-    pods = std::move(*parsed);
+    auto requested = scheduler::requested_per_node(*parsed, topology::exporters::kGpuResource);
+    if (!requested) return std::unexpected(requested.error().context(opts.pods_file).context("--pods"));
+    used = std::move(*requested);
   }
   // Nodes the list does not give (or every node, without --nodes) get the assumed GPU count, so
   // pods bound to them still count as used.
@@ -66,7 +69,7 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
     }
   }
   if (capacity.items.empty()) return topology::exporters::render_capacity_dot(tree, usage);
-  auto got = topology::exporters::gpu_usage_from(capacity, opts.pods_file.empty() ? nullptr : &pods);
+  auto got = topology::exporters::gpu_usage_from(capacity, used);
   if (!got) return std::unexpected(got.error());
   return topology::exporters::render_capacity_dot(tree, *got);
 }

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -96,6 +97,50 @@ TEST(DiscoverExports, DotIsColouredByCapacityWhenGpusAreKnown) {
   ASSERT_EQ(coloured.code, 0) << coloured.err;
   EXPECT_NE(coloured.out.find("cluster_legend"), std::string::npos);
   EXPECT_NE(coloured.out.find("GPUs 0/1024 used"), std::string::npos) << "the core holds 128 nodes x 8 GPUs";
+}
+
+// The capacity picture counts a pod's GPUs by placement's rule: its requests (what kube-scheduler
+// reads; limits alone count nothing), finished pods not at all; a fraction of a GPU is an error
+// naming the pod, in `discover -o dot` and in `place` alike.
+TEST(DiscoverExports, DotCountsGpusByPlacementsRule) {
+  testing::TempDir dir;
+  auto pod = [](const std::string& name, const std::string& kind, const std::string& gpus,
+                const std::string& phase) {
+    return nlohmann::json{
+        {"metadata", {{"name", name}, {"namespace", "ml"}}},
+        {"spec",
+         {{"nodeName", "demo-su01-node001"},
+          {"containers", {{{"name", "main"}, {"resources", {{kind, {{"nvidia.com/gpu", gpus}}}}}}}}}},
+        {"status", {{"phase", phase}}}};
+  };
+  const auto write = [&](const std::string& file, const nlohmann::json& items) {
+    testing::write_text(dir.path() / file, nlohmann::json{{"kind", "PodList"}, {"items", items}}.dump());
+    return (dir.path() / file).string();
+  };
+  const std::string counted = write(
+      "pods.json", {pod("running", "requests", "4", "Running"), pod("limits-only", "limits", "2", "Running"),
+                    pod("done", "requests", "8", "Succeeded")});
+  auto dot =
+      run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", counted});
+  ASSERT_EQ(dot.code, 0) << dot.err;
+  EXPECT_NE(dot.out.find("GPUs 4/1024 used"), std::string::npos) << "only the running pod's requests count";
+
+  const std::string half =
+      write("half.json", nlohmann::json::array({pod("half-gpu", "requests", "500m", "Running")}));
+  auto bad_dot =
+      run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", half});
+  EXPECT_NE(bad_dot.code, 0);
+  EXPECT_TRUE(bad_dot.out.empty()) << bad_dot.out;
+  EXPECT_NE(bad_dot.err.find("pod ml/half-gpu"), std::string::npos) << bad_dot.err;
+  EXPECT_NE(bad_dot.err.find("'500m' is a fraction"), std::string::npos) << bad_dot.err;
+
+  const std::filesystem::path examples = std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "examples" / "place";
+  auto place =
+      run({"place", "--nodes", (examples / "nodes.json").string(), "--pods", half, "--topology",
+           (examples / "kueue-topology.yaml").string(), "--job", (examples / "kueue-job.yaml").string()});
+  EXPECT_EQ(place.code, 2) << place.out;
+  EXPECT_NE(place.err.find("pod ml/half-gpu"), std::string::npos) << place.err;
+  EXPECT_NE(place.err.find("'500m' is a fraction"), std::string::npos) << place.err;
 }
 
 }  // namespace
