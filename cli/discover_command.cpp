@@ -13,6 +13,7 @@
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
 #include "k8s/objects/node_list.h"
+#include "scheduler/input/cluster_loader.h"
 #include "topology/builder_config.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/node_labels.h"
@@ -37,6 +38,7 @@ struct DiscoverOptions {
   std::int64_t assume_gpus_per_node = 0;  // -o dot: capacity of nodes the node list does not give
   std::string label_prefix = "hypertopo.io/tier-";
   bool topograph_labels = false;
+  std::string kueue_api_version = "v1beta2";  // -o kueue-topology: kueue.x-k8s.io/<this>
   discoverers::ufm::UfmSourceConfig ufm;
 };
 
@@ -44,13 +46,15 @@ struct DiscoverOptions {
 std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const k8s::NodeList* nodes,
                                                const DiscoverOptions& opts) {
   topology::exporters::GpuUsage usage;
-  nlohmann::json pods;
+  std::map<std::string, std::int64_t> used;  // GPUs the bound pods request, by placement's rule
   if (!opts.pods_file.empty()) {
     auto text = io::read_bounded_file(opts.pods_file, io::kDataFileLimit);
     if (!text) return std::unexpected(text.error().context("--pods"));
     auto parsed = io::parse_json(*text, opts.pods_file);
     if (!parsed) return std::unexpected(parsed.error().context("--pods"));
-    pods = std::move(*parsed);
+    auto requested = scheduler::requested_per_node(*parsed, topology::exporters::kGpuResource);
+    if (!requested) return std::unexpected(requested.error().context(opts.pods_file).context("--pods"));
+    used = std::move(*requested);
   }
   // Nodes the list does not give (or every node, without --nodes) get the assumed GPU count, so
   // pods bound to them still count as used.
@@ -65,7 +69,7 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
     }
   }
   if (capacity.items.empty()) return topology::exporters::render_capacity_dot(tree, usage);
-  auto got = topology::exporters::gpu_usage_from(capacity, opts.pods_file.empty() ? nullptr : &pods);
+  auto got = topology::exporters::gpu_usage_from(capacity, used);
   if (!got) return std::unexpected(got.error());
   return topology::exporters::render_capacity_dot(tree, *got);
 }
@@ -98,6 +102,12 @@ int run_discover(const DiscoverOptions& opts) {
   // The key of tier N is the prefix and N: it must make a key the API server accepts.
   if (auto why = topology::label_key_error(opts.label_prefix + "1")) {
     return error(Error(ErrorCode::kInvalidArgument, "--label-prefix: " + *why));
+  }
+  // Kueue serves v1beta2; v1beta1 (deprecated) only for a Kueue that predates it.
+  if (opts.kueue_api_version != "v1beta1" && opts.kueue_api_version != "v1beta2") {
+    std::cerr << "hypertopo: error: --kueue-api-version: '" << opts.kueue_api_version
+              << "' is not one of v1beta1, v1beta2\n";
+    return 2;
   }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
@@ -151,7 +161,8 @@ int run_discover(const DiscoverOptions& opts) {
     if (opts.output == "labels") {
       std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
     } else if (opts.output == "kueue-topology") {
-      std::cout << topology::exporters::render_kueue_topology(tree, label_opts)
+      std::cout << topology::exporters::render_kueue_topology(tree, label_opts, "hypertopo",
+                                                              "kueue.x-k8s.io/" + opts.kueue_api_version)
                        .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
     } else {
@@ -215,6 +226,9 @@ void add_discover_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
                   "-o labels/kueue-topology/kai-topology: key of tier N is PREFIX+N")
+      ->capture_default_str();
+  cmd->add_option("--kueue-api-version", opts->kueue_api_version,
+                  "-o kueue-topology: the Topology's version, v1beta2 or v1beta1 (of kueue.x-k8s.io)")
       ->capture_default_str();
   cmd->add_flag("--topograph-labels", opts->topograph_labels,
                 "-o labels: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");

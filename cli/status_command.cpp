@@ -186,7 +186,9 @@ int run_status(const StatusOptions& opts) {
   auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items->items}});
   if (!nodes) return error(nodes.error().context("the cluster's Node list"));
   const json pods{{"items", pod_items->items}};
-  auto usage = topology::exporters::gpu_usage_from(*nodes, &pods);
+  auto requested = scheduler::requested_per_node(pods, topology::exporters::kGpuResource);
+  if (!requested) return error(requested.error().context("the cluster's Pod list"));
+  auto usage = topology::exporters::gpu_usage_from(*nodes, *requested);
   if (!usage) return error(usage.error());
 
   std::vector<json> items = hypernodes->items;

@@ -17,6 +17,7 @@
 #include "io/yaml_reader.h"
 #include "topology/builder_config.h"
 #include "topology/label_rules.h"
+#include "topology/tree.h"
 
 namespace hypertopo::agent {
 namespace {
@@ -298,14 +299,6 @@ bool is_label_key_prefix(const std::string& prefix) {
   return !prefix.empty() && !topology::label_key_error(prefix + "1");
 }
 
-// A Lease name: a DNS-1123 subdomain.
-bool is_dns_subdomain(const std::string& name) {
-  if (name.empty() || name.size() > 253) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(name.front()) || !alnum(name.back())) return false;
-  return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '-' || c == '.'; });
-}
-
 std::expected<void, Error> parse_sections(const Reader& r, const YAML::Node& root, AgentConfig& c) {
   if (const YAML::Node n = root["hostRoot"]) {
     auto root_dir = r.nonempty_text(n, "hostRoot");
@@ -360,7 +353,8 @@ std::expected<void, Error> parse_sections(const Reader& r, const YAML::Node& roo
     if (n.IsMap() && n["leaseName"]) {
       auto name = r.text(n["leaseName"], "leaderElection.leaseName");
       if (!name) return std::unexpected(name.error());
-      if (!is_dns_subdomain(*name))
+      // A Lease name is a DNS-1123 subdomain: the rule every object name we write follows.
+      if (!topology::is_dns1123_subdomain(*name))
         return r.bad("leaderElection.leaseName",
                      "'" + *name + "' is not a valid object name (DNS-1123 subdomain)");
       c.lease_name = *name;

@@ -57,6 +57,13 @@ std::map<std::string, std::string> string_map(const json& obj) {
   return out;
 }
 
+// An extended resource (a GPU: nvidia.com/gpu) is counted in whole devices: the API server refuses
+// a Pod that asks for a fraction of one (k8s.io/kubernetes pkg/apis/core/validation,
+// ValidateResourceRequirements: "must be an integer"), so "500m" is an error, never rounded.
+bool is_extended_resource(const std::string& name) {
+  return name.find('/') != std::string::npos && !name.starts_with("kubernetes.io/");
+}
+
 std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::string& where) {
   ResourceAmounts out;
   if (!obj.is_object()) return out;
@@ -64,6 +71,14 @@ std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::str
     std::string text = v.is_string() ? v.get<std::string>() : v.dump();
     auto q = parse_quantity(k, text);
     if (!q) return std::unexpected(q.error().context(where));
+    if (is_extended_resource(k)) {
+      auto thousandths = parse_quantity("cpu", text);  // the same text counted in thousandths
+      if (thousandths && *thousandths % 1000 != 0) {
+        return fail(ErrorCode::kParse,
+                    where + ": " + k + ": '" + text +
+                        "' is a fraction of a device; extended resources are whole numbers");
+      }
+    }
     out[k] = *q;
   }
   return out;
@@ -354,6 +369,18 @@ std::expected<std::vector<BoundPod>, Error> parse_pods(const json& doc) {
     if (!overhead) return std::unexpected(overhead.error());
     for (const auto& [k, v] : *overhead) sum[k] += v;
     out.push_back(BoundPod{name, node, std::move(sum)});
+  }
+  return out;
+}
+
+std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(const nlohmann::json& pods,
+                                                                             std::string_view resource) {
+  auto bound = parse_pods(pods);
+  if (!bound) return std::unexpected(bound.error());
+  std::map<std::string, std::int64_t> out;
+  for (const auto& pod : *bound) {
+    if (auto it = pod.requests.find(std::string(resource)); it != pod.requests.end())
+      out[pod.node] += it->second;
   }
   return out;
 }

@@ -12,8 +12,10 @@
 
 #include <expected>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "errors/error.h"
@@ -31,6 +33,11 @@ std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::pa
 // Pods bound to a node and not finished (phase not Succeeded/Failed); effective requests are
 // max(sum of containers, largest init container) plus the pod overhead.
 std::expected<std::vector<BoundPod>, Error> parse_pods(const nlohmann::json& doc);
+// What those pods request of `resource` (a GPU: nvidia.com/gpu), summed per node name: the one rule
+// for GPUs in use, shared by placement and the capacity picture (`discover -o dot`, `status`).
+// Requests only, as kube-scheduler counts them; a fraction of a GPU is an error naming the pod.
+std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(const nlohmann::json& pods,
+                                                                             std::string_view resource);
 std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path);
 
 struct TopologySource {

@@ -246,6 +246,11 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {kOneSource + "guard: 0.2\n", "config.yaml: guard: must be a mapping"},
       {kOneSource + "leaderElection: {leaseName: Bad_Name}\n",
        "config.yaml: leaderElection.leaseName: 'Bad_Name' is not a valid object name (DNS-1123 subdomain)"},
+      // Each dot-separated label starts and ends with a letter or digit, as the API server checks.
+      {kOneSource + "leaderElection: {leaseName: a.-b}\n",
+       "config.yaml: leaderElection.leaseName: 'a.-b' is not a valid object name (DNS-1123 subdomain)"},
+      {kOneSource + "leaderElection: {leaseName: a..b}\n",
+       "config.yaml: leaderElection.leaseName: 'a..b' is not a valid object name (DNS-1123 subdomain)"},
       {kOneSource + "leaderElection: {leaseDuration: -15s}\n",
        "config.yaml: leaderElection.leaseDuration: '-15s' is negative"},
       {kOneSource + "leaderElection: {retryPeriod: 0s}\n",

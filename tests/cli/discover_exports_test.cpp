@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -39,6 +41,33 @@ TEST(DiscoverExports, LabelsAndTopologyObjectsAgree) {
   EXPECT_EQ(nlohmann::json::parse(kai.out)["kind"], "Topology");
 }
 
+TEST(DiscoverExports, KueueTopologyApiVersionIsChosenByFlag) {
+  auto by_default = run({"discover", "--source", "demo", "-o", "kueue-topology"});
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  const auto plain = nlohmann::json::parse(by_default.out);
+  EXPECT_EQ(plain["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  for (const std::string version : {"v1beta1", "v1beta2"}) {
+    auto chosen =
+        run({"discover", "--source", "demo", "-o", "kueue-topology", "--kueue-api-version", version});
+    ASSERT_EQ(chosen.code, 0) << version << ": " << chosen.err;
+    const auto topology = nlohmann::json::parse(chosen.out);
+    EXPECT_EQ(topology["apiVersion"], "kueue.x-k8s.io/" + version);
+    EXPECT_EQ(topology["kind"], "Topology");
+    // Both versions carry the same levels: only the apiVersion differs.
+    EXPECT_EQ(topology["spec"], plain["spec"]) << version;
+  }
+  auto bad = run({"discover", "--source", "demo", "-o", "kueue-topology", "--kueue-api-version", "v1alpha1"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_TRUE(bad.out.empty()) << bad.out;
+  EXPECT_NE(bad.err.find("--kueue-api-version"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("v1alpha1"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("v1beta1, v1beta2"), std::string::npos) << bad.err;
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+
+  auto help = run({"discover", "--help"});
+  EXPECT_NE(help.out.find("--kueue-api-version"), std::string::npos) << help.out;
+}
+
 TEST(DiscoverExports, SlurmFormatsListEveryHostOnce) {
   for (const char* format : {"slurm-tree", "slurm-block"}) {
     auto r = run({"discover", "--source", "demo", "-o", format});
@@ -68,6 +97,50 @@ TEST(DiscoverExports, DotIsColouredByCapacityWhenGpusAreKnown) {
   ASSERT_EQ(coloured.code, 0) << coloured.err;
   EXPECT_NE(coloured.out.find("cluster_legend"), std::string::npos);
   EXPECT_NE(coloured.out.find("GPUs 0/1024 used"), std::string::npos) << "the core holds 128 nodes x 8 GPUs";
+}
+
+// The capacity picture counts a pod's GPUs by placement's rule: its requests (what kube-scheduler
+// reads; limits alone count nothing), finished pods not at all; a fraction of a GPU is an error
+// naming the pod, in `discover -o dot` and in `place` alike.
+TEST(DiscoverExports, DotCountsGpusByPlacementsRule) {
+  testing::TempDir dir;
+  auto pod = [](const std::string& name, const std::string& kind, const std::string& gpus,
+                const std::string& phase) {
+    return nlohmann::json{
+        {"metadata", {{"name", name}, {"namespace", "ml"}}},
+        {"spec",
+         {{"nodeName", "demo-su01-node001"},
+          {"containers", {{{"name", "main"}, {"resources", {{kind, {{"nvidia.com/gpu", gpus}}}}}}}}}},
+        {"status", {{"phase", phase}}}};
+  };
+  const auto write = [&](const std::string& file, const nlohmann::json& items) {
+    testing::write_text(dir.path() / file, nlohmann::json{{"kind", "PodList"}, {"items", items}}.dump());
+    return (dir.path() / file).string();
+  };
+  const std::string counted = write(
+      "pods.json", {pod("running", "requests", "4", "Running"), pod("limits-only", "limits", "2", "Running"),
+                    pod("done", "requests", "8", "Succeeded")});
+  auto dot =
+      run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", counted});
+  ASSERT_EQ(dot.code, 0) << dot.err;
+  EXPECT_NE(dot.out.find("GPUs 4/1024 used"), std::string::npos) << "only the running pod's requests count";
+
+  const std::string half =
+      write("half.json", nlohmann::json::array({pod("half-gpu", "requests", "500m", "Running")}));
+  auto bad_dot =
+      run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", half});
+  EXPECT_NE(bad_dot.code, 0);
+  EXPECT_TRUE(bad_dot.out.empty()) << bad_dot.out;
+  EXPECT_NE(bad_dot.err.find("pod ml/half-gpu"), std::string::npos) << bad_dot.err;
+  EXPECT_NE(bad_dot.err.find("'500m' is a fraction"), std::string::npos) << bad_dot.err;
+
+  const std::filesystem::path examples = std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "examples" / "place";
+  auto place =
+      run({"place", "--nodes", (examples / "nodes.json").string(), "--pods", half, "--topology",
+           (examples / "kueue-topology.yaml").string(), "--job", (examples / "kueue-job.yaml").string()});
+  EXPECT_EQ(place.code, 2) << place.out;
+  EXPECT_NE(place.err.find("pod ml/half-gpu"), std::string::npos) << place.err;
+  EXPECT_NE(place.err.find("'500m' is a fraction"), std::string::npos) << place.err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "tests/exporters/exporter_trees.h"
 #include "tests/support/fixtures.h"
@@ -21,19 +22,10 @@ k8s::NodeList gpu_nodes(const Tree& t, const std::string& gpus) {
   return list;
 }
 
-nlohmann::json pod(const std::string& node, const std::string& gpus, const std::string& phase = "Running") {
-  return {
-      {"metadata", {{"name", "p-" + node}}},
-      {"spec",
-       {{"nodeName", node}, {"containers", {{{"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}}},
-      {"status", {{"phase", phase}}}};
-}
-
-TEST(GpuUsage, AllocatableFromNodesUsedFromLivePods) {
+// Used GPUs come counted per node (scheduler::requested_per_node, tested through `discover -o dot`).
+TEST(GpuUsage, AllocatableFromNodesUsedAsCountedPerNode) {
   Tree t = testing::slurm_fixture_shaped_tree();
-  nlohmann::json pods = {
-      {"items", {pod("srv1101", "8"), pod("srv1102", "4"), pod("srv1103", "8", "Succeeded")}}};
-  auto usage = gpu_usage_from(gpu_nodes(t, "8"), &pods);
+  auto usage = gpu_usage_from(gpu_nodes(t, "8"), {{"srv1101", 8}, {"srv1102", 4}, {"not-in-the-tree", 8}});
   ASSERT_TRUE(usage.has_value()) << usage.error().message();
   EXPECT_EQ(usage->at("srv1101").used, 8);
   EXPECT_EQ(usage->at("srv1103").used, 0);
@@ -47,16 +39,16 @@ TEST(GpuUsage, AllocatableFromNodesUsedFromLivePods) {
 
 TEST(GpuUsage, BadQuantityNamesTheNode) {
   Tree t = testing::slurm_fixture_shaped_tree();
-  auto usage = gpu_usage_from(gpu_nodes(t, "eight"), nullptr);
+  auto usage = gpu_usage_from(gpu_nodes(t, "eight"), {});
   ASSERT_FALSE(usage.has_value());
   EXPECT_NE(usage.error().message().find("srv"), std::string::npos);
 }
 
 TEST(CapacityDot, ColouredWithLegendOrPlainWithoutData) {
   Tree t = testing::slurm_fixture_shaped_tree();
-  nlohmann::json pods = {{"items", nlohmann::json::array()}};
-  for (int n = 1; n <= 8; ++n) pods["items"].push_back(pod("srv110" + std::to_string(n), "8"));
-  auto usage = gpu_usage_from(gpu_nodes(t, "8"), &pods);
+  std::map<std::string, std::int64_t> used;
+  for (int n = 1; n <= 8; ++n) used["srv110" + std::to_string(n)] = 8;
+  auto usage = gpu_usage_from(gpu_nodes(t, "8"), used);
   ASSERT_TRUE(usage.has_value());
   const std::string dot = render_capacity_dot(t, *usage);
   EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
@@ -74,8 +66,7 @@ TEST(CapacityDot, RendersWithGraphviz) {
   HT_REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0, "graphviz 'dot'");
   Tree t = testing::demo_tree();
   k8s::NodeList nodes = gpu_nodes(t, "8");
-  nlohmann::json pods = {{"items", {pod(nodes.items.front().name, "6")}}};
-  auto usage = gpu_usage_from(nodes, &pods);
+  auto usage = gpu_usage_from(nodes, {{nodes.items.front().name, 6}});
   ASSERT_TRUE(usage.has_value());
   const auto dir = std::filesystem::temp_directory_path() / ("ht-dot-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -1,11 +1,13 @@
 // `hypertopo place` and `hypertopo simulate` as a user runs them, on Kubernetes objects written to
 // files: exit status 0 (fits) / 1 (does not fit) / 2 (invalid input, one stderr line naming the
 // file and the field), range-checked counts, wrong JSON types, inputs of the wrong kind, and the
-// KEP-5732 PodGroup.
+// KEP-5732 PodGroup; and the examples of docs/placement.md, run as the doc writes them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "tests/support/fixtures.h"
@@ -258,6 +260,40 @@ TEST_F(PlaceCommandTest, AKep5732PodGroupIsPlacedInsideOneDomainOfItsTopologyKey
   json two_levels = group;
   two_levels["spec"]["schedulingConstraints"]["topology"].push_back({{"key", "example.com/block"}});
   expect_invalid(place(two_levels), "schedulingConstraints.topology");
+}
+
+// docs/placement.md shows `place` on the files of examples/place/: every such command is run as
+// the doc writes it, and what it prints must be the JSON (and exit code) the doc shows under it.
+TEST(PlacementDoc, TheExamplesShowWhatPlacePrints) {
+  const std::filesystem::path root(HYPERTOPO_SOURCE_DIR);
+  const std::string doc = testing::read_text(root / "docs" / "placement.md");
+  const std::string prompt = "$ hypertopo place ";
+  const std::string exit_marker = "\n# exit code ";
+  std::size_t checked = 0;
+  for (std::size_t at = doc.find(prompt); at != std::string::npos; at = doc.find(prompt, at + 1)) {
+    const std::size_t eol = doc.find('\n', at);
+    ASSERT_NE(eol, std::string::npos);
+    const std::string command = doc.substr(at, eol - at);
+    if (command.find(" examples/place/") == std::string::npos) continue;
+    std::istringstream words(command.substr(2));
+    std::vector<std::string> args;
+    std::string word;
+    words >> word;  // hypertopo
+    while (words >> word) args.push_back(word.starts_with("examples/") ? (root / word).string() : word);
+    const std::size_t end = doc.find(exit_marker, eol);
+    ASSERT_NE(end, std::string::npos) << command << ": no \"# exit code\" line after it";
+    const std::string shown = doc.substr(eol + 1, end - eol - 1);
+    const int shown_code = std::stoi(doc.substr(end + exit_marker.size(), 3));
+    auto run = testing::run_captured(run_cli, args);
+    EXPECT_EQ(run.code, shown_code) << command << "\n" << run.err;
+    const json printed = json::parse(run.out, nullptr, false);
+    const json documented = json::parse(shown, nullptr, false);
+    ASSERT_FALSE(documented.is_discarded()) << command << ": the doc's output is not JSON:\n" << shown;
+    EXPECT_EQ(printed, documented) << command << "\nprints:\n" << run.out;
+    ++checked;
+  }
+  // The Kueue example with its topologyAssignment at least.
+  EXPECT_GE(checked, 1u);
 }
 
 }  // namespace

@@ -18,12 +18,6 @@ std::optional<std::int64_t> parse_count(const std::string& text) {
   return std::nullopt;
 }
 
-std::optional<std::int64_t> json_count(const nlohmann::json& j) {
-  if (j.is_number_integer()) return j.get<std::int64_t>();
-  if (j.is_string()) return parse_count(j.get<std::string>());
-  return std::nullopt;
-}
-
 // Labels carry Graphviz's own "\\n" line breaks, so only quotes are escaped (names are DNS-1123).
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -47,7 +41,8 @@ std::string fill_for(const DomainGpuTotals& t) {
 
 }  // namespace
 
-std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes, const nlohmann::json* pods,
+std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes,
+                                              const std::map<std::string, std::int64_t>& used_per_node,
                                               std::string_view resource) {
   GpuUsage usage;
   const std::string key(resource);
@@ -60,36 +55,8 @@ std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes, const 
                                                             it->second + "' is not a count"));
       u.allocatable = *count;
     }
+    if (auto it = used_per_node.find(n.name); it != used_per_node.end()) u.used = it->second;
     usage[n.name] = u;
-  }
-  if (!pods) return usage;
-  const nlohmann::json* items =
-      pods->is_array() ? pods : (pods->contains("items") ? &(*pods)["items"] : nullptr);
-  if (!items || !items->is_array())
-    return std::unexpected(Error(ErrorCode::kParse, "pod list: no items array"));
-  for (const auto& pod : *items) {
-    const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
-    const std::string node = pod.value("/spec/nodeName"_json_pointer, std::string());
-    const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
-    if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
-    auto it = usage.find(node);
-    if (it == usage.end()) continue;
-    const auto containers = pod.value("/spec/containers"_json_pointer, nlohmann::json::array());
-    for (const auto& c : containers) {
-      const nlohmann::json* amount = nullptr;
-      for (const char* kind : {"requests", "limits"}) {
-        const auto ptr = nlohmann::json::json_pointer("/resources/" + std::string(kind));
-        if (c.contains(ptr) && c.at(ptr).contains(key)) {
-          amount = &c.at(ptr).at(key);
-          break;
-        }
-      }
-      if (!amount) continue;
-      auto count = json_count(*amount);
-      if (!count)
-        return std::unexpected(Error(ErrorCode::kParse, "pod " + name + ": " + key + " is not a count"));
-      it->second.used += *count;
-    }
   }
   return usage;
 }

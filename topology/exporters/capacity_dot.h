@@ -5,7 +5,8 @@
 // (no node list) the boxes are plain. A legend explains the colours.
 //
 //   auto nodes = k8s::read_node_list_file("nodes.json");
-//   auto usage = gpu_usage_from(*nodes, pods_json);    // pods_json: kubectl get pods -A -o json
+//   auto used = scheduler::requested_per_node(pods_json, kGpuResource);  // kubectl get pods -A -o json
+//   auto usage = gpu_usage_from(*nodes, *used);
 //   std::cout << render_capacity_dot(tree, *usage);      // | dot -Tsvg > fabric.svg
 #pragma once
 
@@ -30,10 +31,11 @@ struct NodeGpuUsage {
 };
 using GpuUsage = std::map<std::string, NodeGpuUsage>;  // node name -> GPUs
 
-// Allocatable GPUs from the node list; used GPUs from the requests (or limits) of the pods bound to
-// each node that have not finished. `pods` may be null (nothing used). Errors name the node or pod
-// whose quantity cannot be read.
-std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes, const nlohmann::json* pods,
+// Allocatable GPUs from the node list; used GPUs per node name as placement counts them
+// (scheduler::requested_per_node: the requests of the bound, unfinished pods). Errors name the node
+// whose allocatable cannot be read.
+std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes,
+                                              const std::map<std::string, std::int64_t>& used_per_node,
                                               std::string_view resource = kGpuResource);
 
 struct DomainGpuTotals {
