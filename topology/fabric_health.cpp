@@ -37,15 +37,41 @@ T least_known(std::initializer_list<T> values) {
   return out;
 }
 
+// A histogram of the few values the links of one group take (one or two widths, speeds): a flat
+// list beats a tree on the per-link path.
+struct SmallHistogram {
+  std::vector<std::pair<std::uint32_t, std::size_t>> counts;
+  void add(std::uint32_t value) {
+    for (auto& [v, n] : counts) {
+      if (v == value) {
+        ++n;
+        return;
+      }
+    }
+    counts.emplace_back(value, 1);
+  }
+  std::uint32_t most_common() const {
+    std::uint32_t best = 0;
+    std::size_t best_count = 0;
+    for (const auto& [v, n] : counts) {
+      if (n > best_count || (n == best_count && v > best)) {
+        best = v;
+        best_count = n;
+      }
+    }
+    return best;
+  }
+};
+
+// Kept small: one per link of a 100,000-endpoint fabric, written once and read twice.
 struct ClassifiedLink {
-  std::size_t link = 0;
   VertexId lo = 0, hi = 0;  // lo: the end nearer the hosts (an endpoint, or the lower-level switch)
   int lo_port = 0, hi_port = 0;
-  int lo_level = 0, hi_level = 0;
-  unsigned width = 0;       // active lanes, 0 unknown
-  std::uint32_t speed = 0;  // active per-lane Mb/s, 0 unknown
-  unsigned width_cap = 0;   // the most both ends enable and support
-  std::uint32_t speed_cap = 0;
+  std::uint32_t speed = 0;      // active per-lane Mb/s, 0 unknown
+  std::uint32_t speed_cap = 0;  // the most both ends enable and support
+  std::int16_t lo_level = 0, hi_level = 0;
+  std::uint8_t width = 0;  // active lanes, 0 unknown
+  std::uint8_t width_cap = 0;
   bool down = false;
 };
 
@@ -108,9 +134,8 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
   const auto& vertices = graph.vertices();
   const auto& links = graph.links();
   auto is_switch = [&](VertexId v) { return fabric.switch_level[v] > 0; };
-  auto is_compute = [&](VertexId v) {
-    return vertices[v].kind == VertexKind::kEndpoint && fabric.endpoint_host[v] >= 0;
-  };
+  // Only compute endpoints have a host; the vertex records themselves stay out of the hot loop.
+  auto is_compute = [&](VertexId v) { return fabric.endpoint_host[v] >= 0; };
   auto end_name = [&](VertexId v, int port) {
     std::string name;
     if (is_switch(v)) {
@@ -127,10 +152,11 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
   // 1. The links of the tree, each oriented from the hosts upwards, with what both ends say.
   std::vector<ClassifiedLink> classified;
   classified.reserve(links.size());
+  std::string last_rate_text;
+  std::optional<LinkRate> last_rate;
   for (std::size_t i = 0; i < links.size(); ++i) {
     const Link& l = links[i];
     ClassifiedLink c;
-    c.link = i;
     if (is_switch(l.a) && is_switch(l.b)) {
       const bool a_lower = fabric.switch_level[l.a] <= fabric.switch_level[l.b];
       c.lo = a_lower ? l.a : l.b;
@@ -144,15 +170,15 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
     } else {
       continue;
     }
-    c.lo_level = is_switch(c.lo) ? fabric.switch_level[c.lo] : 0;
-    c.hi_level = fabric.switch_level[c.hi];
+    c.lo_level = static_cast<std::int16_t>(is_switch(c.lo) ? fabric.switch_level[c.lo] : 0);
+    c.hi_level = static_cast<std::int16_t>(fabric.switch_level[c.hi]);
     const PortFacts& fa = l.end_a;
     const PortFacts& fb = l.end_b;
     if (fa.known() || fb.known()) {
-      c.width = least_known<unsigned>({fa.width_active, fb.width_active});
+      c.width = least_known<std::uint8_t>({fa.width_active, fb.width_active});
       c.speed = least_known<std::uint32_t>({fa.speed_active, fb.speed_active});
-      c.width_cap =
-          least_known<unsigned>({fa.width_enabled, fa.width_supported, fb.width_enabled, fb.width_supported});
+      c.width_cap = least_known<std::uint8_t>(
+          {fa.width_enabled, fa.width_supported, fb.width_enabled, fb.width_supported});
       c.speed_cap = least_known<std::uint32_t>(
           {fa.speed_enabled, fa.speed_supported, fb.speed_enabled, fb.speed_supported});
       c.down = fa.state == kPortDown || fb.state == kPortDown ||
@@ -160,25 +186,37 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
                (fb.phys_state != 0 && fb.phys_state != kPhysLinkUp);
     }
     if (c.width == 0 && c.speed == 0 && !l.rate.empty()) {
-      if (auto rate = parse_link_rate(l.rate)) {
-        c.width = rate->lanes;
-        c.speed = rate->lane_mbps;
+      // Most links of a fabric share one rate text: parse each distinct one once in a row.
+      if (l.rate != last_rate_text) {
+        last_rate_text = l.rate;
+        last_rate = parse_link_rate(l.rate);
+      }
+      if (last_rate) {
+        c.width = static_cast<std::uint8_t>(last_rate->lanes);
+        c.speed = last_rate->lane_mbps;
       }
     }
     classified.push_back(c);
   }
 
   // 2. What siblings (links between the same two levels) trained at.
-  std::map<std::pair<int, int>, std::map<unsigned, std::size_t>> widths;
-  std::map<std::pair<int, int>, std::map<std::uint32_t, std::size_t>> speeds;
+  int top_level = 0;
+  for (VertexId v = 0; v < vertices.size(); ++v) top_level = std::max(top_level, fabric.switch_level[v]);
+  const std::size_t stride = static_cast<std::size_t>(top_level) + 1;
+  auto group_of = [&](int lo, int hi) {
+    return static_cast<std::size_t>(lo) * stride + static_cast<std::size_t>(hi);
+  };
+  std::vector<SmallHistogram> widths(stride * stride);
+  std::vector<SmallHistogram> speeds(stride * stride);
   for (const auto& c : classified) {
     if (c.down) continue;
-    if (c.width) ++widths[{c.lo_level, c.hi_level}][c.width];
-    if (c.speed) ++speeds[{c.lo_level, c.hi_level}][c.speed];
+    if (c.width) widths[group_of(c.lo_level, c.hi_level)].add(c.width);
+    if (c.speed) speeds[group_of(c.lo_level, c.hi_level)].add(c.speed);
   }
-  std::map<std::pair<int, int>, std::pair<unsigned, std::uint32_t>> sibling_rate;
-  for (const auto& [key, counts] : widths) sibling_rate[key].first = most_common(counts);
-  for (const auto& [key, counts] : speeds) sibling_rate[key].second = most_common(counts);
+  std::vector<std::pair<unsigned, std::uint32_t>> sibling_rate(stride * stride);
+  for (std::size_t g = 0; g < sibling_rate.size(); ++g) {
+    sibling_rate[g] = {widths[g].most_common(), speeds[g].most_common()};
+  }
 
   // 3. Each link against its ends and its siblings, tallied into the domains it belongs to.
   std::vector<DomainTally> tally(tree.size());
@@ -206,7 +244,7 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
   };
 
   for (const auto& c : classified) {
-    const auto& [sib_width, sib_speed] = sibling_rate[{c.lo_level, c.hi_level}];
+    const auto& [sib_width, sib_speed] = sibling_rate[group_of(c.lo_level, c.hi_level)];
     const unsigned expected_width =
         std::max(sib_width, c.width_cap == 0 || c.width_cap > 64 ? 0u : c.width_cap);
     const std::uint32_t expected_speed = std::max(sib_speed, c.speed_cap);
@@ -244,38 +282,43 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
   }
 
   // 4. Uplinks missing against the other switches of the same level.
-  std::unordered_map<VertexId, std::vector<VertexId>> uppers;  // switch -> higher-level peers
+  std::vector<std::uint32_t> uplink_count(vertices.size(), 0);
   std::map<int, std::vector<VertexId>> switches_by_level;
   for (VertexId v = 0; v < vertices.size(); ++v) {
     if (is_switch(v) && fabric.switch_home[v] >= 0) switches_by_level[fabric.switch_level[v]].push_back(v);
   }
   for (const auto& c : classified) {
-    if (c.lo_level > 0 && c.hi_level > c.lo_level) uppers[c.lo].push_back(c.hi);
+    if (c.lo_level > 0 && c.hi_level > c.lo_level) ++uplink_count[c.lo];
   }
   for (const auto& [lv, group] : switches_by_level) {
     if (group.size() < 2) continue;
     std::map<std::size_t, std::size_t> counts;
-    for (VertexId s : group) {
-      auto it = uppers.find(s);
-      ++counts[it == uppers.end() ? 0 : it->second.size()];
-    }
+    for (VertexId s : group) ++counts[uplink_count[s]];
     const std::size_t expected = most_common(counts);
     if (expected == 0) continue;
     // The upper switches most of the level reaches: those a short switch lacks are named.
     std::map<VertexId, std::size_t> reached_by;
-    for (VertexId s : group) {
-      auto it = uppers.find(s);
-      if (it == uppers.end()) continue;
-      for (VertexId u : std::set<VertexId>(it->second.begin(), it->second.end())) ++reached_by[u];
+    bool any_short = false;
+    for (VertexId s : group) any_short = any_short || uplink_count[s] < expected;
+    if (!any_short) continue;
+    // Only a level with a short switch pays for the peer lists.
+    std::unordered_map<VertexId, std::vector<VertexId>> uppers;
+    for (const auto& c : classified) {
+      if (c.lo_level == lv && c.hi_level > c.lo_level) uppers[c.lo].push_back(c.hi);
     }
-    const auto& [sib_width, sib_speed] = sibling_rate[{lv, lv + 1}];
+    for (VertexId s : group) {
+      std::vector<VertexId> distinct = uppers[s];
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      for (VertexId u : distinct) ++reached_by[u];
+    }
+    const auto [sib_width, sib_speed] =
+        lv + 1 <= top_level ? sibling_rate[group_of(lv, lv + 1)] : std::pair<unsigned, std::uint32_t>{};
     const double per_uplink = double(sib_width ? sib_width : 1) * (sib_speed ? sib_speed : 1);
     for (VertexId s : group) {
-      auto it = uppers.find(s);
-      const std::size_t have = it == uppers.end() ? 0 : it->second.size();
+      const std::size_t have = uplink_count[s];
       if (have >= expected) continue;
-      std::set<VertexId> mine;
-      if (it != uppers.end()) mine.insert(it->second.begin(), it->second.end());
+      const std::set<VertexId> mine(uppers[s].begin(), uppers[s].end());
       std::string lacking;
       std::size_t named = 0;
       for (const auto& [u, count] : reached_by) {
