@@ -32,7 +32,13 @@ VertexId FabricGraph::add_endpoint(std::string_view id, std::string_view descrip
 }
 
 void FabricGraph::add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate) {
-  links_.push_back(Link{a, b, port_a, port_b, std::string(rate)});
+  links_.push_back(Link{a, b, port_a, port_b, std::string(rate), {}, {}});
+  adjacency_valid_ = false;
+}
+
+void FabricGraph::add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate,
+                           const PortFacts& end_a, const PortFacts& end_b) {
+  links_.push_back(Link{a, b, port_a, port_b, std::string(rate), end_a, end_b});
   adjacency_valid_ = false;
 }
 

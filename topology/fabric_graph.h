@@ -37,12 +37,31 @@ struct Vertex {
   bool aggregation_node = false;  // SHARP "Aggregation Node" CA: never compute
 };
 
+// What one end of a link says of its own port (IB PortInfo, a UFM ports answer, sysfs). Widths are
+// lane counts (the widest of a capability mask), speeds are per-lane signalling rates in Mb/s (the
+// fastest of a mask), so sources that name them differently compare. 0 = the source does not say.
+struct PortFacts {
+  std::uint8_t width_active = 0;
+  std::uint8_t width_enabled = 0;
+  std::uint8_t width_supported = 0;
+  std::uint8_t state = 0;  // IB PortState: 1 Down, 2 Initialize, 3 Armed, 4 Active
+  std::uint32_t speed_active = 0;
+  std::uint32_t speed_enabled = 0;
+  std::uint32_t speed_supported = 0;
+  std::uint8_t phys_state = 0;  // IB PortPhysicalState: 1 Sleep, 2 Polling, 3 Disabled, 4 Training,
+                                // 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest
+  bool known() const { return width_active != 0 || speed_active != 0 || state != 0 || phys_state != 0; }
+  bool operator==(const PortFacts&) const = default;
+};
+
 struct Link {
   VertexId a = 0;
   VertexId b = 0;
   int port_a = 0;
   int port_b = 0;
   std::string rate;  // e.g. "4xNDR"; empty when unknown
+  PortFacts end_a;   // port_a's own view of the link
+  PortFacts end_b;
 };
 
 class FabricGraph {
@@ -51,6 +70,8 @@ class FabricGraph {
   VertexId add_switch(std::string_view id, std::string_view description);
   VertexId add_endpoint(std::string_view id, std::string_view description);
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate = {});
+  void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate, const PortFacts& end_a,
+                const PortFacts& end_b);
 
   std::optional<VertexId> find(std::string_view id) const;
   Vertex& vertex(VertexId v) { return vertices_[v]; }

@@ -53,6 +53,31 @@ std::size_t volcano_exact_member_count(const json& spec) {
   return names.size();
 }
 
+json fabric_degraded_condition(const DomainHealth& health, std::string_view transition_time) {
+  json c = {{"type", kFabricDegradedCondition}};
+  if (health.degraded()) {
+    c["status"] = "True";
+    c["reason"] = std::string(reason_name(health.reason()));
+    c["message"] = health.message();
+  } else {
+    c["status"] = "False";
+    c["reason"] = "FabricHealthy";
+    c["message"] = "every link of the domain trained at the width and speed of its siblings";
+  }
+  if (!transition_time.empty()) c["lastTransitionTime"] = std::string(transition_time);
+  return c;
+}
+
+// The object as -o json / -o yaml print it: a degraded domain shows its condition.
+static json render_with_health(const Tree& tree, DomainId id) {
+  json object = render_hypernode(tree, id);
+  const DomainHealth& health = tree.domain(id).health;
+  if (health.assessed && health.degraded()) {
+    object["status"] = {{"conditions", json::array({fabric_degraded_condition(health)})}};
+  }
+  return object;
+}
+
 static std::vector<DomainId> render_order(const Tree& tree) {
   std::vector<DomainId> order(tree.size());
   std::iota(order.begin(), order.end(), DomainId{0});
@@ -66,7 +91,7 @@ static std::vector<DomainId> render_order(const Tree& tree) {
 
 json render_hypernode_list(const Tree& tree) {
   json items = json::array();
-  for (DomainId id : render_order(tree)) items.push_back(render_hypernode(tree, id));
+  for (DomainId id : render_order(tree)) items.push_back(render_with_health(tree, id));
   return json{
       {"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}};
 }
@@ -118,7 +143,7 @@ std::string render_hypernodes_yaml(const Tree& tree) {
   std::string text;
   for (DomainId id : render_order(tree)) {
     text += "---\n";
-    text += json_to_yaml(render_hypernode(tree, id));
+    text += json_to_yaml(render_with_health(tree, id));
   }
   return text;
 }

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "topology/tree.h"
 
@@ -30,7 +31,14 @@ nlohmann::json render_hypernode(const Tree& tree, DomainId id);
 // exactMatch only, so for our objects this is Volcano's whole value. Writing anything else starts a
 // write war with that controller; the subtree total lives in our own outputs (Tree::nodes_under).
 std::size_t volcano_exact_member_count(const nlohmann::json& spec);
-// Every domain, ordered by tier then name.
+// The metav1.Condition hypertopo keeps in a HyperNode's status.conditions for its fabric health:
+// type FabricDegraded, status "True" (reason: the worst of DomainHealth, message: the bad links) or
+// "False" (reason FabricHealthy). lastTransitionTime is set only when `transition_time` is given:
+// whoever writes the condition knows when it changed, a rendering does not.
+inline constexpr const char* kFabricDegradedCondition = "FabricDegraded";
+nlohmann::json fabric_degraded_condition(const DomainHealth& health, std::string_view transition_time = {});
+// Every domain, ordered by tier then name. A degraded domain carries its FabricDegraded condition in
+// status.conditions (for people and for `place`; the reconciler writes it through /status).
 nlohmann::json render_hypernode_list(const Tree& tree);
 // JSON -> YAML text (block style), used for -o yaml and for manifests on disk.
 std::string json_to_yaml(const nlohmann::json& value);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "errors/error.h"
+#include "topology/domain_health.h"
 
 namespace hypertopo::topology {
 
@@ -35,6 +36,7 @@ struct Domain {
   std::vector<DomainId> children;  // HyperNode members
   std::optional<DomainId> parent;
   std::map<std::string, std::string> labels;  // extra labels a source wants on the object
+  DomainHealth health;                        // filled by the fabric health pass (fabric_health.h)
 };
 
 // What a build saw but could not place; reported, never silently dropped.

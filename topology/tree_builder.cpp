@@ -6,6 +6,8 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "topology/fabric_health.h"
+
 namespace hypertopo::topology {
 namespace {
 
@@ -321,6 +323,8 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
   for (std::size_t h = 0; h < host_count; ++h) components += host_attached[h] ? 1 : 0;
 
   std::vector<std::int64_t> below(host_count, -1);  // each host's domain at the last emitted tier
+  // For the health pass: the lowest domain each switch belongs to.
+  std::vector<std::int64_t> switch_home(options_.assess_health ? n : 0, -1);
   int tier = 0;
   for (int k = 1; k <= max_level; ++k) {
     for (VertexId s : switches_at[static_cast<std::size_t>(k)]) {
@@ -360,6 +364,7 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     std::sort(ordered.begin(), ordered.end());
     const std::string tier_name = level_name(options_, k);
     std::vector<std::int64_t> next(host_count, -1);
+    std::unordered_map<std::uint32_t, DomainId> domain_of_root;
     for (const auto& [anchor_name, root] : ordered) {
       std::string name = sanitize_name(tier_name) + "-" + anchor_name;
       name = fit_member_name(name);
@@ -375,12 +380,31 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
         for (DomainId c : children) tree.attach(id, c);
       }
       for (auto h : members) next[h] = static_cast<std::int64_t>(id);
+      if (options_.assess_health) domain_of_root.emplace(root, id);
     }
     below = std::move(next);
+    if (options_.assess_health) {
+      for (int lv = 1; lv <= k; ++lv) {
+        for (VertexId s : switches_at[static_cast<std::size_t>(lv)]) {
+          if (switch_home[s] >= 0) continue;
+          auto it = domain_of_root.find(uf.find(static_cast<std::uint32_t>(host_count + s)));
+          if (it != domain_of_root.end()) switch_home[s] = static_cast<std::int64_t>(it->second);
+        }
+      }
+    }
   }
 
   if (auto ok = check_invariants(tree); !ok)
     return std::unexpected(ok.error().context("the built tree is invalid"));
+  if (options_.assess_health) {
+    assess_fabric_health(BuiltFabric{.graph = &graph,
+                                     .switch_level = level,
+                                     .switch_home = switch_home,
+                                     .endpoint_host = endpoint_host,
+                                     .switch_names = display,
+                                     .host_names = host_names},
+                         tree);
+  }
   return tree;
 }
 

@@ -49,6 +49,8 @@ struct TreeBuilderOptions {
   std::vector<std::string> level_names = {"leaf", "spine", "core"};
   // Value of volcano.sh/network-topology-source on the objects.
   std::string source = "hypertopo";
+  // Run the fabric health pass (fabric_health.h) on the built tree: Domain::health.
+  bool assess_health = true;
 };
 
 // Switch name used for domain names: the description's system part ("MF0;A09-P1-IBLEAF-01:MQM9701/U1"

@@ -15,8 +15,14 @@ void render_domain(const Tree& tree, DomainId id, const std::string& prefix, boo
       << (count == 1 ? " node" : " nodes");
   if (!d.children.empty())
     out << ", " << d.children.size() << (d.children.size() == 1 ? " member" : " members");
+  if (d.health.degraded()) {
+    out << "  DEGRADED " << reason_name(d.health.reason()) << " (uplinks "
+        << static_cast<int>(d.health.uplink_healthy * 100 + 0.5) << "% healthy, internal "
+        << static_cast<int>(d.health.internal_healthy * 100 + 0.5) << "%)";
+  }
   out << "\n";
   const std::string child_prefix = root ? "" : prefix + (last ? "    " : "│   ");
+  if (d.health.degraded()) out << child_prefix << "!   " << d.health.message(4) << "\n";
   std::vector<DomainId> children = d.children;
   std::sort(children.begin(), children.end(),
             [&](DomainId a, DomainId b) { return tree.domain(a).name < tree.domain(b).name; });
@@ -97,11 +103,15 @@ std::string render_tree_dot(const Tree& tree, const TreeDotOptions& opts) {
   for (DomainId i = 0; i < tree.size(); ++i) {
     const Domain& d = tree.domain(i);
     const auto count = tree.nodes_under(i).size();
+    // A degraded domain is drawn in a warning colour with its reason.
+    const bool degraded = d.health.degraded();
     out << "  " << quote("hn:" + d.name) << " [shape=box, style=filled, fillcolor=\""
-        << kColors[std::min<std::size_t>(static_cast<std::size_t>(std::max(d.tier - 1, 0)), 4)]
+        << (degraded ? "#fdae61"
+                     : kColors[std::min<std::size_t>(static_cast<std::size_t>(std::max(d.tier - 1, 0)), 4)])
         << "\", label="
         << quote(d.name + "\\ntier " + std::to_string(d.tier) + " " + d.tier_name + "\\n" +
-                 std::to_string(count) + " nodes")
+                 std::to_string(count) + " nodes" +
+                 (degraded ? "\\n" + std::string(reason_name(d.health.reason())) : std::string()))
         << "];\n";
     for (DomainId c : d.children)
       out << "  " << quote("hn:" + d.name) << " -> " << quote("hn:" + tree.domain(c).name) << ";\n";

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "topology/hypernode.h"
+#include "topology/hypernode_status.h"
 
 namespace hypertopo::agent {
 
@@ -50,6 +51,7 @@ struct HyperNodeReconciler::Desired {
   std::string name;
   json object;  // rendered, without status
   int node_count = 0;
+  std::optional<json> condition;  // FabricDegraded, when the tree's health was assessed
 };
 
 namespace {
@@ -180,6 +182,9 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
     d.name = desired.domain(id).name;
     // Volcano's value, not the subtree total: its hyperNode-controller writes this field too.
     d.node_count = static_cast<int>(topology::volcano_exact_member_count(d.object["spec"]));
+    if (desired.domain(id).health.assessed) {
+      d.condition = topology::fabric_degraded_condition(desired.domain(id).health);
+    }
     want.emplace(d.name, std::move(d));
   }
 
@@ -262,7 +267,7 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
       auto made = client_.create(kHyperNodesResource, "", want.object);
       ++result.writes["create/" + outcome(made)];
       if (made) {
-        std::string status_error = write_status(*made, want.node_count, result);
+        std::string status_error = write_status(*made, want, result);
         if (!status_error.empty()) return {ActionKind::kFailed, want.name, "create: " + status_error};
         return {ActionKind::kCreate, want.name, ""};
       }
@@ -295,11 +300,19 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     if (diff.empty()) {
       const int have_count = status_node_count(*current);
       ActionKind kind = maybe_created ? ActionKind::kCreate : ActionKind::kUnchanged;
-      if (have_count == want.node_count) return {kind, want.name, ""};
-      std::string detail =
-          "status.nodeCount " + std::to_string(have_count) + " -> " + std::to_string(want.node_count);
+      const json changes = status_changes(*current, want);
+      if (changes.empty()) return {kind, want.name, ""};
+      std::string detail;
+      if (changes.contains("nodeCount")) {
+        detail = "status.nodeCount " + std::to_string(have_count) + " -> " + std::to_string(want.node_count);
+      }
+      if (changes.contains("conditions")) {
+        const auto& c = *want.condition;
+        detail += std::string(detail.empty() ? "" : ", ") + topology::kFabricDegradedCondition + " " +
+                  c["status"].get<std::string>() + " (" + c["reason"].get<std::string>() + ")";
+      }
       if (options_.dry_run) return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
-      std::string status_error = write_status(*current, want.node_count, result);
+      std::string status_error = write_status(*current, want, result);
       if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
       return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
     }
@@ -313,7 +326,7 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     auto put = client_.update(kHyperNodesResource, "", object);
     ++result.writes["update/" + outcome(put)];
     if (put) {
-      std::string status_error = write_status(*put, want.node_count, result);
+      std::string status_error = write_status(*put, want, result);
       if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
       return {maybe_created ? ActionKind::kCreate : ActionKind::kUpdate, want.name, diff};
     }
@@ -342,12 +355,26 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
               : last_error + " (after up to " + std::to_string(options_.max_attempts) + " attempts)"};
 }
 
-std::string HyperNodeReconciler::write_status(const json& object, int node_count, ReconcileResult& result) {
-  if (status_node_count(object) == node_count) return "";
+json HyperNodeReconciler::status_changes(const json& object, const Desired& want) const {
+  json changes = json::object();
+  if (status_node_count(object) != want.node_count) changes["nodeCount"] = want.node_count;
+  if (want.condition) {
+    const auto now = options_.wall_clock ? options_.wall_clock() : std::chrono::system_clock::now();
+    if (auto conditions = topology::merge_fabric_condition(object, *want.condition, topology::rfc3339(now))) {
+      changes["conditions"] = std::move(*conditions);
+    }
+  }
+  return changes;
+}
+
+std::string HyperNodeReconciler::write_status(const json& object, const Desired& want,
+                                              ReconcileResult& result) {
+  const json changes = status_changes(object, want);
+  if (changes.empty()) return "";
   const std::string name = name_of(object);
-  // A merge patch of the one field: status.conditions and anything else another controller keeps
-  // in status stay as they are.
-  const json patch = {{"status", {{"nodeCount", node_count}}}};
+  // A merge patch of our fields only: anything else another controller keeps in status stays as it
+  // is, and the conditions list (replaced whole by a merge patch) is the server's with ours swapped.
+  const json patch = {{"status", changes}};
   std::string last_error;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     auto put = client_.patch(kHyperNodesResource, "", name, patch, {.status = true});

@@ -19,7 +19,9 @@
 //   if (result) std::cout << result->summary_line() << "\n";   // created=3 updated=0 deleted=0 ...
 #pragma once
 
+#include <chrono>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,6 +48,8 @@ struct ReconcileOptions {
   // Backoff between attempts (doubling from backoff_base, capped). Null: SystemClock. Tests hand
   // the same ManualClock they give the KubeClient.
   std::shared_ptr<k8s::Clock> clock;
+  // Wall time for the FabricDegraded condition's lastTransitionTime; empty: the system clock.
+  std::function<std::chrono::system_clock::time_point()> wall_clock;
   std::chrono::milliseconds backoff_base{200};
   std::chrono::milliseconds backoff_cap{10000};
 };
@@ -84,8 +88,11 @@ class HyperNodeReconciler {
   ReconcileAction sync_one(const Desired& want, std::optional<nlohmann::json> current,
                            ReconcileResult& result);
   ReconcileAction delete_one(nlohmann::json current, ReconcileResult& result);
-  // Merges status.nodeCount into /status when it differs; returns "" or what went wrong.
-  std::string write_status(const nlohmann::json& object, int node_count, ReconcileResult& result);
+  // Merges our status fields into /status when they differ; returns "" or what went wrong.
+  std::string write_status(const nlohmann::json& object, const Desired& want, ReconcileResult& result);
+  // The status fields of ours that differ on the server (nodeCount, the FabricDegraded condition in
+  // status.conditions), as a merge-patch body for /status; empty when nothing differs.
+  nlohmann::json status_changes(const nlohmann::json& object, const Desired& want) const;
   void emit_held_event(std::size_t count, std::size_t owned, ReconcileResult& result);
   bool owned(const nlohmann::json& object) const;
   void back_off(int attempt, std::chrono::seconds retry_after);

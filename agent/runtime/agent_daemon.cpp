@@ -14,6 +14,34 @@
 #include "discoverers/roce-lldp/roce_lldp.h"
 
 namespace hypertopo::agent {
+namespace {
+
+// A bad link counts once however many domains list it (an uplink of its leaf, internal to the
+// spine domain).
+std::map<std::string, std::set<std::string>> bad_links_by_state(const topology::Tree& tree) {
+  std::map<std::string, std::set<std::string>> out = {{"degraded", {}}, {"down", {}}, {"missing", {}}};
+  for (const auto& d : tree.domains()) {
+    for (const auto& l : d.health.bad_links) {
+      const char* state = l.reason == topology::HealthReason::kLinkDown         ? "down"
+                          : l.reason == topology::HealthReason::kMissingUplinks ? "missing"
+                                                                                : "degraded";
+      out[state].insert(l.end_a + " " + l.end_b);
+    }
+  }
+  return out;
+}
+
+void publish_fabric_health(MetricsRegistry& metrics, const topology::Tree& tree) {
+  auto& degraded = metrics.gauge("hypertopo_domain_degraded", "", {"hypernode"});
+  for (const auto& d : tree.domains()) {
+    if (d.health.assessed) degraded.set({d.name}, d.health.degraded() ? 1 : 0);
+  }
+  auto& links = metrics.gauge("hypertopo_fabric_links", "", {"state"});
+  for (const auto& [state, names] : bad_links_by_state(tree))
+    links.set({state}, static_cast<double>(names.size()));
+}
+
+}  // namespace
 
 using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
@@ -295,6 +323,10 @@ AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps d
           "Unix time of the last reconcile whose writes all landed.", {});
   m.counter("hypertopo_rebuilds_total", "Leader discover, build and reconcile cycles.", {});
   m.gauge("hypertopo_hypernodes_desired", "HyperNodes in the last built tree.", {});
+  m.gauge("hypertopo_domain_degraded", "1 while a HyperNode's FabricDegraded condition is True, else 0.",
+          {"hypernode"});
+  m.gauge("hypertopo_fabric_links", "Bad links in the last built tree, by state (degraded, down, missing).",
+          {"state"});
   m.counter("hypertopo_reconcile_failures_total", "Reconciles that failed or left writes unlanded.", {});
   m.counter("hypertopo_source_warnings_total",
             "Warnings raised by a source (or the build), each counted once when it first appears.",
@@ -865,6 +897,7 @@ void AgentDaemon::rebuild() {
   if (!run) return fail_cycle("discovery failed: " + run.error().message());
   report_warnings(*run);
   deps_.metrics->gauge("hypertopo_hypernodes_desired", "", {}).set({}, static_cast<double>(run->tree.size()));
+  publish_fabric_health(*deps_.metrics, run->tree);
 
   HyperNodeReconciler reconciler(
       *deps_.client, {.source = cfg.builder.source,

@@ -1,5 +1,6 @@
 // Tree building at the scale ARCHITECTURE §8 names: a 100,000-endpoint fabric (12,512 nodes x 8
-// rails, leaf / pod-spine / core) in well under a second, with its peak memory.
+// rails, leaf / pod-spine / core) in well under a second, with its peak memory, and what the fabric
+// health pass adds to it (health:1 against health:0).
 //
 //   build/bench/tree_builder_bench --benchmark_counters_tabular=true
 #include <benchmark/benchmark.h>
@@ -36,9 +37,13 @@ discoverers::DemoFabricSpec large_spec() {
   return s;
 }
 
+// state.range(0) = 1: with the fabric health pass (the default), 0: without; the difference is
+// what the health pass costs.
 void BM_BuildTree100kEndpoints(benchmark::State& state) {
   const auto graph = discoverers::generate_demo_fabric(large_spec());
-  auto builder = topology::TreeBuilder::create(discoverers::demo_builder_options());
+  auto options = discoverers::demo_builder_options();
+  options.assess_health = state.range(0) != 0;
+  auto builder = topology::TreeBuilder::create(options);
   std::size_t domains = 0;
   for (auto _ : state) {
     auto tree = builder->build(graph);
@@ -55,7 +60,7 @@ void BM_BuildTree100kEndpoints(benchmark::State& state) {
   state.counters["hypernodes"] = static_cast<double>(domains);
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
-BENCHMARK(BM_BuildTree100kEndpoints)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_BuildTree100kEndpoints)->ArgName("health")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond);
 
 void BM_GenerateAndBuild100kEndpoints(benchmark::State& state) {
   // Everything a one-shot `discover` does after reading its input: the graph and the tree.

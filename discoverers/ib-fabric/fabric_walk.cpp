@@ -49,22 +49,46 @@ std::string node_description(const ibnd_node_t* node) {
 
 std::uint64_t system_guid(ibnd_node_t* node) { return mad_get_field64(node->info, 0, IB_NODE_SYSTEM_GUID_F); }
 
-std::string port_rate(ibnd_port_t* port) {
-  auto* info = port->info;
-  unsigned width = mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
-  unsigned speed = mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+bool has_extended_speeds(ibnd_port_t* port) {
   // A switch reports its CapabilityMask on port 0 only.
-  std::uint8_t* cap_info = info;
+  std::uint8_t* cap_info = port->info;
   ibnd_node_t* node = port->node;
   if (node != nullptr && node->type == IB_NODE_SWITCH && node->ports != nullptr &&
       node->ports[0] != nullptr) {
     cap_info = node->ports[0]->info;
   }
-  unsigned ext = 0;
-  if (mad_get_field(cap_info, 0, IB_PORT_CAPMASK_F) & kCapabilityExtendedSpeeds) {
-    ext = mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
-  }
+  return (mad_get_field(cap_info, 0, IB_PORT_CAPMASK_F) & kCapabilityExtendedSpeeds) != 0;
+}
+
+std::string port_rate(ibnd_port_t* port) {
+  auto* info = port->info;
+  unsigned width = mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+  unsigned speed = mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+  unsigned ext = has_extended_speeds(port) ? mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0;
   return rate_text(width, speed, ext);
+}
+
+// The port's own PortInfo (libibnetdisc keeps the raw attribute of every port it reached), in
+// PortFacts units: what the health pass compares against the other end and the siblings.
+topology::PortFacts port_facts(ibnd_port_t* port) {
+  auto* info = port->info;
+  const bool ext = has_extended_speeds(port);
+  auto field = [&](enum MAD_FIELDS f) { return mad_get_field(info, 0, f); };
+  topology::PortFacts facts;
+  facts.width_active = static_cast<std::uint8_t>(width_lanes(field(IB_PORT_LINK_WIDTH_ACTIVE_F)));
+  facts.width_enabled = static_cast<std::uint8_t>(width_lanes(field(IB_PORT_LINK_WIDTH_ENABLED_F)));
+  facts.width_supported = static_cast<std::uint8_t>(width_lanes(field(IB_PORT_LINK_WIDTH_SUPPORTED_F)));
+  facts.speed_active =
+      lane_speed_mbps(field(IB_PORT_LINK_SPEED_ACTIVE_F), ext ? field(IB_PORT_LINK_SPEED_EXT_ACTIVE_F) : 0);
+  facts.speed_enabled =
+      lane_speed_mbps(field(IB_PORT_LINK_SPEED_ENABLED_F), ext ? field(IB_PORT_LINK_SPEED_EXT_ENABLED_F) : 0);
+  facts.speed_supported = lane_speed_mbps(field(IB_PORT_LINK_SPEED_SUPPORTED_F),
+                                          ext ? field(IB_PORT_LINK_SPEED_EXT_SUPPORTED_F) : 0);
+  unsigned state = field(IB_PORT_STATE_F);
+  unsigned phys = field(IB_PORT_PHYS_STATE_F);
+  facts.state = static_cast<std::uint8_t>(state <= 4 ? state : 0);
+  facts.phys_state = static_cast<std::uint8_t>(phys <= 7 ? phys : 0);
+  return facts;
 }
 
 // Deterministic conversion: vertices and links come out in GUID order whatever order the walk (or
@@ -134,6 +158,7 @@ topology::FabricGraph to_fabric_graph(ibnd_fabric_t* fabric) {
     topology::VertexId a, b;
     int port_a, port_b;
     std::string rate;
+    topology::PortFacts end_a, end_b;
   };
   std::vector<PendingLink> links;
   auto collect = [&](ibnd_port_t* port) {
@@ -144,7 +169,8 @@ topology::FabricGraph to_fabric_graph(ibnd_fabric_t* fabric) {
     auto b = vertex_of(remote);
     if (!a || !b) return;
     if (std::tie(*b, remote->portnum) < std::tie(*a, port->portnum)) return;
-    links.push_back({*a, *b, port->portnum, remote->portnum, port_rate(port)});
+    links.push_back(
+        {*a, *b, port->portnum, remote->portnum, port_rate(port), port_facts(port), port_facts(remote)});
   };
   for (ibnd_node_t* node : switches) {
     if (node->ports == nullptr) continue;
@@ -156,7 +182,7 @@ topology::FabricGraph to_fabric_graph(ibnd_fabric_t* fabric) {
   std::sort(links.begin(), links.end(), [](const PendingLink& x, const PendingLink& y) {
     return std::tie(x.a, x.port_a, x.b, x.port_b) < std::tie(y.a, y.port_a, y.b, y.port_b);
   });
-  for (const auto& l : links) graph.add_link(l.a, l.port_a, l.b, l.port_b, l.rate);
+  for (const auto& l : links) graph.add_link(l.a, l.port_a, l.b, l.port_b, l.rate, l.end_a, l.end_b);
   return graph;
 }
 
@@ -248,6 +274,31 @@ std::string rate_text(unsigned width_active, unsigned speed_active, unsigned ext
       }
   }
   return std::string(width) + speed;
+}
+
+unsigned width_lanes(unsigned width_mask) {
+  // Widest first; 0xff in LinkWidthEnabled means "set to supported" and is only sent, not read.
+  if (width_mask & 8) return 12;
+  if (width_mask & 4) return 8;
+  if (width_mask & 2) return 4;
+  if (width_mask & 16) return 2;
+  if (width_mask & 1) return 1;
+  return 0;
+}
+
+unsigned lane_speed_mbps(unsigned speed_mask, unsigned ext_speed_mask) {
+  // LinkSpeedExt values 30 and 31 are "disable" / "set to supported" requests, not speeds.
+  if (ext_speed_mask < 30) {
+    if (ext_speed_mask & 16) return 212500;
+    if (ext_speed_mask & 8) return 106250;
+    if (ext_speed_mask & 4) return 53125;
+    if (ext_speed_mask & 2) return 25781;
+    if (ext_speed_mask & 1) return 14062;
+  }
+  if (speed_mask & 4) return 10000;
+  if (speed_mask & 2) return 5000;
+  if (speed_mask & 1) return 2500;
+  return 0;
 }
 
 bool is_aggregation_node_description(std::string_view description) {

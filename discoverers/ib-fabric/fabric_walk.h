@@ -52,6 +52,13 @@ std::expected<topology::FabricGraph, Error> load_fabric_cache(const std::filesys
 // speed and active extended speed (0 when the port has no extended speeds). "" when unknown.
 std::string rate_text(unsigned width_active, unsigned speed_active, unsigned ext_speed_active);
 
+// PortInfo link width / speed masks in the units of topology::PortFacts: the widest lane count of a
+// LinkWidth mask (1x=1, 4x=2, 8x=4, 12x=8, 2x=16), and the fastest per-lane rate in Mb/s of a
+// LinkSpeed mask (SDR=1, DDR=2, QDR=4) and a LinkSpeedExt mask (FDR=1, EDR=2, HDR=4, NDR=8, XDR=16;
+// 0 when the port has no extended speeds, which then do not count). 0 when the mask names none.
+unsigned width_lanes(unsigned width_mask);
+unsigned lane_speed_mbps(unsigned speed_mask, unsigned ext_speed_mask);
+
 // True when a CA's node description names a SHARP aggregation node.
 bool is_aggregation_node_description(std::string_view description);
 

@@ -1,5 +1,6 @@
 #include "discoverers/ib-fabric/graph_handover.h"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -35,6 +36,47 @@ bool number(std::string_view text, T& value) {
   return ec == std::errc{} && ptr == text.data() + text.size();
 }
 
+void append_facts(std::string& text, const topology::PortFacts& f) {
+  if (!f.known()) {
+    text.push_back('-');
+    return;
+  }
+  for (unsigned value : {unsigned(f.width_active), unsigned(f.width_enabled), unsigned(f.width_supported),
+                         unsigned(f.state), unsigned(f.speed_active), unsigned(f.speed_enabled),
+                         unsigned(f.speed_supported), unsigned(f.phys_state)}) {
+    text.append(std::to_string(value)).push_back(',');
+  }
+  text.pop_back();
+}
+
+bool parse_facts(std::string_view text, topology::PortFacts& f) {
+  f = {};
+  if (text == "-") return true;
+  unsigned values[8];
+  for (std::size_t i = 0; i < 8; ++i) {
+    auto comma = text.find(',');
+    if ((comma == std::string_view::npos) != (i == 7)) return false;
+    if (!number(text.substr(0, comma), values[i])) return false;
+    text.remove_prefix(comma == std::string_view::npos ? text.size() : comma + 1);
+  }
+  // Lane counts and states are small; rates stay below 1 Tb/s per lane.
+  for (std::size_t i : {0u, 1u, 2u, 3u, 7u}) {
+    if (values[i] > 255) return false;
+  }
+  for (std::size_t i : {4u, 5u, 6u}) {
+    if (values[i] > 1'000'000) return false;
+  }
+  f.width_active = static_cast<std::uint8_t>(values[0]);
+  f.width_enabled = static_cast<std::uint8_t>(values[1]);
+  f.width_supported = static_cast<std::uint8_t>(values[2]);
+  f.state = static_cast<std::uint8_t>(values[3]);
+  f.speed_active = values[4];
+  f.speed_enabled = values[5];
+  f.speed_supported = values[6];
+  f.phys_state = static_cast<std::uint8_t>(values[7]);
+  return true;
+}
+
 }  // namespace
 
 void write_graph_handover(const topology::FabricGraph& graph, std::ostream& out) {
@@ -55,7 +97,14 @@ void write_graph_handover(const topology::FabricGraph& graph, std::ostream& out)
     text.append(std::to_string(l.port_a)).push_back('\t');
     text.append(std::to_string(l.b)).push_back('\t');
     text.append(std::to_string(l.port_b)).push_back('\t');
-    text.append(or_dash(l.rate)).push_back('\n');
+    text.append(or_dash(l.rate));
+    if (l.end_a.known() || l.end_b.known()) {
+      text.push_back('\t');
+      append_facts(text, l.end_a);
+      text.push_back('\t');
+      append_facts(text, l.end_b);
+    }
+    text.push_back('\n');
   }
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
@@ -96,11 +145,15 @@ std::expected<topology::FabricGraph, Error> read_graph_handover(const std::files
     } else if (line.starts_with("L\t")) {
       topology::VertexId a = 0, b = 0;
       int pa = 0, pb = 0;
-      if (!split(line.substr(2), 5, f) || !number(f[0], a) || !number(f[1], pa) || !number(f[2], b) ||
-          !number(f[3], pb) || a >= graph.vertex_count() || b >= graph.vertex_count()) {
+      topology::PortFacts end_a, end_b;
+      const auto body = line.substr(2);
+      const bool with_facts = std::count(body.begin(), body.end(), '\t') == 6;
+      if (!split(body, with_facts ? 7 : 5, f) || !number(f[0], a) || !number(f[1], pa) || !number(f[2], b) ||
+          !number(f[3], pb) || a >= graph.vertex_count() || b >= graph.vertex_count() ||
+          (with_facts && (!parse_facts(f[5], end_a) || !parse_facts(f[6], end_b)))) {
         return bad(line_no, "malformed link line");
       }
-      graph.add_link(a, pa, b, pb, from_dash(f[4]));
+      graph.add_link(a, pa, b, pb, from_dash(f[4]), end_a, end_b);
     } else if (!line.empty()) {
       return bad(line_no, "unknown line");
     }

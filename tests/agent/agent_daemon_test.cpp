@@ -203,6 +203,11 @@ TEST_F(AgentDaemonTest, PublishesItsReportLeadsReconcilesAndThenWritesNothing) {
   EXPECT_NE(metrics.find("hypertopo_discovery_runs_total{source=\"demo\",outcome=\"cached\"} 1"),
             std::string::npos)
       << metrics;
+  // The demo fabric is healthy: every HyperNode says so, and no link is bad.
+  EXPECT_NE(metrics.find("hypertopo_domain_degraded{hypernode=\"core-demo-core-01\"} 0"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("hypertopo_fabric_links{state=\"degraded\"} 0"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("hypertopo_fabric_links{state=\"missing\"} 0"), std::string::npos) << metrics;
 
   // The same facts probed again: no NodeReport write (probedAt alone is no change).
   server_->reset_counts();
