@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "io/json_writer.h"
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 
@@ -72,7 +73,7 @@ std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::str
   ResourceAmounts out;
   if (!obj.is_object()) return out;
   for (const auto& [k, v] : obj.items()) {
-    auto q = parse_quantity(k, v.is_string() ? v.get<std::string>() : v.dump());
+    auto q = parse_quantity(k, v.is_string() ? v.get<std::string>() : io::json_text(v));
     if (!q) return std::unexpected(q.error().context(where));
     out[k] = *q;
   }
@@ -578,7 +579,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     ps.per_pod = std::move(*req);
     if (s.contains("nodeSelector") && s["nodeSelector"].is_object()) {
       for (const auto& [k, v] : s["nodeSelector"].items())
-        ps.node_selector[k] = v.is_string() ? v.get<std::string>() : v.dump();
+        ps.node_selector[k] = v.is_string() ? v.get<std::string>() : io::json_text(v);
     }
     ps.tolerations = tolerations(s.value("tolerations", json::array()));
     const json topo = s.value("topology", json::object());
@@ -595,13 +596,13 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
           where + ": topology.mode must be required, preferred, unconstrained or none, got '" + mode + "'");
     }
     if (topo.contains("level")) {
-      ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : topo["level"].dump();
+      ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : io::json_text(topo["level"]);
     }
     for (const auto& l : s.value("slices", json::array())) {
       auto size = integer(l, "size", 0, where + " slices", 1);
       if (!size) return std::unexpected(size.error());
       std::string level =
-          l.contains("level") && !l["level"].is_string() ? l["level"].dump() : str(l, "level");
+          l.contains("level") && !l["level"].is_string() ? io::json_text(l["level"]) : str(l, "level");
       ps.slices.push_back({level, static_cast<std::int32_t>(*size)});
     }
     if (s.contains("partitions") && s["partitions"].is_object()) {
@@ -616,7 +617,8 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
       part.min = static_cast<std::int32_t>(*min);
-      part.level = p.contains("level") && !p["level"].is_string() ? p["level"].dump() : str(p, "level");
+      part.level =
+          p.contains("level") && !p["level"].is_string() ? io::json_text(p["level"]) : str(p, "level");
       ps.partitions = part;
       if (ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
     }

@@ -6,6 +6,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "scheduler/input/job_loader.h"
 
 namespace hypertopo::scheduler {
@@ -33,7 +34,8 @@ std::expected<TraceJob, Error> parse_event(const std::string& line, const std::v
   }
   json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
-  if (!event.is_object()) return fail(ErrorCode::kParse, "expected a JSON object, got " + event.dump());
+  if (!event.is_object())
+    return fail(ErrorCode::kParse, "expected a JSON object, got " + io::json_text(event));
   for (const auto& [key, value] : event.items()) {
     if (key != "time" && key != "job" && key != "arrive" && key != "duration") {
       return fail(ErrorCode::kInvalidArgument,

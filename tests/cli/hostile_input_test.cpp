@@ -320,6 +320,65 @@ TEST(HostileText, NonUtf8NodeDescriptionsAndConfigsStillGiveJson) {
   EXPECT_EQ(list["items"][0]["spec"]["tierName"], "r\xEF\xBF\xBDseau");
 }
 
+// A node name, a tier name and a file name that are not UTF-8 (YAML and file systems take any
+// bytes) reach the JSON that place and simulate print: the invalid bytes become U+FFFD.
+TEST(HostileText, NonUtf8NamesInPlaceAndSimulateStillGiveJson) {
+  TempDir dir;
+  const std::string odd_node = "gpu-\xff-1";
+  std::string nodes = "apiVersion: v1\nkind: List\nitems:\n";
+  for (const std::string& name : {odd_node, std::string("gpu-2")}) {
+    nodes +=
+        "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: \"" + name +
+        "\"\n  status:\n    allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\", nvidia.com/gpu: \"8\"}\n"
+        "    conditions: [{type: Ready, status: \"True\"}]\n";
+  }
+  write_text(dir.path() / "nodes.yaml", nodes);
+  write_text(dir.path() / "hypernodes.yaml",
+             "apiVersion: v1\nkind: List\nitems:\n"
+             "- apiVersion: topology.volcano.sh/v1alpha1\n  kind: HyperNode\n  metadata: {name: leaf-a}\n"
+             "  spec:\n    tier: 1\n    tierName: \"le\xff"
+             "af\"\n    members:\n"
+             "    - {type: Node, selector: {exactMatch: {name: \"" +
+                 odd_node + "\"}}}\n    - {type: Node, selector: {exactMatch: {name: gpu-2}}}\n");
+  const std::string request =
+      R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "PlacementRequest", "name": "two",
+          "podSets": [{"name": "worker", "count": 2, "requests": {"nvidia.com/gpu": "8"}}]})";
+  write_text(dir.path() / "job.json", request);
+  const std::string nodes_file = (dir.path() / "nodes.yaml").string();
+  const std::string topology_file = (dir.path() / "hypernodes.yaml").string();
+
+  for (const char* format : {"json", "yaml"}) {
+    auto p = run({"place", "--nodes", nodes_file, "--topology", topology_file, "--job",
+                  (dir.path() / "job.json").string(), "-o", format});
+    ASSERT_EQ(p.code, 0) << format << ": " << p.err;
+    if (std::string(format) == "yaml") continue;
+    auto placed = nlohmann::json::parse(p.out, nullptr, false);
+    ASSERT_FALSE(placed.is_discarded()) << p.out;
+    std::vector<std::string> assigned;
+    for (const auto& a : placed["podSets"][0]["assignment"]) assigned.push_back(a["node"]);
+    std::sort(assigned.begin(), assigned.end());
+    EXPECT_EQ(assigned, (std::vector<std::string>{"gpu-2", "gpu-\xEF\xBF\xBD-1"})) << p.out;
+  }
+
+  const std::string trace = (dir.path() / "jobs-\xfe.jsonl").string();
+  write_text(trace, R"({"time": 0, "job": "two", "duration": 60, "arrive": )" +
+                        nlohmann::json::parse(request).dump() + "}\n");
+  auto s =
+      run({"simulate", "--nodes", nodes_file, "--topology", topology_file, "--trace", trace, "-o", "json"});
+  ASSERT_EQ(s.code, 0) << s.err;
+  auto report = nlohmann::json::parse(s.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << s.out;
+  EXPECT_EQ(report["trace"], (dir.path() / "jobs-\xEF\xBF\xBD.jsonl").string()) << s.out;
+  EXPECT_EQ(report["cluster"]["nodes"], 2) << s.out;
+  bool odd_tier = false;
+  for (const auto& t : report["cluster"]["tiers"])
+    odd_tier = odd_tier || t["name"] ==
+                               "le\xEF\xBF\xBD"
+                               "af";
+  EXPECT_TRUE(odd_tier) << s.out;
+  EXPECT_EQ(report["policies"][0]["admitted"], 1) << s.out;
+}
+
 TEST(HostileText, WrongTypesInAConfigNameTheFileAndKey) {
   TempDir dir;
   const auto config = (dir.path() / "discover.yaml").string();
