@@ -119,6 +119,13 @@ std::expected<void, Error> check_block_commas(std::string_view text, const std::
   };
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
+    // YAML allows no C0 control character but tab and line breaks (and no DEL); yaml-cpp skips a
+    // NUL, so "\0," is the same loop as ",".
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      return fail(ErrorCode::kParse, name + ":" + std::to_string(line) +
+                                         ": not valid YAML: a control character (byte " +
+                                         std::to_string(static_cast<unsigned char>(c)) + ")");
+    }
     if (c == '\n') {
       ++line;
       at_line_start = true;

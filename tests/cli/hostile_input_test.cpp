@@ -170,6 +170,10 @@ TEST(HostileYaml, ACommaWhereANodeIsExpectedIsRefusedNotLoopedOn) {
     EXPECT_TRUE(contains(doc.error().message(), "f.yaml:")) << doc.error().message();
     EXPECT_TRUE(contains(doc.error().message(), "',' outside a flow collection")) << doc.error().message();
   }
+  auto nul = io::load_yaml(std::string("a: b\n\0\0,", 7), "f.yaml");
+  ASSERT_FALSE(nul);
+  EXPECT_TRUE(contains(nul.error().message(), "f.yaml:2: not valid YAML: a control character (byte 0)"))
+      << nul.error().message();
   for (const char* text : {"a, b", "a ,", "x: [a, \"b\", {c: d}]", "x: don't, won't", "- a,\n- b"}) {
     auto doc = io::load_yaml(text, "f.yaml");
     EXPECT_TRUE(doc) << text << ": " << doc.error().message();
