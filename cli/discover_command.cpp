@@ -12,6 +12,7 @@
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/input/cluster_loader.h"
 #include "topology/builder_config.h"
@@ -147,9 +148,7 @@ int run_discover(const DiscoverOptions& opts) {
   if (opts.output == "yaml") {
     std::cout << topology::render_hypernodes_yaml(tree);
   } else if (opts.output == "json") {
-    std::cout << topology::render_hypernode_list(tree).dump(2, ' ', false,
-                                                            nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << io::json_text(topology::render_hypernode_list(tree), 2) << "\n";
   } else if (opts.output == "dot") {
     auto dot = capacity_dot(tree, nodes.get(), opts);
     if (!dot) return error(dot.error());
@@ -161,14 +160,13 @@ int run_discover(const DiscoverOptions& opts) {
     if (opts.output == "labels") {
       std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
     } else if (opts.output == "kueue-topology") {
-      std::cout << topology::exporters::render_kueue_topology(tree, label_opts, "hypertopo",
-                                                              "kueue.x-k8s.io/" + opts.kueue_api_version)
-                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+      std::cout << io::json_text(
+                       topology::exporters::render_kueue_topology(tree, label_opts, "hypertopo",
+                                                                  "kueue.x-k8s.io/" + opts.kueue_api_version),
+                       2)
                 << "\n";
     } else {
-      std::cout << topology::exporters::render_kai_topology(tree, label_opts)
-                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                << "\n";
+      std::cout << io::json_text(topology::exporters::render_kai_topology(tree, label_opts), 2) << "\n";
     }
   } else if (opts.output == "slurm-tree") {
     std::cout << topology::exporters::render_slurm_tree_conf(tree);

@@ -11,6 +11,7 @@
 #include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/registry/discoverer.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
+#include "io/json_writer.h"
 #include "topology/node_report.h"
 #include "topology/tree.h"
 
@@ -72,9 +73,7 @@ int run_probe(const ProbeOptions& opts) {
   if (opts.output == "yaml") {
     std::cout << topology::render_node_report_yaml(report);
   } else {
-    std::cout << topology::render_node_report(report).dump(2, ' ', false,
-                                                           nlohmann::json::error_handler_t::replace)
-              << "\n";
+    std::cout << io::json_text(topology::render_node_report(report), 2) << "\n";
   }
   return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "io/json_writer.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "k8s/objects/node_list.h"
@@ -227,14 +228,14 @@ int run_status(const StatusOptions& opts) {
                       {"freeGpus", b.free_gpus},
                       {"idleNodes", b.idle_nodes}});
     }
-    std::cout << json{{"hyperNodes", items.size()},
-                      {"nodes", nodes->items.size()},
-                      {"gpus", {{"allocatable", alloc}, {"used", used}}},
-                      {"domains", domains},
-                      {"largestFreeBlocks", free},
-                      {"notOurs", live.foreign},
-                      {"problems", live.problems}}
-                     .dump(2)
+    std::cout << io::json_text(json{{"hyperNodes", items.size()},
+                                    {"nodes", nodes->items.size()},
+                                    {"gpus", {{"allocatable", alloc}, {"used", used}}},
+                                    {"domains", domains},
+                                    {"largestFreeBlocks", free},
+                                    {"notOurs", live.foreign},
+                                    {"problems", live.problems}},
+                               2)
               << "\n";
     return 0;
   }

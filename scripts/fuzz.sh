@@ -7,6 +7,8 @@
 #
 #   scripts/fuzz.sh 60              # one minute per target
 #   scripts/fuzz.sh 20 quantity job # only these targets
+#   HYPERTOPO_FUZZ_BUILD=0 scripts/fuzz.sh 60 quantity   # run what build-fuzz/ holds, no build
+#     (while another build of build-fuzz/ runs: a target is final once its link line is printed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
@@ -16,13 +18,15 @@ fixtures=${HYPERTOPO_FIXTURES:-$(cd .. && pwd)/shared/fixtures}
 
 # The project's compiler (GCC) with Debian's libFuzzer; see cmake/HypertopoHelpers.cmake for why not
 # clang 14. -O1 and only the fuzz targets keep the build small.
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-  -DHYPERTOPO_SANITIZE=ON -DHYPERTOPO_FUZZ=ON -DHYPERTOPO_BUILD_TESTS=OFF \
-  -DHYPERTOPO_BUILD_BENCHMARKS=OFF >/dev/null
-if (($#)); then
-  cmake --build build-fuzz -j "$jobs" --target "${@/%/_fuzz}"
-else
-  cmake --build build-fuzz -j "$jobs" --target fuzz_targets
+if [[ ${HYPERTOPO_FUZZ_BUILD:-1} != 0 ]]; then
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DHYPERTOPO_SANITIZE=ON -DHYPERTOPO_FUZZ=ON -DHYPERTOPO_BUILD_TESTS=OFF \
+    -DHYPERTOPO_BUILD_BENCHMARKS=OFF >/dev/null
+  if (($#)); then
+    cmake --build build-fuzz -j "$jobs" --target "${@/%/_fuzz}"
+  else
+    cmake --build build-fuzz -j "$jobs" --target fuzz_targets
+  fi
 fi
 
 work=$(mktemp -d)

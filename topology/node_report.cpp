@@ -2,16 +2,20 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <span>
 #include <sstream>
+#include <string_view>
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
 #include "io/yaml_reader.h"
+#include "text/utf8.h"
 #include "topology/hypernode.h"
 
 namespace hypertopo::topology {
@@ -418,9 +422,77 @@ std::expected<NvlinkFacts, Error> parse_nvlink(const Field& f) {
   return n;
 }
 
+// The keys parse_node_report reads, per object; render_node_report writes no others.
+using KnownKeys = std::span<const std::string_view>;
+constexpr std::string_view kRootKeys[] = {"apiVersion", "kind", "metadata", "spec"};
+constexpr std::string_view kSpecKeys[] = {"nodeName", "probedAt", "hcas", "roce", "nvlink", "warnings"};
+constexpr std::string_view kHcaKeys[] = {"name", "nodeGuid", "sysImageGuid", "nodeDescription", "ports"};
+constexpr std::string_view kPortKeys[] = {"port",      "portGuid", "state", "physState",
+                                          "linkLayer", "rate",     "lid",   "netdev"};
+constexpr std::string_view kRoceKeys[] = {"netdev",    "rdmaDevice", "rdmaPort",
+                                          "operState", "speedMbps",  "lldpNeighbor"};
+constexpr std::string_view kNeighborKeys[] = {"chassisId", "chassisIdSubtype", "systemName",
+                                              "portId",    "portIdSubtype",    "portDescription"};
+constexpr std::string_view kNvlinkKeys[] = {"source", "cliqueId", "gpus", "conflicts"};
+constexpr std::string_view kGpuKeys[] = {"index",  "clusterUuid", "cliqueId",      "state",
+                                         "status", "healthMask",  "healthSummary", "inDomain"};
+
+class UnknownKeys {
+ public:
+  explicit UnknownKeys(std::vector<std::string>& out) : out_(out) {}
+
+  // Each key of `obj` (an object, or nothing is checked) that `known` lacks, as `path`.key.
+  void check(const json& obj, KnownKeys known, const std::string& path) {
+    if (!obj.is_object()) return;
+    for (const auto& [key, value] : obj.items()) {
+      if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+      // The key goes into a log line: shortened, and valid UTF-8 whatever bytes it holds.
+      const std::string shown = text::valid_utf8(key.size() > 64 ? key.substr(0, 64) + "..." : key);
+      const std::string p = path.empty() ? shown : path + "." + shown;
+      if (out_.size() < kMaxUnknownKeys && std::find(out_.begin(), out_.end(), p) == out_.end())
+        out_.push_back(p);
+    }
+  }
+  // check() for every element of the list obj[key].
+  void check_each(const json& obj, const char* key, KnownKeys known, const std::string& path) {
+    if (!obj.is_object()) return;
+    auto it = obj.find(key);
+    if (it == obj.end() || !it->is_array()) return;
+    for (const auto& item : *it) check(item, known, path + "." + key + "[]");
+  }
+
+ private:
+  std::vector<std::string>& out_;
+};
+
+// Called on a document that parsed, so every known member has its expected shape.
+void collect_unknown_keys(const json& doc, std::vector<std::string>& out) {
+  UnknownKeys unknown(out);
+  unknown.check(doc, kRootKeys, "");
+  auto spec = doc.find("spec");
+  if (spec == doc.end() || !spec->is_object()) return;
+  unknown.check(*spec, kSpecKeys, "spec");
+  unknown.check_each(*spec, "hcas", kHcaKeys, "spec");
+  if (auto hcas = spec->find("hcas"); hcas != spec->end() && hcas->is_array()) {
+    for (const auto& hca : *hcas) unknown.check_each(hca, "ports", kPortKeys, "spec.hcas[]");
+  }
+  unknown.check_each(*spec, "roce", kRoceKeys, "spec");
+  if (auto roce = spec->find("roce"); roce != spec->end() && roce->is_array()) {
+    for (const auto& r : *roce) {
+      if (!r.is_object()) continue;
+      if (auto n = r.find("lldpNeighbor"); n != r.end())
+        unknown.check(*n, kNeighborKeys, "spec.roce[].lldpNeighbor");
+    }
+  }
+  if (auto nvlink = spec->find("nvlink"); nvlink != spec->end()) {
+    unknown.check(*nvlink, kNvlinkKeys, "spec.nvlink");
+    unknown.check_each(*nvlink, "gpus", kGpuKeys, "spec.nvlink");
+  }
+}
+
 }  // namespace
 
-std::expected<NodeReport, Error> parse_node_report(const json& doc) {
+std::expected<NodeReport, Error> parse_node_report(const json& doc, std::vector<std::string>* unknown_keys) {
   Field root(doc, "");
   if (!doc.is_object()) return fail(ErrorCode::kParse, "a NodeReport must be an object");
   std::string api_version, kind;
@@ -474,6 +546,7 @@ std::expected<NodeReport, Error> parse_node_report(const json& doc) {
     report.nvlink = std::move(*n);
   }
   HT_TRY(read_string_list(*spec, "warnings", report.warnings));
+  if (unknown_keys) collect_unknown_keys(doc, *unknown_keys);
   return report;
 }
 
@@ -523,7 +596,8 @@ json yaml_to_json(const YAML::Node& node) {
 
 }  // namespace
 
-std::expected<NodeReport, Error> parse_node_report_text(std::string_view text) {
+std::expected<NodeReport, Error> parse_node_report_text(std::string_view text,
+                                                        std::vector<std::string>* unknown_keys) {
   std::size_t first = text.find_first_not_of(" \t\r\n");
   json doc;
   if (first != std::string_view::npos && text[first] == '{') {
@@ -541,13 +615,14 @@ std::expected<NodeReport, Error> parse_node_report_text(std::string_view text) {
       return fail(ErrorCode::kParse, std::string("not valid YAML: ") + e.what());
     }
   }
-  return parse_node_report(doc);
+  return parse_node_report(doc, unknown_keys);
 }
 
-std::expected<NodeReport, Error> read_node_report_file(const std::filesystem::path& path) {
+std::expected<NodeReport, Error> read_node_report_file(const std::filesystem::path& path,
+                                                       std::vector<std::string>* unknown_keys) {
   auto text = io::read_bounded_file(path, io::kConfigFileLimit);
   if (!text) return std::unexpected(text.error());
-  auto report = parse_node_report_text(*text);
+  auto report = parse_node_report_text(*text, unknown_keys);
   if (!report) return std::unexpected(report.error().context(path.string()));
   return report;
 }

@@ -10,8 +10,8 @@
 //   report.node_name = "dgx-001";
 //   report.probed_at = std::chrono::floor<std::chrono::seconds>(clock.now());
 //   ib_local::probe_into(report, options);              // fills report.hcas and report.roce
-//   std::cout << render_node_report(report).dump(2);    // or render_node_report_yaml(report)
-//   auto back = parse_node_report(json_text);           // std::expected<NodeReport, Error>
+//   std::cout << io::json_text(render_node_report(report), 2);   // or render_node_report_yaml(report)
+//   auto back = parse_node_report(doc, &unknown_keys);  // std::expected<NodeReport, Error>
 #pragma once
 
 #include <chrono>
@@ -119,9 +119,18 @@ nlohmann::json render_node_report(const NodeReport& report);
 std::string render_node_report_yaml(const NodeReport& report);
 
 // The reverse; the error names the field ("spec.hcas[1].ports[0].lid: expected an unsigned integer").
-std::expected<NodeReport, Error> parse_node_report(const nlohmann::json& doc);
+// Keys this version does not read are no error: during a rolling upgrade reports come from newer
+// (and older) agents, and the leader must not drop a node for a field it does not know. They are
+// listed in `unknown_keys` when given, as paths without list indices ("spec.roce[].neighbor"), at
+// most kMaxUnknownKeys of them, so a caller can warn once per kind of key (a misspelt key loses its
+// data silently otherwise). metadata is the API server's and is not checked.
+inline constexpr std::size_t kMaxUnknownKeys = 32;
+std::expected<NodeReport, Error> parse_node_report(const nlohmann::json& doc,
+                                                   std::vector<std::string>* unknown_keys = nullptr);
 // JSON or YAML text (a JSON document is valid YAML, so one reader takes both).
-std::expected<NodeReport, Error> parse_node_report_text(std::string_view text);
-std::expected<NodeReport, Error> read_node_report_file(const std::filesystem::path& path);
+std::expected<NodeReport, Error> parse_node_report_text(std::string_view text,
+                                                        std::vector<std::string>* unknown_keys = nullptr);
+std::expected<NodeReport, Error> read_node_report_file(const std::filesystem::path& path,
+                                                       std::vector<std::string>* unknown_keys = nullptr);
 
 }  // namespace hypertopo::topology

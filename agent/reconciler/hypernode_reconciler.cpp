@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "io/json_writer.h"
 #include "topology/hypernode.h"
 #include "topology/hypernode_status.h"
 
@@ -76,7 +77,7 @@ json normalized_spec(const json& object) {
   if (spec.contains("members") && spec["members"].is_array()) {
     std::vector<json> members(spec["members"].begin(), spec["members"].end());
     std::sort(members.begin(), members.end(),
-              [](const json& a, const json& b) { return a.dump() < b.dump(); });
+              [](const json& a, const json& b) { return io::json_text(a) < io::json_text(b); });
     spec["members"] = members;
   }
   return spec;

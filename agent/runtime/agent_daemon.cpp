@@ -589,6 +589,9 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
   bool counted_sync = false;
   bool need_list = true;
   std::string rv;
+  // Unknown NodeReport keys already logged: once per kind of key for the life of the watch, since
+  // during a rolling upgrade every newer agent's report carries the same new field.
+  std::set<std::string> unknown_keys_logged;
   auto pause = [&](std::chrono::milliseconds d) {
     std::unique_lock lock(mutex_);
     wake_.wait_for(lock, stop, d, [] { return false; });
@@ -614,7 +617,14 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       reports_.erase(name);
       return true;
     }
-    auto parsed = topology::parse_node_report(object);
+    std::vector<std::string> unknown_keys;
+    auto parsed = topology::parse_node_report(object, &unknown_keys);
+    for (const auto& key : unknown_keys) {
+      if (unknown_keys_logged.size() < topology::kMaxUnknownKeys && unknown_keys_logged.insert(key).second) {
+        log(LogLevel::kWarn, "NodeReport " + name + ": unknown key " + key +
+                                 " ignored (logged once); written by another agent version, or misspelt?");
+      }
+    }
     if (!parsed) {
       // One bad report must not stop the others from counting; it is left out and said so.
       log(LogLevel::kWarn, "NodeReport " + name + " left out: " + parsed.error().message());

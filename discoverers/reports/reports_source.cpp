@@ -19,9 +19,9 @@ class ReportsSource : public Discoverer {
   explicit ReportsSource(std::filesystem::path dir) : dir_(std::move(dir)) {}
   std::string name() const override { return "reports"; }
   std::expected<Discovery, Error> discover() override {
-    auto reports = load_node_reports(dir_);
-    if (!reports) return std::unexpected(reports.error());
     Discovery found;
+    auto reports = load_node_reports(dir_, &found.warnings);
+    if (!reports) return std::unexpected(reports.error());
     found.notes.push_back("reports: " + std::to_string(reports->size()) + " NodeReports from " +
                           dir_.string());
     found.reports = std::move(*reports);
@@ -34,7 +34,8 @@ class ReportsSource : public Discoverer {
 
 }  // namespace
 
-std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(const std::filesystem::path& dir) {
+std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(
+    const std::filesystem::path& dir, std::vector<std::string>* warnings) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return fail(ErrorCode::kNotFound, dir.string() + ": not a directory of NodeReports");
@@ -49,15 +50,36 @@ std::expected<std::vector<topology::NodeReport>, Error> load_node_reports(const 
   std::sort(files.begin(), files.end());
   std::vector<topology::NodeReport> out;
   std::map<std::string, std::filesystem::path> file_of;  // node -> the file that named it first
+  struct UnknownKey {
+    std::string first;  // the first report (in file-name order) that has it: node and file
+    std::size_t reports = 0;
+  };
+  std::map<std::string, UnknownKey> unknown;  // key path -> where
   for (const auto& f : files) {
-    auto report = topology::read_node_report_file(f);
+    std::vector<std::string> unknown_keys;
+    auto report = topology::read_node_report_file(f, &unknown_keys);
     if (!report) return std::unexpected(report.error());
+    for (const auto& key : unknown_keys) {
+      if (!unknown.contains(key) && unknown.size() >= topology::kMaxUnknownKeys) continue;  // bounded
+      auto& u = unknown[key];
+      if (u.reports++ == 0) u.first = report->node_name + " (" + f.string() + ")";
+    }
     auto [it, inserted] = file_of.emplace(report->node_name, f);
     if (!inserted) {
       return fail(ErrorCode::kConflict, f.string() + ": node " + report->node_name +
                                             " already has a report in " + it->second.string());
     }
     out.push_back(std::move(*report));
+  }
+  // Reports from another agent version during a rolling upgrade still count; what they say that we
+  // cannot read is said once per kind of key, not once per report.
+  if (warnings) {
+    for (const auto& [key, u] : unknown) {
+      warnings->push_back(
+          "NodeReport " + u.first + ": unknown key " + key + " ignored" +
+          (u.reports > 1 ? " (also in " + std::to_string(u.reports - 1) + " other reports)" : "") +
+          "; written by another agent version, or misspelt?");
+    }
   }
   return out;
 }

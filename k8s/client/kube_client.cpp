@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "io/json_writer.h"
 #include "k8s/client/http_transport.h"
 #include "k8s/client/rate_limiter.h"
 
@@ -253,7 +254,7 @@ ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::stri
 }
 
 ApiResult<json> KubeClient::create(const Resource& resource, const std::string& ns, const json& object) {
-  Call c{"create", "POST", resource.path(ns), "", object.dump(), "application/json", false};
+  Call c{"create", "POST", resource.path(ns), "", io::json_text(object), "application/json", false};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "POST " + c.path);
@@ -264,7 +265,7 @@ ApiResult<json> KubeClient::update(const Resource& resource, const std::string& 
   if (name.empty())
     return std::unexpected(
         local_error(ErrorCode::kInvalidArgument, "update: the object has no metadata.name"));
-  Call c{"update", "PUT", resource.path(ns, name), "", object.dump(), "application/json", true};
+  Call c{"update", "PUT", resource.path(ns, name), "", io::json_text(object), "application/json", true};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "PUT " + c.path);
@@ -277,7 +278,8 @@ ApiResult<json> KubeClient::update_status(const Resource& resource, const std::s
     return std::unexpected(
         local_error(ErrorCode::kInvalidArgument, "update_status: the object has no metadata.name"));
   }
-  Call c{"update", "PUT", resource.path(ns, name, "status"), "", object.dump(), "application/json", true};
+  Call c{"update",           "PUT", resource.path(ns, name, "status"), "", io::json_text(object),
+         "application/json", true};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "PUT " + c.path);
@@ -319,8 +321,12 @@ ApiResult<json> KubeClient::patch(const Resource& resource, const std::string& n
     q.add("fieldManager", options.field_manager);
     if (options.force) q.add("force", "true");
   }
-  Call c{"patch", "PATCH",      resource.path(ns, name, options.status ? "status" : ""),
-         q.str(), patch.dump(), content_type,
+  Call c{"patch",
+         "PATCH",
+         resource.path(ns, name, options.status ? "status" : ""),
+         q.str(),
+         io::json_text(patch),
+         content_type,
          true};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
@@ -334,7 +340,7 @@ ApiResult<void> KubeClient::delete_object(const Resource& resource, const std::s
     json pre = json::object();
     if (!options.uid.empty()) pre["uid"] = options.uid;
     if (!options.resource_version.empty()) pre["resourceVersion"] = options.resource_version;
-    body = json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}}.dump();
+    body = io::json_text(json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}});
   }
   Call c{"delete", "DELETE", resource.path(ns, name), "", body, body.empty() ? "" : "application/json", true};
   auto res = call(c);
@@ -428,7 +434,7 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       json object = event.contains("object") ? event["object"] : json::object();
       if (type == "ERROR") {
         int code = object.is_object() ? object.value("code", 500) : 500;
-        return std::unexpected(api_error_from_response(what, code, object.dump()));
+        return std::unexpected(api_error_from_response(what, code, io::json_text(object)));
       }
       WatchEvent ev;
       if (type == "ADDED") {

@@ -5,6 +5,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 
 namespace hypertopo::k8s {
 namespace {
@@ -18,7 +19,7 @@ void read_string_map(const json& obj, const char* key, std::map<std::string, std
     if (v.is_string())
       out[k] = v.get<std::string>();
     else
-      out[k] = v.dump();
+      out[k] = io::json_text(v);
   }
 }
 

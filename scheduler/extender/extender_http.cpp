@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "io/json_writer.h"
+
 namespace hypertopo::scheduler {
 namespace {
 
@@ -9,7 +11,7 @@ agent::HttpServerResponse json_reply(int status, const nlohmann::json& body) {
   agent::HttpServerResponse r;
   r.status = status;
   r.content_type = "application/json";
-  r.body = body.dump();
+  r.body = io::json_text(body);
   return r;
 }
 

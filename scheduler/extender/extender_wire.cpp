@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
 
 namespace hypertopo::scheduler {
@@ -118,7 +119,7 @@ std::expected<std::string, Error> tree_path(std::string_view body,
   if (!args) return std::unexpected(args.error());
   auto answer = (service.*verb)(*args);
   if (!answer) return std::unexpected(answer.error());
-  return answer->dump(-1, ' ', false, json::error_handler_t::replace);
+  return io::json_text(*answer);
 }
 
 }  // namespace

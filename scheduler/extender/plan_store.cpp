@@ -4,6 +4,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/input/pod_request.h"
@@ -71,7 +72,7 @@ void ExtenderService::save_state() {
   tmp += ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << doc.dump(1) << "\n";
+    out << io::json_text(doc, 1) << "\n";
     if (!out) {
       ++counters_.errors;
       return;

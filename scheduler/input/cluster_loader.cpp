@@ -8,6 +8,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "io/yaml_reader.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/index/quantity.h"
@@ -53,7 +54,7 @@ std::string str(const json& obj, const char* key) {
 std::map<std::string, std::string> string_map(const json& obj) {
   std::map<std::string, std::string> out;
   if (!obj.is_object()) return out;
-  for (const auto& [k, v] : obj.items()) out[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  for (const auto& [k, v] : obj.items()) out[k] = v.is_string() ? v.get<std::string>() : io::json_text(v);
   return out;
 }
 
@@ -68,7 +69,7 @@ std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::str
   ResourceAmounts out;
   if (!obj.is_object()) return out;
   for (const auto& [k, v] : obj.items()) {
-    std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+    std::string text = v.is_string() ? v.get<std::string>() : io::json_text(v);
     auto q = parse_quantity(k, text);
     if (!q) return std::unexpected(q.error().context(where));
     if (is_extended_resource(k)) {
@@ -145,7 +146,7 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const json& item, const std:
       for (const auto& e : lm.value("matchExpressions", json::array())) {
         LabelRequirement req{str(e, "key"), str(e, "operator"), {}};
         for (const auto& v : e.value("values", json::array()))
-          req.values.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+          req.values.push_back(v.is_string() ? v.get<std::string>() : io::json_text(v));
         if (req.op != "In" && req.op != "NotIn" && req.op != "Exists" && req.op != "DoesNotExist") {
           return fail(ErrorCode::kParse, mw + ": unknown matchExpressions operator '" + req.op + "'");
         }

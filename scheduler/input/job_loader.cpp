@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "io/json_writer.h"
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 
@@ -43,11 +44,13 @@ std::expected<std::int64_t, Error> integer(const json& obj, const char* key, std
     if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) v = n;
   }
   if (!v) {
-    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be an integer, got " + it->dump());
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": " + key + " must be an integer, got " + io::json_text(*it));
   }
   if (*v < min || *v > max) {
     return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be from " + std::to_string(min) +
-                                                 " to " + std::to_string(max) + ", got " + it->dump());
+                                                 " to " + std::to_string(max) + ", got " +
+                                                 io::json_text(*it));
   }
   return *v;
 }
@@ -72,7 +75,7 @@ std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::str
   ResourceAmounts out;
   if (!obj.is_object()) return out;
   for (const auto& [k, v] : obj.items()) {
-    auto q = parse_quantity(k, v.is_string() ? v.get<std::string>() : v.dump());
+    auto q = parse_quantity(k, v.is_string() ? v.get<std::string>() : io::json_text(v));
     if (!q) return std::unexpected(q.error().context(where));
     out[k] = *q;
   }
@@ -496,7 +499,8 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
   const std::string where = "KaiwoJob " + out.request.name;
   const json spec = doc.value("spec", json::object());
   if (auto it = spec.find("gpuVendor"); it != spec.end() && !it->is_null() && !it->is_string())
-    return fail(ErrorCode::kInvalidArgument, where + " spec: gpuVendor must be a string, got " + it->dump());
+    return fail(ErrorCode::kInvalidArgument,
+                where + " spec: gpuVendor must be a string, got " + io::json_text(*it));
   const std::string vendor = str(spec, "gpuVendor").empty() ? "amd" : str(spec, "gpuVendor");
   if (vendor != "amd" && vendor != "nvidia") {
     return fail(ErrorCode::kInvalidArgument,
@@ -523,7 +527,7 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
   auto ray_it = spec.find("ray");
   if (ray_it != spec.end() && !ray_it->is_null() && !ray_it->is_boolean())
     return fail(ErrorCode::kInvalidArgument,
-                where + " spec: ray must be true or false, got " + ray_it->dump());
+                where + " spec: ray must be true or false, got " + io::json_text(*ray_it));
   const bool ray = ray_it != spec.end() && ray_it->is_boolean() && ray_it->get<bool>();
   if (ray) {
     auto r = kaiwo_replicas(static_cast<int>(*gpus), static_cast<int>(*replicas),
@@ -559,7 +563,8 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   LoadedJob out;
   out.format = "neutral";
   if (auto it = doc.find("name"); it != doc.end() && !it->is_null() && !it->is_string())
-    return fail(ErrorCode::kInvalidArgument, "PlacementRequest: name must be a string, got " + it->dump());
+    return fail(ErrorCode::kInvalidArgument,
+                "PlacementRequest: name must be a string, got " + io::json_text(*it));
   out.request.name =
       str(doc, "name").empty() ? str(doc.value("metadata", json::object()), "name") : str(doc, "name");
   const json sets = doc.value("podSets", json::array());
@@ -578,7 +583,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     ps.per_pod = std::move(*req);
     if (s.contains("nodeSelector") && s["nodeSelector"].is_object()) {
       for (const auto& [k, v] : s["nodeSelector"].items())
-        ps.node_selector[k] = v.is_string() ? v.get<std::string>() : v.dump();
+        ps.node_selector[k] = v.is_string() ? v.get<std::string>() : io::json_text(v);
     }
     ps.tolerations = tolerations(s.value("tolerations", json::array()));
     const json topo = s.value("topology", json::object());
@@ -595,13 +600,13 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
           where + ": topology.mode must be required, preferred, unconstrained or none, got '" + mode + "'");
     }
     if (topo.contains("level")) {
-      ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : topo["level"].dump();
+      ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : io::json_text(topo["level"]);
     }
     for (const auto& l : s.value("slices", json::array())) {
       auto size = integer(l, "size", 0, where + " slices", 1);
       if (!size) return std::unexpected(size.error());
       std::string level =
-          l.contains("level") && !l["level"].is_string() ? l["level"].dump() : str(l, "level");
+          l.contains("level") && !l["level"].is_string() ? io::json_text(l["level"]) : str(l, "level");
       ps.slices.push_back({level, static_cast<std::int32_t>(*size)});
     }
     if (s.contains("partitions") && s["partitions"].is_object()) {
@@ -616,7 +621,8 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
       part.min = static_cast<std::int32_t>(*min);
-      part.level = p.contains("level") && !p["level"].is_string() ? p["level"].dump() : str(p, "level");
+      part.level =
+          p.contains("level") && !p["level"].is_string() ? io::json_text(p["level"]) : str(p, "level");
       ps.partitions = part;
       if (ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
     }

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "io/json_writer.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/job_loader.h"
@@ -392,7 +393,7 @@ std::string render_report(const PlacementReport& report, const std::string& form
     return std::string(e.c_str()) + "\n";
   }
   if (format == "text") return render_text(report.result);
-  return report.result.dump(2) + "\n";
+  return io::json_text(report.result, 2) + "\n";
 }
 
 }  // namespace hypertopo::scheduler

@@ -6,6 +6,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "scheduler/input/job_loader.h"
 
 namespace hypertopo::scheduler {
@@ -20,7 +21,7 @@ std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
   if (it == event.end()) return fail(ErrorCode::kInvalidArgument, std::string("missing \"") + key + "\"");
   if (!it->is_number_integer()) {
     return fail(ErrorCode::kInvalidArgument,
-                std::string("\"") + key + "\" must be a whole number of seconds, got " + it->dump());
+                std::string("\"") + key + "\" must be a whole number of seconds, got " + io::json_text(*it));
   }
   return it->get<std::int64_t>();
 }
@@ -33,7 +34,8 @@ std::expected<TraceJob, Error> parse_event(const std::string& line, const std::v
   }
   json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
-  if (!event.is_object()) return fail(ErrorCode::kParse, "expected a JSON object, got " + event.dump());
+  if (!event.is_object())
+    return fail(ErrorCode::kParse, "expected a JSON object, got " + io::json_text(event));
   for (const auto& [key, value] : event.items()) {
     if (key != "time" && key != "job" && key != "arrive" && key != "duration") {
       return fail(ErrorCode::kInvalidArgument,

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/json_writer.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 
@@ -61,7 +62,7 @@ std::string render_json(const SimulationRun& run) {
   out["cluster"]["tiers"] = tiers;
   out["policies"] = json::array();
   for (const auto& p : r.policies) out["policies"].push_back(policy_json(p));
-  return out.dump(2) + "\n";
+  return io::json_text(out, 2) + "\n";
 }
 
 std::string render_text(const SimulationRun& run) {

@@ -113,6 +113,48 @@ TEST(DiscoverCommand, ReportsWithLldpNeighboursSayWhichSourceBuildsTheirTree) {
   EXPECT_NE(with_roce.out.find("leaf-2"), std::string::npos) << with_roce.out;
 }
 
+// During a rolling upgrade reports come from newer agents: a key this version does not read is a
+// warning naming the key and a report that has it, once per kind of key, and the report still
+// counts. A misspelt key (`neighbor` for `lldpNeighbor`) is said the same way instead of losing the
+// neighbour in silence.
+TEST(DiscoverCommand, UnknownNodeReportKeysAreOneWarningPerKeyAndTheReportsStillCount) {
+  testing::TempDir dir;
+  const auto reports = dir.path() / "reports";
+  for (int host = 1; host <= 4; ++host) {
+    const std::string name = "h" + std::to_string(host);
+    const std::string leaf = host <= 2 ? "leaf-1" : "leaf-2";
+    const std::string neighbor_key = host <= 2 ? "lldpNeighbor" : "neighbor";
+    const std::string extra = host == 4 ? R"(, "rdmaHealth": {"errors": 0})" : "";
+    testing::write_text(
+        reports / (name + ".json"),
+        R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "NodeReport", "metadata": {"name": ")" + name +
+            R"("}, "spec": {"nodeName": ")" + name + R"(", "probedAt": "2026-01-02T03:04:05Z")" + extra +
+            R"(, "roce": [{"netdev": "rail0", ")" + neighbor_key + R"(": {"chassisId": "aa:bb:cc:dd:ee:0)" +
+            std::to_string(host <= 2 ? 1 : 2) + R"(", "systemName": ")" + leaf + R"(", "portId": "swp)" +
+            std::to_string(host) + R"("}}]}})");
+  }
+  auto r = run({"discover", "--source", "reports:" + reports.string(), "--source", "roce"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto lines_with = [&](const std::string& needle) {
+    std::size_t n = 0;
+    for (auto at = r.err.find(needle); at != std::string::npos; at = r.err.find(needle, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(lines_with("unknown key"), 2u) << r.err;
+  EXPECT_EQ(lines_with("unknown key spec.roce[].neighbor"), 1u) << r.err;
+  EXPECT_NE(r.err.find("hypertopo: warning: NodeReport h3 (" + (reports / "h3.json").string() +
+                       "): unknown key spec.roce[].neighbor ignored (also in 1 other reports)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("NodeReport h4 (" + (reports / "h4.json").string() +
+                       "): unknown key spec.rdmaHealth ignored;"),
+            std::string::npos)
+      << r.err;
+  // The known fields still work: h1 and h2 (lldpNeighbor) make leaf-1; h3 and h4 said nothing we read.
+  EXPECT_NE(r.out.find("leaf-1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("leaf-2"), std::string::npos) << r.out;
+}
+
 TEST(DiscoverCommand, HelpListsSources) {
   auto r = run({"discover", "--help"});
   EXPECT_EQ(r.code, 0);

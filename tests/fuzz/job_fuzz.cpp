@@ -1,5 +1,6 @@
 // The job loaders behind `place --job`: Volcano Job, batch/v1 Job with Kueue or KAI annotations,
-// KaiwoJob and the neutral PlacementRequest, read as a user's file is (YAML or JSON).
+// JobSet, KaiwoJob and the neutral PlacementRequest, read as a user's file is (YAML or JSON). Both
+// kinds of PodGroup have their own target (pod_group_fuzz.cpp).
 #include <vector>
 
 #include "scheduler/input/cluster_loader.h"

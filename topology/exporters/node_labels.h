@@ -9,7 +9,7 @@
 //   opts.topograph_compatible = true;            // + fabric.topograph.run/tier-N, accelerator...
 //   auto labels = node_labels(tree, opts);       // node -> {key: value}
 //   auto patch = node_label_patch(current, labels["dgx-001"], opts);   // nullopt: nothing to do
-//   std::cout << render_kueue_topology(tree, opts, "hypertopo").dump(2);
+//   std::cout << io::json_text(render_kueue_topology(tree, opts, "hypertopo"), 2);
 #pragma once
 
 #include <map>
