@@ -20,6 +20,7 @@
 #include "topology/exporters/node_labels.h"
 #include "topology/exporters/slurm_topology.h"
 #include "topology/hypernode.h"
+#include "topology/hypernode_status.h"
 #include "topology/label_rules.h"
 #include "topology/tree_builder.h"
 #include "topology/tree_text.h"
@@ -138,17 +139,18 @@ int run_discover(const DiscoverOptions& opts) {
     std::cerr << "hypertopo: warning: " << empty_tree_reason(input.sources, run->reports) << "\n";
 
   print_report_warnings(tree.report);
+  const std::string observed_at = topology::rfc3339(std::chrono::system_clock::now());
   if (!opts.manifests_file.empty()) {
     std::ofstream out(opts.manifests_file);
-    out << topology::render_hypernodes_yaml(tree);
+    out << topology::render_hypernodes_yaml(tree, observed_at);
     if (!out) return error(Error(ErrorCode::kUnavailable, opts.manifests_file + ": cannot write"));
     std::cerr << "hypertopo: wrote " << tree.size() << " HyperNode manifests to " << opts.manifests_file
               << "\n";
   }
   if (opts.output == "yaml") {
-    std::cout << topology::render_hypernodes_yaml(tree);
+    std::cout << topology::render_hypernodes_yaml(tree, observed_at);
   } else if (opts.output == "json") {
-    std::cout << io::json_text(topology::render_hypernode_list(tree), 2) << "\n";
+    std::cout << io::json_text(topology::render_hypernode_list(tree, observed_at), 2) << "\n";
   } else if (opts.output == "dot") {
     auto dot = capacity_dot(tree, nodes.get(), opts);
     if (!dot) return error(dot.error());

@@ -68,12 +68,14 @@ json fabric_degraded_condition(const DomainHealth& health, std::string_view tran
   return c;
 }
 
-// The object as -o json / -o yaml print it: a degraded domain shows its condition.
-static json render_with_health(const Tree& tree, DomainId id) {
+// The object as -o json / -o yaml print it: a degraded domain shows its condition, stamped with
+// the time the fabric was observed (metav1.Condition requires lastTransitionTime; without a time
+// there is no status).
+static json render_with_health(const Tree& tree, DomainId id, std::string_view observed_at) {
   json object = render_hypernode(tree, id);
   const DomainHealth& health = tree.domain(id).health;
-  if (health.assessed && health.degraded()) {
-    object["status"] = {{"conditions", json::array({fabric_degraded_condition(health)})}};
+  if (health.assessed && health.degraded() && !observed_at.empty()) {
+    object["status"] = {{"conditions", json::array({fabric_degraded_condition(health, observed_at)})}};
   }
   return object;
 }
@@ -89,9 +91,9 @@ static std::vector<DomainId> render_order(const Tree& tree) {
   return order;
 }
 
-json render_hypernode_list(const Tree& tree) {
+json render_hypernode_list(const Tree& tree, std::string_view observed_at) {
   json items = json::array();
-  for (DomainId id : render_order(tree)) items.push_back(render_with_health(tree, id));
+  for (DomainId id : render_order(tree)) items.push_back(render_with_health(tree, id, observed_at));
   return json{
       {"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}};
 }
@@ -139,11 +141,11 @@ std::string json_to_yaml(const json& value) {
   return std::string(out.c_str()) + "\n";
 }
 
-std::string render_hypernodes_yaml(const Tree& tree) {
+std::string render_hypernodes_yaml(const Tree& tree, std::string_view observed_at) {
   std::string text;
   for (DomainId id : render_order(tree)) {
     text += "---\n";
-    text += json_to_yaml(render_with_health(tree, id));
+    text += json_to_yaml(render_with_health(tree, id, observed_at));
   }
   return text;
 }

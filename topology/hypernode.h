@@ -37,12 +37,13 @@ std::size_t volcano_exact_member_count(const nlohmann::json& spec);
 // whoever writes the condition knows when it changed, a rendering does not.
 inline constexpr const char* kFabricDegradedCondition = "FabricDegraded";
 nlohmann::json fabric_degraded_condition(const DomainHealth& health, std::string_view transition_time = {});
-// Every domain, ordered by tier then name. A degraded domain carries its FabricDegraded condition in
-// status.conditions (for people and for `place`; the reconciler writes it through /status).
-nlohmann::json render_hypernode_list(const Tree& tree);
+// Every domain, ordered by tier then name. Given `observed_at` (RFC 3339, when the fabric was
+// seen), a degraded domain carries its FabricDegraded condition in status.conditions with that
+// lastTransitionTime (for people and for `place`; the reconciler writes it through /status).
+nlohmann::json render_hypernode_list(const Tree& tree, std::string_view observed_at = {});
 // JSON -> YAML text (block style), used for -o yaml and for manifests on disk.
 std::string json_to_yaml(const nlohmann::json& value);
 // "---"-separated documents, one HyperNode each, same order as the list.
-std::string render_hypernodes_yaml(const Tree& tree);
+std::string render_hypernodes_yaml(const Tree& tree, std::string_view observed_at = {});
 
 }  // namespace hypertopo::topology
