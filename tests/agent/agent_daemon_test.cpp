@@ -14,6 +14,7 @@
 #include "k8s/client/kube_config.h"
 #include "tests/apiserver/loopback_apiserver.h"
 #include "tests/apiserver/volcano_hypernode_status.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 #include "topology/hypernode.h"
 #include "topology/nvlink_merge.h"
@@ -21,23 +22,14 @@
 namespace hypertopo::agent {
 namespace {
 
+using hypertopo::testing::eventually;
+
 using namespace std::chrono_literals;
 using json = nlohmann::json;
 
 constexpr const char* kNamespace = "hypertopo-system";
 constexpr const char* kHyperNodes = "topology.volcano.sh/v1alpha1/hypernodes";
 constexpr const char* kClusterUuid = "dc6e40c4-d722-4357-9ba6-5291dd461278";
-
-// Polls `done` every 5 ms for up to `limit`.
-template <typename F>
-bool eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
 
 std::string demo_host(int su, int n) {
   char buf[40];

@@ -17,10 +17,13 @@
 #include "agent/runtime/agent_daemon.h"
 #include "k8s/client/kube_config.h"
 #include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::agent {
 namespace {
+
+using hypertopo::testing::eventually;
 
 using namespace std::chrono_literals;
 using json = nlohmann::json;
@@ -30,16 +33,6 @@ constexpr const char* kNamespace = "hypertopo-system";
 constexpr const char* kHyperNodes = "topology.volcano.sh/v1alpha1/hypernodes";
 constexpr const char* kNodes = "/v1/nodes";
 constexpr const char* kGpu = "nvidia.com/gpu.present";
-
-template <typename F>
-bool eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
 
 std::string config_yaml(const std::string& exports, const std::string& extra_sources = "") {
   return "sources:\n"

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 
 extern char** environ;
@@ -29,17 +30,13 @@ extern char** environ;
 namespace hypertopo::testing {
 namespace {
 
-using namespace std::chrono_literals;
-
+// The agent process is polled less often than an in-process loop.
 template <typename F>
-bool eventually(F done, std::chrono::milliseconds limit = 30s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return done();
+bool eventually_here(F done, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+  return hypertopo::testing::eventually(done, limit, std::chrono::milliseconds(20));
 }
+
+using namespace std::chrono_literals;
 
 std::uint16_t free_port() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -151,14 +148,15 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
     if (pid > 0) kill(pid, SIGKILL);
   };
 
-  const bool ready = eventually([&] { return http_get(port, "/readyz").find(" 200 ") != std::string::npos; });
+  const bool ready =
+      eventually_here([&] { return http_get(port, "/readyz").find(" 200 ") != std::string::npos; });
   if (!ready) kill_on_failure();
   ASSERT_TRUE(ready);
   EXPECT_NE(http_get(port, "/healthz").find(" 200 "), std::string::npos);
-  ASSERT_TRUE(eventually(
+  ASSERT_TRUE(eventually_here(
       [&] { return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7; }));
-  ASSERT_TRUE(
-      eventually([&] { return http_get(port, "/metrics").find("hypertopo_leader 1") != std::string::npos; }));
+  ASSERT_TRUE(eventually_here(
+      [&] { return http_get(port, "/metrics").find("hypertopo_leader 1") != std::string::npos; }));
   const std::string metrics = http_get(port, "/metrics");
   EXPECT_NE(metrics.find("hypertopo_api_writes_total{verb=\"create\",outcome=\"ok\"}"), std::string::npos)
       << metrics;
@@ -175,7 +173,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
   // The ConfigMap changes: new tier names reach the cluster without a restart. Names come from the
   // tier names, so all 7 HyperNodes are new, and the mass-deletion guard holds the 7 old ones.
   write_text(config, base + "tierNames: [rack, row, hall]\n");
-  const bool renamed = eventually([&] {
+  const bool renamed = eventually_here([&] {
     return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 14 &&
            http_get(port, "/metrics").find("\nhypertopo_held_deletions 7\n") != std::string::npos;
   });
@@ -185,7 +183,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
 
   // The admin confirms by lifting the guard in the same file: the old ones go.
   write_text(config, base + "tierNames: [rack, row, hall]\nguard:\n  maxDeleteFraction: 1\n");
-  const bool cleaned = eventually([&] {
+  const bool cleaned = eventually_here([&] {
     return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7 &&
            http_get(port, "/metrics").find("hypertopo_api_writes_total{verb=\"delete\",outcome=\"ok\"} 7") !=
                std::string::npos;
@@ -196,7 +194,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
 
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = 0;
-  const bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
+  const bool exited = eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
   if (!exited) kill_on_failure();
   ASSERT_TRUE(exited) << "no exit within 15 s of SIGTERM";
   ASSERT_TRUE(WIFEXITED(status));
@@ -230,7 +228,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   };
   const std::string hypernodes = "topology.volcano.sh/v1alpha1/hypernodes";
   const bool synced =
-      eventually([&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
+      eventually_here([&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
   if (!synced) kill_all();
   ASSERT_TRUE(synced);
   // Over several renewals exactly one leads.
@@ -255,7 +253,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   ASSERT_EQ(kill(pids[leader], SIGKILL), 0);
   waitpid(pids[leader], nullptr, 0);
   pids[leader] = -1;
-  const bool took_over = eventually([&] { return leads(other); }, 10s);
+  const bool took_over = eventually_here([&] { return leads(other); }, 10s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   std::printf("[agent-numbers] leader SIGKILLed -> the other agent leads after %.2f s (leaseDuration 3 s)\n",
               seconds);
@@ -263,7 +261,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   ASSERT_TRUE(took_over);
   EXPECT_LT(seconds, 3.0 + 1.0);  // the lease duration, plus one retry period and polling slack
   // Its first reconcile finds everything in place: nothing written, nothing lost.
-  const bool reconciled = eventually([&] {
+  const bool reconciled = eventually_here([&] {
     return http_get(ports[other], "/metrics").find("hypertopo_last_reconcile_success_timestamp_seconds ") !=
            std::string::npos;
   });
@@ -276,7 +274,8 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
 
   ASSERT_EQ(kill(pids[other], SIGTERM), 0);
   int status = 0;
-  const bool exited = eventually([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
+  const bool exited =
+      eventually_here([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
   if (!exited) kill_all();
   ASSERT_TRUE(exited);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);

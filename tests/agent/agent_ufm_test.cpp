@@ -15,6 +15,7 @@
 #include "agent/runtime/agent_daemon.h"
 #include "k8s/client/kube_config.h"
 #include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 #include "tests/ufm/fake_ufm_server.h"
 #include "tests/ufm/ufm_generator.h"
@@ -22,17 +23,9 @@
 namespace hypertopo::agent {
 namespace {
 
-using namespace std::chrono_literals;
+using hypertopo::testing::eventually;
 
-template <typename F>
-bool eventually(F done, std::chrono::milliseconds limit = 20s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
+using namespace std::chrono_literals;
 
 double metric(const std::string& text, const std::string& series) {
   const auto at = text.find(series + " ");

@@ -87,7 +87,7 @@ TEST(FabricHealth, HealthyFabricHasNoBadLinks) {
     EXPECT_DOUBLE_EQ(d.health.uplink_healthy, 1.0);
     EXPECT_DOUBLE_EQ(d.health.internal_healthy, 1.0);
   }
-  auto list = render_hypernode_list(tree);
+  auto list = render_hypernode_list(tree, "2026-11-24T00:00:00Z");
   for (const auto& item : list["items"]) EXPECT_FALSE(item.contains("status"));
 }
 
@@ -122,7 +122,10 @@ TEST(FabricHealth, UplinkAtOneLaneDegradesItsLeafAndTheSpineDomain) {
       << text;
   EXPECT_NE(render_tree_dot(tree).find("#fdae61"), std::string::npos);
 
-  auto list = render_hypernode_list(tree);
+  // Without the time the fabric was observed there is no condition to print (lastTransitionTime is
+  // required); with it, the two degraded domains carry theirs.
+  for (const auto& item : render_hypernode_list(tree)["items"]) EXPECT_FALSE(item.contains("status"));
+  auto list = render_hypernode_list(tree, "2026-11-24T00:00:00Z");
   int with_status = 0;
   for (const auto& item : list["items"]) {
     if (!item.contains("status")) continue;
@@ -131,6 +134,7 @@ TEST(FabricHealth, UplinkAtOneLaneDegradesItsLeafAndTheSpineDomain) {
     EXPECT_EQ(c["type"], "FabricDegraded");
     EXPECT_EQ(c["status"], "True");
     EXPECT_EQ(c["reason"], "DegradedLinkWidth");
+    EXPECT_EQ(c["lastTransitionTime"], "2026-11-24T00:00:00Z");
     EXPECT_NE(c["message"].get<std::string>().find("leaf-1[11] - spine-0[2]"), std::string::npos);
   }
   EXPECT_EQ(with_status, 2);
