@@ -10,7 +10,11 @@
 // answers and errors are the reference.
 #include <simdjson.h>
 
+#include <algorithm>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/json_reader.h"
