@@ -14,14 +14,14 @@
 #include <sstream>
 
 #include "agent/config/agent_config.h"
-#include "agent/http/http_server.h"
-#include "agent/metrics/metrics.h"
 #include "agent/runtime/agent_daemon.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "io/bounded_file.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
+#include "net/http_server.h"
+#include "telemetry/metrics.h"
 
 namespace hypertopo::cli {
 namespace {
@@ -62,9 +62,9 @@ int run_agent(const AgentOptions& opts) {
     return 0;
   }
   const std::string level_name = opts.log_level.empty() ? config->log_level : opts.log_level;
-  auto level = agent::parse_log_level(level_name);
+  auto level = telemetry::parse_log_level(level_name);
   if (!level) return error("--log-level " + level_name + ": not one of trace, debug, info, warn, error");
-  agent::Logger log = agent::make_stderr_logger(*level);
+  telemetry::Logger log = telemetry::make_stderr_logger(*level);
 
   auto node = resolve_node_name(opts.node_name);
   if (!node) return error(node.error().message());
@@ -121,10 +121,10 @@ int run_agent(const AgentOptions& opts) {
   sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  agent::MetricsRegistry metrics;
+  telemetry::MetricsRegistry metrics;
   const std::uint16_t port =
       opts.http_port >= 0 ? static_cast<std::uint16_t>(opts.http_port) : config->http_port;
-  agent::HttpServer http({.address = "0.0.0.0", .port = port, .threads = 1});
+  net::HttpServer http({.address = "0.0.0.0", .port = port, .threads = 1});
   agent::AgentDaemon daemon(*config, identity,
                             {.client = client->get(),
                              .election_client = election->get(),
@@ -133,7 +133,7 @@ int run_agent(const AgentOptions& opts) {
                              .work_dir = work_dir});
   daemon.register_routes(http);
   if (auto started = http.start(); !started) return error(started.error().message());
-  log(agent::LogLevel::kInfo,
+  log(telemetry::LogLevel::kInfo,
       "serving /healthz, /readyz and /metrics on port " + std::to_string(http.port()));
   daemon.start();
 
@@ -148,7 +148,7 @@ int run_agent(const AgentOptions& opts) {
     timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>(nanos.count())};
     const int sig = sigtimedwait(&signals, nullptr, &timeout);
     if (sig == SIGTERM || sig == SIGINT) {
-      log(agent::LogLevel::kInfo,
+      log(telemetry::LogLevel::kInfo,
           std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": shutting down");
       break;
     }
@@ -158,7 +158,8 @@ int run_agent(const AgentOptions& opts) {
     loaded_text = text;
     auto next = agent::load_agent_config(opts.config_file);
     if (!next) {
-      log(agent::LogLevel::kError, "config not reloaded, keeping the running one: " + next.error().message());
+      log(telemetry::LogLevel::kError,
+          "config not reloaded, keeping the running one: " + next.error().message());
       continue;
     }
     daemon.reload(std::move(*next));

@@ -71,7 +71,7 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
     }
   }
   if (capacity.items.empty()) return topology::exporters::render_capacity_dot(tree, usage);
-  auto got = topology::exporters::gpu_usage_from(capacity, used);
+  auto got = scheduler::gpu_usage_per_node(capacity, used, topology::exporters::kGpuResource);
   if (!got) return std::unexpected(got.error());
   return topology::exporters::render_capacity_dot(tree, *got);
 }

@@ -5,15 +5,11 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "scheduler/extender/extender_config.h"
-
-#if __has_include("agent/http/http_server.h")
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "scheduler/extender/cluster_watcher.h"
+#include "scheduler/extender/extender_config.h"
 #include "scheduler/extender/extender_http.h"
-#define HYPERTOPO_EXTENDER_HTTP 1
-#endif
 
 namespace hypertopo::cli {
 namespace {
@@ -46,7 +42,6 @@ int run_extender(const ExtenderFlags& flags) {
     return 2;
   }
   [[maybe_unused]] const bool exposed = !scheduler::listen_is_protected(*cfg);
-#ifdef HYPERTOPO_EXTENDER_HTTP
   auto cluster = flags.kubeconfig.empty() ? k8s::in_cluster_config(k8s::InClusterSource::from_environment())
                                           : k8s::load_kubeconfig(flags.kubeconfig, flags.context);
   if (!cluster) {
@@ -72,7 +67,7 @@ int run_extender(const ExtenderFlags& flags) {
 
   scheduler::ClusterWatcher watcher(**client, service);
   watcher.start();
-  agent::HttpServerOptions http;
+  net::HttpServerOptions http;
   http.address = cfg->listen_address;
   http.port = cfg->listen_port;
   http.tls_cert_file = cfg->tls_cert_file;
@@ -80,7 +75,7 @@ int run_extender(const ExtenderFlags& flags) {
   http.tls_client_ca_file = cfg->tls_client_ca_file;
   http.max_body_bytes = 64u << 20;  // full Node objects of a large cluster
   http.threads = 2;
-  agent::HttpServer server(http);
+  net::HttpServer server(http);
   scheduler::register_extender_routes(server, service, cfg->url_prefix);
   if (auto ok = server.start(); !ok) {
     std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
@@ -107,10 +102,6 @@ int run_extender(const ExtenderFlags& flags) {
   server.stop();
   watcher.stop();
   return 0;
-#else
-  std::cerr << "hypertopo extender: this build has no HTTP server (agent/http)\n";
-  return 2;
-#endif
 }
 
 }  // namespace

@@ -189,7 +189,7 @@ int run_status(const StatusOptions& opts) {
   const json pods{{"items", pod_items->items}};
   auto requested = scheduler::requested_per_node(pods, topology::exporters::kGpuResource);
   if (!requested) return error(requested.error().context("the cluster's Pod list"));
-  auto usage = topology::exporters::gpu_usage_from(*nodes, *requested);
+  auto usage = scheduler::gpu_usage_per_node(*nodes, *requested, topology::exporters::kGpuResource);
   if (!usage) return error(usage.error());
 
   std::vector<json> items = hypernodes->items;

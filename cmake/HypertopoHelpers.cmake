@@ -50,11 +50,17 @@ function(ht_pch_targets)
   endif()
 endfunction()
 
+# A component library:
+#
+#   ht_library(NAME <name> SOURCES <files...> [PUBLIC_DEPS <targets...>] [DEPS <targets...>])
+#
+# PUBLIC_DEPS are what the component's own headers include (its users need them too); DEPS are what
+# only its .cpp files use, linked PRIVATE so they do not leak into every user's compile line.
 function(ht_library)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PUBLIC_DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SOURCES})
   target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR})
-  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
+  target_link_libraries(${ARG_NAME} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_DEPS})
   ht_apply_warnings(${ARG_NAME})
   if(HYPERTOPO_PCH)
     target_precompile_headers(${ARG_NAME} REUSE_FROM ht_lib_pch)

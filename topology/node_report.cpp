@@ -14,6 +14,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
+#include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "text/utf8.h"
 #include "topology/hypernode.h"
@@ -552,50 +553,6 @@ std::expected<NodeReport, Error> parse_node_report(const json& doc, std::vector<
 
 #undef HT_TRY
 
-namespace {
-
-// YAML 1.2 core-schema resolution of a plain (unquoted) scalar; quoted scalars stay strings.
-json yaml_scalar_to_json(const YAML::Node& node) {
-  const std::string& text = node.Scalar();
-  if (node.Tag() == "!") return text;  // quoted
-  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
-  if (text == "true" || text == "True" || text == "TRUE") return true;
-  if (text == "false" || text == "False" || text == "FALSE") return false;
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
-  if (text[0] != '-') {
-    std::uint64_t u = 0;
-    if (auto [p, ec] = std::from_chars(begin, end, u); ec == std::errc() && p == end) return u;
-  } else {
-    std::int64_t i = 0;
-    if (auto [p, ec] = std::from_chars(begin, end, i); ec == std::errc() && p == end) return i;
-  }
-  double d = 0;
-  if (auto [p, ec] = std::from_chars(begin, end, d); ec == std::errc() && p == end) return d;
-  return text;
-}
-
-json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(yaml_to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar:
-      return yaml_scalar_to_json(node);
-    default:
-      return nullptr;
-  }
-}
-
-}  // namespace
-
 std::expected<NodeReport, Error> parse_node_report_text(std::string_view text,
                                                         std::vector<std::string>* unknown_keys) {
   std::size_t first = text.find_first_not_of(" \t\r\n");
@@ -610,7 +567,7 @@ std::expected<NodeReport, Error> parse_node_report_text(std::string_view text,
     auto loaded = io::load_yaml(text, "NodeReport");
     if (!loaded) return std::unexpected(loaded.error());
     try {
-      doc = yaml_to_json(*loaded);
+      doc = io::yaml_to_json(*loaded);
     } catch (const YAML::Exception& e) {
       return fail(ErrorCode::kParse, std::string("not valid YAML: ") + e.what());
     }

@@ -14,6 +14,7 @@
 
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
+#include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "topology/builder_config.h"
 #include "topology/label_rules.h"
@@ -145,44 +146,6 @@ class Reader {
   std::string file_;
 };
 
-// YAML scalars keep the type a reader would give them: quoted text stays text.
-nlohmann::json to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Sequence: {
-      auto out = nlohmann::json::array();
-      for (const auto& item : node) out.push_back(to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      auto out = nlohmann::json::object();
-      for (const auto& entry : node) out[entry.first.Scalar()] = to_json(entry.second);
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted in the file
-      bool flag = false;
-      if (s == "true" || s == "false" || s == "True" || s == "False" || s == "TRUE" || s == "FALSE") {
-        YAML::convert<bool>::decode(node, flag);
-        return flag;
-      }
-      long long integer = 0;
-      if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), integer);
-          ec == std::errc() && end == s.data() + s.size()) {
-        return integer;
-      }
-      double real = 0;
-      if (auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), real);
-          ec == std::errc() && end == s.data() + s.size() && std::isfinite(real)) {
-        return real;
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
-
 const discoverers::DiscovererRegistry& registry() {
   static const discoverers::DiscovererRegistry kRegistry = [] {
     discoverers::DiscovererRegistry r;
@@ -202,7 +165,7 @@ std::expected<void, Error> fill_settings(const Reader& r, const discoverers::Sou
   auto settings = entry.parse_config(block ? block : YAML::Node(), {r.file(), path});
   if (!settings) return std::unexpected(settings.error());
   s.settings = std::move(*settings);
-  s.config = block ? to_json(block) : nlohmann::json();
+  s.config = block ? io::yaml_to_json(block) : nlohmann::json();
   return {};
 }
 

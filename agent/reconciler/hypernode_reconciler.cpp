@@ -142,7 +142,7 @@ std::string rfc3339_now() {
 
 HyperNodeReconciler::HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options)
     : client_(client), options_(std::move(options)) {
-  if (!options_.clock) options_.clock = std::make_shared<k8s::SystemClock>();
+  if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
   if (options_.max_attempts < 1) options_.max_attempts = 1;
 }
 

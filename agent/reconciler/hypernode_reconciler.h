@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "errors/error.h"
-#include "k8s/client/clock.h"
 #include "k8s/client/kube_client.h"
+#include "timing/clock.h"
 #include "topology/tree.h"
 
 namespace hypertopo::agent {
@@ -47,7 +47,7 @@ struct ReconcileOptions {
   int max_attempts = 8;                              // per write
   // Backoff between attempts (doubling from backoff_base, capped). Null: SystemClock. Tests hand
   // the same ManualClock they give the KubeClient.
-  std::shared_ptr<k8s::Clock> clock;
+  std::shared_ptr<timing::Clock> clock;
   // Wall time for the FabricDegraded condition's lastTransitionTime; empty: the system clock.
   std::function<std::chrono::system_clock::time_point()> wall_clock;
   std::chrono::milliseconds backoff_base{200};

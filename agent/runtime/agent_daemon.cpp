@@ -31,7 +31,7 @@ std::map<std::string, std::set<std::string>> bad_links_by_state(const topology::
   return out;
 }
 
-void publish_fabric_health(MetricsRegistry& metrics, const topology::Tree& tree) {
+void publish_fabric_health(telemetry::MetricsRegistry& metrics, const topology::Tree& tree) {
   auto& degraded = metrics.gauge("hypertopo_domain_degraded", "", {"hypernode"});
   for (const auto& d : tree.domains()) {
     if (d.health.assessed) degraded.set({d.name}, d.health.degraded() ? 1 : 0);
@@ -44,11 +44,11 @@ void publish_fabric_health(MetricsRegistry& metrics, const topology::Tree& tree)
 }  // namespace
 
 using json = nlohmann::json;
+// How long a source or a rebuild took is measured in real time; what the loops plan (debounce,
+// periods) runs on deps_.clock.
 using SteadyClock = std::chrono::steady_clock;
 
 namespace {
-
-constexpr const char* kLevelNames[] = {"trace", "debug", "info", "warn", "error"};
 
 // A Secret's `data` values are base64 (RFC 4648, padded).
 std::optional<std::string> decode_base64(std::string_view in) {
@@ -76,19 +76,6 @@ std::optional<std::string> decode_base64(std::string_view in) {
     }
   }
   return out;
-}
-
-std::string quote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
 }
 
 // The spec the agent compares: probedAt changes every round without any fact changing.
@@ -132,43 +119,22 @@ NodeLabelExportOptions label_export_options(const AgentConfig& config) {
   return options;
 }
 
+AgentDeps with_default_clock(AgentDeps deps) {
+  if (!deps.clock) deps.clock = std::make_shared<timing::SystemClock>();
+  return deps;
+}
+
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
-std::optional<LogLevel> parse_log_level(std::string_view text) {
-  for (int i = 0; i < 5; ++i) {
-    if (text == kLevelNames[i]) return static_cast<LogLevel>(i);
-  }
-  return std::nullopt;
-}
-
-Logger make_stderr_logger(LogLevel min) {
-  auto mutex = std::make_shared<std::mutex>();
-  return [min, mutex](LogLevel level, const std::string& message) {
-    if (level < min) return;
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char stamp[96];  // room for any int the compiler can imagine in each field
-    std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms));
-    std::lock_guard lock(*mutex);
-    std::cerr << "ts=" << stamp << " level=" << kLevelNames[static_cast<int>(level)]
-              << " msg=" << quote(message) << "\n";
-  };
-}
-
-NodeProbe real_node_probe(Logger log) {
+NodeProbe real_node_probe(telemetry::Logger log) {
   return [log](const SourceConfig& source, const std::filesystem::path& host_root,
                topology::NodeReport& report) -> std::expected<void, Error> {
     auto line = [log](const std::string& text) {
-      if (log) log(LogLevel::kDebug, text);
+      if (log) log(telemetry::LogLevel::kDebug, text);
     };
     return builtin_registry().probe({.kind = source.kind, .arg = "", .settings = source.settings},
                                     {.root = host_root, .log = line}, report);
@@ -189,7 +155,7 @@ class AgentDaemon::CachingRegistry {
 
   // Every built-in source, leader sources behind the cache: a source whose entry says kInterval
   // (walks, UFM, captures) runs at most once per interval, whatever the number of rebuilds.
-  CachingRegistry() {
+  explicit CachingRegistry(timing::Clock& clock) : clock_(clock) {
     discoverers::register_builtin_discoverers(base_);
     for (const auto& kind : base_.kinds()) {
       discoverers::SourceEntry entry = *base_.entry(kind);
@@ -216,9 +182,9 @@ class AgentDaemon::CachingRegistry {
     cache_.erase(spec);
   }
   // When the first cached result runs out; nullopt when nothing is cached.
-  std::optional<SteadyClock::time_point> next_due() const {
+  std::optional<timing::Clock::TimePoint> next_due() const {
     std::lock_guard lock(mutex_);
-    std::optional<SteadyClock::time_point> due;
+    std::optional<timing::Clock::TimePoint> due;
     for (const auto& [spec, entry] : cache_) {
       auto it = intervals_.find(spec);
       if (it == intervals_.end()) continue;
@@ -236,7 +202,7 @@ class AgentDaemon::CachingRegistry {
   struct Entry {
     std::expected<discoverers::Discovery, Error> result = std::unexpected(Error(ErrorCode::kInternal, ""));
     std::optional<discoverers::Discovery> last_good;
-    SteadyClock::time_point at;
+    timing::Clock::TimePoint at;
   };
 
   class CachedSource : public discoverers::Discoverer {
@@ -252,7 +218,7 @@ class AgentDaemon::CachingRegistry {
         auto it = owner_.cache_.find(key);
         auto interval = owner_.intervals_.find(key);
         if (it != owner_.cache_.end() && interval != owner_.intervals_.end() &&
-            SteadyClock::now() < it->second.at + interval->second) {
+            owner_.clock_.now() < it->second.at + interval->second) {
           owner_.runs_.push_back({key, false, it->second.result.has_value(), 0, ""});
           return it->second.result;
         }
@@ -274,7 +240,7 @@ class AgentDaemon::CachingRegistry {
         // storm, and a wrong password costs one error per interval. Meanwhile its last good
         // topology stands in for it, so a failure never shrinks the tree.
         auto& entry = owner_.cache_[key];
-        entry.at = SteadyClock::now();
+        entry.at = owner_.clock_.now();
         if (entry.last_good) {
           owner_.runs_.back().error += " (the last good result is used until the next run)";
           entry.result = *entry.last_good;
@@ -283,7 +249,7 @@ class AgentDaemon::CachingRegistry {
         entry.result = std::unexpected(result.error());
         return result;
       }
-      owner_.cache_[key] = Entry{*result, *result, SteadyClock::now()};
+      owner_.cache_[key] = Entry{*result, *result, owner_.clock_.now()};
       return result;
     }
 
@@ -293,6 +259,7 @@ class AgentDaemon::CachingRegistry {
     discoverers::DiscoveryDeps deps_;
   };
 
+  timing::Clock& clock_;
   discoverers::DiscovererRegistry base_, wrapped_;
   mutable std::mutex mutex_;
   std::map<std::string, std::chrono::seconds> intervals_;
@@ -302,9 +269,9 @@ class AgentDaemon::CachingRegistry {
 
 AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps deps)
     : identity_(std::move(identity)),
-      deps_(std::move(deps)),
+      deps_(with_default_clock(std::move(deps))),
       config_(std::move(config)),
-      registry_(std::make_unique<CachingRegistry>()) {
+      registry_(std::make_unique<CachingRegistry>(*deps_.clock)) {
   if (!deps_.probe) deps_.probe = real_node_probe(deps_.log);
   auto& m = *deps_.metrics;
   // Register every family up front so /metrics shows them before the first event.
@@ -336,7 +303,7 @@ AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps d
 
 AgentDaemon::~AgentDaemon() { stop(); }
 
-void AgentDaemon::log(LogLevel level, const std::string& message) const {
+void AgentDaemon::log(telemetry::LogLevel level, const std::string& message) const {
   if (deps_.log) deps_.log(level, message);
 }
 
@@ -366,12 +333,12 @@ void AgentDaemon::start() {
       o.renew_deadline = config_.renew_deadline;
       o.retry_period = config_.retry_period;
     }
-    elector_ =
-        std::make_unique<k8s::LeaderElector>(*deps_.election_client, o, std::make_shared<k8s::SystemClock>());
+    elector_ = std::make_unique<k8s::LeaderElector>(*deps_.election_client, o,
+                                                    std::make_shared<timing::SystemClock>());
     election_thread_ = std::jthread([this] { election_loop(); });
   }
-  log(LogLevel::kInfo, "agent started on node " + identity_.node_name + " as " + identity_.pod_name +
-                           " in namespace " + identity_.namespace_);
+  log(telemetry::LogLevel::kInfo, "agent started on node " + identity_.node_name + " as " +
+                                      identity_.pod_name + " in namespace " + identity_.namespace_);
 }
 
 void AgentDaemon::stop() {
@@ -383,7 +350,7 @@ void AgentDaemon::stop() {
   probe_thread_.request_stop();
   probe_wake_.notify_all();
   if (probe_thread_.joinable()) probe_thread_.join();
-  log(LogLevel::kInfo, "agent stopped");
+  log(telemetry::LogLevel::kInfo, "agent stopped");
 }
 
 bool AgentDaemon::leading() const { return leading_.load(); }
@@ -391,21 +358,24 @@ bool AgentDaemon::ready() const { return ready_.load(); }
 
 AgentDaemon::Counters AgentDaemon::counters() const {
   std::lock_guard lock(mutex_);
-  return counters_;
+  Counters c = counters_;
+  c.reports_known = reports_.size();
+  c.rebuild_pending = dirty_;
+  return c;
 }
 
-void AgentDaemon::register_routes(HttpServer& server) {
-  server.handle("GET", "/healthz", [this](const HttpServerRequest&) {
-    if (running_.load()) return HttpServerResponse{.body = "ok\n"};
-    return HttpServerResponse{.status = 503, .body = "stopped\n"};
+void AgentDaemon::register_routes(net::HttpServer& server) {
+  server.handle("GET", "/healthz", [this](const net::HttpServerRequest&) {
+    if (running_.load()) return net::HttpServerResponse{.body = "ok\n"};
+    return net::HttpServerResponse{.status = 503, .body = "stopped\n"};
   });
-  server.handle("GET", "/readyz", [this](const HttpServerRequest&) {
-    if (ready_.load()) return HttpServerResponse{.body = "ok\n"};
-    return HttpServerResponse{.status = 503, .body = "this node's NodeReport is not published yet\n"};
+  server.handle("GET", "/readyz", [this](const net::HttpServerRequest&) {
+    if (ready_.load()) return net::HttpServerResponse{.body = "ok\n"};
+    return net::HttpServerResponse{.status = 503, .body = "this node's NodeReport is not published yet\n"};
   });
-  server.handle("GET", "/metrics", [this](const HttpServerRequest&) {
-    return HttpServerResponse{.content_type = "text/plain; version=0.0.4; charset=utf-8",
-                              .body = deps_.metrics->render()};
+  server.handle("GET", "/metrics", [this](const net::HttpServerRequest&) {
+    return net::HttpServerResponse{.content_type = "text/plain; version=0.0.4; charset=utf-8",
+                                   .body = deps_.metrics->render()};
   });
 }
 
@@ -436,15 +406,16 @@ void AgentDaemon::reload(AgentConfig next) {
     // Any change (guard, selector, tier names, sources) can change what the reconcile writes; a
     // rebuild reuses the cached results of the sources that did not change, so it is cheap.
     if (change.builder_changed || !change.restarted_sources.empty() || !change.notes.empty()) {
-      if (!dirty_) first_event_ = SteadyClock::now();
+      const auto now = deps_.clock->now();
+      if (!dirty_) first_event_ = now;
       dirty_ = true;
-      last_event_ = SteadyClock::now();
+      last_event_ = now;
     }
     ++generation_;
   }
-  for (const auto& note : change.notes) log(LogLevel::kInfo, "config reloaded: " + note);
+  for (const auto& note : change.notes) log(telemetry::LogLevel::kInfo, "config reloaded: " + note);
   if (change.needs_restart)
-    log(LogLevel::kWarn,
+    log(telemetry::LogLevel::kWarn,
         "config reloaded: the HTTP port or the Lease name changed; "
         "they take effect when the pod restarts");
   wake_.notify_all();
@@ -485,7 +456,8 @@ void AgentDaemon::probe_loop(std::stop_token stop) {
         if (!probed) {
           // A degraded probe still publishes what the others found; the report says what is missing.
           report.warnings.push_back(source.kind + ": " + probed.error().message());
-          log(LogLevel::kWarn, "node source " + source.kind + " failed: " + probed.error().message());
+          log(telemetry::LogLevel::kWarn,
+              "node source " + source.kind + " failed: " + probed.error().message());
         }
       }
       {
@@ -494,15 +466,16 @@ void AgentDaemon::probe_loop(std::stop_token stop) {
       }
       auto published = publish(report);
       if (published) {
-        if (!ready_.exchange(true)) log(LogLevel::kInfo, "NodeReport " + identity_.node_name + " published");
+        if (!ready_.exchange(true))
+          log(telemetry::LogLevel::kInfo, "NodeReport " + identity_.node_name + " published");
       } else {
-        log(LogLevel::kWarn,
+        log(telemetry::LogLevel::kWarn,
             "publishing NodeReport " + identity_.node_name + ": " + published.error().message());
         wait = std::min(wait, std::chrono::seconds(30));
       }
     }
     std::unique_lock lock(mutex_);
-    probe_wake_.wait_for(lock, stop, wait, [this] { return reprobe_; });
+    deps_.clock->wait_until(probe_wake_, lock, stop, deps_.clock->now() + wait, [this] { return reprobe_; });
   }
 }
 
@@ -549,7 +522,7 @@ void AgentDaemon::election_loop() {
 void AgentDaemon::on_started_leading() {
   leading_ = true;
   deps_.metrics->gauge("hypertopo_leader", "", {}).set({}, 1);
-  log(LogLevel::kInfo, identity_.pod_name + " became the leader");
+  log(telemetry::LogLevel::kInfo, identity_.pod_name + " became the leader");
   {
     std::lock_guard lock(mutex_);
     synced_watches_ = 0;
@@ -568,14 +541,14 @@ void AgentDaemon::on_stopped_leading() {
   }
   if (leading_.exchange(false)) {
     deps_.metrics->gauge("hypertopo_leader", "", {}).set({}, 0);
-    log(LogLevel::kInfo, identity_.pod_name + " stopped leading");
+    log(telemetry::LogLevel::kInfo, identity_.pod_name + " stopped leading");
   }
 }
 
 void AgentDaemon::mark_dirty() {
   {
     std::lock_guard lock(mutex_);
-    const auto now = SteadyClock::now();
+    const auto now = deps_.clock->now();
     if (!dirty_) first_event_ = now;
     dirty_ = true;
     last_event_ = now;
@@ -594,7 +567,7 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
   std::set<std::string> unknown_keys_logged;
   auto pause = [&](std::chrono::milliseconds d) {
     std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, stop, d, [] { return false; });
+    deps_.clock->wait_until(wake_, lock, stop, deps_.clock->now() + d, [] { return false; });
   };
   // Applies one object to the leader's view; false when the change cannot alter the tree.
   auto apply = [&](const json& object, bool deleted) -> bool {
@@ -621,13 +594,14 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     auto parsed = topology::parse_node_report(object, &unknown_keys);
     for (const auto& key : unknown_keys) {
       if (unknown_keys_logged.size() < topology::kMaxUnknownKeys && unknown_keys_logged.insert(key).second) {
-        log(LogLevel::kWarn, "NodeReport " + name + ": unknown key " + key +
-                                 " ignored (logged once); written by another agent version, or misspelt?");
+        log(telemetry::LogLevel::kWarn,
+            "NodeReport " + name + ": unknown key " + key +
+                " ignored (logged once); written by another agent version, or misspelt?");
       }
     }
     if (!parsed) {
       // One bad report must not stop the others from counting; it is left out and said so.
-      log(LogLevel::kWarn, "NodeReport " + name + " left out: " + parsed.error().message());
+      log(telemetry::LogLevel::kWarn, "NodeReport " + name + " left out: " + parsed.error().message());
       reports_.erase(name);
       return true;
     }
@@ -638,7 +612,7 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     if (need_list) {
       auto listed = deps_.client->list(resource, ns);
       if (!listed) {
-        log(LogLevel::kWarn, "listing " + resource.plural + ": " + listed.error().error.message());
+        log(telemetry::LogLevel::kWarn, "listing " + resource.plural + ": " + listed.error().error.message());
         pause(std::chrono::seconds(2));
         continue;
       }
@@ -674,11 +648,11 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       continue;
     }
     if (end.error().gone()) {
-      log(LogLevel::kInfo, "watch of " + resource.plural + " expired (410 Gone): listing again");
+      log(telemetry::LogLevel::kInfo, "watch of " + resource.plural + " expired (410 Gone): listing again");
       need_list = true;
       continue;
     }
-    log(LogLevel::kWarn, "watching " + resource.plural + ": " + end.error().error.message());
+    log(telemetry::LogLevel::kWarn, "watching " + resource.plural + ": " + end.error().error.message());
     pause(std::chrono::seconds(1));
   }
 }
@@ -687,13 +661,13 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   std::jthread reports_watch(
       [this](std::stop_token s) { watch_loop(s, kNodeReportsResource, identity_.namespace_); });
   std::jthread nodes_watch([this](std::stop_token s) { watch_loop(s, k8s::kNodesResource, ""); });
-  auto next_resync = SteadyClock::now();  // the first rebuild comes as soon as both lists are in
+  auto next_resync = deps_.clock->now();  // the first rebuild comes as soon as both lists are in
   std::uint64_t seen = 0;
   while (!stop.stop_requested()) {
     bool due = false;
     {
       std::unique_lock lock(mutex_);
-      const auto now = SteadyClock::now();
+      const auto now = deps_.clock->now();
       const auto debounce = config_.debounce;
       const auto max_delay = std::max<std::chrono::milliseconds>(debounce * 10, std::chrono::seconds(10));
       auto deadline = next_resync;
@@ -705,7 +679,7 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
         due = true;
       } else {
         seen = generation_;
-        wake_.wait_until(lock, stop, deadline, [&] { return generation_ != seen; });
+        deps_.clock->wait_until(wake_, lock, stop, deadline, [&] { return generation_ != seen; });
       }
     }
     if (!due || stop.stop_requested()) continue;
@@ -713,7 +687,7 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
     deps_.metrics->counter("hypertopo_rebuilds_total", "", {}).inc({});
     std::lock_guard lock(mutex_);
     ++counters_.rebuilds;  // counted once the cycle has ended, whatever its outcome
-    next_resync = SteadyClock::now() + config_.resync;
+    next_resync = deps_.clock->now() + config_.resync;
   }
   reports_watch.request_stop();
   nodes_watch.request_stop();
@@ -769,7 +743,7 @@ void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
     const auto& old = before[source];
     for (const auto& w : lines) {
       if (old.contains(w)) continue;
-      log(LogLevel::kWarn, source + ": " + w);
+      log(telemetry::LogLevel::kWarn, source + ": " + w);
       counter.inc({source});
     }
     gauge.set({source}, static_cast<double>(lines.size()));
@@ -815,18 +789,19 @@ void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tr
   for (std::size_t i = 0; i < result.changes.size() && i < kLinesShown; ++i) {
     const auto& c = result.changes[i];
     if (c.error.empty()) {
-      log(LogLevel::kInfo, "node labels: " + c.node + " " + c.detail);
+      log(telemetry::LogLevel::kInfo, "node labels: " + c.node + " " + c.detail);
     } else {
-      log(LogLevel::kWarn, "node labels: " + c.node + " not written (" + c.detail + "): " + c.error);
+      log(telemetry::LogLevel::kWarn,
+          "node labels: " + c.node + " not written (" + c.detail + "): " + c.error);
     }
   }
   if (result.changes.size() > kLinesShown) {
-    log(LogLevel::kInfo, "node labels: " + std::to_string(result.changes.size() - kLinesShown) +
-                             " more Node(s) changed; in all " + result.summary_line());
+    log(telemetry::LogLevel::kInfo, "node labels: " + std::to_string(result.changes.size() - kLinesShown) +
+                                        " more Node(s) changed; in all " + result.summary_line());
   }
   if (!config.export_node_labels && result.patched > 0) {
-    log(LogLevel::kInfo, "node label export is off: its labels were removed from " +
-                             std::to_string(result.patched) + " Node(s)");
+    log(telemetry::LogLevel::kInfo, "node label export is off: its labels were removed from " +
+                                        std::to_string(result.patched) + " Node(s)");
   }
 }
 
@@ -846,7 +821,7 @@ void AgentDaemon::rebuild() {
   }
   auto fail_cycle = [&](const std::string& why) {
     deps_.metrics->counter("hypertopo_reconcile_failures_total", "", {}).inc({});
-    log(LogLevel::kError, why);
+    log(telemetry::LogLevel::kError, why);
   };
   // With the export off, the keys it once wrote come off whatever discovery does: that needs no
   // tree, and a broken source must not keep labels the admin turned off.
@@ -861,9 +836,9 @@ void AgentDaemon::rebuild() {
     // The base deployment runs the node probes alone until the admin picks a fabric source: that
     // is said once, not reported as a failed cycle every time.
     if (!told_no_leader_source_.exchange(true))
-      log(LogLevel::kWarn, "no tree is built: the config has no enabled leader source (e.g. " +
-                               comma_list_of(leader_source_kinds(), 3) +
-                               "); the NodeReports are published all the same");
+      log(telemetry::LogLevel::kWarn, "no tree is built: the config has no enabled leader source (e.g. " +
+                                          comma_list_of(leader_source_kinds(), 3) +
+                                          "); the NodeReports are published all the same");
     return;
   }
   told_no_leader_source_ = false;
@@ -876,7 +851,7 @@ void AgentDaemon::rebuild() {
   input.deps.root = cfg.host_root;
   input.deps.work_dir = deps_.work_dir;
   input.deps.reports = &reports;
-  input.deps.log = [this](const std::string& line) { log(LogLevel::kDebug, line); };
+  input.deps.log = [this](const std::string& line) { log(telemetry::LogLevel::kDebug, line); };
   input.deps.read_secret =
       [this](const std::string& ns,
              const std::string& name) -> std::expected<std::map<std::string, std::string>, Error> {
@@ -902,7 +877,7 @@ void AgentDaemon::rebuild() {
     }
     deps_.metrics->counter("hypertopo_discovery_runs_total", "", {"source", "outcome"})
         .inc({kind, !r.fresh ? "cached" : (r.ok ? "ok" : "error")});
-    if (r.fresh && !r.ok) log(LogLevel::kWarn, "source " + r.spec + " failed: " + r.error);
+    if (r.fresh && !r.ok) log(telemetry::LogLevel::kWarn, "source " + r.spec + " failed: " + r.error);
   }
   if (!run) return fail_cycle("discovery failed: " + run.error().message());
   report_warnings(*run);
@@ -930,7 +905,8 @@ void AgentDaemon::rebuild() {
   if (cfg.export_node_labels) sync_node_labels(cfg, &run->tree, run->complete && result->held == 0);
   for (const auto& a : result->actions) {
     if (a.kind == ActionKind::kUnchanged) continue;
-    log(a.kind == ActionKind::kFailed || a.kind == ActionKind::kForeign ? LogLevel::kWarn : LogLevel::kInfo,
+    log(a.kind == ActionKind::kFailed || a.kind == ActionKind::kForeign ? telemetry::LogLevel::kWarn
+                                                                        : telemetry::LogLevel::kInfo,
         std::string(to_string(a.kind)) + " hypernode " + a.name +
             (a.detail.empty() ? "" : " (" + a.detail + ")"));
   }
@@ -951,9 +927,10 @@ void AgentDaemon::rebuild() {
     std::lock_guard lock(mutex_);
     labels = "; node labels " + counters_.last_label_summary;
   }
-  log(LogLevel::kInfo, std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) +
-                           " NodeReports, " + std::to_string(node_items.size()) + " Nodes" +
-                           (run->complete ? "" : ", discovery incomplete") + "): " + summary + labels);
+  log(telemetry::LogLevel::kInfo,
+      std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) + " NodeReports, " +
+          std::to_string(node_items.size()) + " Nodes" + (run->complete ? "" : ", discovery incomplete") +
+          "): " + summary + labels);
 }
 
 }  // namespace hypertopo::agent

@@ -35,26 +35,21 @@
 #include <vector>
 
 #include "agent/config/agent_config.h"
-#include "agent/http/http_server.h"
-#include "agent/metrics/metrics.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/lease/leader_elector.h"
 #include "k8s/objects/node_list.h"
+#include "net/http_server.h"
+#include "telemetry/metrics.h"
+#include "timing/clock.h"
 #include "topology/node_report.h"
 
 namespace hypertopo::agent {
 
 inline const k8s::Resource kNodeReportsResource{"hypertopo.io", "v1alpha1", "nodereports",
                                                 /*namespaced=*/true};
-
-enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError };
-std::optional<LogLevel> parse_log_level(std::string_view text);
-using Logger = std::function<void(LogLevel, const std::string&)>;
-// One logfmt line per message on stderr: `ts=... level=info msg="..."`, below `min` dropped.
-Logger make_stderr_logger(LogLevel min);
 
 struct AgentIdentity {
   std::string node_name;   // the NodeReport's name
@@ -66,15 +61,19 @@ struct AgentIdentity {
 // registry's probe under host_root; tests hand recorded facts in.
 using NodeProbe = std::function<std::expected<void, Error>(
     const SourceConfig& source, const std::filesystem::path& host_root, topology::NodeReport& report)>;
-NodeProbe real_node_probe(Logger log);
+NodeProbe real_node_probe(telemetry::Logger log);
 
 struct AgentDeps {
-  k8s::KubeClient* client = nullptr;           // NodeReports, Nodes, HyperNodes, Events
-  k8s::KubeClient* election_client = nullptr;  // the Lease: one attempt, timeout below renewDeadline
-  MetricsRegistry* metrics = nullptr;          // required
-  Logger log;                                  // empty: no logging
-  NodeProbe probe;                             // empty: real_node_probe(log)
-  std::filesystem::path work_dir;              // scratch for sources (simulator sockets); may be empty
+  k8s::KubeClient* client = nullptr;              // NodeReports, Nodes, HyperNodes, Events
+  k8s::KubeClient* election_client = nullptr;     // the Lease: one attempt, timeout below renewDeadline
+  telemetry::MetricsRegistry* metrics = nullptr;  // required
+  telemetry::Logger log;                          // empty: no logging
+  NodeProbe probe;                                // empty: real_node_probe(log)
+  std::filesystem::path work_dir;                 // scratch for sources (simulator sockets); may be empty
+  // The time the loops plan by: the debounce of events, the resync period, source intervals, the
+  // probe period and the pauses after API errors. Empty: the system's steady clock. Leader election
+  // keeps the system clock (its Lease times are wall-clock promises to the other pods).
+  std::shared_ptr<timing::Clock> clock;
 };
 
 class AgentDaemon {
@@ -93,7 +92,7 @@ class AgentDaemon {
 
   // /healthz: 200 while the loops run. /readyz: 200 once this node's report is published (at once
   // when there are no node sources). /metrics: Prometheus text.
-  void register_routes(HttpServer& server);
+  void register_routes(net::HttpServer& server);
 
   bool leading() const;
   bool ready() const;
@@ -105,6 +104,8 @@ class AgentDaemon {
     int node_label_writes = 0;       // Node label PATCHes sent (exports.nodeLabels)
     std::string last_summary;        // the last reconcile's summary line
     std::string last_label_summary;  // the last node label sync's summary line ("" before the first)
+    std::size_t reports_known = 0;   // NodeReports in the leader's view (watch applied)
+    bool rebuild_pending = false;    // an event arrived after the last rebuild began
   };
   Counters counters() const;
 
@@ -119,7 +120,7 @@ class AgentDaemon {
   void watch_loop(std::stop_token stop, const k8s::Resource& resource, const std::string& ns);
   void rebuild();
   void mark_dirty();
-  void log(LogLevel level, const std::string& message) const;
+  void log(telemetry::LogLevel level, const std::string& message) const;
   void count_write(const std::string& verb, const std::string& outcome);
   std::expected<std::map<std::string, std::string>, Error> read_secret(const std::string& ns,
                                                                        const std::string& name);
@@ -136,7 +137,7 @@ class AgentDaemon {
   std::condition_variable_any probe_wake_;
   bool dirty_ = false;
   bool reprobe_ = false;
-  std::chrono::steady_clock::time_point first_event_{}, last_event_{};
+  timing::Clock::TimePoint first_event_{}, last_event_{};
   std::uint64_t generation_ = 0;  // bumped by every event and reload: the leader loop re-plans
   std::map<std::string, topology::NodeReport> reports_;         // by object name
   std::map<std::string, nlohmann::json> nodes_;                 // Node objects by name

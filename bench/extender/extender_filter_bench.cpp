@@ -35,7 +35,7 @@ json hypernode(const std::string& n, int tier, const char* type, const std::vect
 }
 
 struct Scale {
-  std::shared_ptr<k8s::ManualClock> clock = std::make_shared<k8s::ManualClock>();
+  std::shared_ptr<timing::ManualClock> clock = std::make_shared<timing::ManualClock>();
   std::unique_ptr<ExtenderService> service;
   std::vector<std::string> names;
 };

@@ -2,29 +2,9 @@
 
 #include <algorithm>
 
-namespace hypertopo::discoverers {
+#include "net/url.h"
 
-std::string redact_url_password(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (;;) {
-    const auto scheme = text.find("://");
-    if (scheme == std::string_view::npos) break;
-    const std::size_t authority = scheme + 3;
-    const std::size_t end = std::min(text.find_first_of("/?#", authority), text.size());
-    const std::size_t at = text.substr(0, end).rfind('@');
-    const std::size_t colon = text.substr(0, end).find(':', authority);
-    out.append(text.substr(0, authority));
-    if (at != std::string_view::npos && at >= authority && colon != std::string_view::npos && colon < at) {
-      out.append(text.substr(authority, colon + 1 - authority)).append("REDACTED");
-      text.remove_prefix(at);
-    } else {
-      text.remove_prefix(authority);
-    }
-  }
-  out.append(text);
-  return out;
-}
+namespace hypertopo::discoverers {
 
 std::expected<SourceSpec, Error> SourceSpec::parse(const std::string& text) {
   if (text.empty()) return fail(ErrorCode::kInvalidArgument, "empty --source; expected KIND[:ARG]");
@@ -40,7 +20,7 @@ std::expected<SourceSpec, Error> SourceSpec::parse(const std::string& text) {
 
 std::string SourceSpec::to_string() const {
   // A password somebody wrote into a URL argument never reaches a message or a log line.
-  const std::string what = redact_url_password(settings ? settings->describe() : arg);
+  const std::string what = net::redact_url_password(settings ? settings->describe() : arg);
   return what.empty() ? kind : kind + ":" + what;
 }
 

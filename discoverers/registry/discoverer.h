@@ -41,10 +41,6 @@ class Node;
 
 namespace hypertopo::discoverers {
 
-// "https://user:pw@host" -> "https://user:REDACTED@host", for every URL in `text`: a password
-// somebody wrote into a URL must not reach an error or a log line.
-std::string redact_url_password(std::string_view text);
-
 // A source's typed config. Each source derives its own struct with defaults.
 struct SourceSettings {
   virtual ~SourceSettings() = default;

@@ -8,74 +8,11 @@
 
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
-#include "k8s/client/http_transport.h"
+#include "net/http_transport.h"
+#include "net/url.h"
 
 namespace hypertopo::discoverers::ufm {
 namespace {
-
-struct ParsedUrl {
-  bool tls = true;
-  std::string host;  // IPv6 without brackets
-  std::string port;
-  std::string prefix;  // "" or "/something" (no trailing slash)
-  std::string server;  // "https://host:port"
-  std::string origin;  // server + prefix, as written back in messages
-};
-
-std::expected<ParsedUrl, Error> parse_url(const std::string& raw_url) {
-  ParsedUrl out;
-  // Messages quote the URL; a password written into it must not reach a log.
-  const std::string url = redact_url_password(raw_url);
-  std::string_view rest = raw_url;
-  if (rest.starts_with("https://")) {
-    rest.remove_prefix(8);
-  } else if (rest.starts_with("http://")) {
-    out.tls = false;
-    rest.remove_prefix(7);
-  } else {
-    return fail(
-        ErrorCode::kInvalidArgument,
-        "UFM URL '" + url + "' must start with https:// (or http://): expected ufm:https://HOST[:PORT]");
-  }
-  auto slash = rest.find('/');
-  std::string_view authority = rest.substr(0, slash);
-  if (slash != std::string_view::npos) {
-    std::string_view path = rest.substr(slash);
-    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-    out.prefix = std::string(path);
-  }
-  if (authority.find('@') != std::string_view::npos) {
-    return fail(ErrorCode::kInvalidArgument,
-                "the UFM URL '" + url +
-                    "' must not carry credentials; put them in the credentials directory "
-                    "(--ufm-credentials DIR)");
-  }
-  std::string_view port;
-  if (authority.starts_with("[")) {
-    auto close = authority.find(']');
-    if (close == std::string_view::npos)
-      return fail(ErrorCode::kInvalidArgument, "UFM URL '" + url + "': unclosed '[' in the host");
-    out.host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (after.starts_with(":")) port = after.substr(1);
-  } else {
-    auto colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) return fail(ErrorCode::kInvalidArgument, "UFM URL '" + url + "' has no host");
-  out.port = port.empty() ? (out.tls ? "443" : "80") : std::string(port);
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(out.port.data(), out.port.data() + out.port.size(), value);
-  if (ec != std::errc{} || ptr != out.port.data() + out.port.size() || value == 0 || value > 65535)
-    return fail(ErrorCode::kInvalidArgument,
-                "UFM URL '" + url + "': '" + out.port + "' is not a port number");
-  bool ipv6 = out.host.find(':') != std::string::npos;
-  out.server = std::string(out.tls ? "https://" : "http://") + (ipv6 ? "[" + out.host + "]" : out.host) +
-               ":" + out.port;
-  out.origin = out.server + out.prefix;
-  return out;
-}
 
 // A secret file's contents without the trailing newline editors and `kubectl create secret` leave.
 std::expected<std::string, Error> read_secret(const std::filesystem::path& path) {
@@ -124,14 +61,14 @@ std::string base64(std::string_view in) {
 
 class RestClient final : public UfmClient {
  public:
-  RestClient(UfmClientOptions options, ParsedUrl url, std::string authorization, std::string base_path,
-             std::unique_ptr<k8s::HttpTransport> transport)
+  RestClient(UfmClientOptions options, net::HttpUrl url, std::string authorization, std::string base_path,
+             std::unique_ptr<net::HttpTransport> transport)
       : options_(std::move(options)),
         url_(std::move(url)),
         authorization_(std::move(authorization)),
         base_path_(std::move(base_path)),
         transport_(std::move(transport)) {
-    if (!options_.clock) options_.clock = std::make_shared<k8s::SystemClock>();
+    if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
   }
 
   std::expected<void, Error> fetch_ports(std::vector<UfmPort>& out) override {
@@ -140,7 +77,7 @@ class RestClient final : public UfmClient {
   std::expected<void, Error> fetch_links(std::vector<UfmLink>& out) override {
     return fetch_all("links", [&](std::string& body) { return parser_.links(body, out); });
   }
-  std::string base_url() const override { return url_.origin + base_path_; }
+  std::string base_url() const override { return url_.origin() + base_path_; }
   const UfmFetchStats& stats() const override { return stats_; }
 
  private:
@@ -154,7 +91,7 @@ class RestClient final : public UfmClient {
     std::size_t skipped = 0;
     std::string first_skip;
     for (std::size_t page = 1;; ++page) {
-      std::string target = url_.prefix + base_path_ + "/resources/" + resource;
+      std::string target = url_.path + base_path_ + "/resources/" + resource;
       if (options_.page_size > 0) {
         target += "?page_number=" + std::to_string(page) + "&rpp=" + std::to_string(options_.page_size);
       } else if (page > 1) {
@@ -164,7 +101,7 @@ class RestClient final : public UfmClient {
       if (!body) return std::unexpected(body.error());
       auto parsed = parse(*body);
       if (!parsed) {
-        return std::unexpected(parsed.error().context("GET " + url_.server + target));
+        return std::unexpected(parsed.error().context("GET " + url_.server() + target));
       }
       ++stats_.pages;
       if (parsed->skipped > 0 && first_skip.empty()) first_skip = parsed->first_skip;
@@ -172,7 +109,7 @@ class RestClient final : public UfmClient {
       seen += parsed->records;
       if (parsed->paged && parsed->records == 0 && parsed->total && seen < *parsed->total) {
         // The server promised more than it gives: the rest of the fabric would be silently missing.
-        return fail(ErrorCode::kParse, "GET " + url_.server + target + ": total_resources is " +
+        return fail(ErrorCode::kParse, "GET " + url_.server() + target + ": total_resources is " +
                                            std::to_string(*parsed->total) + " but the answer ends after " +
                                            std::to_string(seen) + " record(s) with an empty page");
       }
@@ -215,8 +152,8 @@ class RestClient final : public UfmClient {
   // backoff of this client draws on one budget (options_.timeout): a server that answers slowly or
   // not at all costs the caller that long, not that long per attempt.
   std::expected<std::string, Error> get(const std::string& target) {
-    const std::string where = url_.server + target;  // never credentials
-    k8s::HttpRequest request{
+    const std::string where = url_.server() + target;  // never credentials
+    net::HttpRequest request{
         "GET", target, {{"Authorization", authorization_}, {"Accept", "application/json"}}, ""};
     auto backoff = options_.initial_backoff;
     std::string last;
@@ -287,20 +224,20 @@ class RestClient final : public UfmClient {
 
   static constexpr std::size_t kMaxPages = 100000;
   UfmClientOptions options_;
-  ParsedUrl url_;
+  net::HttpUrl url_;
   std::string authorization_;  // the header value; never logged
   std::string base_path_;
-  std::unique_ptr<k8s::HttpTransport> transport_;
+  std::unique_ptr<net::HttpTransport> transport_;
   UfmResponseParser parser_;
   UfmFetchStats stats_;
   std::chrono::milliseconds spent_{0};  // of options_.timeout: requests and backoff so far
 };
 
 // UFM's basic auth and token headers are credentials: over http:// anyone on the path reads them.
-std::expected<void, Error> check_cleartext(const ParsedUrl& url, bool insecure) {
+std::expected<void, Error> check_cleartext(const net::HttpUrl& url, bool insecure) {
   if (url.tls || insecure) return {};
   return fail(ErrorCode::kInvalidArgument,
-              "UFM URL " + url.origin +
+              "UFM URL " + url.origin() +
                   " is plain http://: the credentials would cross the network in clear text. Use "
                   "https://, or pass --ufm-insecure (insecureSkipVerify: true in the agent config) to send "
                   "them anyway");
@@ -309,7 +246,10 @@ std::expected<void, Error> check_cleartext(const ParsedUrl& url, bool insecure) 
 }  // namespace
 
 std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options) {
-  auto url = parse_url(options.url);
+  auto url = net::parse_http_url(
+      options.url, {.what = "UFM URL",
+                    .scheme_hint = ": expected ufm:https://HOST[:PORT]",
+                    .credentials_hint = "; put them in the credentials directory (--ufm-credentials DIR)"});
   if (!url) return std::unexpected(url.error());
   if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
   std::string authorization;
@@ -334,7 +274,7 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
     if (options.credentials_dir.empty()) {
       return fail(
           ErrorCode::kInvalidArgument,
-          "UFM at " + url->origin +
+          "UFM at " + url->origin() +
               " needs credentials: a directory with 'token', or 'username' and 'password' "
               "(--ufm-credentials DIR, or credentialsDir / credentials.secretRef in the agent config)");
     }
@@ -364,7 +304,7 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
       base_path = "/ufmRest";
     }
   }
-  k8s::TransportConfig config;
+  net::TransportConfig config;
   config.host = url->host;
   config.port = url->port;
   config.tls = url->tls;
@@ -376,12 +316,12 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
     if (!pem) return std::unexpected(pem.error().context("the UFM CA file"));
     config.tls_config.ca_pem = std::move(*pem);
   }
-  auto transport = k8s::HttpTransport::create(config);
-  if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin));
+  auto transport = net::HttpTransport::create(config);
+  if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin()));
   if (options.log && url->tls && options.insecure)
-    options.log("ufm: warning: TLS certificate verification is off for " + url->origin + " (insecure)");
+    options.log("ufm: warning: TLS certificate verification is off for " + url->origin() + " (insecure)");
   if (options.log && !url->tls)
-    options.log("ufm: warning: the UFM credentials go in clear text to " + url->origin +
+    options.log("ufm: warning: the UFM credentials go in clear text to " + url->origin() +
                 " (http://, allowed by insecure)");
   return std::make_unique<RestClient>(options, std::move(*url), std::move(authorization),
                                       std::move(base_path), std::move(*transport));

@@ -31,7 +31,7 @@
 
 #include "discoverers/ufm/ufm_fabric.h"
 #include "errors/error.h"
-#include "k8s/client/clock.h"
+#include "timing/clock.h"
 
 namespace hypertopo::discoverers::ufm {
 
@@ -50,7 +50,7 @@ struct UfmClientOptions {
   int max_attempts = 4;       // per request, for 5xx / 429 / transport failures
   std::chrono::milliseconds initial_backoff{500};
   std::chrono::milliseconds max_backoff{8000};
-  std::shared_ptr<k8s::Clock> clock;            // null: the system clock
+  std::shared_ptr<timing::Clock> clock;         // null: the system clock
   std::function<void(const std::string&)> log;  // progress, one line each; never credentials
 };
 

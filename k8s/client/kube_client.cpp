@@ -5,8 +5,9 @@
 #include <charconv>
 
 #include "io/json_writer.h"
-#include "k8s/client/http_transport.h"
 #include "k8s/client/rate_limiter.h"
+#include "net/http_transport.h"
+#include "net/url.h"
 
 namespace hypertopo::k8s {
 namespace {
@@ -64,46 +65,6 @@ std::string meta_string(const json& object, const char* field) {
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-struct ServerUrl {
-  bool tls = true;
-  std::string host;
-  std::string port;
-  std::string base_path;
-};
-
-std::expected<ServerUrl, Error> parse_server(const std::string& server) {
-  ServerUrl url;
-  std::string rest;
-  if (server.starts_with("https://")) {
-    rest = server.substr(8);
-  } else if (server.starts_with("http://")) {
-    url.tls = false;
-    rest = server.substr(7);
-  } else {
-    return fail(ErrorCode::kInvalidArgument,
-                "the server URL must start with https:// or http://: \"" + server + "\"");
-  }
-  auto slash = rest.find('/');
-  std::string authority = rest.substr(0, slash);
-  if (slash != std::string::npos) url.base_path = rest.substr(slash);
-  while (url.base_path.ends_with("/")) url.base_path.pop_back();
-  if (authority.starts_with("[")) {
-    auto close = authority.find(']');
-    if (close == std::string::npos)
-      return fail(ErrorCode::kInvalidArgument, "bad IPv6 address in \"" + server + "\"");
-    url.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') url.port = authority.substr(close + 2);
-  } else {
-    auto colon = authority.find(':');
-    url.host = authority.substr(0, colon);
-    if (colon != std::string::npos) url.port = authority.substr(colon + 1);
-  }
-  if (url.host.empty())
-    return fail(ErrorCode::kInvalidArgument, "no host in the server URL \"" + server + "\"");
-  if (url.port.empty()) url.port = url.tls ? "443" : "80";
-  return url;
-}
-
 std::chrono::seconds parse_retry_after(const std::string& header) {
   long seconds = 0;
   auto [ptr, ec] = std::from_chars(header.data(), header.data() + header.size(), seconds);
@@ -141,18 +102,18 @@ KubeClient::~KubeClient() = default;
 
 std::expected<std::unique_ptr<KubeClient>, Error> KubeClient::create(const ClusterConfig& config,
                                                                      ClientOptions options) {
-  auto url = parse_server(config.server);
+  auto url = net::parse_http_url(config.server, {.what = "the server URL"});
   if (!url) return std::unexpected(url.error().context("while creating the Kubernetes client"));
-  if (!options.clock) options.clock = std::make_shared<SystemClock>();
+  if (!options.clock) options.clock = std::make_shared<timing::SystemClock>();
   std::unique_ptr<KubeClient> client(new KubeClient(config, options));
-  client->base_path_ = url->base_path;
-  TransportConfig transport;
+  client->base_path_ = url->path;
+  net::TransportConfig transport;
   transport.host = url->host;
   transport.port = url->port;
   transport.tls = url->tls;
   transport.tls_config = config.tls;
   transport.connect_timeout = options.connect_timeout;
-  auto t = HttpTransport::create(transport);
+  auto t = net::HttpTransport::create(transport);
   if (!t)
     return std::unexpected(t.error().context("while creating the Kubernetes client for " + config.server));
   client->transport_ = std::move(*t);
@@ -183,8 +144,8 @@ ApiResult<std::string> KubeClient::call(const Call& c) {
     auto token = config_.token.token();
     if (!token)
       return std::unexpected(local_error(token.error().code(), what + ": " + token.error().message()));
-    HttpRequest request{c.method, base_path_ + c.path + (c.query.empty() ? "" : "?" + c.query),
-                        headers(*token, c.content_type), c.body};
+    net::HttpRequest request{c.method, base_path_ + c.path + (c.query.empty() ? "" : "?" + c.query),
+                             headers(*token, c.content_type), c.body};
     auto res = transport_->round_trip(request, options_.request_timeout, c.idempotent);
     if (options_.observer) options_.observer({c.verb, c.path, res ? res->status : 0, attempt});
     bool last = attempt + 1 >= std::max(1, options_.retry.max_attempts);
@@ -367,7 +328,7 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
   WatchEnd end{WatchEnd::Reason::kStopped, options.resource_version, 0, ""};
 
   // Open the stream, retrying like a GET.
-  std::unique_ptr<HttpStream> stream;
+  std::unique_ptr<net::HttpStream> stream;
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
     if (stop.stop_requested()) return end;
@@ -375,7 +336,7 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
     auto token = config_.token.token();
     if (!token)
       return std::unexpected(local_error(token.error().code(), what + ": " + token.error().message()));
-    HttpRequest request{"GET", base_path_ + path + "?" + q.str(), headers(*token, ""), ""};
+    net::HttpRequest request{"GET", base_path_ + path + "?" + q.str(), headers(*token, ""), ""};
     auto opened = transport_->open_stream(request, options_.request_timeout);
     int status = opened ? (*opened)->status() : 0;
     if (options_.observer) options_.observer({"watch", path, status, attempt});

@@ -54,8 +54,8 @@
 #include <vector>
 
 #include "k8s/client/api_error.h"
-#include "k8s/client/clock.h"
 #include "k8s/client/kube_config.h"
+#include "timing/clock.h"
 
 namespace hypertopo::k8s {
 
@@ -99,7 +99,7 @@ struct ClientOptions {
   double qps = 5;                                    // client-go's defaults; <= 0 disables the limit
   int burst = 10;
   RetryPolicy retry;
-  std::shared_ptr<Clock> clock;  // null: SystemClock. Rate limiting and backoff sleep on it.
+  std::shared_ptr<timing::Clock> clock;  // null: timing::SystemClock. Rate limiting and backoff sleep on it.
   std::string user_agent = "hypertopo";
   std::function<void(const RequestRecord&)> observer;  // called after every attempt; must be thread-safe
 };
@@ -164,7 +164,7 @@ struct WatchEnd {
   std::string detail;            // why a disconnect happened
 };
 
-class HttpTransport;
+class net::HttpTransport;
 class TokenBucket;
 
 class KubeClient {
@@ -221,7 +221,7 @@ class KubeClient {
   ClusterConfig config_;
   ClientOptions options_;
   std::string base_path_;
-  std::unique_ptr<HttpTransport> transport_;
+  std::unique_ptr<net::HttpTransport> transport_;
   std::unique_ptr<TokenBucket> bucket_;
 };
 

@@ -20,16 +20,9 @@
 #include <string>
 
 #include "errors/error.h"
+#include "net/tls_config.h"
 
 namespace hypertopo::k8s {
-
-struct TlsConfig {
-  std::string ca_pem;  // empty: the system's trust store
-  std::string client_cert_pem;
-  std::string client_key_pem;
-  bool insecure_skip_verify = false;  // set only from a kubeconfig that asks for it
-  std::string server_name;            // name to verify instead of the URL's host (tls-server-name)
-};
 
 // The bearer token: none, a fixed string, or a file re-read when it changes. Copies share one cache.
 // Thread-safe.
@@ -53,7 +46,7 @@ class TokenSource {
 
 struct ClusterConfig {
   std::string server;  // "https://10.96.0.1:443"; http:// is accepted (loopback tests, proxies)
-  TlsConfig tls;
+  net::TlsConfig tls;
   TokenSource token;
   std::string namespace_;  // the context's namespace, or the pod's namespace in-cluster; may be empty
   std::string context;     // the kubeconfig context used ("" in-cluster)

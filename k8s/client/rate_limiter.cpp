@@ -4,16 +4,16 @@
 
 namespace hypertopo::k8s {
 
-TokenBucket::TokenBucket(double qps, int burst, std::shared_ptr<Clock> clock)
+TokenBucket::TokenBucket(double qps, int burst, std::shared_ptr<timing::Clock> clock)
     : qps_(qps),
       burst_(std::max(1, burst)),
       clock_(std::move(clock)),
       tokens_(burst_),
       last_(clock_->now()) {}
 
-Clock::Duration TokenBucket::acquire() {
-  if (qps_ <= 0) return Clock::Duration::zero();
-  Clock::Duration wait{};
+timing::Clock::Duration TokenBucket::acquire() {
+  if (qps_ <= 0) return timing::Clock::Duration::zero();
+  timing::Clock::Duration wait{};
   {
     // Reserve the token now (the balance may go negative) and sleep outside the lock, so callers
     // queue in order and each waits exactly for its own share.
@@ -25,10 +25,11 @@ Clock::Duration TokenBucket::acquire() {
     }
     tokens_ -= 1;
     if (tokens_ < 0) {
-      wait = std::chrono::duration_cast<Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
+      wait =
+          std::chrono::duration_cast<timing::Clock::Duration>(std::chrono::duration<double>(-tokens_ / qps_));
     }
   }
-  if (wait > Clock::Duration::zero()) clock_->sleep_for(wait);
+  if (wait > timing::Clock::Duration::zero()) clock_->sleep_for(wait);
   return wait;
 }
 

@@ -11,24 +11,24 @@
 #include <memory>
 #include <mutex>
 
-#include "k8s/client/clock.h"
+#include "timing/clock.h"
 
 namespace hypertopo::k8s {
 
 class TokenBucket {
  public:
   // qps <= 0 disables the limit.
-  TokenBucket(double qps, int burst, std::shared_ptr<Clock> clock);
+  TokenBucket(double qps, int burst, std::shared_ptr<timing::Clock> clock);
   // Takes one token, sleeping on the clock until one is available; returns how long it waited.
-  Clock::Duration acquire();
+  timing::Clock::Duration acquire();
 
  private:
   double qps_;
   double burst_;
-  std::shared_ptr<Clock> clock_;
+  std::shared_ptr<timing::Clock> clock_;
   std::mutex mutex_;
   double tokens_;
-  Clock::TimePoint last_;
+  timing::Clock::TimePoint last_;
 };
 
 }  // namespace hypertopo::k8s

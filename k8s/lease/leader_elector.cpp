@@ -19,10 +19,11 @@ std::string format_micro_time(std::chrono::system_clock::time_point t) {
   return out;
 }
 
-LeaderElector::LeaderElector(KubeClient& client, LeaderElectionOptions options, std::shared_ptr<Clock> clock)
+LeaderElector::LeaderElector(KubeClient& client, LeaderElectionOptions options,
+                             std::shared_ptr<timing::Clock> clock)
     : client_(client),
       options_(std::move(options)),
-      clock_(clock ? std::move(clock) : std::make_shared<SystemClock>()) {}
+      clock_(clock ? std::move(clock) : std::make_shared<timing::SystemClock>()) {}
 
 bool LeaderElector::is_leader() const { return leader_.load(); }
 
@@ -96,14 +97,15 @@ bool LeaderElector::try_acquire_or_renew() {
                                  : "";
   const int held_seconds = spec.value("leaseDurationSeconds", 0);
   if (!holder.empty() && holder != options_.identity) {
-    Clock::TimePoint seen;
+    timing::Clock::TimePoint seen;
     {
       std::lock_guard lock(mutex_);
       seen = observed_time_;
     }
     const auto valid_for =
-        held_seconds > 0 ? std::chrono::duration_cast<Clock::Duration>(std::chrono::seconds(held_seconds))
-                         : std::chrono::duration_cast<Clock::Duration>(options_.lease_duration);
+        held_seconds > 0
+            ? std::chrono::duration_cast<timing::Clock::Duration>(std::chrono::seconds(held_seconds))
+            : std::chrono::duration_cast<timing::Clock::Duration>(options_.lease_duration);
     if (clock_->now() < seen + valid_for) return false;  // someone else holds a live lease
   }
   json next = spec;

@@ -26,8 +26,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "k8s/client/clock.h"
 #include "k8s/client/kube_client.h"
+#include "timing/clock.h"
 
 namespace hypertopo::k8s {
 
@@ -41,7 +41,7 @@ struct LeaderElectionOptions {
 
 class LeaderElector {
  public:
-  LeaderElector(KubeClient& client, LeaderElectionOptions options, std::shared_ptr<Clock> clock);
+  LeaderElector(KubeClient& client, LeaderElectionOptions options, std::shared_ptr<timing::Clock> clock);
   // Runs the acquire/renew loop on the calling thread until stop(); callbacks run on that thread.
   // After losing the lease it competes again.
   void run(std::function<void()> on_started_leading, std::function<void()> on_stopped_leading);
@@ -60,12 +60,12 @@ class LeaderElector {
 
   KubeClient& client_;
   LeaderElectionOptions options_;
-  std::shared_ptr<Clock> clock_;
+  std::shared_ptr<timing::Clock> clock_;
   std::atomic<bool> stopped_{false};
   std::atomic<bool> leader_{false};
   mutable std::mutex mutex_;
   nlohmann::json observed_record_;  // the Lease spec as last seen
-  Clock::TimePoint observed_time_{};
+  timing::Clock::TimePoint observed_time_{};
   std::string observed_leader_;
   int transitions_ = 0;
 };

@@ -26,7 +26,7 @@ bool same_for_scheduling(const NodeSpec& a, const NodeSpec& b) {
 }  // namespace
 
 ExtenderService::ExtenderService(ExtenderOptions options) : options_(std::move(options)) {
-  if (!options_.clock) options_.clock = std::make_shared<k8s::SystemClock>();
+  if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
 }
 
 // ---- cluster view ----------------------------------------------------------------------------

@@ -1,21 +1,20 @@
 #include "scheduler/extender/extender_http.h"
 
-#include <sstream>
-
 #include "io/json_writer.h"
+#include "telemetry/metrics.h"
 
 namespace hypertopo::scheduler {
 namespace {
 
-agent::HttpServerResponse json_reply(int status, const nlohmann::json& body) {
-  agent::HttpServerResponse r;
+net::HttpServerResponse json_reply(int status, const nlohmann::json& body) {
+  net::HttpServerResponse r;
   r.status = status;
   r.content_type = "application/json";
   r.body = io::json_text(body);
   return r;
 }
 
-agent::HttpServerResponse bad_request(const std::string& message) {
+net::HttpServerResponse bad_request(const std::string& message) {
   return json_reply(400, nlohmann::json{{"error", message}});
 }
 
@@ -23,11 +22,11 @@ using BodyVerb = std::expected<std::string, Error> (ExtenderService::*)(std::str
 
 // kube-scheduler's filter and prioritize calls: the body is read and the answer written by the
 // service's text path (extender_wire.cpp), without a JSON tree of the candidate list.
-agent::HttpHandler verb_handler(ExtenderService& service, BodyVerb verb) {
-  return [&service, verb](const agent::HttpServerRequest& req) {
+net::HttpHandler verb_handler(ExtenderService& service, BodyVerb verb) {
+  return [&service, verb](const net::HttpServerRequest& req) {
     auto result = (service.*verb)(req.body);
     if (!result) return bad_request(result.error().message());
-    agent::HttpServerResponse r;
+    net::HttpServerResponse r;
     r.content_type = "application/json";
     r.body = std::move(*result);
     return r;
@@ -37,10 +36,11 @@ agent::HttpHandler verb_handler(ExtenderService& service, BodyVerb verb) {
 }  // namespace
 
 std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) {
-  std::ostringstream out;
+  // The service keeps plain counters (its hot path takes no registry lock); each scrape renders them
+  // through the one Prometheus text renderer.
+  telemetry::MetricsRegistry m;
   auto counter = [&](const char* name, const char* help, std::int64_t v) {
-    out << "# HELP " << name << " " << help << "\n# TYPE " << name << " counter\n"
-        << name << " " << v << "\n";
+    m.counter(name, help, {}).inc({}, static_cast<double>(v));
   };
   counter("hypertopo_extender_filter_calls_total", "Filter requests answered.", c.filter_calls);
   counter("hypertopo_extender_prioritize_calls_total", "Prioritize requests answered.", c.prioritize_calls);
@@ -53,24 +53,22 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   counter("hypertopo_extender_text_path_calls_total",
           "Filter and prioritize bodies read in place (the others took the JSON tree path).",
           c.text_path_calls);
-  out << "# HELP hypertopo_extender_nodes Nodes in the cluster view.\n# TYPE hypertopo_extender_nodes gauge\n"
-      << "hypertopo_extender_nodes " << nodes << "\n";
-  return out.str();
+  m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
+  return m.render();
 }
 
-void register_extender_routes(agent::HttpServer& server, ExtenderService& service,
-                              const std::string& prefix) {
+void register_extender_routes(net::HttpServer& server, ExtenderService& service, const std::string& prefix) {
   server.handle("POST", prefix + "/filter", verb_handler(service, &ExtenderService::filter_body));
   server.handle("POST", prefix + "/prioritize", verb_handler(service, &ExtenderService::prioritize_body));
   server.handle("GET", "/plans",
-                [&service](const agent::HttpServerRequest&) { return json_reply(200, service.plans()); });
-  server.handle("GET", "/healthz", [](const agent::HttpServerRequest&) {
-    agent::HttpServerResponse r;
+                [&service](const net::HttpServerRequest&) { return json_reply(200, service.plans()); });
+  server.handle("GET", "/healthz", [](const net::HttpServerRequest&) {
+    net::HttpServerResponse r;
     r.body = "ok\n";
     return r;
   });
-  server.handle("GET", "/metrics", [&service](const agent::HttpServerRequest&) {
-    agent::HttpServerResponse r;
+  server.handle("GET", "/metrics", [&service](const net::HttpServerRequest&) {
+    net::HttpServerResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = extender_metrics_text(service.counters(), service.node_count());
     return r;

@@ -11,12 +11,12 @@
 
 #include <string>
 
-#include "agent/http/http_server.h"
+#include "net/http_server.h"
 #include "scheduler/extender/extender_service.h"
 
 namespace hypertopo::scheduler {
 
-void register_extender_routes(agent::HttpServer& server, ExtenderService& service,
+void register_extender_routes(net::HttpServer& server, ExtenderService& service,
                               const std::string& prefix = "/scheduler");
 
 // The /metrics text of the service's counters.

@@ -47,10 +47,10 @@
 #include <vector>
 
 #include "errors/error.h"
-#include "k8s/client/clock.h"
 #include "scheduler/index/topology_index.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/volcano_score.h"
+#include "timing/clock.h"
 
 namespace hypertopo::scheduler {
 
@@ -63,8 +63,8 @@ struct ExtenderOptions {
   std::chrono::seconds plan_ttl{600};
   std::vector<std::string> gang_label_keys{"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"};
   std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang"};
-  std::filesystem::path state_file;   // empty: plans live in memory only
-  std::shared_ptr<k8s::Clock> clock;  // null: the system clock
+  std::filesystem::path state_file;      // empty: plans live in memory only
+  std::shared_ptr<timing::Clock> clock;  // null: the system clock
 };
 
 // One planned pod position.
@@ -86,7 +86,7 @@ struct GangPlan {
   int partition_tier = -1;  // tier of a partition's domain, -1 without partitions
   std::int32_t partition_size = 0;
   std::vector<PlanSlot> slots;
-  k8s::Clock::TimePoint last_activity{};
+  timing::Clock::TimePoint last_activity{};
   int replans = 0;
   int swaps = 0;
 };

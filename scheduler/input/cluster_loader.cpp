@@ -9,6 +9,7 @@
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
 #include "io/json_writer.h"
+#include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/index/quantity.h"
@@ -17,34 +18,6 @@ namespace hypertopo::scheduler {
 namespace {
 
 using nlohmann::json;
-
-json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(yaml_to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted: always a string
-      std::int64_t i = 0;
-      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
-      if (ec == std::errc() && p == s.data() + s.size()) return i;
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
 
 std::string str(const json& obj, const char* key) {
   auto it = obj.find(key);
@@ -175,7 +148,7 @@ std::expected<json, Error> read_document(const std::filesystem::path& path) {
   auto loaded = io::load_yaml(text, path.string());
   if (!loaded) return std::unexpected(loaded.error());
   try {
-    return yaml_to_json(*loaded);
+    return io::yaml_to_json(*loaded);
   } catch (const YAML::Exception& e) {
     return fail(ErrorCode::kParse, path.string() + ": not valid YAML: " + e.msg);
   }
@@ -384,6 +357,24 @@ std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(con
       out[pod.node] += it->second;
   }
   return out;
+}
+
+std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(
+    const k8s::NodeList& nodes, const std::map<std::string, std::int64_t>& used_per_node,
+    std::string_view resource) {
+  topology::exporters::GpuUsage usage;
+  const std::string key(resource);
+  for (const auto& n : nodes.items) {
+    topology::exporters::NodeGpuUsage u;
+    if (auto it = n.allocatable.find(key); it != n.allocatable.end()) {
+      auto count = parse_quantity(key, it->second);
+      if (!count) return std::unexpected(count.error().context("node " + n.name + " status.allocatable"));
+      u.allocatable = *count;
+    }
+    if (auto it = used_per_node.find(n.name); it != used_per_node.end()) u.used = it->second;
+    usage[n.name] = u;
+  }
+  return usage;
 }
 
 std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path) {

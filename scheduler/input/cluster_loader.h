@@ -19,8 +19,10 @@
 #include <vector>
 
 #include "errors/error.h"
+#include "k8s/objects/node_list.h"
 #include "scheduler/index/cluster_model.h"
 #include "scheduler/index/topology_index.h"
+#include "topology/exporters/capacity_dot.h"
 
 namespace hypertopo::scheduler {
 
@@ -39,6 +41,13 @@ std::expected<std::vector<BoundPod>, Error> parse_pods(const nlohmann::json& doc
 std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(const nlohmann::json& pods,
                                                                              std::string_view resource);
 std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path);
+
+// The capacity picture's input: each Node's allocatable `resource` (read as placement reads it) and
+// the requests of its bound pods (requested_per_node). Errors name the node whose allocatable is not
+// a whole count.
+std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(
+    const k8s::NodeList& nodes, const std::map<std::string, std::int64_t>& used_per_node,
+    std::string_view resource);
 
 struct TopologySource {
   enum class Kind { kHyperNodes, kLevels };

@@ -114,10 +114,11 @@ class AgentDaemonTest : public ::testing::Test {
   // One pod: its own clients and metrics, a probe that reports one HCA-less node.
   struct Pod {
     std::unique_ptr<k8s::KubeClient> client, election;
-    MetricsRegistry metrics;
+    telemetry::MetricsRegistry metrics;
     std::unique_ptr<AgentDaemon> daemon;
   };
-  std::unique_ptr<Pod> make_pod(const std::string& node, const std::string& pod_name) {
+  std::unique_ptr<Pod> make_pod(const std::string& node, const std::string& pod_name,
+                                std::shared_ptr<timing::Clock> clock = nullptr) {
     auto pod = std::make_unique<Pod>();
     pod->client = make_client(false);
     pod->election = make_client(true);
@@ -126,6 +127,7 @@ class AgentDaemonTest : public ::testing::Test {
     deps.election_client = pod->election.get();
     deps.metrics = &pod->metrics;
     deps.work_dir = dir_.path() / pod_name;
+    deps.clock = std::move(clock);
     deps.probe = [this](const SourceConfig& s, const std::filesystem::path&,
                         topology::NodeReport& report) -> std::expected<void, Error> {
       ++probe_calls_;
@@ -315,13 +317,19 @@ TEST_F(AgentDaemonTest, ANodeReportChangeReachesTheHyperNodes) {
   pod->daemon->stop();
 }
 
+// The agent's time is a ManualClock here: the debounce passes exactly when the test advances it, so
+// however long the burst takes on a loaded machine, what the test asserts cannot depend on it.
 TEST_F(AgentDaemonTest, ABurstOfAThousandReportsCostsOneRebuild) {
-  config_.debounce = 1000ms;  // quiet time that ends a burst; the burst itself takes a few seconds
-  auto pod = make_pod("gpu-node-1", "agent-a");
+  config_.debounce = 1000ms;  // quiet time that ends a burst
+  auto clock = std::make_shared<timing::ManualClock>();
+  auto pod = make_pod("gpu-node-1", "agent-a", clock);
   pod->daemon->start();
+  // The first rebuild needs no time to pass: it comes once both lists are in.
   ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created=7"); }));
-  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds >= 1; }));
-  std::this_thread::sleep_for(1500ms);  // let the first cycle's own events settle
+  // This pod's own NodeReport is an event too: once the leader has seen it, one debounce settles it.
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().reports_known == 1; }));
+  clock->advance(config_.debounce);
+  ASSERT_TRUE(eventually([&] { return !pod->daemon->counters().rebuild_pending; }));
   const int before = pod->daemon->counters().rebuilds;
   for (int i = 0; i < 1000; ++i) {
     topology::NodeReport r;
@@ -330,8 +338,18 @@ TEST_F(AgentDaemonTest, ABurstOfAThousandReportsCostsOneRebuild) {
     r.node_name = name;
     write_report(r);
   }
-  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > before; }, 30s));
-  std::this_thread::sleep_for(2500ms);  // a second rebuild would come within debounce of the last event
+  // Every event is in the leader's view, and no time has passed: nothing was rebuilt yet.
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().reports_known == 1001; }, 30s));
+  EXPECT_EQ(pod->daemon->counters().rebuilds, before);
+  EXPECT_TRUE(pod->daemon->counters().rebuild_pending);
+  // One debounce of quiet: one rebuild, and nothing left pending that a second one would serve.
+  clock->advance(config_.debounce);
+  ASSERT_TRUE(eventually(
+      [&] {
+        const auto c = pod->daemon->counters();
+        return c.rebuilds > before && !c.rebuild_pending;
+      },
+      30s));
   const int after = pod->daemon->counters().rebuilds;
   std::printf("[agent-numbers] 1000 NodeReport events -> %d rebuild(s)\n", after - before);
   EXPECT_EQ(after - before, 1);
@@ -348,8 +366,10 @@ TEST_F(AgentDaemonTest, TwoAgentsOneLeaderAndAHandoverWithoutRewrites) {
   auto* leader = a->daemon->leading() ? a.get() : b.get();
   auto* follower = leader == a.get() ? b.get() : a.get();
   ASSERT_TRUE(eventually([&] { return leader->daemon->counters().last_summary.starts_with("created=7"); }));
-  // Over several renewals, exactly one leads and only the leader rebuilds.
-  std::this_thread::sleep_for(1500ms);
+  // Over several renewals (Lease updates on the server), exactly one leads and only the leader
+  // rebuilds. Leader election runs on the system clock: the renewals are waited for, not slept.
+  const int updates = server_->count("update");
+  ASSERT_TRUE(eventually([&] { return server_->count("update") >= updates + 3; }));
   EXPECT_TRUE(leader->daemon->leading());
   EXPECT_FALSE(follower->daemon->leading());
   EXPECT_EQ(follower->daemon->counters().rebuilds, 0);

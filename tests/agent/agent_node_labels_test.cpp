@@ -141,14 +141,15 @@ class AgentNodeLabels : public ::testing::Test {
   void start(const std::string& yaml) {
     auto config = parse_agent_config(yaml, "config.yaml");
     ASSERT_TRUE(config) << config.error().message();
-    daemon_ = std::make_unique<AgentDaemon>(*config, AgentIdentity{"gpu-node-1", "agent-a", kNamespace},
-                                            AgentDeps{.client = agent_client_.get(),
-                                                      .election_client = election_client_.get(),
-                                                      .metrics = &metrics_,
-                                                      .log = [this](LogLevel, const std::string& line) {
-                                                        std::lock_guard lock(mutex_);
-                                                        lines_.push_back(line);
-                                                      }});
+    daemon_ =
+        std::make_unique<AgentDaemon>(*config, AgentIdentity{"gpu-node-1", "agent-a", kNamespace},
+                                      AgentDeps{.client = agent_client_.get(),
+                                                .election_client = election_client_.get(),
+                                                .metrics = &metrics_,
+                                                .log = [this](telemetry::LogLevel, const std::string& line) {
+                                                  std::lock_guard lock(mutex_);
+                                                  lines_.push_back(line);
+                                                }});
     daemon_->start();
   }
   // A rebuild that the test causes (one more NodeReport), waited for until it has ended: its
@@ -178,7 +179,7 @@ class AgentNodeLabels : public ::testing::Test {
   testing::TempDir dir_;
   testing::LoopbackApiServer server_;
   std::unique_ptr<k8s::KubeClient> client_, agent_client_, election_client_;
-  MetricsRegistry metrics_;
+  telemetry::MetricsRegistry metrics_;
   std::unique_ptr<AgentDaemon> daemon_;
   std::atomic<int> node_patches_{0}, node_puts_{0};
   int reports_written_ = 0;

@@ -162,8 +162,8 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
       << metrics;
   EXPECT_NE(metrics.find("hypertopo_last_reconcile_success_timestamp_seconds"), std::string::npos);
 
-  // Idle: nothing due for minutes. Its resident memory, for the numbers the deployment sizes from.
-  std::this_thread::sleep_for(1s);
+  // Idle: reconciled, nothing due for minutes. Its resident memory, for the numbers the deployment
+  // sizes from.
   const long rss = rss_kib(pid);
   std::printf("[agent-numbers] idle agent (leader, 7 HyperNodes, %s): VmRSS %.1f MiB\n",
               std::getenv("HYPERTOPO_BINARY") != nullptr ? "HYPERTOPO_BINARY" : "sanitizer build",
@@ -231,10 +231,11 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
       eventually_here([&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
   if (!synced) kill_all();
   ASSERT_TRUE(synced);
-  // Over several renewals exactly one leads.
+  // Over several renewals (Lease updates reaching the server) exactly one leads.
   for (int round = 0; round < 5; ++round) {
     EXPECT_NE(leads(0), leads(1)) << "round " << round;
-    std::this_thread::sleep_for(200ms);
+    const int updates = server.count("update");
+    ASSERT_TRUE(eventually_here([&] { return server.count("update") > updates; })) << "round " << round;
   }
   const int leader = leads(0) ? 0 : 1;
   const int other = 1 - leader;

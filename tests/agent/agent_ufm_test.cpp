@@ -78,12 +78,12 @@ TEST(AgentUfm, FromTheYamlAloneWithAMountedSecretAVerifiedCaAndARotatedPassword)
   ASSERT_TRUE(config) << config.error().message();
   std::mutex mutex;
   std::vector<std::string> lines;
-  MetricsRegistry metrics;
+  telemetry::MetricsRegistry metrics;
   AgentDaemon daemon(*config, {"gpu-node-1", "agent-a", "hypertopo-system"},
                      {.client = client->get(),
                       .election_client = election->get(),
                       .metrics = &metrics,
-                      .log = [&](LogLevel, const std::string& line) {
+                      .log = [&](telemetry::LogLevel, const std::string& line) {
                         std::lock_guard lock(mutex);
                         lines.push_back(line);
                       }});
@@ -127,7 +127,7 @@ struct AgentUnderTest {
   testing::TempDir dir;
   testing::LoopbackApiServer api;
   std::unique_ptr<k8s::KubeClient> client, election, admin;
-  MetricsRegistry metrics;
+  telemetry::MetricsRegistry metrics;
   std::mutex mutex;
   std::vector<std::string> lines;
   std::unique_ptr<AgentDaemon> daemon;
@@ -166,7 +166,7 @@ struct AgentUnderTest {
                                       AgentDeps{.client = client.get(),
                                                 .election_client = election.get(),
                                                 .metrics = &metrics,
-                                                .log = [this](LogLevel, const std::string& line) {
+                                                .log = [this](telemetry::LogLevel, const std::string& line) {
                                                   std::lock_guard lock(mutex);
                                                   lines.push_back(line);
                                                 }});

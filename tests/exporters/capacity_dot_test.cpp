@@ -13,44 +13,35 @@
 namespace hypertopo::topology::exporters {
 namespace {
 
-k8s::NodeList gpu_nodes(const Tree& t, const std::string& gpus) {
-  k8s::NodeList list;
+// Every node of the tree with `gpus` allocatable and the `used` counts (as
+// scheduler::gpu_usage_per_node gives them; that function is tested in tests/scheduler).
+GpuUsage gpu_usage(const Tree& t, std::int64_t gpus, const std::map<std::string, std::int64_t>& used) {
+  GpuUsage usage;
   for (DomainId id = 0; id < t.size(); ++id) {
-    for (const auto& n : t.domain(id).nodes)
-      list.items.push_back({.name = n, .allocatable = {{"nvidia.com/gpu", gpus}}});
+    for (const auto& n : t.domain(id).nodes) {
+      auto it = used.find(n);
+      usage[n] = {.allocatable = gpus, .used = it == used.end() ? 0 : it->second};
+    }
   }
-  return list;
+  return usage;
 }
 
-// Used GPUs come counted per node (scheduler::requested_per_node, tested through `discover -o dot`).
-TEST(GpuUsage, AllocatableFromNodesUsedAsCountedPerNode) {
+TEST(GpuUsage, DomainTotalsSumTheNodesUnderTheDomain) {
   Tree t = testing::slurm_fixture_shaped_tree();
-  auto usage = gpu_usage_from(gpu_nodes(t, "8"), {{"srv1101", 8}, {"srv1102", 4}, {"not-in-the-tree", 8}});
-  ASSERT_TRUE(usage.has_value()) << usage.error().message();
-  EXPECT_EQ(usage->at("srv1101").used, 8);
-  EXPECT_EQ(usage->at("srv1103").used, 0);
+  const GpuUsage usage = gpu_usage(t, 8, {{"srv1101", 8}, {"srv1102", 4}});
   auto leaf = *t.find("leaf-1-1");
-  auto totals = domain_gpu_totals(t, leaf, *usage);
+  auto totals = domain_gpu_totals(t, leaf, usage);
   EXPECT_EQ(totals.allocatable, 64);
   EXPECT_EQ(totals.used, 12);
   EXPECT_EQ(totals.free(), 52);
-  EXPECT_EQ(domain_gpu_totals(t, *t.find("core"), *usage).allocatable, 96 * 8);
-}
-
-TEST(GpuUsage, BadQuantityNamesTheNode) {
-  Tree t = testing::slurm_fixture_shaped_tree();
-  auto usage = gpu_usage_from(gpu_nodes(t, "eight"), {});
-  ASSERT_FALSE(usage.has_value());
-  EXPECT_NE(usage.error().message().find("srv"), std::string::npos);
+  EXPECT_EQ(domain_gpu_totals(t, *t.find("core"), usage).allocatable, 96 * 8);
 }
 
 TEST(CapacityDot, ColouredWithLegendOrPlainWithoutData) {
   Tree t = testing::slurm_fixture_shaped_tree();
   std::map<std::string, std::int64_t> used;
   for (int n = 1; n <= 8; ++n) used["srv110" + std::to_string(n)] = 8;
-  auto usage = gpu_usage_from(gpu_nodes(t, "8"), used);
-  ASSERT_TRUE(usage.has_value());
-  const std::string dot = render_capacity_dot(t, *usage);
+  const std::string dot = render_capacity_dot(t, gpu_usage(t, 8, used));
   EXPECT_NE(dot.find("cluster_legend"), std::string::npos);
   // Graphviz line breaks inside labels stay "\n" (an escaped "\\n" would print literally).
   EXPECT_NE(dot.find("leaf-1-1\\nleaf (tier 1)\\n8 nodes"), std::string::npos) << dot.substr(0, 600);
@@ -65,12 +56,10 @@ TEST(CapacityDot, ColouredWithLegendOrPlainWithoutData) {
 TEST(CapacityDot, RendersWithGraphviz) {
   HT_REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0, "graphviz 'dot'");
   Tree t = testing::demo_tree();
-  k8s::NodeList nodes = gpu_nodes(t, "8");
-  auto usage = gpu_usage_from(nodes, {{nodes.items.front().name, 6}});
-  ASSERT_TRUE(usage.has_value());
+  const GpuUsage usage = gpu_usage(t, 8, {{t.nodes_under(0).front(), 6}});
   const auto dir = std::filesystem::temp_directory_path() / ("ht-dot-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  testing::write_text(dir / "tree.dot", render_capacity_dot(t, *usage));
+  testing::write_text(dir / "tree.dot", render_capacity_dot(t, usage));
   const std::string cmd = "dot -Tsvg " + (dir / "tree.dot").string() + " -o " + (dir / "tree.svg").string();
   EXPECT_EQ(std::system(cmd.c_str()), 0);
   EXPECT_GT(std::filesystem::file_size(dir / "tree.svg"), 1000u);

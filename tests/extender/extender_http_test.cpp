@@ -17,8 +17,8 @@
 #include <set>
 #include <thread>
 
-#include "k8s/client/http_transport.h"
 #include "k8s/client/kube_client.h"
+#include "net/http_transport.h"
 #include "scheduler/extender/cluster_watcher.h"
 #include "tests/apiserver/loopback_apiserver.h"
 #include "tests/extender/extender_cluster.h"
@@ -43,11 +43,11 @@ struct Reply {
 struct Extender {
   ExtenderService service;
   ClusterWatcher watcher;
-  agent::HttpServer server;
+  net::HttpServer server;
   Extender(k8s::KubeClient& client, std::filesystem::path state)
       : service(ExtenderOptions{.state_file = std::move(state)}),
         watcher(client, service, std::chrono::milliseconds(5)),
-        server(agent::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
+        server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
     register_extender_routes(server, service, "/scheduler");
   }
 };
@@ -81,7 +81,7 @@ class ExtenderHttpTest : public ::testing::Test {
     ext_->watcher.start();
     ASSERT_TRUE(ext_->watcher.wait_synced(std::chrono::seconds(20)));
     ASSERT_TRUE(ext_->server.start().has_value());
-    auto t = k8s::HttpTransport::create({.host = "127.0.0.1", .port = std::to_string(ext_->server.port())});
+    auto t = net::HttpTransport::create({.host = "127.0.0.1", .port = std::to_string(ext_->server.port())});
     ASSERT_TRUE(t.has_value());
     http_ = std::move(*t);
   }
@@ -107,7 +107,7 @@ class ExtenderHttpTest : public ::testing::Test {
   std::unique_ptr<k8s::KubeClient> client_;
   testing::ExtenderCluster cluster_ = testing::make_cluster();
   std::unique_ptr<Extender> ext_;
-  std::unique_ptr<k8s::HttpTransport> http_;
+  std::unique_ptr<net::HttpTransport> http_;
 };
 
 std::map<std::string, std::string> hard_gang(const std::string& name, int size) {

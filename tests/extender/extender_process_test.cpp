@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "k8s/client/http_transport.h"
+#include "net/http_transport.h"
 #include "tests/apiserver/loopback_apiserver.h"
 #include "tests/apiserver/self_signed_cert.h"
 #include "tests/support/fixtures.h"
@@ -190,17 +190,17 @@ TEST_F(ExtenderProcessTest, TlsWithClientCertificatesServesOnlyTheSchedulersCert
   EXPECT_EQ(extender.log().find("WARNING"), std::string::npos) << extender.log();
 
   auto client = [&](const CertificatePair* identity) {
-    k8s::TransportConfig c{.host = "127.0.0.1", .port = std::to_string(port), .tls = true};
+    net::TransportConfig c{.host = "127.0.0.1", .port = std::to_string(port), .tls = true};
     c.tls_config.ca_pem = server.cert_pem;
     if (identity) {
       c.tls_config.client_cert_pem = identity->cert_pem;
       c.tls_config.client_key_pem = identity->key_pem;
     }
-    return k8s::HttpTransport::create(c);
+    return net::HttpTransport::create(c);
   };
   // kube-scheduler's call, as it sends it: POST <urlPrefix>/filter with ExtenderArgs.
   const std::string filter_args = R"({"pod":{"metadata":{"name":"p","namespace":"default"}},"nodenames":[]})";
-  auto post_filter = [&](k8s::HttpTransport& t) {
+  auto post_filter = [&](net::HttpTransport& t) {
     return t.round_trip({"POST", "/scheduler/filter", {{"Content-Type", "application/json"}}, filter_args},
                         10s, false);
   };

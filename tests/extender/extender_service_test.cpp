@@ -21,7 +21,7 @@ using testing::pod_object;
 
 struct Fixture {
   testing::ExtenderCluster cluster = make_cluster();
-  std::shared_ptr<k8s::ManualClock> clock = std::make_shared<k8s::ManualClock>();
+  std::shared_ptr<timing::ManualClock> clock = std::make_shared<timing::ManualClock>();
   std::unique_ptr<ExtenderService> service;
 
   explicit Fixture(std::filesystem::path state = {}) { service = make(std::move(state)); }

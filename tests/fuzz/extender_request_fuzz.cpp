@@ -11,10 +11,10 @@ HT_FUZZ_TARGET(extender_request) {
   scheduler::ExtenderService service(scheduler::ExtenderOptions{});
   (void)service.set_hypernodes(cluster.hypernodes);
   (void)service.set_nodes(cluster.nodes);
-  agent::HttpServer server(agent::HttpServerOptions{.address = "127.0.0.1", .port = 0});
+  net::HttpServer server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0});
   scheduler::register_extender_routes(server, service, "/scheduler");
   for (const char* verb : {"/scheduler/filter", "/scheduler/prioritize"}) {
-    agent::HttpServerRequest request{
+    net::HttpServerRequest request{
         .method = "POST", .target = verb, .path = verb, .body = std::string(input)};
     (void)server.dispatch(request);
   }

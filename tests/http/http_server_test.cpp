@@ -1,8 +1,8 @@
 // HttpServer over real loopback connections. Well-formed requests go through the project's own
-// HTTP transport (k8s/client/http_transport, plain and TLS); what a polite client never does
+// HTTP transport (net/http_transport, plain and TLS); what a polite client never does
 // (trickle a request, hold an idle keep-alive connection, read raw status lines and headers) goes
 // through a plain POSIX socket.
-#include "agent/http/http_server.h"
+#include "net/http_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "k8s/client/http_transport.h"
+#include "net/http_transport.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::agent {
@@ -98,14 +98,14 @@ class RawClient {
   std::string pending_;
 };
 
-std::unique_ptr<k8s::HttpTransport> client_for(std::uint16_t port, bool tls = false, std::string ca_pem = "",
+std::unique_ptr<net::HttpTransport> client_for(std::uint16_t port, bool tls = false, std::string ca_pem = "",
                                                std::string client_cert_pem = "",
                                                std::string client_key_pem = "") {
-  k8s::TransportConfig config{.host = "127.0.0.1", .port = std::to_string(port), .tls = tls};
+  net::TransportConfig config{.host = "127.0.0.1", .port = std::to_string(port), .tls = tls};
   config.tls_config.ca_pem = std::move(ca_pem);
   config.tls_config.client_cert_pem = std::move(client_cert_pem);
   config.tls_config.client_key_pem = std::move(client_key_pem);
-  auto transport = k8s::HttpTransport::create(config);
+  auto transport = net::HttpTransport::create(config);
   EXPECT_TRUE(transport.has_value()) << transport.error().message();
   return transport ? std::move(*transport) : nullptr;
 }
@@ -115,7 +115,7 @@ struct Reply {
   std::string body;
 };
 
-Reply call(k8s::HttpTransport& client, const std::string& method, const std::string& target,
+Reply call(net::HttpTransport& client, const std::string& method, const std::string& target,
            const std::string& body = "", std::vector<std::pair<std::string, std::string>> headers = {}) {
   auto r = client.round_trip({method, target, std::move(headers), body}, 10s, true);
   if (!r) return {0, r.error().error.message()};
@@ -123,15 +123,15 @@ Reply call(k8s::HttpTransport& client, const std::string& method, const std::str
 }
 
 // Echoes what the server parsed, so that tests see the request as a handler sees it.
-HttpServerResponse echo(const HttpServerRequest& req) {
+net::HttpServerResponse echo(const net::HttpServerRequest& req) {
   auto header = req.headers.find("x-probe");
   return {.body = req.method + "|" + req.path + "|" + req.query + "|" + req.target + "|" +
                   (header == req.headers.end() ? "-" : header->second) + "|" +
                   std::to_string(req.body.size())};
 }
 
-std::unique_ptr<HttpServer> started(HttpServerOptions options) {
-  auto server = std::make_unique<HttpServer>(std::move(options));
+std::unique_ptr<net::HttpServer> started(net::HttpServerOptions options) {
+  auto server = std::make_unique<net::HttpServer>(std::move(options));
   server->handle("GET", "/echo", echo);
   server->handle("POST", "/echo", echo);
   server->handle("PUT", "/upload", echo);
@@ -141,7 +141,7 @@ std::unique_ptr<HttpServer> started(HttpServerOptions options) {
   return server;
 }
 
-TEST(HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
+TEST(net::HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   auto client = client_for(server->port());
   Reply get = call(*client, "GET", "/echo?a=1&b=%20x", "", {{"X-Probe", "yes"}});
@@ -158,7 +158,7 @@ TEST(HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
   EXPECT_NE(missing.body.find("/nowhere"), std::string::npos) << missing.body;
 }
 
-TEST(HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
+TEST(net::HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   RawClient raw(server->port());
   ASSERT_TRUE(raw.connected());
@@ -171,7 +171,7 @@ TEST(HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
   EXPECT_EQ(raw.read_response().rfind("HTTP/1.1 200", 0), 0u);
 }
 
-TEST(HttpServer, ABodyOverTheLimitIs413) {
+TEST(net::HttpServer, ABodyOverTheLimitIs413) {
   auto server = started({.address = "127.0.0.1", .port = 0, .max_body_bytes = 1024});
   auto client = client_for(server->port());
   Reply at_limit = call(*client, "PUT", "/upload", std::string(1024, 'a'));
@@ -189,10 +189,10 @@ TEST(HttpServer, ABodyOverTheLimitIs413) {
   EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
 }
 
-TEST(HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
-  HttpServer server({.address = "127.0.0.1", .port = 0});
+TEST(net::HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
+  net::HttpServer server({.address = "127.0.0.1", .port = 0});
   std::atomic<int> calls = 0;
-  server.handle("GET", "/flaky", [&calls](const HttpServerRequest&) -> HttpServerResponse {
+  server.handle("GET", "/flaky", [&calls](const net::HttpServerRequest&) -> net::HttpServerResponse {
     if (calls++ == 0) throw std::runtime_error("index not built yet");
     return {.body = "fine"};
   });
@@ -207,7 +207,7 @@ TEST(HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
   EXPECT_EQ(client->connections_opened(), 1);  // the 500 did not cost the connection
 }
 
-TEST(HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
+TEST(net::HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   auto client = client_for(server->port());
   EXPECT_EQ(call(*client, "GET", "/echo?n=1").body, "GET|/echo|n=1|/echo?n=1|-|0");
@@ -231,7 +231,7 @@ TEST(HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_TRUE(raw.closed_by_server());
 }
 
-TEST(HttpServer, ConcurrentClientsAreAllAnswered) {
+TEST(net::HttpServer, ConcurrentClientsAreAllAnswered) {
   auto server = started({.address = "127.0.0.1", .port = 0, .threads = 4});
   constexpr int kClients = 8;
   constexpr int kRequests = 25;
@@ -251,7 +251,7 @@ TEST(HttpServer, ConcurrentClientsAreAllAnswered) {
   for (auto& f : answered) EXPECT_EQ(f.get(), kRequests);
 }
 
-TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
+TEST(net::HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
   auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 200ms});
   RawClient slow(server->port());
   ASSERT_TRUE(slow.connected());
@@ -263,7 +263,7 @@ TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
   EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
 }
 
-TEST(HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
+TEST(net::HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
   // The read timeout is far longer than the test: stop() must not wait for it.
   auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 10min, .threads = 2});
   RawClient idle(server->port(), 60s);
@@ -281,26 +281,26 @@ TEST(HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
   server.reset();  // the destructor stops again
 }
 
-TEST(HttpServer, StopWithoutStartAndStartTwice) {
-  HttpServer never({.address = "127.0.0.1", .port = 0});
+TEST(net::HttpServer, StopWithoutStartAndStartTwice) {
+  net::HttpServer never({.address = "127.0.0.1", .port = 0});
   never.stop();
-  HttpServer twice({.address = "127.0.0.1", .port = 0});
+  net::HttpServer twice({.address = "127.0.0.1", .port = 0});
   ASSERT_TRUE(twice.start().has_value());
   auto again = twice.start();
   ASSERT_FALSE(again.has_value());
   EXPECT_NE(again.error().message().find("already started"), std::string::npos);
 }
 
-TEST(HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
+TEST(net::HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
   auto first = started({.address = "127.0.0.1", .port = 0});
-  HttpServer second({.address = "127.0.0.1", .port = first->port()});
+  net::HttpServer second({.address = "127.0.0.1", .port = first->port()});
   auto ok = second.start();
   ASSERT_FALSE(ok.has_value());
   const std::string where = "127.0.0.1:" + std::to_string(first->port());
   EXPECT_NE(ok.error().message().find(where), std::string::npos) << ok.error().message();
   EXPECT_NE(ok.error().message().find("in use"), std::string::npos) << ok.error().message();
 
-  HttpServer bad_address({.address = "not-an-ip", .port = 0});
+  net::HttpServer bad_address({.address = "not-an-ip", .port = 0});
   auto bad = bad_address.start();
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("not-an-ip:0"), std::string::npos) << bad.error().message();
@@ -326,7 +326,7 @@ std::optional<SelfSigned> make_certificate(const std::filesystem::path& dir,
   return made;
 }
 
-TEST(HttpServer, ServesTlsWithTheConfiguredCertificate) {
+TEST(net::HttpServer, ServesTlsWithTheConfiguredCertificate) {
   testing::TempDir dir;
   auto cert = make_certificate(dir.path());
   HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
@@ -347,12 +347,12 @@ TEST(HttpServer, ServesTlsWithTheConfiguredCertificate) {
   EXPECT_EQ(plain.read_response().find("HTTP/1.1 200"), std::string::npos);
 }
 
-TEST(HttpServer, TlsFileErrorsNameTheFile) {
+TEST(net::HttpServer, TlsFileErrorsNameTheFile) {
   testing::TempDir dir;
   auto cert = make_certificate(dir.path());
   HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
   const std::string missing = (dir.path() / "absent.key").string();
-  HttpServer no_key(
+  net::HttpServer no_key(
       {.address = "127.0.0.1", .port = 0, .tls_cert_file = cert->cert.string(), .tls_key_file = missing});
   auto failed = no_key.start();
   ASSERT_FALSE(failed.has_value());
@@ -360,15 +360,15 @@ TEST(HttpServer, TlsFileErrorsNameTheFile) {
 
   const auto garbage = dir.path() / "garbage.crt";
   testing::write_text(garbage, "not a certificate\n");
-  HttpServer bad_cert({.address = "127.0.0.1",
-                       .port = 0,
-                       .tls_cert_file = garbage.string(),
-                       .tls_key_file = cert->key.string()});
+  net::HttpServer bad_cert({.address = "127.0.0.1",
+                            .port = 0,
+                            .tls_cert_file = garbage.string(),
+                            .tls_key_file = cert->key.string()});
   failed = bad_cert.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find(garbage.string()), std::string::npos) << failed.error().message();
 
-  HttpServer half({.address = "127.0.0.1", .port = 0, .tls_cert_file = cert->cert.string()});
+  net::HttpServer half({.address = "127.0.0.1", .port = 0, .tls_cert_file = cert->cert.string()});
   failed = half.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find("key file"), std::string::npos) << failed.error().message();
@@ -376,19 +376,19 @@ TEST(HttpServer, TlsFileErrorsNameTheFile) {
 
 // With a client CA, the TLS handshake itself refuses clients without a certificate that CA signed:
 // no handler runs for them. The self-signed test certificates are their own CA.
-TEST(HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
+TEST(net::HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
   testing::TempDir dir;
   auto server_cert = make_certificate(dir.path(), "server");
   auto client_cert = make_certificate(dir.path(), "client");
   auto stranger = make_certificate(dir.path(), "stranger");
   HT_REQUIRE(server_cert && client_cert && stranger, "the openssl command (to make a test certificate)");
   std::atomic<int> handled{0};
-  HttpServer server({.address = "127.0.0.1",
-                     .port = 0,
-                     .tls_cert_file = server_cert->cert.string(),
-                     .tls_key_file = server_cert->key.string(),
-                     .tls_client_ca_file = client_cert->cert.string()});
-  server.handle("GET", "/echo", [&](const HttpServerRequest& req) {
+  net::HttpServer server({.address = "127.0.0.1",
+                          .port = 0,
+                          .tls_cert_file = server_cert->cert.string(),
+                          .tls_key_file = server_cert->key.string(),
+                          .tls_client_ca_file = client_cert->cert.string()});
+  server.handle("GET", "/echo", [&](const net::HttpServerRequest& req) {
     ++handled;
     return echo(req);
   });
@@ -412,15 +412,16 @@ TEST(HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
   // A client CA file that is not PEM is an error naming it; a client CA without a server identity too.
   const auto garbage = dir.path() / "garbage-ca.crt";
   testing::write_text(garbage, "not a CA\n");
-  HttpServer bad_ca({.address = "127.0.0.1",
-                     .port = 0,
-                     .tls_cert_file = server_cert->cert.string(),
-                     .tls_key_file = server_cert->key.string(),
-                     .tls_client_ca_file = garbage.string()});
+  net::HttpServer bad_ca({.address = "127.0.0.1",
+                          .port = 0,
+                          .tls_cert_file = server_cert->cert.string(),
+                          .tls_key_file = server_cert->key.string(),
+                          .tls_client_ca_file = garbage.string()});
   auto failed = bad_ca.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find(garbage.string()), std::string::npos) << failed.error().message();
-  HttpServer ca_only({.address = "127.0.0.1", .port = 0, .tls_client_ca_file = client_cert->cert.string()});
+  net::HttpServer ca_only(
+      {.address = "127.0.0.1", .port = 0, .tls_client_ca_file = client_cert->cert.string()});
   failed = ca_only.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find("client CA"), std::string::npos) << failed.error().message();

@@ -84,7 +84,7 @@ class KubeClientTest : public ::testing::Test {
     return make_client(config, fast_options());
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
   std::unique_ptr<LoopbackApiServer> server_;
 };
 
@@ -294,8 +294,8 @@ TEST_F(KubeClientTest, RetriesServerErrorsWithCappedBackoff) {
   auto got = client->get(kThings, "", "leaf-a");
   ASSERT_TRUE(got) << got.error().error.message();
   EXPECT_EQ(server_->count("get"), 5);
-  std::vector<Clock::Duration> expected = {milliseconds(1), milliseconds(2), milliseconds(4),
-                                           milliseconds(8)};
+  std::vector<timing::Clock::Duration> expected = {milliseconds(1), milliseconds(2), milliseconds(4),
+                                                   milliseconds(8)};
   EXPECT_EQ(clock_->sleeps(), expected);
 
   // Out of attempts: the last answer is the error.

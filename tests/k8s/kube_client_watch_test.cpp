@@ -56,7 +56,7 @@ class WatchTest : public ::testing::Test {
     client_ = std::move(*c);
   }
 
-  std::shared_ptr<ManualClock> clock_ = std::make_shared<ManualClock>();
+  std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
   LoopbackApiServer server_;
   std::unique_ptr<KubeClient> client_;
 };

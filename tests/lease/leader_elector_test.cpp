@@ -68,7 +68,7 @@ class LeaderElectorTest : public ::testing::Test {
 TEST_F(LeaderElectorTest, TwoCandidatesExactlyOneLeadsAndStopHandsOver) {
   auto client_a = client();
   auto client_b = client();
-  auto clock = std::make_shared<SystemClock>();
+  auto clock = std::make_shared<timing::SystemClock>();
   LeaderElector a(*client_a, options("pod-a"), clock);
   LeaderElector b(*client_b, options("pod-b"), clock);
   std::atomic<int> leading{0}, max_leading{0}, starts_a{0}, starts_b{0};
@@ -124,10 +124,10 @@ TEST_F(LeaderElectorTest, TwoCandidatesExactlyOneLeadsAndStopHandsOver) {
 
 TEST_F(LeaderElectorTest, ALeaderThatCannotRenewStopsBeforeTheLeaseRunsOut) {
   auto c = client();
-  auto clock = std::make_shared<ManualClock>();  // moves only when the elector pauses
+  auto clock = std::make_shared<timing::ManualClock>();  // moves only when the elector pauses
   LeaderElector elector(*c, options("pod-a"), clock);
   std::atomic<int> starts{0}, stops{0};
-  std::atomic<Clock::Duration::rep> stopped_at{0};
+  std::atomic<timing::Clock::Duration::rep> stopped_at{0};
   std::thread t([&] {
     elector.run([&] { ++starts; },
                 [&] {
@@ -141,7 +141,8 @@ TEST_F(LeaderElectorTest, ALeaderThatCannotRenewStopsBeforeTheLeaseRunsOut) {
   server_->fail_next(40, 503, 0, "update");
   const auto failing_from = clock->now();
   ASSERT_TRUE(eventually([&] { return stops.load() == 1; }));
-  const auto stopped_after = Clock::TimePoint(Clock::Duration(stopped_at.load())) - failing_from;
+  const auto stopped_after =
+      timing::Clock::TimePoint(timing::Clock::Duration(stopped_at.load())) - failing_from;
   // The lease it wrote lasts leaseDurationSeconds=1 from its last renewal (before the faults): it
   // stopped acting when renewals had failed for the 600 ms renew deadline, well before that.
   EXPECT_LT(stopped_after, 1000ms);
@@ -170,13 +171,13 @@ TEST_F(LeaderElectorTest, ALeaderThatDiedIsReplacedWhenItsLeaseExpiresByLocalObs
                             {"renewTime", "2020-01-01T00:00:00.000000Z"},
                             {"leaseTransitions", 3}}}};
   ASSERT_TRUE(c->create(kLeasesResource, "hypertopo-system", lease));
-  auto clock = std::make_shared<ManualClock>();
+  auto clock = std::make_shared<timing::ManualClock>();
   LeaderElector elector(*c, options("pod-b"), clock);
   const auto start = clock->now();
-  std::atomic<Clock::Duration::rep> started_at{0};
+  std::atomic<timing::Clock::Duration::rep> started_at{0};
   std::thread t([&] { elector.run([&] { started_at = clock->now().time_since_epoch().count(); }, nullptr); });
   ASSERT_TRUE(eventually([&] { return elector.is_leader(); }));
-  const auto waited = Clock::TimePoint(Clock::Duration(started_at.load())) - start;
+  const auto waited = timing::Clock::TimePoint(timing::Clock::Duration(started_at.load())) - start;
   EXPECT_GE(waited, 2000ms);
   EXPECT_LT(waited, 2000ms + 100ms);
   EXPECT_EQ(lease_spec()["holderIdentity"], "pod-b");

@@ -1,5 +1,5 @@
 // Prometheus text exposition (0.0.4) as /metrics serves it: exact text, escaping, concurrency, misuse.
-#include "agent/metrics/metrics.h"
+#include "telemetry/metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(Metrics, CounterRendersHelpTypeAndSortedSeries) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   auto& writes =
       m.counter("hypertopo_api_writes_total", "API writes by verb and outcome.", {"verb", "outcome"});
   writes.inc({"update", "ok"});
@@ -33,7 +33,7 @@ TEST(Metrics, CounterRendersHelpTypeAndSortedSeries) {
 }
 
 TEST(Metrics, GaugesAndFamiliesSortedByName) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   m.gauge("hypertopo_leader", "1 when this pod is the leader.", {}).set({}, 1);
   auto& last = m.gauge("hypertopo_last_reconcile_timestamp_seconds", "Time of the last reconcile.", {});
   last.set({}, 1764000000);
@@ -55,7 +55,7 @@ TEST(Metrics, GaugesAndFamiliesSortedByName) {
 }
 
 TEST(Metrics, EmptyFamilies) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   m.counter("a_total", "With labels, never touched.", {"source"});
   m.gauge("b", "No labels, never set.", {});
   EXPECT_EQ(m.render(),
@@ -67,7 +67,7 @@ TEST(Metrics, EmptyFamilies) {
 }
 
 TEST(Metrics, HistogramBucketsAreCumulative) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   auto& h = m.histogram("hypertopo_discovery_duration_seconds", "Discovery time per source.", {"source"},
                         {0.1, 0.5, 1, 2.5});
   h.observe({"ib-fabric"}, 0.375);
@@ -98,7 +98,7 @@ TEST(Metrics, HistogramBucketsAreCumulative) {
 }
 
 TEST(Metrics, HistogramWithoutLabelsAndDefaultBuckets) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   auto& h = m.histogram("reconcile_seconds", "Reconcile time.", {});
   const std::string before = m.render();
   EXPECT_THAT(before, HasSubstr("reconcile_seconds_bucket{le=\"0.005\"} 0\n"));
@@ -111,11 +111,12 @@ TEST(Metrics, HistogramWithoutLabelsAndDefaultBuckets) {
                                "reconcile_seconds_bucket{le=\"0.05\"} 1\n"));
   EXPECT_THAT(after, HasSubstr("reconcile_seconds_sum 0.03\nreconcile_seconds_count 1\n"));
   // One line per default bound, plus +Inf, _sum and _count, plus HELP and TYPE.
-  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'), static_cast<long>(kDefaultBuckets.size() + 5));
+  EXPECT_EQ(std::count(after.begin(), after.end(), '\n'),
+            static_cast<long>(telemetry::kDefaultBuckets.size() + 5));
 }
 
 TEST(Metrics, EscapesLabelValuesAndHelp) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   m.counter("odd_total", "Help with a \\ backslash\nand a second line.", {"path"})
       .inc({"C:\\dir \"quoted\"\nnext"});
   EXPECT_EQ(m.render(),
@@ -125,7 +126,7 @@ TEST(Metrics, EscapesLabelValuesAndHelp) {
 }
 
 TEST(Metrics, SpecialValues) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   auto& g = m.gauge("g", "Special values.", {"v"});
   g.set({"inf"}, std::numeric_limits<double>::infinity());
   g.set({"minus_inf"}, -std::numeric_limits<double>::infinity());
@@ -145,7 +146,7 @@ TEST(Metrics, SpecialValues) {
 }
 
 TEST(Metrics, SameNameReturnsTheSameFamily) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   auto& a = m.counter("x_total", "X.", {"k"});
   auto& b = m.counter("x_total", "X again.", {"k"});
   EXPECT_EQ(&a, &b);
@@ -155,7 +156,7 @@ TEST(Metrics, SameNameReturnsTheSameFamily) {
 }
 
 TEST(Metrics, MisuseThrowsNamingTheMetric) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   m.counter("x_total", "X.", {"k"});
   auto throws_with = [](auto&& f, const std::string& text) {
     try {
@@ -181,7 +182,7 @@ TEST(Metrics, MisuseThrowsNamingTheMetric) {
 }
 
 TEST(Metrics, ConcurrentUpdatesAreAllCounted) {
-  MetricsRegistry m;
+  telemetry::MetricsRegistry m;
   constexpr int kThreads = 4;
   constexpr int kPerThread = 5000;
   std::vector<std::thread> threads;

@@ -37,7 +37,7 @@ class ReconcilerHarness : public ::testing::Test {
     server_ = std::make_unique<testing::LoopbackApiServer>();
     auto started = server_->start();
     ASSERT_TRUE(started) << started.error().message();
-    clock_ = std::make_shared<k8s::ManualClock>();
+    clock_ = std::make_shared<timing::ManualClock>();
     k8s::ClusterConfig config;
     config.server = server_->url();
     k8s::ClientOptions options;
@@ -62,7 +62,7 @@ class ReconcilerHarness : public ::testing::Test {
   }
 
   std::unique_ptr<testing::LoopbackApiServer> server_;
-  std::shared_ptr<k8s::ManualClock> clock_;
+  std::shared_ptr<timing::ManualClock> clock_;
   std::unique_ptr<k8s::KubeClient> client_;
   std::function<void(const k8s::RequestRecord&)> on_request_;
 };

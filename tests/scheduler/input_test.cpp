@@ -120,6 +120,30 @@ TEST(ClusterLoader, KueueTopologyNodesAndPods) {
   EXPECT_EQ(pods->at(0).requests.at("nvidia.com/gpu"), 2);
 }
 
+// The capacity picture reads a Node's allocatable GPUs with placement's quantity rule: whole
+// counts, in any spelling the API server may write; a fraction or a word is an error naming the node.
+TEST(ClusterLoader, GpuUsagePerNodeReadsAllocatableAsPlacementDoes) {
+  k8s::NodeList nodes;
+  nodes.items.push_back({.name = "n1", .allocatable = {{"nvidia.com/gpu", "8"}}});
+  nodes.items.push_back({.name = "n2", .allocatable = {{"nvidia.com/gpu", "4000m"}}});
+  nodes.items.push_back({.name = "cpu-only"});
+  auto usage = gpu_usage_per_node(nodes, {{"n1", 6}, {"gone", 8}}, "nvidia.com/gpu");
+  ASSERT_TRUE(usage.has_value()) << usage.error().message();
+  EXPECT_EQ(usage->at("n1").allocatable, 8);
+  EXPECT_EQ(usage->at("n1").used, 6);
+  EXPECT_EQ(usage->at("n2").allocatable, 4);
+  EXPECT_EQ(usage->at("cpu-only").allocatable, 0);
+  EXPECT_FALSE(usage->contains("gone"));
+
+  for (const char* bad : {"eight", "500m"}) {
+    nodes.items[1].allocatable["nvidia.com/gpu"] = bad;
+    auto refused = gpu_usage_per_node(nodes, {}, "nvidia.com/gpu");
+    ASSERT_FALSE(refused.has_value()) << bad;
+    EXPECT_NE(refused.error().message().find("node n2 status.allocatable"), std::string::npos)
+        << refused.error().message();
+  }
+}
+
 TEST(JobLoader, VolcanoJobWithPartitions) {
   auto job = parse_job(json::parse(R"({"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
     "metadata": {"name": "llm"}, "spec": {"networkTopology": {"mode": "hard", "highestTierAllowed": 3},

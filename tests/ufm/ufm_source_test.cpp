@@ -14,10 +14,10 @@
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/ufm/ufm_client.h"
 #include "discoverers/ufm/ufm_fabric.h"
-#include "k8s/client/clock.h"
 #include "tests/support/fixtures.h"
 #include "tests/ufm/fake_ufm_server.h"
 #include "tests/ufm/ufm_generator.h"
+#include "timing/clock.h"
 #include "topology/tree_builder.h"
 
 namespace hypertopo {
@@ -96,7 +96,7 @@ class UfmServerTest : public ::testing::Test {
   TempDir dir;
   FakeUfmServer server;
   testing::GeneratedUfm fabric;
-  std::shared_ptr<k8s::ManualClock> clock = std::make_shared<k8s::ManualClock>();
+  std::shared_ptr<timing::ManualClock> clock = std::make_shared<timing::ManualClock>();
   std::mutex log_mutex;
   std::vector<std::string> log;
 };

@@ -1,22 +1,9 @@
 #include "topology/exporters/capacity_dot.h"
 
-#include <charconv>
 #include <cstdio>
 
 namespace hypertopo::topology::exporters {
 namespace {
-
-// GPUs are whole units; the API may still write them as "8" or "8000m".
-std::optional<std::int64_t> parse_count(const std::string& text) {
-  std::int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0) return std::nullopt;
-  std::string_view rest(ptr, text.data() + text.size() - ptr);
-  if (rest.empty()) return value;
-  if (rest == "m") return value / 1000;
-  if (rest == "k") return value * 1000;
-  return std::nullopt;
-}
 
 // Labels carry Graphviz's own "\\n" line breaks, so only quotes are escaped (names are DNS-1123).
 std::string quote(const std::string& s) {
@@ -40,26 +27,6 @@ std::string fill_for(const DomainGpuTotals& t) {
 }
 
 }  // namespace
-
-std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes,
-                                              const std::map<std::string, std::int64_t>& used_per_node,
-                                              std::string_view resource) {
-  GpuUsage usage;
-  const std::string key(resource);
-  for (const auto& n : nodes.items) {
-    NodeGpuUsage u;
-    if (auto it = n.allocatable.find(key); it != n.allocatable.end()) {
-      auto count = parse_count(it->second);
-      if (!count)
-        return std::unexpected(Error(ErrorCode::kParse, "node " + n.name + ": allocatable " + key + " '" +
-                                                            it->second + "' is not a count"));
-      u.allocatable = *count;
-    }
-    if (auto it = used_per_node.find(n.name); it != used_per_node.end()) u.used = it->second;
-    usage[n.name] = u;
-  }
-  return usage;
-}
 
 DomainGpuTotals domain_gpu_totals(const Tree& tree, DomainId id, const GpuUsage& usage) {
   DomainGpuTotals t;

@@ -4,21 +4,17 @@
 // are in use, and is filled from green (free) through yellow to red (full). Without capacity data
 // (no node list) the boxes are plain. A legend explains the colours.
 //
-//   auto nodes = k8s::read_node_list_file("nodes.json");
-//   auto used = scheduler::requested_per_node(pods_json, kGpuResource);  // kubectl get pods -A -o json
-//   auto usage = gpu_usage_from(*nodes, *used);
-//   std::cout << render_capacity_dot(tree, *usage);      // | dot -Tsvg > fabric.svg
+// The usage map is what the scheduler counts (scheduler::gpu_usage_per_node: allocatable GPUs of
+// each Node, requests of the bound pods), so the picture and placement never disagree.
+//
+//   GpuUsage usage = {{"node-1", {.allocatable = 8, .used = 6}}};
+//   std::cout << render_capacity_dot(tree, usage);      // | dot -Tsvg > fabric.svg
 #pragma once
 
 #include <cstdint>
-#include <expected>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 
-#include "errors/error.h"
-#include "k8s/objects/node_list.h"
 #include "topology/tree.h"
 
 namespace hypertopo::topology::exporters {
@@ -30,13 +26,6 @@ struct NodeGpuUsage {
   std::int64_t used = 0;
 };
 using GpuUsage = std::map<std::string, NodeGpuUsage>;  // node name -> GPUs
-
-// Allocatable GPUs from the node list; used GPUs per node name as placement counts them
-// (scheduler::requested_per_node: the requests of the bound, unfinished pods). Errors name the node
-// whose allocatable cannot be read.
-std::expected<GpuUsage, Error> gpu_usage_from(const k8s::NodeList& nodes,
-                                              const std::map<std::string, std::int64_t>& used_per_node,
-                                              std::string_view resource = kGpuResource);
 
 struct DomainGpuTotals {
   std::int64_t allocatable = 0;

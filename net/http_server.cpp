@@ -5,7 +5,7 @@
 // one while the client keeps the connection alive. One deadline covers the whole read of a request;
 // the TCP stream's timer turns a stalled client into beast::error::timeout. stop() closes the
 // listener and every open connection on its own strand, so the I/O threads run out of work and join.
-#include "agent/http/http_server.h"
+#include "net/http_server.h"
 
 #include <openssl/ssl.h>
 
@@ -30,7 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace hypertopo::agent {
+namespace hypertopo::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -498,4 +498,4 @@ HttpServerResponse HttpServer::dispatch(const HttpServerRequest& request) {
   return impl_->dispatch(request, allow);
 }
 
-}  // namespace hypertopo::agent
+}  // namespace hypertopo::net

@@ -1,4 +1,4 @@
-// agent/metrics/metrics.h: Prometheus metrics for the agent, rendered in the text exposition
+// telemetry/metrics.h: Prometheus metrics for the agent, rendered in the text exposition
 // format 0.0.4 (what /metrics serves).
 //
 // A family has a name, help text, a type and a fixed list of label names; each series is one tuple
@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-namespace hypertopo::agent {
+namespace hypertopo::telemetry {
 
 using LabelValues = std::vector<std::string>;
 
@@ -105,4 +105,4 @@ class MetricsRegistry {
   std::map<std::string, std::shared_ptr<Family>> families_;
 };
 
-}  // namespace hypertopo::agent
+}  // namespace hypertopo::telemetry

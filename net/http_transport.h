@@ -1,4 +1,4 @@
-// k8s/client/http_transport.h: HTTP/1.1 round trips and streamed responses over TCP or TLS.
+// net/http_transport.h: HTTP/1.1 round trips and streamed responses over TCP or TLS.
 //
 // The part of the client that touches Boost.Beast, kept behind this header so only one translation
 // unit compiles Beast. Calls block, but every step (resolve, connect, TLS handshake, write, read)
@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "errors/error.h"
-#include "k8s/client/kube_config.h"
+#include "net/tls_config.h"
 
-namespace hypertopo::k8s {
+namespace hypertopo::net {
 
 struct TransportConfig {
   std::string host;  // a name or an IP (IPv6 without brackets)
@@ -86,4 +86,4 @@ class HttpTransport {
   virtual int connections_opened() const = 0;
 };
 
-}  // namespace hypertopo::k8s
+}  // namespace hypertopo::net

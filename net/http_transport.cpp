@@ -1,4 +1,4 @@
-#include "k8s/client/http_transport.h"
+#include "net/http_transport.h"
 
 #include <openssl/x509v3.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include <mutex>
 #include <optional>
 
-namespace hypertopo::k8s {
+namespace hypertopo::net {
 namespace {
 
 namespace asio = boost::asio;
@@ -352,4 +352,4 @@ std::expected<std::unique_ptr<HttpTransport>, Error> HttpTransport::create(const
   return transport;
 }
 
-}  // namespace hypertopo::k8s
+}  // namespace hypertopo::net

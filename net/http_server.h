@@ -1,4 +1,4 @@
-// agent/http/http_server.h: a small HTTP/1.1 server on Boost.Beast for health, metrics and the
+// net/http_server.h: a small HTTP/1.1 server on Boost.Beast for health, metrics and the
 // scheduler extender's webhook routes.
 //
 // Routes are exact (method, path) pairs; the query string is split off before matching. An unknown
@@ -30,7 +30,7 @@
 
 #include "errors/error.h"
 
-namespace hypertopo::agent {
+namespace hypertopo::net {
 
 struct HttpServerRequest {
   std::string method;                          // "GET", "POST", ...
@@ -82,4 +82,4 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace hypertopo::agent
+}  // namespace hypertopo::net

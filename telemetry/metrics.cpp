@@ -1,4 +1,4 @@
-#include "agent/metrics/metrics.h"
+#include "telemetry/metrics.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 #include <set>
 #include <stdexcept>
 
-namespace hypertopo::agent {
+namespace hypertopo::telemetry {
 
 struct MetricsRegistry::Family {
   std::string name;
@@ -298,4 +298,4 @@ std::string MetricsRegistry::render() const {
   return out;
 }
 
-}  // namespace hypertopo::agent
+}  // namespace hypertopo::telemetry
