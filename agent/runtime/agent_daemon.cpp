@@ -8,6 +8,7 @@
 
 #include "agent/reconciler/hypernode_reconciler.h"
 #include "agent/reconciler/node_label_reconciler.h"
+#include "agent/runtime/source_cache.h"
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
@@ -141,137 +142,11 @@ NodeProbe real_node_probe(telemetry::Logger log) {
   };
 }
 
-// The builtin discoverers behind a cache: a cacheable source's last good result is reused until its
-// interval has passed or a reload changed it.
-class AgentDaemon::CachingRegistry {
- public:
-  struct Run {
-    std::string spec;
-    bool fresh = false;  // ran now (false: the cached result)
-    bool ok = false;
-    double seconds = 0;
-    std::string error;
-  };
-
-  // Every built-in source, leader sources behind the cache: a source whose entry says kInterval
-  // (walks, UFM, captures) runs at most once per interval, whatever the number of rebuilds.
-  explicit CachingRegistry(timing::Clock& clock) : clock_(clock) {
-    discoverers::register_builtin_discoverers(base_);
-    for (const auto& kind : base_.kinds()) {
-      discoverers::SourceEntry entry = *base_.entry(kind);
-      if (entry.role == SourceRole::kLeader) {
-        entry.factory = [this](const discoverers::SourceSpec& spec, const discoverers::DiscoveryDeps& deps)
-            -> std::expected<std::unique_ptr<discoverers::Discoverer>, Error> {
-          return std::make_unique<CachedSource>(*this, spec, deps);
-        };
-      }
-      auto added = wrapped_.add(std::move(entry));
-      (void)added;  // the entries come from a registry, so they are valid and unique
-    }
-  }
-
-  const discoverers::DiscovererRegistry& registry() const { return wrapped_; }
-
-  void set_intervals(const std::vector<SourceConfig>& sources) {
-    std::lock_guard lock(mutex_);
-    intervals_.clear();
-    for (const auto& s : sources) intervals_[s.spec()] = s.interval;
-  }
-  void invalidate(const std::string& spec) {
-    std::lock_guard lock(mutex_);
-    cache_.erase(spec);
-  }
-  // When the first cached result runs out; nullopt when nothing is cached.
-  std::optional<timing::Clock::TimePoint> next_due() const {
-    std::lock_guard lock(mutex_);
-    std::optional<timing::Clock::TimePoint> due;
-    for (const auto& [spec, entry] : cache_) {
-      auto it = intervals_.find(spec);
-      if (it == intervals_.end()) continue;
-      auto at = entry.at + it->second;
-      if (!due || at < *due) due = at;
-    }
-    return due;
-  }
-  std::vector<Run> take_runs() {
-    std::lock_guard lock(mutex_);
-    return std::exchange(runs_, {});
-  }
-
- private:
-  struct Entry {
-    std::expected<discoverers::Discovery, Error> result = std::unexpected(Error(ErrorCode::kInternal, ""));
-    std::optional<discoverers::Discovery> last_good;
-    timing::Clock::TimePoint at;
-  };
-
-  class CachedSource : public discoverers::Discoverer {
-   public:
-    CachedSource(CachingRegistry& owner, discoverers::SourceSpec spec, discoverers::DiscoveryDeps deps)
-        : owner_(owner), spec_(std::move(spec)), deps_(std::move(deps)) {}
-    std::string name() const override { return spec_.to_string(); }
-    std::expected<discoverers::Discovery, Error> discover() override {
-      const std::string key = spec_.to_string();
-      const bool keep = owner_.base_.entry(spec_.kind)->cache == CachePolicy::kInterval;
-      if (keep) {
-        std::lock_guard lock(owner_.mutex_);
-        auto it = owner_.cache_.find(key);
-        auto interval = owner_.intervals_.find(key);
-        if (it != owner_.cache_.end() && interval != owner_.intervals_.end() &&
-            owner_.clock_.now() < it->second.at + interval->second) {
-          owner_.runs_.push_back({key, false, it->second.result.has_value(), 0, ""});
-          return it->second.result;
-        }
-      }
-      const auto start = SteadyClock::now();
-      auto result = [&]() -> std::expected<discoverers::Discovery, Error> {
-        auto source = owner_.base_.create(spec_, deps_);
-        if (!source) return std::unexpected(source.error());
-        return (*source)->discover();
-      }();
-      const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
-      std::lock_guard lock(owner_.mutex_);
-      owner_.runs_.push_back(
-          {key, true, result.has_value(), seconds, result ? "" : result.error().message()});
-      if (!keep) return result;
-      if (!result) {
-        // A fabric source that failed (UFM refusing the password or answering 5xx, a walk that timed
-        // out) is not tried again before its interval has passed: a burst of rebuilds is no retry
-        // storm, and a wrong password costs one error per interval. Meanwhile its last good
-        // topology stands in for it, so a failure never shrinks the tree.
-        auto& entry = owner_.cache_[key];
-        entry.at = owner_.clock_.now();
-        if (entry.last_good) {
-          owner_.runs_.back().error += " (the last good result is used until the next run)";
-          entry.result = *entry.last_good;
-          return *entry.last_good;
-        }
-        entry.result = std::unexpected(result.error());
-        return result;
-      }
-      owner_.cache_[key] = Entry{*result, *result, owner_.clock_.now()};
-      return result;
-    }
-
-   private:
-    CachingRegistry& owner_;
-    discoverers::SourceSpec spec_;
-    discoverers::DiscoveryDeps deps_;
-  };
-
-  timing::Clock& clock_;
-  discoverers::DiscovererRegistry base_, wrapped_;
-  mutable std::mutex mutex_;
-  std::map<std::string, std::chrono::seconds> intervals_;
-  std::map<std::string, Entry> cache_;
-  std::vector<Run> runs_;
-};
-
 AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps deps)
     : identity_(std::move(identity)),
       deps_(with_default_clock(std::move(deps))),
       config_(std::move(config)),
-      registry_(std::make_unique<CachingRegistry>(*deps_.clock)) {
+      registry_(std::make_unique<SourceCache>(*deps_.clock)) {
   if (!deps_.probe) deps_.probe = real_node_probe(deps_.log);
   auto& m = *deps_.metrics;
   // Register every family up front so /metrics shows them before the first event.

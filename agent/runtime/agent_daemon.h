@@ -48,6 +48,8 @@
 
 namespace hypertopo::agent {
 
+class SourceCache;  // source_cache.h
+
 inline const k8s::Resource kNodeReportsResource{"hypertopo.io", "v1alpha1", "nodereports",
                                                 /*namespaced=*/true};
 
@@ -110,7 +112,6 @@ class AgentDaemon {
   Counters counters() const;
 
  private:
-  class CachingRegistry;
   void probe_loop(std::stop_token stop);
   std::expected<bool, Error> publish(const topology::NodeReport& report);
   void election_loop();
@@ -145,7 +146,7 @@ class AgentDaemon {
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;
 
-  std::unique_ptr<CachingRegistry> registry_;
+  std::unique_ptr<SourceCache> registry_;
   std::unique_ptr<k8s::LeaderElector> elector_;
   std::atomic<bool> running_{false};
   std::atomic<bool> ready_{false};

@@ -1,0 +1,67 @@
+// agent/runtime/source_cache.h: the leader's discovery sources behind a cache.
+//
+// Every built-in source is registered; the leader sources whose entry says kInterval (walks, UFM,
+// captures) run at most once per interval, whatever the number of rebuilds: a burst of events is no
+// retry storm against UFM or the fabric, and a wrong password costs one error per interval. A
+// source that fails hands on its last good result until its next run, so a failure never shrinks
+// the tree. Intervals run on the agent's Clock.
+//
+//   SourceCache cache(clock);
+//   cache.set_intervals(leader_sources);
+//   auto run = discoverers::run_discovery(cache.registry(), input);
+//   for (const auto& r : cache.take_runs()) log(r.spec, r.fresh ? "ran" : "cached");
+#pragma once
+
+#include <chrono>
+#include <expected>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/config/agent_config.h"
+#include "discoverers/registry/discoverer.h"
+#include "errors/error.h"
+#include "timing/clock.h"
+
+namespace hypertopo::agent {
+
+class SourceCache {
+ public:
+  struct Run {
+    std::string spec;
+    bool fresh = false;  // ran now (false: the cached result)
+    bool ok = false;
+    double seconds = 0;
+    std::string error;
+  };
+
+  explicit SourceCache(timing::Clock& clock);
+
+  const discoverers::DiscovererRegistry& registry() const { return wrapped_; }
+  void set_intervals(const std::vector<SourceConfig>& sources);
+  void invalidate(const std::string& spec);  // its settings changed: it runs at the next rebuild
+  // When the first cached result runs out; nullopt when nothing is cached.
+  std::optional<timing::Clock::TimePoint> next_due() const;
+  std::vector<Run> take_runs();  // what ran (or was served from the cache) since the last call
+
+ private:
+  class CachedSource;
+  struct Entry {
+    std::expected<discoverers::Discovery, Error> result = std::unexpected(Error(ErrorCode::kInternal, ""));
+    std::optional<discoverers::Discovery> last_good;
+    timing::Clock::TimePoint at;
+  };
+  std::expected<discoverers::Discovery, Error> discover(const discoverers::SourceSpec& spec,
+                                                        const discoverers::DiscoveryDeps& deps);
+
+  timing::Clock& clock_;
+  discoverers::DiscovererRegistry base_, wrapped_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::chrono::seconds> intervals_;
+  std::map<std::string, Entry> cache_;
+  std::vector<Run> runs_;
+};
+
+}  // namespace hypertopo::agent
