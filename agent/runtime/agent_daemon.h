@@ -128,6 +128,7 @@ class AgentDaemon {
   void report_warnings(const discoverers::PipelineResult& run);
   // Node labels (exports.nodeLabels) after a rebuild: `tree` null takes our keys off every Node.
   void sync_node_labels(const AgentConfig& config, const topology::Tree* tree, bool allow_removal);
+  static NodeLabelExportOptions label_export_options(const AgentConfig& config);
 
   AgentIdentity identity_;
   AgentDeps deps_;

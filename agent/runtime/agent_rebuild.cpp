@@ -1,0 +1,346 @@
+// The leader's rebuild: discover through the source cache, build the tree, reconcile the HyperNodes
+// (with their FabricDegraded conditions), export node labels, and count and log what happened.
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+#include "agent/reconciler/hypernode_reconciler.h"
+#include "agent/reconciler/node_label_reconciler.h"
+#include "agent/runtime/agent_daemon.h"
+#include "agent/runtime/source_cache.h"
+#include "discoverers/pipeline/discovery_pipeline.h"
+
+namespace hypertopo::agent {
+
+using json = nlohmann::json;
+
+namespace {
+
+// A bad link counts once however many domains list it (an uplink of its leaf, internal to the
+// spine domain).
+std::map<std::string, std::set<std::string>> bad_links_by_state(const topology::Tree& tree) {
+  std::map<std::string, std::set<std::string>> out = {{"degraded", {}}, {"down", {}}, {"missing", {}}};
+  for (const auto& d : tree.domains()) {
+    for (const auto& l : d.health.bad_links) {
+      const char* state = l.reason == topology::HealthReason::kLinkDown         ? "down"
+                          : l.reason == topology::HealthReason::kMissingUplinks ? "missing"
+                                                                                : "degraded";
+      out[state].insert(l.end_a + " " + l.end_b);
+    }
+  }
+  return out;
+}
+
+void publish_fabric_health(telemetry::MetricsRegistry& metrics, const topology::Tree& tree) {
+  auto& degraded = metrics.gauge("hypertopo_domain_degraded", "", {"hypernode"});
+  for (const auto& d : tree.domains()) {
+    if (d.health.assessed) degraded.set({d.name}, d.health.degraded() ? 1 : 0);
+  }
+  auto& links = metrics.gauge("hypertopo_fabric_links", "", {"state"});
+  for (const auto& [state, names] : bad_links_by_state(tree))
+    links.set({state}, static_cast<double>(names.size()));
+}
+
+// A Secret's `data` values are base64 (RFC 4648, padded).
+std::optional<std::string> decode_base64(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    if (c == '\n' || c == '\r') continue;
+    const int v = value(c);
+    if (v < 0) return std::nullopt;
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+bool selector_matches(const std::map<std::string, std::string>& selector, const json& node) {
+  const json* labels = nullptr;
+  if (auto m = node.find("metadata"); m != node.end() && m->is_object()) {
+    if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = &*l;
+  }
+  for (const auto& [key, value] : selector) {
+    if (labels == nullptr) return false;
+    auto it = labels->find(key);
+    if (it == labels->end() || !it->is_string() || it->get<std::string>() != value) return false;
+  }
+  return true;
+}
+
+// "a, b, c" of the first `n` items.
+std::string comma_list_of(const std::vector<std::string>& items, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < n; ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+NodeLabelExportOptions AgentDaemon::label_export_options(const AgentConfig& config) {
+  NodeLabelExportOptions options;
+  options.enabled = config.export_node_labels;
+  options.labels.key_prefix = config.node_label_prefix;
+  options.labels.topograph_compatible = config.topograph_labels;
+  return options;
+}
+
+std::expected<std::map<std::string, std::string>, Error> AgentDaemon::read_secret(const std::string& ns,
+                                                                                  const std::string& name) {
+  auto secret = deps_.client->get(k8s::kSecretsResource, ns, name);
+  if (!secret) return std::unexpected(secret.error().error.context("Secret " + ns + "/" + name));
+  std::map<std::string, std::string> out;
+  const json& data = (*secret).contains("data") ? (*secret)["data"] : json::object();
+  if (!data.is_object()) return fail(ErrorCode::kParse, "Secret " + ns + "/" + name + ": data is not a map");
+  for (const auto& [key, value] : data.items()) {
+    if (!value.is_string()) continue;
+    auto decoded = decode_base64(value.get<std::string>());
+    // The key is named, the value never.
+    if (!decoded)
+      return fail(ErrorCode::kParse, "Secret " + ns + "/" + name + ": data." + key + " is not base64");
+    out[key] = std::move(*decoded);
+  }
+  return out;
+}
+
+// Each warning a source or the build raises is logged once, when it first appears (a cached
+// result repeats its warnings on every rebuild), and counted by source.
+void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
+  std::map<std::string, std::set<std::string>> now;
+  for (const auto& outcome : run.outcomes) {
+    auto& set = now[outcome.source.substr(0, outcome.source.find(':'))];
+    for (const auto& w : outcome.warnings) set.insert(w);
+  }
+  const auto& r = run.tree.report;
+  auto& build = now["build"];
+  for (const auto& w : r.warnings) build.insert(w);
+  if (!r.unmapped_endpoints.empty())
+    build.insert(std::to_string(r.unmapped_endpoints.size()) +
+                 " unmapped endpoint(s) (no host in the node description, no GUID mapping), first " +
+                 r.unmapped_endpoints.front().guid);
+  if (!r.excluded_hosts.empty())
+    build.insert(std::to_string(r.excluded_hosts.size()) +
+                 " host(s) excluded: not in the Node list (first: " + r.excluded_hosts.front() + ")");
+  if (!r.unattached_hosts.empty())
+    build.insert(std::to_string(r.unattached_hosts.size()) +
+                 " host(s) have no link to a switch and are in no domain");
+  auto& counter = deps_.metrics->counter("hypertopo_source_warnings_total", "", {"source"});
+  auto& gauge = deps_.metrics->gauge("hypertopo_source_warnings", "", {"source"});
+  std::map<std::string, std::set<std::string>> before;
+  {
+    std::lock_guard lock(mutex_);
+    before = warnings_seen_;
+  }
+  for (const auto& [source, lines] : now) {
+    const auto& old = before[source];
+    for (const auto& w : lines) {
+      if (old.contains(w)) continue;
+      log(telemetry::LogLevel::kWarn, source + ": " + w);
+      counter.inc({source});
+    }
+    gauge.set({source}, static_cast<double>(lines.size()));
+  }
+  for (const auto& [source, lines] : before) {
+    if (!now.contains(source)) gauge.set({source}, 0);
+  }
+  std::lock_guard lock(mutex_);
+  warnings_seen_ = std::move(now);
+}
+
+void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tree* tree,
+                                   bool allow_removal) {
+  const NodeLabelExportOptions options = label_export_options(config);
+  NodeLabelPlan plan;
+  {
+    // Planned over the watch's view in place: Node objects are large, and there may be thousands.
+    std::lock_guard lock(mutex_);
+    plan = plan_node_labels(tree, nodes_, options, allow_removal);
+  }
+  NodeLabelReconciler reconciler(*deps_.client, options);
+  const NodeLabelResult result = reconciler.apply(plan);
+  auto& label_writes = deps_.metrics->counter("hypertopo_node_label_writes_total", "", {"outcome"});
+  int sent = 0;
+  for (const auto& [outcome, n] : result.writes) {
+    label_writes.inc({outcome}, n);
+    deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"}).inc({"patch", outcome}, n);
+    sent += n;
+  }
+  deps_.metrics->gauge("hypertopo_node_labels_held", "", {}).set({}, result.held);
+  {
+    std::lock_guard lock(mutex_);
+    counters_.node_label_writes += sent;
+    counters_.last_label_summary = result.summary_line();
+    // What the server stored now stands in the view, so a rebuild before the watch event comes
+    // does not send the same patch again.
+    for (const auto& [name, object] : result.stored) {
+      if (nodes_.contains(name)) nodes_[name] = object;
+    }
+  }
+  // One line per changed Node, up to a handful; a whole-fabric relabel is one more line.
+  constexpr std::size_t kLinesShown = 10;
+  for (std::size_t i = 0; i < result.changes.size() && i < kLinesShown; ++i) {
+    const auto& c = result.changes[i];
+    if (c.error.empty()) {
+      log(telemetry::LogLevel::kInfo, "node labels: " + c.node + " " + c.detail);
+    } else {
+      log(telemetry::LogLevel::kWarn,
+          "node labels: " + c.node + " not written (" + c.detail + "): " + c.error);
+    }
+  }
+  if (result.changes.size() > kLinesShown) {
+    log(telemetry::LogLevel::kInfo, "node labels: " + std::to_string(result.changes.size() - kLinesShown) +
+                                        " more Node(s) changed; in all " + result.summary_line());
+  }
+  if (!config.export_node_labels && result.patched > 0) {
+    log(telemetry::LogLevel::kInfo, "node label export is off: its labels were removed from " +
+                                        std::to_string(result.patched) + " Node(s)");
+  }
+}
+
+void AgentDaemon::rebuild() {
+  AgentConfig cfg;
+  std::vector<topology::NodeReport> reports;
+  json node_items = json::array();
+  {
+    std::lock_guard lock(mutex_);
+    dirty_ = false;
+    cfg = config_;
+    reports.reserve(reports_.size());
+    for (const auto& [name, r] : reports_) reports.push_back(r);
+    for (const auto& [name, n] : nodes_) {
+      if (selector_matches(cfg.node_selector, n)) node_items.push_back(n);
+    }
+  }
+  auto fail_cycle = [&](const std::string& why) {
+    deps_.metrics->counter("hypertopo_reconcile_failures_total", "", {}).inc({});
+    log(telemetry::LogLevel::kError, why);
+  };
+  // With the export off, the keys it once wrote come off whatever discovery does: that needs no
+  // tree, and a broken source must not keep labels the admin turned off.
+  if (!cfg.export_node_labels) sync_node_labels(cfg, nullptr, true);
+
+  discoverers::PipelineInput input;
+  std::vector<SourceConfig> leader_sources;
+  for (const auto& s : cfg.sources) {
+    if (s.enabled && s.role == SourceRole::kLeader) leader_sources.push_back(s);
+  }
+  if (leader_sources.empty()) {
+    // The base deployment runs the node probes alone until the admin picks a fabric source: that
+    // is said once, not reported as a failed cycle every time.
+    if (!told_no_leader_source_.exchange(true))
+      log(telemetry::LogLevel::kWarn, "no tree is built: the config has no enabled leader source (e.g. " +
+                                          comma_list_of(leader_source_kinds(), 3) +
+                                          "); the NodeReports are published all the same");
+    return;
+  }
+  told_no_leader_source_ = false;
+  registry_->set_intervals(leader_sources);
+  for (const auto& s : leader_sources) {
+    input.sources.push_back({.kind = s.kind, .arg = "", .settings = s.settings});
+  }
+  input.builder_options = cfg.builder;
+  input.stop_on_source_error = false;
+  input.deps.root = cfg.host_root;
+  input.deps.work_dir = deps_.work_dir;
+  input.deps.reports = &reports;
+  input.deps.log = [this](const std::string& line) { log(telemetry::LogLevel::kDebug, line); };
+  input.deps.read_secret =
+      [this](const std::string& ns,
+             const std::string& name) -> std::expected<std::map<std::string, std::string>, Error> {
+    return read_secret(ns.empty() ? identity_.namespace_ : ns, name);
+  };
+  auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items}});
+  if (!nodes) return fail_cycle("rebuild skipped: the Node list: " + nodes.error().message());
+  // No Node at all (a fresh test cluster, or a watch that never filled): hosts are not filtered,
+  // because filtering by an empty list would make every HyperNode look deleted.
+  if (!nodes->items.empty()) input.deps.nodes = &*nodes;
+
+  const auto start = std::chrono::steady_clock::now();
+  auto run = discoverers::run_discovery(registry_->registry(), input);
+  for (const auto& r : registry_->take_runs()) {
+    auto kind = r.spec.substr(0, r.spec.find(':'));
+    if (r.fresh) {
+      deps_.metrics->histogram("hypertopo_discovery_duration_seconds", "", {"source"})
+          .observe({kind}, r.seconds);
+      {
+        std::lock_guard lock(mutex_);
+        ++counters_.source_runs;
+      }
+    }
+    deps_.metrics->counter("hypertopo_discovery_runs_total", "", {"source", "outcome"})
+        .inc({kind, !r.fresh ? "cached" : (r.ok ? "ok" : "error")});
+    if (r.fresh && !r.ok) log(telemetry::LogLevel::kWarn, "source " + r.spec + " failed: " + r.error);
+  }
+  if (!run) return fail_cycle("discovery failed: " + run.error().message());
+  report_warnings(*run);
+  deps_.metrics->gauge("hypertopo_hypernodes_desired", "", {}).set({}, static_cast<double>(run->tree.size()));
+  publish_fabric_health(*deps_.metrics, run->tree);
+
+  HyperNodeReconciler reconciler(
+      *deps_.client, {.source = cfg.builder.source,
+                      .max_delete_fraction = cfg.max_delete_fraction,
+                      .min_objects_for_guard = static_cast<std::size_t>(cfg.min_objects_for_guard),
+                      .event_namespace = identity_.namespace_,
+                      .reporter = "hypertopo-agent"});
+  auto result = reconciler.reconcile(run->tree, run->complete);
+  if (!result) return fail_cycle("reconcile failed: " + result.error().message());
+  for (const auto& [key, n] : result->writes) {
+    const auto slash = key.find('/');
+    deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"})
+        .inc({key.substr(0, slash), slash == std::string::npos ? "" : key.substr(slash + 1)}, n);
+  }
+  deps_.metrics->gauge("hypertopo_held_deletions", "", {}).set({}, result->held);
+  if (result->held > 0)
+    deps_.metrics->counter("hypertopo_held_deletions_total", "", {}).inc({}, result->held);
+  // Node labels follow the same tree, and the same rule for taking things away: nothing is removed
+  // while discovery is incomplete or the HyperNode deletions were held back.
+  if (cfg.export_node_labels) sync_node_labels(cfg, &run->tree, run->complete && result->held == 0);
+  for (const auto& a : result->actions) {
+    if (a.kind == ActionKind::kUnchanged) continue;
+    log(a.kind == ActionKind::kFailed || a.kind == ActionKind::kForeign ? telemetry::LogLevel::kWarn
+                                                                        : telemetry::LogLevel::kInfo,
+        std::string(to_string(a.kind)) + " hypernode " + a.name +
+            (a.detail.empty() ? "" : " (" + a.detail + ")"));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string summary = result->summary_line();
+  {
+    std::lock_guard lock(mutex_);
+    counters_.last_summary = summary;
+  }
+  if (result->failed > 0) {
+    return fail_cycle("reconcile: " + std::to_string(result->failed) + " write(s) did not land; " + summary);
+  }
+  deps_.metrics->gauge("hypertopo_last_reconcile_success_timestamp_seconds", "", {}).set({}, unix_seconds());
+  char took[32];
+  std::snprintf(took, sizeof took, "%.3f", seconds);
+  std::string labels;
+  if (cfg.export_node_labels) {
+    std::lock_guard lock(mutex_);
+    labels = "; node labels " + counters_.last_label_summary;
+  }
+  log(telemetry::LogLevel::kInfo,
+      std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) + " NodeReports, " +
+          std::to_string(node_items.size()) + " Nodes" + (run->complete ? "" : ", discovery incomplete") +
+          "): " + summary + labels);
+}
+
+}  // namespace hypertopo::agent
