@@ -9,6 +9,7 @@
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
 #include "net/http_transport.h"
+#include "net/retry.h"
 #include "net/url.h"
 
 namespace hypertopo::discoverers::ufm {
@@ -155,13 +156,12 @@ class RestClient final : public UfmClient {
     const std::string where = url_.server() + target;  // never credentials
     net::HttpRequest request{
         "GET", target, {{"Authorization", authorization_}, {"Accept", "application/json"}}, ""};
-    auto backoff = options_.initial_backoff;
     std::string last;
     for (int attempt = 1;; ++attempt) {
       if (remaining().count() <= 0) return out_of_time(where, last, attempt - 1);
       ++stats_.requests;
       log("ufm: GET " + where + (attempt > 1 ? " (attempt " + std::to_string(attempt) + ")" : ""));
-      auto wait = backoff;
+      auto wait = net::backoff_delay(options_.initial_backoff, options_.max_backoff, attempt - 1);
       const auto started = std::chrono::steady_clock::now();
       auto res = transport_->round_trip(request, remaining(), /*idempotent=*/true);
       spent_ +=
@@ -178,17 +178,11 @@ class RestClient final : public UfmClient {
         }
         if (status == 401 || status == 403) return std::unexpected(refused(where, status).error());
         last = "HTTP " + std::to_string(status);
-        if (status < 500 && status != 429) {
+        if (!net::retryable_status(status, /*idempotent=*/true)) {
           return fail(ErrorCode::kUnavailable, "GET " + where + ": " + last +
                                                    " (is this a UFM Enterprise server with this REST path?)");
         }
-        int retry_after = 0;
-        if (!res->retry_after.empty()) {
-          std::from_chars(res->retry_after.data(), res->retry_after.data() + res->retry_after.size(),
-                          retry_after);
-        }
-        if (retry_after > 0)
-          wait = std::min<std::chrono::milliseconds>(std::chrono::seconds(retry_after), options_.max_backoff);
+        wait = net::retry_wait(wait, res->retry_after, options_.max_backoff);
       } else {
         std::string message = res.error().error.message();
         // The transport names the request as "GET <target>: "; the error below names the full URL.
@@ -216,7 +210,6 @@ class RestClient final : public UfmClient {
       log("ufm: GET " + where + ": " + last + "; retrying in " + std::to_string(wait.count()) + "ms");
       options_.clock->sleep_for(wait);
       spent_ += wait;
-      backoff = std::min(backoff * 2, options_.max_backoff);
     }
   }
 

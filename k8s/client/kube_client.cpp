@@ -7,6 +7,7 @@
 #include "io/json_writer.h"
 #include "k8s/client/rate_limiter.h"
 #include "net/http_transport.h"
+#include "net/retry.h"
 #include "net/url.h"
 
 namespace hypertopo::k8s {
@@ -63,14 +64,6 @@ std::string meta_string(const json& object, const char* field) {
   const json& meta = object["metadata"];
   auto it = meta.find(field);
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::chrono::seconds parse_retry_after(const std::string& header) {
-  long seconds = 0;
-  auto [ptr, ec] = std::from_chars(header.data(), header.data() + header.size(), seconds);
-  if (ec != std::errc() || seconds < 0)
-    return std::chrono::seconds(0);  // HTTP dates are not used by the API server
-  return std::chrono::seconds(seconds);
 }
 
 }  // namespace
@@ -131,9 +124,7 @@ std::vector<std::pair<std::string, std::string>> KubeClient::headers(const std::
 }
 
 std::chrono::milliseconds KubeClient::backoff(int attempt) const {
-  auto delay = options_.retry.base;
-  for (int i = 0; i < attempt && delay < options_.retry.cap; ++i) delay *= 2;
-  return std::min(delay, options_.retry.cap);
+  return net::backoff_delay(options_.retry.base, options_.retry.cap, attempt);
 }
 
 ApiResult<std::string> KubeClient::call(const Call& c) {
@@ -167,17 +158,13 @@ ApiResult<std::string> KubeClient::call(const Call& c) {
       --attempt;
       continue;
     }
-    auto retry_after = parse_retry_after(res->retry_after);
     // 429 means the server did not act on the request, so even a create may repeat it.
-    bool retryable = res->status == 429 || (res->status >= 500 && c.idempotent);
-    if (!retryable || last)
-      return std::unexpected(api_error_from_response(what, res->status, res->body, retry_after));
-    auto delay = backoff(attempt);
-    if (retry_after.count() > 0) {
-      delay =
-          std::max(delay, std::min<std::chrono::milliseconds>(retry_after, options_.retry.max_retry_after));
+    if (!net::retryable_status(res->status, c.idempotent) || last) {
+      return std::unexpected(
+          api_error_from_response(what, res->status, res->body, net::parse_retry_after(res->retry_after)));
     }
-    options_.clock->sleep_for(delay);
+    options_.clock->sleep_for(
+        net::retry_wait(backoff(attempt), res->retry_after, options_.retry.max_retry_after));
   }
 }
 
@@ -362,8 +349,8 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       --attempt;
       continue;
     }
-    bool retryable = status == 429 || status >= 500;
-    if (!retryable || last) return std::unexpected(api_error_from_response(what, status, body));
+    if (!net::retryable_status(status, /*idempotent=*/true) || last)
+      return std::unexpected(api_error_from_response(what, status, body));
     options_.clock->sleep_for(backoff(attempt));
   }
 
