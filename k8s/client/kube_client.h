@@ -57,6 +57,10 @@
 #include "k8s/client/kube_config.h"
 #include "timing/clock.h"
 
+namespace hypertopo::net {
+class HttpTransport;  // net/http_transport.h
+}  // namespace hypertopo::net
+
 namespace hypertopo::k8s {
 
 // A REST resource: "/apis/<group>/<version>/[namespaces/<ns>/]<plural>", or "/api/<version>/..." for
@@ -164,7 +168,6 @@ struct WatchEnd {
   std::string detail;            // why a disconnect happened
 };
 
-class net::HttpTransport;
 class TokenBucket;
 
 class KubeClient {
