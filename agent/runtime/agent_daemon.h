@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "agent/config/agent_config.h"
+#include "agent/reconciler/node_label_reconciler.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
@@ -42,6 +43,7 @@
 #include "k8s/lease/leader_elector.h"
 #include "k8s/objects/node_list.h"
 #include "net/http_server.h"
+#include "telemetry/log.h"
 #include "telemetry/metrics.h"
 #include "timing/clock.h"
 #include "topology/node_report.h"
