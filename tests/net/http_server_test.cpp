@@ -141,7 +141,7 @@ std::unique_ptr<net::HttpServer> started(net::HttpServerOptions options) {
   return server;
 }
 
-TEST(net::HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
+TEST(HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   auto client = client_for(server->port());
   Reply get = call(*client, "GET", "/echo?a=1&b=%20x", "", {{"X-Probe", "yes"}});
@@ -158,7 +158,7 @@ TEST(net::HttpServer, RoutesExactMethodAndPathAndSplitsTheQuery) {
   EXPECT_NE(missing.body.find("/nowhere"), std::string::npos) << missing.body;
 }
 
-TEST(net::HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
+TEST(HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   RawClient raw(server->port());
   ASSERT_TRUE(raw.connected());
@@ -171,7 +171,7 @@ TEST(net::HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
   EXPECT_EQ(raw.read_response().rfind("HTTP/1.1 200", 0), 0u);
 }
 
-TEST(net::HttpServer, ABodyOverTheLimitIs413) {
+TEST(HttpServer, ABodyOverTheLimitIs413) {
   auto server = started({.address = "127.0.0.1", .port = 0, .max_body_bytes = 1024});
   auto client = client_for(server->port());
   Reply at_limit = call(*client, "PUT", "/upload", std::string(1024, 'a'));
@@ -189,7 +189,7 @@ TEST(net::HttpServer, ABodyOverTheLimitIs413) {
   EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
 }
 
-TEST(net::HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
+TEST(HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
   net::HttpServer server({.address = "127.0.0.1", .port = 0});
   std::atomic<int> calls = 0;
   server.handle("GET", "/flaky", [&calls](const net::HttpServerRequest&) -> net::HttpServerResponse {
@@ -207,7 +207,7 @@ TEST(net::HttpServer, AHandlerThatThrowsAnswers500AndTheServerKeepsServing) {
   EXPECT_EQ(client->connections_opened(), 1);  // the 500 did not cost the connection
 }
 
-TEST(net::HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
+TEST(HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
   auto server = started({.address = "127.0.0.1", .port = 0});
   auto client = client_for(server->port());
   EXPECT_EQ(call(*client, "GET", "/echo?n=1").body, "GET|/echo|n=1|/echo?n=1|-|0");
@@ -231,7 +231,7 @@ TEST(net::HttpServer, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_TRUE(raw.closed_by_server());
 }
 
-TEST(net::HttpServer, ConcurrentClientsAreAllAnswered) {
+TEST(HttpServer, ConcurrentClientsAreAllAnswered) {
   auto server = started({.address = "127.0.0.1", .port = 0, .threads = 4});
   constexpr int kClients = 8;
   constexpr int kRequests = 25;
@@ -251,7 +251,7 @@ TEST(net::HttpServer, ConcurrentClientsAreAllAnswered) {
   for (auto& f : answered) EXPECT_EQ(f.get(), kRequests);
 }
 
-TEST(net::HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
+TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
   auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 200ms});
   RawClient slow(server->port());
   ASSERT_TRUE(slow.connected());
@@ -263,7 +263,7 @@ TEST(net::HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
   EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
 }
 
-TEST(net::HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
+TEST(HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
   // The read timeout is far longer than the test: stop() must not wait for it.
   auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 10min, .threads = 2});
   RawClient idle(server->port(), 60s);
@@ -281,7 +281,7 @@ TEST(net::HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
   server.reset();  // the destructor stops again
 }
 
-TEST(net::HttpServer, StopWithoutStartAndStartTwice) {
+TEST(HttpServer, StopWithoutStartAndStartTwice) {
   net::HttpServer never({.address = "127.0.0.1", .port = 0});
   never.stop();
   net::HttpServer twice({.address = "127.0.0.1", .port = 0});
@@ -291,7 +291,7 @@ TEST(net::HttpServer, StopWithoutStartAndStartTwice) {
   EXPECT_NE(again.error().message().find("already started"), std::string::npos);
 }
 
-TEST(net::HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
+TEST(HttpServer, APortInUseIsAnErrorNamingAddressAndPort) {
   auto first = started({.address = "127.0.0.1", .port = 0});
   net::HttpServer second({.address = "127.0.0.1", .port = first->port()});
   auto ok = second.start();
@@ -326,7 +326,7 @@ std::optional<SelfSigned> make_certificate(const std::filesystem::path& dir,
   return made;
 }
 
-TEST(net::HttpServer, ServesTlsWithTheConfiguredCertificate) {
+TEST(HttpServer, ServesTlsWithTheConfiguredCertificate) {
   testing::TempDir dir;
   auto cert = make_certificate(dir.path());
   HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
@@ -347,7 +347,7 @@ TEST(net::HttpServer, ServesTlsWithTheConfiguredCertificate) {
   EXPECT_EQ(plain.read_response().find("HTTP/1.1 200"), std::string::npos);
 }
 
-TEST(net::HttpServer, TlsFileErrorsNameTheFile) {
+TEST(HttpServer, TlsFileErrorsNameTheFile) {
   testing::TempDir dir;
   auto cert = make_certificate(dir.path());
   HT_REQUIRE(cert.has_value(), "the openssl command (to make a test certificate)");
@@ -376,7 +376,7 @@ TEST(net::HttpServer, TlsFileErrorsNameTheFile) {
 
 // With a client CA, the TLS handshake itself refuses clients without a certificate that CA signed:
 // no handler runs for them. The self-signed test certificates are their own CA.
-TEST(net::HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
+TEST(HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
   testing::TempDir dir;
   auto server_cert = make_certificate(dir.path(), "server");
   auto client_cert = make_certificate(dir.path(), "client");
