@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/config/volcano_config.h"
+#include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/job_loader.h"
 #include "scheduler/input/placement_session.h"
@@ -121,7 +122,8 @@ TEST(ClusterLoader, KueueTopologyNodesAndPods) {
 }
 
 // The capacity picture reads a Node's allocatable GPUs with placement's quantity rule: whole
-// counts, in any spelling the API server may write; a fraction or a word is an error naming the node.
+// counts in any spelling the API server may write (one rule with placement); a word is an error
+// naming the node.
 TEST(ClusterLoader, GpuUsagePerNodeReadsAllocatableAsPlacementDoes) {
   k8s::NodeList nodes;
   nodes.items.push_back({.name = "n1", .allocatable = {{"nvidia.com/gpu", "8"}}});
@@ -135,13 +137,18 @@ TEST(ClusterLoader, GpuUsagePerNodeReadsAllocatableAsPlacementDoes) {
   EXPECT_EQ(usage->at("cpu-only").allocatable, 0);
   EXPECT_FALSE(usage->contains("gone"));
 
-  for (const char* bad : {"eight", "500m"}) {
-    nodes.items[1].allocatable["nvidia.com/gpu"] = bad;
-    auto refused = gpu_usage_per_node(nodes, {}, "nvidia.com/gpu");
-    ASSERT_FALSE(refused.has_value()) << bad;
-    EXPECT_NE(refused.error().message().find("node n2 status.allocatable"), std::string::npos)
-        << refused.error().message();
-  }
+  nodes.items[1].allocatable["nvidia.com/gpu"] = "eight";
+  auto refused = gpu_usage_per_node(nodes, {}, "nvidia.com/gpu");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("node n2 status.allocatable"), std::string::npos)
+      << refused.error().message();
+  // The picture counts what placement counts: the same text gives the same number in both.
+  nodes.items[1].allocatable["nvidia.com/gpu"] = "1500m";
+  auto index_view = parse_quantity("nvidia.com/gpu", "1500m");
+  ASSERT_TRUE(index_view.has_value());
+  auto same = gpu_usage_per_node(nodes, {}, "nvidia.com/gpu");
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ(same->at("n2").allocatable, *index_view);
 }
 
 TEST(JobLoader, VolcanoJobWithPartitions) {
