@@ -124,6 +124,8 @@ void PlacementEngine::compute_capacities() {
 
 namespace {
 
+std::string pod_count(std::int64_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
+
 std::string condition_text(const IndexDomain& d, bool with_message) {
   std::string text = "FabricDegraded " + (d.health.reason.empty() ? std::string("True") : d.health.reason);
   if (with_message && !d.health.message.empty()) text += ": " + d.health.message;
@@ -166,14 +168,14 @@ void PlacementEngine::note_degraded_pieces(int chosen,
     }
   }
   for (const auto& [d, count] : in_domain) {
-    result.fabric_health.push_back(std::to_string(count) + " pods in degraded HyperNode " +
-                                   index_.domain(d).name + " (" + condition_text(index_.domain(d), false) +
-                                   "): the healthy domains beside it could not hold them");
+    result.fabric_health.push_back(pod_count(count) + " in degraded HyperNode " + index_.domain(d).name +
+                                   " (" + condition_text(index_.domain(d), false) +
+                                   "): given pods after the healthy domains beside it");
   }
   for (const auto& [node, count] : pieces) {
     if (!degraded_node(node)) continue;
-    result.fabric_health.push_back(std::to_string(count) + " pods on node " + index_.node(node).spec.name +
-                                   ", whose own link is degraded: given last, no healthy node had room");
+    result.fabric_health.push_back(pod_count(count) + " on node " + index_.node(node).spec.name +
+                                   ", whose own link is degraded: given pods last");
   }
 }
 
