@@ -37,6 +37,10 @@ void add_place_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--kueue-feature-gates", in->kueue_feature_gates,
                   "Kueue's TAS feature gates, as its --feature-gates: TASBalancedPlacement=true,...");
+  cmd->add_option("--fabric-health", in->fabric_health,
+                  "prefer-healthy (default), exclude or ignore: how a gang treats HyperNodes whose "
+                  "FabricDegraded condition is True and nodes with a degraded own link (overrides "
+                  "hypertopo.fabricHealth of --scheduler-config)");
   cmd->add_flag("--timings", *timings, "print parse/index/place times to stderr");
   cmd->add_option("-o,--output", *format, "json, yaml or text")
       ->check(CLI::IsMember({"json", "yaml", "text"}));

@@ -35,6 +35,10 @@ void add_simulate_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap (binpack weights)")
       ->check(CLI::ExistingFile);
+  cmd->add_option("--fabric-health", in->fabric_health,
+                  "prefer-healthy (default), exclude or ignore: how the topology-aware engine treats "
+                  "FabricDegraded HyperNodes and nodes with a degraded own link (overrides "
+                  "hypertopo.fabricHealth of --scheduler-config)");
   cmd->add_option("--resource", in->gpu_resource,
                   "the GPU resource to measure (default: nvidia.com/gpu, else amd.com/gpu)");
   cmd->add_option("--progress-every", in->progress_every,

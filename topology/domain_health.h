@@ -37,6 +37,7 @@ struct BadLink {
   std::string expected;  // "4x", "2 uplinks", ...
   std::string seen;      // "1x", "1 uplink", ...
   bool uplink = false;   // an uplink of the domain (else one of its internal links)
+  std::string host;      // a host's own link (host to leaf): that host's node name; else empty
 };
 
 struct DomainHealth {

@@ -254,6 +254,7 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
       b.reason = reason;
       b.end_a = end_name(c.lo, c.lo_port);
       b.end_b = end_name(c.hi, c.hi_port);
+      if (is_compute(c.lo)) b.host = fabric.host_names[static_cast<std::size_t>(fabric.endpoint_host[c.lo])];
       b.expected = std::move(expected);
       b.seen = std::move(seen);
       return b;

@@ -34,10 +34,27 @@ json render_hypernode(const Tree& tree, DomainId id) {
 
   json spec = {{"tier", d.tier}, {"members", std::move(members)}};
   if (!d.tier_name.empty()) spec["tierName"] = d.tier_name;
+  json metadata = {{"name", d.name}, {"labels", std::move(labels)}};
+  if (std::string degraded = degraded_members(d); !degraded.empty()) {
+    metadata["annotations"] = {{kDegradedMembersAnnotation, std::move(degraded)}};
+  }
   return json{{"apiVersion", kHyperNodeApiVersion},
               {"kind", "HyperNode"},
-              {"metadata", {{"name", d.name}, {"labels", std::move(labels)}}},
+              {"metadata", std::move(metadata)},
               {"spec", std::move(spec)}};
+}
+
+std::string degraded_members(const Domain& domain) {
+  if (!domain.health.assessed) return "";
+  // A host link is an internal link of the domain of the host's leaf switch, so the host is in
+  // this domain's subtree (a direct member, or inside an NVLink domain below it).
+  std::set<std::string> hosts;
+  for (const auto& link : domain.health.bad_links) {
+    if (!link.host.empty() && !link.uplink) hosts.insert(link.host);
+  }
+  std::string out;
+  for (const auto& h : hosts) out += (out.empty() ? "" : ",") + h;
+  return out;
 }
 
 std::size_t volcano_exact_member_count(const json& spec) {

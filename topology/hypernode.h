@@ -20,9 +20,16 @@ inline constexpr const char* kHyperNodeApiVersion = "topology.volcano.sh/v1alpha
 inline constexpr const char* kSourceLabel = "volcano.sh/network-topology-source";
 inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
 inline constexpr const char* kManagedByValue = "hypertopo";
+// Comma-separated nodes of the domain whose own link (host to leaf) is degraded, sorted: placement
+// gives them pods last. Present only while there is one, so a healthy tree renders as before.
+inline constexpr const char* kDegradedMembersAnnotation = "hypertopo.io/degraded-members";
 
-// One HyperNode object (no status: status.nodeCount is written through /status).
+// One HyperNode object (no status: status.nodeCount is written through /status). A domain whose
+// health pass found degraded host links carries kDegradedMembersAnnotation.
 nlohmann::json render_hypernode(const Tree& tree, DomainId id);
+// The value of kDegradedMembersAnnotation for a domain ("h3,h7"), empty when no member's own link
+// is degraded.
+std::string degraded_members(const Domain& domain);
 // The status.nodeCount Volcano's hyperNode-controller writes for a HyperNode with this spec
 // (volcano-sh/volcano pkg/controllers/hypernode/hypernode_handler.go, syncHyperNodeStatus /
 // actualNodeCnt): the number of distinct member names, each exactMatch name whatever the member

@@ -94,11 +94,24 @@ bool labels_cover(const json& current, const json& desired) {
   return true;
 }
 
+// Our annotation's value on an object; "" when absent. Other annotations are other writers'.
+std::string degraded_members_of(const json& object) {
+  if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
+  const auto& meta = object["metadata"];
+  if (!meta.contains("annotations") || !meta["annotations"].is_object()) return "";
+  const auto& annotations = meta["annotations"];
+  auto it = annotations.find(topology::kDegradedMembersAnnotation);
+  return it != annotations.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 // What differs, for the update line; "" when nothing our business differs.
 std::string difference(const json& current, const json& desired) {
   std::string what;
   if (normalized_spec(current) != normalized_spec(desired)) what = "spec";
   if (!labels_cover(current, desired)) what += what.empty() ? "labels" : "+labels";
+  if (degraded_members_of(current) != degraded_members_of(desired)) {
+    what += std::string(what.empty() ? "" : "+") + topology::kDegradedMembersAnnotation;
+  }
   return what;
 }
 
@@ -323,6 +336,12 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     object["spec"] = want.object["spec"];
     for (const auto& [key, value] : want.object["metadata"]["labels"].items()) {
       object["metadata"]["labels"][key] = value;
+    }
+    // Our annotation follows the health pass; every other annotation stays as it is.
+    if (const std::string members = degraded_members_of(want.object); !members.empty()) {
+      object["metadata"]["annotations"][topology::kDegradedMembersAnnotation] = members;
+    } else if (object["metadata"].contains("annotations") && object["metadata"]["annotations"].is_object()) {
+      object["metadata"]["annotations"].erase(topology::kDegradedMembersAnnotation);
     }
     auto put = client_.update(kHyperNodesResource, "", object);
     ++result.writes["update/" + outcome(put)];

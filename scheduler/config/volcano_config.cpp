@@ -79,7 +79,8 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
   if (auto bad = unknown_key(doc, {"actions", "tiers", "configurations", "metrics", "hypertopo"}, ""))
     return std::unexpected(*bad);
   if (auto own = doc["hypertopo"]; own && own.IsMap()) {
-    if (auto bad = unknown_key(own, {"profile", "maxPodsPerJob"}, "hypertopo.")) return std::unexpected(*bad);
+    if (auto bad = unknown_key(own, {"profile", "maxPodsPerJob", "fabricHealth"}, "hypertopo."))
+      return std::unexpected(*bad);
   }
   try {
     if (auto tiers = doc["tiers"]; tiers && tiers.IsSequence()) {
@@ -134,6 +135,15 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
           return fail(ErrorCode::kInvalidArgument,
                       origin + ": hypertopo.profile must be volcano or kueue, got '" + cfg.profile + "'");
         }
+      }
+      if (own["fabricHealth"]) {
+        const std::string mode = own["fabricHealth"].as<std::string>("");
+        auto parsed = parse_fabric_health_mode(mode);
+        if (!parsed) {
+          return fail(ErrorCode::kInvalidArgument, origin + ": hypertopo.fabricHealth must be " +
+                                                       kFabricHealthModes + ", got '" + mode + "'");
+        }
+        cfg.fabric_health = *parsed;
       }
       if (own["maxPodsPerJob"]) {
         cfg.max_pods_per_job = own["maxPodsPerJob"].as<std::int64_t>();

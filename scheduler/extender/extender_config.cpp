@@ -35,8 +35,8 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
   const std::string where = path.string();
   if (!doc->is_object()) return fail(ErrorCode::kInvalidArgument, where + ": expected a mapping");
   static const std::set<std::string> known{
-      "apiVersion", "kind", "schedulerConfig", "planTTLSeconds",    "listen", "urlPrefix",
-      "stateFile",  "tls",  "gangLabelKeys",   "gangAnnotationKeys"};
+      "apiVersion", "kind", "schedulerConfig", "planTTLSeconds",     "listen",      "urlPrefix",
+      "stateFile",  "tls",  "gangLabelKeys",   "gangAnnotationKeys", "fabricHealth"};
   ExtenderConfig cfg;
   auto text = [&](const std::string& key) -> std::expected<std::string, Error> {
     const auto& v = (*doc)[key];
@@ -70,6 +70,17 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
     auto sc = load_scheduler_config_file(*p);
     if (!sc) return std::unexpected(sc.error().context(where + ": schedulerConfig"));
     cfg.service.binpack = sc->binpack;
+    cfg.service.fabric_health = sc->fabric_health;
+  }
+  if (doc->contains("fabricHealth")) {
+    auto m = text("fabricHealth");
+    if (!m) return std::unexpected(m.error());
+    auto mode = parse_fabric_health_mode(*m);
+    if (!mode) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": fabricHealth must be " + std::string(kFabricHealthModes) + ", got '" + *m + "'");
+    }
+    cfg.service.fabric_health = *mode;
   }
   if (doc->contains("planTTLSeconds")) {
     const auto& v = (*doc)["planTTLSeconds"];

@@ -4,6 +4,8 @@
 //   apiVersion: hypertopo.io/v1alpha1
 //   kind: ExtenderConfig
 //   schedulerConfig: /etc/hypertopo/volcano-scheduler.conf  # binpack weights (network-topology-aware)
+//   fabricHealth: prefer-healthy # or exclude / ignore: gangs and FabricDegraded HyperNodes
+//                                # (default: the schedulerConfig's hypertopo.fabricHealth)
 //   planTTLSeconds: 600          # an idle gang plan is dropped after this
 //   listen: 127.0.0.1:8888       # ADDR:PORT (the default: kube-scheduler calls its sidecar)
 //   urlPrefix: /scheduler        # filter and prioritize live under it

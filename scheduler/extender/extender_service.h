@@ -48,6 +48,7 @@
 
 #include "errors/error.h"
 #include "scheduler/index/topology_index.h"
+#include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/volcano_score.h"
 #include "timing/clock.h"
@@ -60,6 +61,8 @@ inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
 
 struct ExtenderOptions {
   BinpackWeights binpack;
+  // How gang plans treat FabricDegraded HyperNodes and nodes with a degraded own link.
+  FabricHealthMode fabric_health = FabricHealthMode::kPreferHealthy;
   std::chrono::seconds plan_ttl{600};
   std::vector<std::string> gang_label_keys{"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"};
   std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang"};
@@ -86,6 +89,9 @@ struct GangPlan {
   int partition_tier = -1;  // tier of a partition's domain, -1 without partitions
   std::int32_t partition_size = 0;
   std::vector<PlanSlot> slots;
+  // How fabric health shaped the plan (PodSetPlacement::fabric_health): the degraded HyperNode
+  // avoided or used and why, degraded nodes given pods last.
+  std::vector<std::string> fabric_health;
   timing::Clock::TimePoint last_activity{};
   int replans = 0;
   int swaps = 0;
@@ -128,8 +134,8 @@ class ExtenderService {
   std::expected<std::string, Error> filter_body(std::string_view body);
   std::expected<std::string, Error> prioritize_body(std::string_view body);
 
-  // {"gangs": [{"key", "jobDomain", "slots": [{"rank", "node", "domainPath", "podUID", "bound",
-  //   "annotations": {...}}]}]}
+  // {"gangs": [{"key", "jobDomain", "fabricHealth": [...], "slots": [{"rank", "node", "domainPath",
+  //   "podUID", "bound", "annotations": {...}}]}]}
   nlohmann::json plans();
   // Loads plans from the state file (a missing file is no error).
   std::expected<void, Error> load_state();

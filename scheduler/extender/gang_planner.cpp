@@ -77,7 +77,7 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
     ps.partitions->min = std::min(ps.partitions->min, ps.partitions->total);
   }
   JobRequest job{.name = plan.key, .pod_sets = {ps}};
-  PlacementEngine engine(*index_, options_.binpack);
+  PlacementEngine engine(*index_, options_.binpack, options_.fabric_health);
   auto placed = engine.place(job);
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
   if (!placed->fit) {
@@ -96,6 +96,7 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
   }
   std::sort(plan.slots.begin(), plan.slots.end(),
             [](const PlanSlot& a, const PlanSlot& b) { return a.rank < b.rank; });
+  plan.fabric_health = p.fabric_health;
   plan.job_domain = p.domains.size() == 1 && index_->find_domain(p.domains.front()) != index_->root()
                         ? p.domains.front()
                         : std::string();

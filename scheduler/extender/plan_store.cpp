@@ -42,6 +42,7 @@ json ExtenderService::plans() {
     // Pods without an index took their slots in arrival order: their rank hints are not their ranks.
     gangs.push_back({{"key", key},
                      {"jobDomain", p.job_domain},
+                     {"fabricHealth", p.fabric_health},
                      {"slotsTakenInArrivalOrder", by_arrival},
                      {"swaps", p.swaps},
                      {"replans", p.replans},
@@ -60,6 +61,7 @@ void ExtenderService::save_state() {
                      {"pod", p.pod_doc},
                      {"count", p.slots.size()},
                      {"jobDomain", p.job_domain},
+                     {"fabricHealth", p.fabric_health},
                      {"partitionTier", p.partition_tier},
                      {"partitionSize", p.partition_size},
                      {"swaps", p.swaps},
@@ -116,6 +118,9 @@ std::expected<void, Error> ExtenderService::load_state() {
       if (!request) return std::unexpected(request.error().context(where + " plan " + plan.key));
       plan.request = *request;
       plan.job_domain = str_at(p, "jobDomain");
+      for (const auto& note : member(p, "fabricHealth")) {
+        if (note.is_string()) plan.fabric_health.push_back(note.get<std::string>());
+      }
       plan.partition_tier = p.value("partitionTier", -1);
       plan.partition_size = p.value("partitionSize", 0);
       plan.swaps = p.value("swaps", 0);

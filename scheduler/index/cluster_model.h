@@ -78,11 +78,26 @@ struct HyperNodeMember {
   MemberSelector selector;
 };
 
+// What a HyperNode says of its fabric health: its FabricDegraded condition (status.conditions, as
+// hypertopo's reconciler writes it) and the member nodes whose own link is degraded (the annotation
+// hypertopo.io/degraded-members, written beside the condition). Placement reads it to put degraded
+// domains and nodes last (scheduler/placement/fabric_health_mode.h).
+struct DomainFabricHealth {
+  bool degraded = false;  // FabricDegraded is "True"
+  std::string reason;     // DegradedLinkWidth, DegradedLinkSpeed, MissingUplinks, LinkDown, LinkFlapping
+  std::string message;    // the bad links, by port pair
+  std::vector<std::string> degraded_members;  // member node names whose own (host) link is degraded
+};
+
+inline constexpr const char* kFabricDegradedConditionType = "FabricDegraded";
+inline constexpr const char* kDegradedMembersAnnotation = "hypertopo.io/degraded-members";
+
 struct HyperNodeSpec {
   std::string name;
   int tier = 0;
   std::string tier_name;
   std::vector<HyperNodeMember> members;
+  DomainFabricHealth health;
 };
 
 // A Kueue Topology: node label keys, highest level first.

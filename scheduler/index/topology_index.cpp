@@ -107,6 +107,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     d.name = hn.name;
     d.tier = hn.tier;
     d.tier_name = hn.tier_name;
+    d.health = hn.health;
     int id = static_cast<int>(index.domains_.size());
     if (!index.domain_by_name_.emplace(hn.name, id).second) {
       return fail(ErrorCode::kInvalidArgument, "HyperNode " + hn.name + " is listed twice");
@@ -225,6 +226,20 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     auto& node = index.nodes_[n];
     if (node.domain < 0) node.domain = index.root_;
     index.domains_[static_cast<std::size_t>(node.domain)].nodes.push_back(static_cast<int>(n));
+  }
+  // A name in degraded-members counts only for a node the HyperNode actually holds.
+  for (int d = 0; d < index.root_; ++d) {
+    for (const auto& name : index.domains_[static_cast<std::size_t>(d)].health.degraded_members) {
+      const int n = index.find_node(name);
+      if (n < 0) continue;
+      for (int up = index.nodes_[static_cast<std::size_t>(n)].domain; up >= 0;
+           up = index.domains_[static_cast<std::size_t>(up)].parent) {
+        if (up == d) {
+          index.nodes_[static_cast<std::size_t>(n)].link_degraded = true;
+          break;
+        }
+      }
+    }
   }
   index.finish(std::move(nodes));
   if (auto ok = index.apply_pods(pods); !ok) return std::unexpected(ok.error());
@@ -384,8 +399,8 @@ std::size_t TopologyIndex::approximate_bytes() const {
   bytes += (alloc_.capacity() + used_.capacity() + domain_alloc_.capacity() + domain_used_.capacity()) *
            sizeof(std::int64_t);
   for (const auto& d : domains_) {
-    bytes += sizeof(d) + d.name.capacity() + d.tier_name.capacity() +
-             (d.children.capacity() + d.nodes.capacity()) * sizeof(int);
+    bytes += sizeof(d) + d.name.capacity() + d.tier_name.capacity() + d.health.reason.capacity() +
+             d.health.message.capacity() + (d.children.capacity() + d.nodes.capacity()) * sizeof(int);
   }
   for (const auto& n : nodes_) {
     bytes += sizeof(n) + n.spec.name.capacity();

@@ -5,6 +5,8 @@
 // tier (1 = lowest HyperNode tier; nodes are tier 0) and a virtual cluster-top root one tier above
 // the highest real tier holds everything. Per-domain allocatable and used sums are kept
 // incrementally as pods are placed or released, so a placement never rescans the cluster.
+// Fabric health rides along: each domain keeps its HyperNode's FabricDegraded condition, and a node
+// named in a holding HyperNode's hypertopo.io/degraded-members is marked as having a degraded link.
 //
 //   auto index = TopologyIndex::from_hypernodes(hypernodes, nodes, bound_pods);
 //   if (!index) return std::unexpected(index.error());
@@ -33,11 +35,14 @@ struct IndexDomain {
   int parent = -1;
   std::vector<int> children;  // child domains, sorted by name (tree order)
   std::vector<int> nodes;     // nodes directly inside this domain, sorted by name
+  DomainFabricHealth health;  // from the HyperNode; the root and label levels are always healthy
 };
 
 struct IndexNode {
   NodeSpec spec;
   int domain = -1;  // the lowest domain that holds the node (the root when none)
+  // Its own link is degraded: a HyperNode that holds it names it in hypertopo.io/degraded-members.
+  bool link_degraded = false;
 };
 
 class TopologyIndex {

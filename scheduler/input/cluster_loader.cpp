@@ -64,6 +64,51 @@ const json& items_of(const json& doc) {
   return it != doc.end() && it->is_array() ? *it : empty;
 }
 
+// The FabricDegraded condition (metav1.Condition in status.conditions) and the degraded-members
+// annotation, as hypertopo's reconciler and `discover -o json` write them. Other conditions and
+// annotations are someone else's and are not read.
+std::expected<DomainFabricHealth, Error> parse_fabric_health(const json& item, const std::string& who) {
+  DomainFabricHealth health;
+  if (auto status = item.find("status"); status != item.end() && status->is_object()) {
+    if (auto conditions = status->find("conditions"); conditions != status->end() && !conditions->is_null()) {
+      if (!conditions->is_array()) return fail(ErrorCode::kParse, who + ": status.conditions must be a list");
+      for (std::size_t i = 0; i < conditions->size(); ++i) {
+        const json& c = (*conditions)[i];
+        const std::string cw = who + " status.conditions[" + std::to_string(i) + "]";
+        if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+        for (const char* key : {"type", "status", "reason", "message"}) {
+          if (c.contains(key) && !c[key].is_null() && !c[key].is_string())
+            return fail(ErrorCode::kParse, cw + ": " + key + " must be a string");
+        }
+        if (str(c, "type") != kFabricDegradedConditionType) continue;
+        health.degraded = str(c, "status") == "True";
+        health.reason = str(c, "reason");
+        health.message = str(c, "message");
+      }
+    }
+  }
+  if (auto meta = item.find("metadata"); meta != item.end() && meta->is_object()) {
+    if (auto annotations = meta->find("annotations");
+        annotations != meta->end() && annotations->is_object()) {
+      if (auto list = annotations->find(kDegradedMembersAnnotation); list != annotations->end()) {
+        if (!list->is_string()) {
+          return fail(ErrorCode::kParse, who + ": metadata.annotations." + kDegradedMembersAnnotation +
+                                             " must be a string (comma-separated node names)");
+        }
+        std::stringstream names(list->get<std::string>());
+        std::string name;
+        while (std::getline(names, name, ',')) {
+          const auto first = name.find_first_not_of(" \t");
+          if (first == std::string::npos) continue;
+          name = name.substr(first, name.find_last_not_of(" \t") - first + 1);
+          health.degraded_members.push_back(name);
+        }
+      }
+    }
+  }
+  return health;
+}
+
 std::expected<HyperNodeSpec, Error> parse_hypernode(const json& item, const std::string& where) {
   HyperNodeSpec hn;
   hn.name = item.contains("metadata") ? str(item["metadata"], "name") : "";
@@ -132,6 +177,9 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const json& item, const std:
     }
     hn.members.push_back(std::move(out));
   }
+  auto health = parse_fabric_health(item, who);
+  if (!health) return std::unexpected(health.error());
+  hn.health = std::move(*health);
   return hn;
 }
 

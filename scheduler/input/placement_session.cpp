@@ -39,6 +39,7 @@ json engine_result(const JobPlacement& placement) {
     p["domains"] = ps.fit ? json(ps.domains) : json::array();
     p["tier"] = ps.fit ? ps.tier : 0;
     if (!ps.fit) p["reason"] = ps.reason;
+    if (!ps.fabric_health.empty()) p["fabricHealth"] = ps.fabric_health;
     out["podSets"].push_back(p);
   }
   return out;
@@ -262,6 +263,9 @@ std::string render_text(const json& result) {
       for (const auto& d : ps["domains"]) out << " " << d.get<std::string>();
     }
     out << "\n";
+    if (auto notes = ps.find("fabricHealth"); notes != ps.end()) {
+      for (const auto& note : *notes) out << "  fabric health: " << note.get<std::string>() << "\n";
+    }
     std::vector<std::string> open;  // the domain path printed so far
     for (const auto& a : ps["assignment"]) {
       std::vector<std::string> path =
@@ -313,6 +317,14 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     auto c = load_scheduler_config_file(*in.scheduler_config);
     if (!c) return std::unexpected(c.error());
     config = *c;
+  }
+  if (!in.fabric_health.empty()) {
+    auto mode = parse_fabric_health_mode(in.fabric_health);
+    if (!mode) {
+      return fail(ErrorCode::kInvalidArgument, std::string("--fabric-health must be ") + kFabricHealthModes +
+                                                   ", got '" + in.fabric_health + "'");
+    }
+    config.fabric_health = *mode;
   }
   for (const auto& ps : job->request.pod_sets) {
     if (ps.count > config.max_pods_per_job) {
@@ -377,7 +389,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
         }
       }
     }
-    PlacementEngine engine(*index, config.binpack);
+    PlacementEngine engine(*index, config.binpack, config.fabric_health);
     auto placed = engine.place(job->request);
     if (!placed) return std::unexpected(placed.error());
     report.result = engine_result(*placed);

@@ -10,7 +10,9 @@
 // now (exit 1). Under Kueue semantics each pod set also carries Kueue's own
 // `topologyAssignment` {levels, domains: [{values, count}]}; an assignment entry names a `node`
 // only when the lowest level is kubernetes.io/hostname, otherwise the `domain` by its full path
-// and the `nodes` its pods may use.
+// and the `nodes` its pods may use. Under engine semantics a pod set whose placement fabric health
+// shaped (a FabricDegraded HyperNode avoided or used, a node with a degraded own link) carries
+// `fabricHealth`: one sentence each, printed by -o text under the pod set.
 //
 //   PlaceInputs in{.nodes = "nodes.json", .topology = "hn.json", .job = "job.yaml"};
 //   auto report = run_placement(in);
@@ -38,6 +40,9 @@ struct PlaceInputs {
   // and Kueue's feature gates as its --feature-gates flag writes them ("TASBalancedPlacement=true").
   std::optional<std::filesystem::path> resource_flavor;
   std::string kueue_feature_gates;
+  // prefer-healthy | exclude | ignore (--fabric-health); empty: the scheduler config's
+  // hypertopo.fabricHealth, else prefer-healthy. Engine semantics only: Kueue's algorithm has none.
+  std::string fabric_health;
 };
 
 struct PlacementReport {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <numeric>
 
 namespace hypertopo::scheduler {
@@ -42,8 +43,8 @@ bool selected(const NodeSpec& node, const std::map<std::string, std::string>& se
 
 }  // namespace
 
-PlacementEngine::PlacementEngine(TopologyIndex& index, BinpackWeights weights)
-    : index_(index), weights_(std::move(weights)) {
+PlacementEngine::PlacementEngine(TopologyIndex& index, BinpackWeights weights, FabricHealthMode health)
+    : index_(index), weights_(std::move(weights)), health_(health) {
   domains_by_tier_.resize(index_.domains().size());
   std::iota(domains_by_tier_.begin(), domains_by_tier_.end(), 0);
   std::stable_sort(domains_by_tier_.begin(), domains_by_tier_.end(),
@@ -87,16 +88,94 @@ void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
   }
 }
 
+bool PlacementEngine::degraded_domain(int domain) const {
+  return health_ != FabricHealthMode::kIgnore && index_.domain(domain).health.degraded;
+}
+
+bool PlacementEngine::degraded_node(int node) const {
+  return health_ != FabricHealthMode::kIgnore && index_.node(node).link_degraded;
+}
+
 void PlacementEngine::compute_capacities() {
   domain_cap_.assign(index_.domains().size(), 0);
+  const bool exclude = health_ == FabricHealthMode::kExclude;
+  // Under exclude a degraded domain or node holds nothing; open_cap_ keeps what it would hold, so
+  // that a gang that fits only there is told why it does not fit.
+  if (exclude) open_cap_.assign(index_.domains().size(), 0);
   const std::int64_t g0 = granularity(0);
   for (int d : domains_by_tier_) {
     const IndexDomain& dom = index_.domain(d);
     std::int64_t raw = 0;
-    for (int n : dom.nodes) raw += node_fit_[static_cast<std::size_t>(n)] / g0 * g0;
-    for (int c : dom.children) raw += domain_cap_[static_cast<std::size_t>(c)];
+    std::int64_t open = 0;
+    for (int n : dom.nodes) {
+      const std::int64_t fit = node_fit_[static_cast<std::size_t>(n)] / g0 * g0;
+      open += fit;
+      if (!exclude || !degraded_node(n)) raw += fit;
+    }
+    for (int c : dom.children) {
+      raw += domain_cap_[static_cast<std::size_t>(c)];
+      if (exclude) open += open_cap_[static_cast<std::size_t>(c)];
+    }
     const std::int64_t g = granularity(dom.tier);
-    domain_cap_[static_cast<std::size_t>(d)] = raw / g * g;
+    domain_cap_[static_cast<std::size_t>(d)] = exclude && degraded_domain(d) ? 0 : raw / g * g;
+    if (exclude) open_cap_[static_cast<std::size_t>(d)] = open / g * g;
+  }
+}
+
+namespace {
+
+std::string pod_count(std::int64_t n) { return std::to_string(n) + (n == 1 ? " pod" : " pods"); }
+
+std::string condition_text(const IndexDomain& d, bool with_message) {
+  std::string text = "FabricDegraded " + (d.health.reason.empty() ? std::string("True") : d.health.reason);
+  if (with_message && !d.health.message.empty()) text += ": " + d.health.message;
+  return text;
+}
+
+}  // namespace
+
+std::string PlacementEngine::exclusion_cause(int domain) const {
+  // The domain itself, else the first degraded domain or node below it (tree order) that holds
+  // capacity the exclusion took away.
+  std::vector<int> stack{domain};
+  while (!stack.empty()) {
+    const int d = stack.back();
+    stack.pop_back();
+    const IndexDomain& dom = index_.domain(d);
+    if (degraded_domain(d) && open_cap_[static_cast<std::size_t>(d)] > 0) {
+      return "HyperNode " + dom.name + " is " + condition_text(dom, true);
+    }
+    for (int n : dom.nodes) {
+      if (degraded_node(n) && node_fit_[static_cast<std::size_t>(n)] > 0) {
+        return "node " + index_.node(n).spec.name + " has a degraded own link (" +
+               kDegradedMembersAnnotation + " of HyperNode " + dom.name + ")";
+      }
+    }
+    for (auto it = dom.children.rbegin(); it != dom.children.rend(); ++it) stack.push_back(*it);
+  }
+  return "";
+}
+
+void PlacementEngine::note_degraded_pieces(int chosen,
+                                           const std::vector<std::pair<int, std::int32_t>>& pieces,
+                                           PodSetPlacement& result) const {
+  if (health_ == FabricHealthMode::kIgnore) return;
+  // Degraded domains strictly inside the chosen one, and degraded nodes, that received pods.
+  std::map<int, std::int64_t> in_domain;
+  for (const auto& [node, count] : pieces) {
+    for (int d = index_.node(node).domain; d >= 0 && d != chosen; d = index_.domain(d).parent) {
+      if (degraded_domain(d)) in_domain[d] += count;
+    }
+  }
+  for (const auto& [d, count] : in_domain) {
+    result.fabric_health.push_back(pod_count(count) + " in degraded HyperNode " + index_.domain(d).name +
+                                   " (" + condition_text(index_.domain(d), false) +
+                                   "): given pods after the healthy domains beside it");
+  }
+  for (const auto& [node, count] : pieces) {
+    if (!degraded_node(node)) continue;
+    result.fabric_health.push_back(pod_count(count) + " on node " + index_.node(node).spec.name +
+                                   ", whose own link is degraded: given pods last");
   }
 }
 
@@ -108,21 +187,27 @@ void PlacementEngine::distribute(int domain, std::int64_t pods,
     std::int64_t cap;
     std::int64_t gran;
     std::size_t order;  // tree order inside the domain
+    bool degraded;      // given pods only after every healthy item of its granularity
   };
   const IndexDomain& dom = index_.domain(domain);
   std::vector<Item> items;
   const std::int64_t g0 = granularity(0);
   for (int c : dom.children) {
     std::int64_t cap = domain_cap_[static_cast<std::size_t>(c)];
-    if (cap > 0) items.push_back({false, c, cap, granularity(index_.domain(c).tier), items.size()});
+    if (cap > 0)
+      items.push_back({false, c, cap, granularity(index_.domain(c).tier), items.size(), degraded_domain(c)});
   }
   for (int n : dom.nodes) {
+    const bool degraded = degraded_node(n);
+    if (degraded && health_ == FabricHealthMode::kExclude) continue;
     std::int64_t cap = node_fit_[static_cast<std::size_t>(n)] / g0 * g0;
-    if (cap > 0) items.push_back({true, n, cap, g0, items.size()});
+    if (cap > 0) items.push_back({true, n, cap, g0, items.size(), degraded});
   }
-  // Coarser pieces first when granularities differ, then the most capacity (fewest domains).
+  // Coarser pieces first when granularities differ, then healthy before degraded, then the most
+  // capacity (fewest domains).
   std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     if (a.gran != b.gran) return a.gran > b.gran;
+    if (a.degraded != b.degraded) return !a.degraded;
     if (a.cap != b.cap) return a.cap > b.cap;
     return a.order < b.order;
   });
@@ -133,6 +218,7 @@ void PlacementEngine::distribute(int domain, std::int64_t pods,
       // Best fit for the last piece: the smallest item that still holds the rest.
       std::size_t best = i;
       for (std::size_t j = i + 1; j < items.size(); ++j) {
+        if (items[j].degraded != items[i].degraded) continue;  // never a degraded one for a healthy one
         if (items[j].cap >= remaining && items[j].cap < items[best].cap && remaining % items[j].gran == 0)
           best = j;
       }
@@ -278,6 +364,8 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
     int chosen_node = -1;
     std::int64_t best_cap_seen = 0;
     std::string best_seen;
+    std::string excluded_fit;      // under exclude: the lowest domain that would hold the set, and why not
+    std::vector<int> passed_over;  // degraded domains of the chosen tier that hold the set too
     for (; target >= min_target && chosen < 0 && chosen_node < 0; target -= step) {
       request_total_.clear();
       for (const auto& [r, v] : ps.per_pod) request_total_[r] = v * target;
@@ -286,8 +374,19 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       if (start == 0) {
         // Tier 0: a single node holds the whole set (best fit, then name).
         for (std::size_t n = 0; n < node_fit_.size(); ++n) {
-          if (node_fit_[n] >= target &&
-              (chosen_node < 0 || node_fit_[n] < node_fit_[static_cast<std::size_t>(chosen_node)])) {
+          if (node_fit_[n] < target) continue;
+          const bool degraded = degraded_node(static_cast<int>(n));
+          if (degraded && health_ == FabricHealthMode::kExclude) {
+            if (excluded_fit.empty()) {
+              excluded_fit = "node " + index_.node(static_cast<int>(n)).spec.name +
+                             " would hold it, but its own link is degraded";
+            }
+            continue;
+          }
+          const bool chosen_degraded = chosen_node >= 0 && degraded_node(chosen_node);
+          if (chosen_node < 0 || (chosen_degraded && !degraded) ||
+              (chosen_degraded == degraded &&
+               node_fit_[n] < node_fit_[static_cast<std::size_t>(chosen_node)])) {
             chosen_node = static_cast<int>(n);
           }
         }
@@ -296,6 +395,7 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       const int stop = ps.mode == TopologyMode::kRequired ? limit : root_tier;
       double chosen_score = -1.0;
       for (int t = std::max(start, 1); t <= stop && chosen < 0; ++t) {
+        passed_over.clear();
         for (int d : domains_by_tier_) {
           const IndexDomain& dom = index_.domain(d);
           if (dom.tier != t) continue;
@@ -304,11 +404,24 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
             best_cap_seen = cap;
             best_seen = dom.name;
           }
-          if (cap < target) continue;
           if (t > limit && d != index_.root()) continue;  // preferred spreads only at the cluster top
+          if (cap < target) {
+            if (health_ == FabricHealthMode::kExclude && excluded_fit.empty() &&
+                open_cap_[static_cast<std::size_t>(d)] >= target) {
+              const std::string cause = exclusion_cause(d);
+              if (!cause.empty()) excluded_fit = dom.name + " would hold it, but " + cause;
+            }
+            continue;
+          }
+          // A degraded domain is the last choice among those of this tier that hold the set.
+          const bool degraded = degraded_domain(d);
+          const bool chosen_degraded = chosen >= 0 && degraded_domain(chosen);
           double s = hypernode_binpack_score(index_, d, request_total_, weights_);
           const std::int64_t chosen_cap = chosen < 0 ? 0 : domain_cap_[static_cast<std::size_t>(chosen)];
-          if (chosen < 0 || s > chosen_score || (s == chosen_score && cap < chosen_cap)) {
+          if (degraded) passed_over.push_back(d);
+          if (chosen < 0 || (chosen_degraded && !degraded) ||
+              (chosen_degraded == degraded &&
+               (s > chosen_score || (s == chosen_score && cap < chosen_cap)))) {
             chosen = d;
             chosen_score = s;
           }
@@ -331,16 +444,36 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       result.reason += best_seen.empty()
                            ? std::string("; no node has room for one")
                            : "; the largest, " + best_seen + ", holds " + std::to_string(best_cap_seen);
+      if (!excluded_fit.empty()) {
+        result.reason += "; " + excluded_fit + " (fabric health mode exclude)";
+        result.fabric_health.push_back(excluded_fit);
+      }
       return result;
     }
     if (chosen_node >= 0) {
       pieces.emplace_back(chosen_node, target);
       result.tier = 0;
       result.domains = {index_.node(chosen_node).spec.name};
+      if (degraded_node(chosen_node)) {
+        result.fabric_health.push_back("node " + index_.node(chosen_node).spec.name +
+                                       " has a degraded own link; no healthy node holds the pod set");
+      }
     } else {
       distribute(chosen, target, pieces);
       result.tier = index_.domain(chosen).tier;
       result.domains = {index_.domain(chosen).name};
+      const IndexDomain& dom = index_.domain(chosen);
+      if (degraded_domain(chosen)) {
+        result.fabric_health.push_back("chose degraded HyperNode " + dom.name + " (" +
+                                       condition_text(dom, true) + "): no healthy domain at tier " +
+                                       std::to_string(dom.tier) + " holds the pod set");
+      } else {
+        for (int d : passed_over) {
+          result.fabric_health.push_back("avoided degraded HyperNode " + index_.domain(d).name + " (" +
+                                         condition_text(index_.domain(d), true) + "), which also holds it");
+        }
+      }
+      note_degraded_pieces(chosen, pieces, result);
     }
     if (target < ps.count) {
       result.reason = "placed " + std::to_string(target / step) + " of " +
@@ -384,20 +517,43 @@ std::expected<JobPlacement, Error> PlacementEngine::place(const JobRequest& job)
     limit = *t;
   }
   // Each candidate domain is a scope for the whole job; place_pod_sets rolls back a partial gang.
+  // Healthy domains of a tier first, its degraded ones after them (never under exclude).
+  std::vector<std::string> skipped;
   for (int t = 1; t <= limit; ++t) {
-    for (int d : domains_by_tier_) {
-      if (index_.domain(d).tier != t) continue;
-      scope_ = d;
-      auto r = place_pod_sets(job);
-      scope_ = -1;
-      if (!r) return r;
-      if (r->fit) return r;
+    for (const bool degraded_pass : {false, true}) {
+      for (int d : domains_by_tier_) {
+        if (index_.domain(d).tier != t || degraded_domain(d) != degraded_pass) continue;
+        if (degraded_pass && health_ == FabricHealthMode::kExclude) {
+          skipped.push_back(index_.domain(d).name + " (" + condition_text(index_.domain(d), false) + ")");
+          continue;
+        }
+        scope_ = d;
+        auto r = place_pod_sets(job);
+        scope_ = -1;
+        if (!r) return r;
+        if (r->fit) {
+          if (degraded_pass) {
+            for (auto& ps : r->pod_sets) {
+              ps.fabric_health.insert(ps.fabric_health.begin(), "job domain " + index_.domain(d).name +
+                                                                    " is degraded (" +
+                                                                    condition_text(index_.domain(d), true) +
+                                                                    "): no healthy domain at tier " +
+                                                                    std::to_string(t) + " holds the job");
+            }
+          }
+          return r;
+        }
+      }
     }
   }
   if (job.mode == TopologyMode::kPreferred) return place_pod_sets(job);
   JobPlacement out;
   out.reason = "no domain at tier <= " + std::to_string(limit) + " holds all " +
                std::to_string(job.pod_sets.size()) + " pod sets of job " + job.name + " together";
+  if (!skipped.empty()) {
+    out.reason += "; degraded HyperNodes left out (fabric health mode exclude):";
+    for (const auto& name : skipped) out.reason += " " + name;
+  }
   for (const auto& ps : job.pod_sets) {
     PodSetPlacement p;
     p.name = ps.name;

@@ -13,6 +13,10 @@
 // A job-level topology (JobRequest::mode/level) binds all pod sets into one domain: domains are
 // tried lowest tier first, in tree order, and the first that holds every pod set wins.
 // Placed pods are added to the index; a job that does not fully fit leaves the index unchanged.
+// Fabric health (fabric_health_mode.h): with prefer-healthy, a degraded domain is the last choice
+// among the domains of its tier that hold the gang, and degraded child domains and nodes whose own
+// link is degraded are the last to receive pods; with exclude they receive none. Each pod set says
+// in `fabric_health` which degraded domain it avoided or used, and why.
 //
 //   PlacementEngine engine(index, BinpackWeights{});
 //   auto result = engine.place(job);          // std::expected<JobPlacement, Error>
@@ -26,6 +30,7 @@
 
 #include "errors/error.h"
 #include "scheduler/index/topology_index.h"
+#include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/volcano_score.h"
 
@@ -48,6 +53,9 @@ struct PodSetPlacement {
   std::vector<std::string> domains;        // the chosen job domain(s)
   double score = 0.0;                      // 100 * weight * binpack of the chosen domain
   std::vector<NodeAssignment> assignment;  // in rank order
+  // How fabric health shaped the choice, one sentence each: the degraded domain avoided or used
+  // (with its FabricDegraded reason), the degraded nodes given pods last. Empty when it did not.
+  std::vector<std::string> fabric_health;
 };
 
 struct JobPlacement {
@@ -58,7 +66,8 @@ struct JobPlacement {
 
 class PlacementEngine {
  public:
-  PlacementEngine(TopologyIndex& index, BinpackWeights weights);
+  PlacementEngine(TopologyIndex& index, BinpackWeights weights,
+                  FabricHealthMode health = FabricHealthMode::kPreferHealthy);
 
   // Errors are for inconsistent requests (unknown tier, slice size not dividing the count, ...);
   // a request that simply does not fit returns fit = false with a reason.
@@ -79,14 +88,23 @@ class PlacementEngine {
   void compute_fit_counts(const PodSetRequest& ps);
   void compute_capacities();
   void distribute(int domain, std::int64_t pods, std::vector<std::pair<int, std::int32_t>>& out);
+  // Degraded and considered so by the mode (never under ignore).
+  bool degraded_domain(int domain) const;
+  bool degraded_node(int node) const;
+  // Under exclude: what keeps `domain`'s capacity below what it would hold, as a sentence.
+  std::string exclusion_cause(int domain) const;
+  void note_degraded_pieces(int chosen, const std::vector<std::pair<int, std::int32_t>>& pieces,
+                            PodSetPlacement& result) const;
 
   TopologyIndex& index_;
   BinpackWeights weights_;
+  FabricHealthMode health_;
   std::vector<int> domains_by_tier_;  // every domain, lower tiers first (children before parents)
   // Per placement scratch.
   std::vector<Layer> layers_;  // tier descending
   std::vector<std::int64_t> node_fit_;
   std::vector<std::int64_t> domain_cap_;
+  std::vector<std::int64_t> open_cap_;  // under exclude: the capacity were nothing excluded
   ResourceAmounts request_total_;
   int scope_ = -1;  // when >= 0, only nodes inside this domain count (job-level topology)
 };

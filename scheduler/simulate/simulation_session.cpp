@@ -143,6 +143,15 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
     auto config = load_scheduler_config_file(*in.scheduler_config);
     if (!config) return std::unexpected(config.error());
     options.weights = config->binpack;
+    options.fabric_health = config->fabric_health;
+  }
+  if (!in.fabric_health.empty()) {
+    auto mode = parse_fabric_health_mode(in.fabric_health);
+    if (!mode) {
+      return fail(ErrorCode::kInvalidArgument, std::string("--fabric-health must be ") + kFabricHealthModes +
+                                                   ", got '" + in.fabric_health + "'");
+    }
+    options.fabric_health = *mode;
   }
   auto trace = load_trace(in.trace, *nodes);
   if (!trace) return std::unexpected(trace.error());

@@ -29,6 +29,9 @@ struct SimulateInputs {
   std::optional<std::filesystem::path> pods;  // bound pods: used for the whole replay
   std::optional<std::filesystem::path> scheduler_config;
   std::string gpu_resource;  // empty: nvidia.com/gpu or amd.com/gpu
+  // prefer-healthy | exclude | ignore (--fabric-health); empty: the scheduler config's
+  // hypertopo.fabricHealth, else prefer-healthy.
+  std::string fabric_health;
   std::size_t progress_every = 0;
   std::ostream* progress = nullptr;
 };

@@ -45,8 +45,8 @@ class Placer {
 
 class EnginePlacer final : public Placer {
  public:
-  EnginePlacer(const TopologyIndex& index, const BinpackWeights& weights)
-      : Placer(index), engine_(*index_, weights) {}
+  EnginePlacer(const TopologyIndex& index, const BinpackWeights& weights, FabricHealthMode health)
+      : Placer(index), engine_(*index_, weights, health) {}
   std::expected<JobPlacement, Error> place(const JobRequest& job) override { return engine_.place(job); }
 
  private:
@@ -148,7 +148,7 @@ class FirstFitPlacer final : public Placer {
 std::unique_ptr<Placer> make_placer(SimulationPolicy policy, const TopologyIndex& index,
                                     const SimulationOptions& options) {
   if (policy == SimulationPolicy::kTopologyAware)
-    return std::make_unique<EnginePlacer>(index, options.weights);
+    return std::make_unique<EnginePlacer>(index, options.weights, options.fabric_health);
   return std::make_unique<FirstFitPlacer>(index);
 }
 

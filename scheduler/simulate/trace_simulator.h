@@ -49,6 +49,7 @@
 
 #include "errors/error.h"
 #include "scheduler/index/topology_index.h"
+#include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/volcano_score.h"
 #include "scheduler/simulate/job_trace.h"
 
@@ -58,8 +59,9 @@ enum class SimulationPolicy { kTopologyAware, kFirstFit };
 const char* to_string(SimulationPolicy policy);  // "topology-aware" | "first-fit"
 
 struct SimulationOptions {
-  std::string gpu_resource;        // empty: nvidia.com/gpu, else amd.com/gpu, whichever a node offers
-  BinpackWeights weights;          // the engine's binpack weights (volcano-scheduler.conf)
+  std::string gpu_resource;  // empty: nvidia.com/gpu, else amd.com/gpu, whichever a node offers
+  BinpackWeights weights;    // the engine's binpack weights (volcano-scheduler.conf)
+  FabricHealthMode fabric_health = FabricHealthMode::kPreferHealthy;  // the engine's; first fit has none
   std::size_t progress_every = 0;  // events between progress lines; 0: none
   std::ostream* progress = nullptr;
 };

@@ -296,6 +296,47 @@ TEST_F(ExtenderHttpTest, RestartKeepsThePlan) {
   for (std::size_t i = 0; i < after.size(); ++i) EXPECT_EQ(after[i]["node"], before[i]["node"]);
 }
 
+// A leaf whose HyperNode carries FabricDegraded=True (as hypertopo's agent writes it through
+// /status) is the last choice for a new gang, although Volcano's binpack prefers it, and the plan
+// served on /plans says which HyperNode it avoided and why.
+TEST_F(ExtenderHttpTest, AGangAvoidsADegradedLeafAndThePlanSaysWhy) {
+  const std::string first = admitted(testing::pod_object("a-0", "a-0", "1", hard_gang("first", 8)));
+  ASSERT_EQ(cluster_.leaf_of[first], "leaf-00");
+  // The first gang's reservation makes leaf-00 the fullest leaf: binpack puts the next gang there.
+  const std::string control = admitted(testing::pod_object("b-0", "b-0", "1", hard_gang("control", 8)));
+  ASSERT_EQ(cluster_.leaf_of[control], "leaf-00");
+
+  auto leaf = client_->get(kHyperNodes, "", "leaf-00");
+  ASSERT_TRUE(leaf.has_value());
+  json with_status = *leaf;
+  with_status["status"] = {{"nodeCount", 8},
+                           {"conditions",
+                            {{{"type", "FabricDegraded"},
+                              {"status", "True"},
+                              {"reason", "DegradedLinkWidth"},
+                              {"message", "leaf-00[33] - spine-0[1]: DegradedLinkWidth, 1x, expected 4x"},
+                              {"lastTransitionTime", "2026-11-24T05:40:12Z"}}}}};
+  ASSERT_TRUE(client_->update_status(kHyperNodes, "", with_status).has_value());
+  start_extender();  // lists the HyperNodes again, the condition with them; the plans stay
+
+  const std::string third = admitted(testing::pod_object("c-0", "c-0", "1", hard_gang("third", 8)));
+  ASSERT_FALSE(third.empty());
+  EXPECT_NE(cluster_.leaf_of[third], "leaf-00");
+  bool found = false;
+  const json plans = call("GET", "/plans").doc();
+  for (const auto& g : plans["gangs"]) {
+    if (g["key"] != "ml/third") continue;
+    found = true;
+    EXPECT_EQ(g["jobDomain"], cluster_.leaf_of[third]);
+    ASSERT_EQ(g["fabricHealth"].size(), 1u) << g.dump();
+    EXPECT_EQ(
+        g["fabricHealth"][0],
+        "avoided degraded HyperNode leaf-00 (FabricDegraded DegradedLinkWidth: leaf-00[33] - spine-0[1]: "
+        "DegradedLinkWidth, 1x, expected 4x), which also holds it");
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST_F(ExtenderHttpTest, MalformedJsonIs400WithAMessageAndHealthAndMetricsAnswer) {
   Reply bad = call("POST", "/scheduler/filter", "{not json");
   EXPECT_EQ(bad.status, 400);

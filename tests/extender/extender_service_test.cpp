@@ -341,5 +341,29 @@ TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   EXPECT_NE(err.error().message().find("tls.keyFile"), std::string::npos);
 }
 
+TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
+  testing::TempDir dir;
+  const auto conf = dir.path() / "volcano-scheduler.conf";
+  std::ofstream(conf) << "tiers: []\nhypertopo: {fabricHealth: exclude}\n";
+  const auto from_conf = dir.path() / "a.yaml";
+  std::ofstream(from_conf) << "schedulerConfig: " << conf.string() << "\n";
+  auto cfg = load_extender_config(from_conf);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->service.fabric_health, FabricHealthMode::kExclude);
+  const auto own_key = dir.path() / "b.yaml";
+  std::ofstream(own_key) << "schedulerConfig: " << conf.string() << "\nfabricHealth: ignore\n";
+  cfg = load_extender_config(own_key);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->service.fabric_health, FabricHealthMode::kIgnore);
+  EXPECT_EQ(ExtenderOptions{}.fabric_health, FabricHealthMode::kPreferHealthy);
+  const auto bad = dir.path() / "c.yaml";
+  std::ofstream(bad) << "fabricHealth: avoid\n";
+  auto err = load_extender_config(bad);
+  ASSERT_FALSE(err.has_value());
+  EXPECT_NE(err.error().message().find("fabricHealth must be prefer-healthy, exclude or ignore, got 'avoid'"),
+            std::string::npos)
+      << err.error().message();
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler

@@ -80,6 +80,59 @@ TEST_F(FabricConditionTest, ChangesAreWrittenOnceAndUnchangedHealthCostsNothing)
             testing::VolcanoHyperNodeStatusLoop::actual_node_count(now, {}));
 }
 
+// A host whose own link trained low is named on its leaf in hypertopo.io/degraded-members, the
+// structured list placement reads; the annotation is written with the health change only, other
+// writers' annotations stay, and it goes when the link heals.
+TEST_F(FabricConditionTest, DegradedMembersFollowTheHostLinksWithOneWriteEach) {
+  auto tree_with = [](bool host_link_bad) {
+    auto tree = assessed_tree(false);
+    if (host_link_bad) {
+      tree.domain(*tree.find("leaf-2"))
+          .health.bad_links.push_back({.reason = topology::HealthReason::kDegradedLinkWidth,
+                                       .end_a = "host-2-1 mlx5_0[1]",
+                                       .end_b = "leaf-2[7]",
+                                       .expected = "4x",
+                                       .seen = "1x",
+                                       .host = "host-2-1"});
+    }
+    return tree;
+  };
+  auto members = [&](const std::string& name) {
+    const json object = *stored(name);
+    const json& annotations = object["metadata"].value("annotations", json::object());
+    return annotations.value(topology::kDegradedMembersAnnotation, std::string("<none>"));
+  };
+  auto r = reconciler();
+  ASSERT_TRUE(r.reconcile(tree_with(false), true));
+  EXPECT_EQ(members("leaf-2"), "<none>");
+
+  // Someone else annotates the leaf; then host-2-1's link trains at 1x.
+  auto other = *stored("leaf-2");
+  other["metadata"]["annotations"] = {{"example.com/owner", "team-a"}};
+  ASSERT_TRUE(client_->update(kHyperNodesResource, "", other));
+  server_->reset_counts();
+  auto bad = r.reconcile(tree_with(true), true);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(members("leaf-2"), "host-2-1");
+  EXPECT_EQ(members("leaf-1"), "<none>");
+  EXPECT_EQ((*stored("leaf-2"))["metadata"]["annotations"]["example.com/owner"], "team-a");
+  EXPECT_EQ(condition(*stored("leaf-2"))["status"], "True");
+  EXPECT_EQ(server_->writes(), 2);  // the annotation (update) and the condition (/status)
+
+  server_->reset_counts();
+  auto same = r.reconcile(tree_with(true), true);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(server_->writes(), 0);
+
+  server_->reset_counts();
+  auto healed = r.reconcile(tree_with(false), true);
+  ASSERT_TRUE(healed);
+  EXPECT_EQ(members("leaf-2"), "<none>");
+  EXPECT_EQ((*stored("leaf-2"))["metadata"]["annotations"]["example.com/owner"], "team-a");
+  EXPECT_EQ(condition(*stored("leaf-2"))["status"], "False");
+  EXPECT_EQ(server_->writes(), 2);
+}
+
 TEST(FabricConditionMerge, TransitionTimeMovesOnlyWithTheStatus) {
   json object = {{"status", {{"nodeCount", 3}}}};
   topology::DomainHealth h;

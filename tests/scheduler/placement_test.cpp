@@ -449,5 +449,71 @@ TEST(PlacementEngine, JobLevelTopologyKeepsAllTasksInOneDomain) {
   }
 }
 
+// Job-level topology and fabric health: leaf-a (FabricDegraded) comes first in tree order and holds
+// the job, as leaf-b does when its b1 has 8 GPUs; the job goes to the healthy leaf unless health is
+// ignored. With b1 GPU-less only leaf-a holds the 12 GPUs: prefer-healthy uses it and says so,
+// exclude leaves it out and names it.
+TEST(PlacementEngine, JobLevelTopologyPrefersHealthyDomainsAndExcludeNamesTheDegradedOne) {
+  auto build = [](std::int64_t b1_gpus) {
+    return TopologyIndex::from_hypernodes(
+        {{"leaf-a",
+          1,
+          "",
+          {exact_node("a1"), exact_node("a2")},
+          DomainFabricHealth{
+              true, "MissingUplinks", "leaf-a - spine: MissingUplinks, 1 uplink, expected 2 uplinks", {}}},
+         {"leaf-b", 1, "", {exact_node("b1"), exact_node("b2")}},
+         {"spine", 2, "", {exact_hn("leaf-a"), exact_hn("leaf-b")}}},
+        {node("a1", 64000, 8), node("a2", 64000, 8), node("b1", 64000, b1_gpus), node("b2", 64000, 8)}, {});
+  };
+  auto task = [](std::string name, std::int32_t count) {
+    PodSetRequest ps;
+    ps.name = std::move(name);
+    ps.count = count;
+    ps.per_pod = {{"nvidia.com/gpu", 4}};
+    ps.mode = TopologyMode::kRequired;
+    ps.level = "1";
+    return ps;
+  };
+  const JobRequest job{"together", {task("trainer", 2), task("ps", 1)}, TopologyMode::kRequired, "1"};
+  auto leaf_of = [](const JobPlacement& p) {
+    return p.pod_sets.front().assignment.front().domain_path.back();
+  };
+  for (const auto& [mode, expected] : {std::pair{FabricHealthMode::kPreferHealthy, "leaf-b"},
+                                       std::pair{FabricHealthMode::kIgnore, "leaf-a"}}) {
+    auto index = build(8);
+    ASSERT_TRUE(index.has_value());
+    PlacementEngine engine(*index, gpu_weights(), mode);
+    auto r = engine.place(job);
+    ASSERT_TRUE(r.has_value() && r->fit) << to_string(mode);
+    EXPECT_EQ(leaf_of(*r), expected) << to_string(mode);
+  }
+  {
+    auto index = build(0);
+    ASSERT_TRUE(index.has_value());
+    PlacementEngine engine(*index, gpu_weights());
+    auto r = engine.place(job);
+    ASSERT_TRUE(r.has_value() && r->fit);
+    EXPECT_EQ(leaf_of(*r), "leaf-a");
+    ASSERT_FALSE(r->pod_sets[1].fabric_health.empty());
+    EXPECT_EQ(
+        r->pod_sets[1].fabric_health.front(),
+        "job domain leaf-a is degraded (FabricDegraded MissingUplinks: leaf-a - spine: MissingUplinks, 1 "
+        "uplink, expected 2 uplinks): no healthy domain at tier 1 holds the job");
+  }
+  {
+    auto index = build(0);
+    ASSERT_TRUE(index.has_value());
+    PlacementEngine engine(*index, gpu_weights(), FabricHealthMode::kExclude);
+    auto r = engine.place(job);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_FALSE(r->fit);
+    EXPECT_EQ(
+        r->reason,
+        "no domain at tier <= 1 holds all 2 pod sets of job together together; degraded HyperNodes left out "
+        "(fabric health mode exclude): leaf-a (FabricDegraded MissingUplinks)");
+  }
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler

@@ -28,8 +28,9 @@ struct Fabric {
   std::vector<VertexId> leaves, spines;
 };
 
-// `leaves` leaves with two hosts each, every leaf cabled once to every spine (port 10 + spine).
-Fabric fat_tree(int leaves, int spines) {
+// `leaves` leaves with two hosts each, every leaf cabled once to every spine (port 10 + spine);
+// the host named `slow_host` has its own link trained at 1x.
+Fabric fat_tree(int leaves, int spines, const std::string& slow_host = "") {
   Fabric f;
   for (int s = 0; s < spines; ++s) {
     f.spines.push_back(f.graph.add_switch("0x20000000000000" + std::to_string(10 + s),
@@ -40,9 +41,10 @@ Fabric fat_tree(int leaves, int spines) {
                                    "MF0;leaf-" + std::to_string(l) + ":MQM9700/U1");
     f.leaves.push_back(leaf);
     for (int h = 0; h < 2; ++h) {
-      auto host = f.graph.add_endpoint("0x30000000000" + std::to_string(1000 + l * 10 + h),
-                                       "node-" + std::to_string(l) + "-" + std::to_string(h) + " mlx5_0");
-      f.graph.add_link(leaf, h + 1, host, 1, "4xNDR", ndr(), ndr());
+      const std::string name = "node-" + std::to_string(l) + "-" + std::to_string(h);
+      auto host = f.graph.add_endpoint("0x30000000000" + std::to_string(1000 + l * 10 + h), name + " mlx5_0");
+      const PortFacts end = name == slow_host ? ndr(1) : ndr();
+      f.graph.add_link(leaf, h + 1, host, 1, name == slow_host ? "1xNDR" : "4xNDR", end, end);
     }
   }
   return f;
@@ -139,6 +141,28 @@ TEST(FabricHealth, UplinkAtOneLaneDegradesItsLeafAndTheSpineDomain) {
     EXPECT_NE(c["message"].get<std::string>().find("leaf-1[11] - spine-0[2]"), std::string::npos);
   }
   EXPECT_EQ(with_status, 2);
+}
+
+// A host's own link is an internal link of its leaf: the leaf is degraded, the bad link names the
+// host, and the rendered leaf lists it in hypertopo.io/degraded-members for placement.
+TEST(FabricHealth, AHostLinkAtOneLaneNamesTheHostOnItsLeaf) {
+  auto f = fat_tree(3, 2, "node-2-1");
+  cable_uplinks(f);
+  auto tree = build(f.graph);
+  const auto& leaf = health_of(tree, "leaf-leaf-2");
+  ASSERT_EQ(leaf.bad_links.size(), 1u);
+  EXPECT_FALSE(leaf.bad_links[0].uplink);
+  EXPECT_EQ(leaf.bad_links[0].host, "node-2-1");
+  EXPECT_EQ(leaf.bad_links[0].end_a, "node-2-1[1]");
+  EXPECT_FALSE(health_of(tree, "spine-spine-0").degraded());
+  const auto object = render_hypernode(tree, *tree.find("leaf-leaf-2"));
+  EXPECT_EQ(object["metadata"]["annotations"][kDegradedMembersAnnotation], "node-2-1");
+  EXPECT_FALSE(render_hypernode(tree, *tree.find("leaf-leaf-1"))["metadata"].contains("annotations"));
+  // An uplink names no host: the healthy-host tree renders without the annotation.
+  auto uplink = fat_tree(3, 2);
+  cable_uplinks(uplink, -1, -1, ndr(1), /*odd_leaf=*/1);
+  const auto degraded_uplink = build(uplink.graph);
+  EXPECT_EQ(degraded_members(degraded_uplink.domain(*degraded_uplink.find("leaf-leaf-1"))), "");
 }
 
 TEST(FabricHealth, SlowerSpeedAndLinkDownAreTheirOwnReasons) {
