@@ -43,6 +43,7 @@
 #include "k8s/client/kube_client.h"
 #include "k8s/lease/leader_elector.h"
 #include "k8s/objects/node_list.h"
+#include "topology/link_history.h"
 #include "topology/node_report.h"
 
 namespace hypertopo::agent {
@@ -143,6 +144,7 @@ class AgentDaemon {
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;
+  topology::LinkHistory link_history_;  // leader loop only: links that keep going down between runs
 
   std::unique_ptr<CachingRegistry> registry_;
   std::unique_ptr<k8s::LeaderElector> elector_;
