@@ -141,8 +141,7 @@ TEST(HostPortHealth, ProbedReportMarksTheLeafOfAHostWhoseLinkTrainedLow) {
   ASSERT_EQ(both.code, 0) << both.err;
   EXPECT_NE(both.out.find("leaf-leaf-1  [leaf]  2 nodes  DEGRADED DegradedLinkWidth"), std::string::npos)
       << both.out;
-  EXPECT_NE(both.out.find("node-12[1] - leaf-1[2]: DegradedLinkWidth, 1x, expected 4x"),
-            std::string::npos)
+  EXPECT_NE(both.out.find("node-12[1] - leaf-1[2]: DegradedLinkWidth, 1x, expected 4x"), std::string::npos)
       << both.out;
   EXPECT_EQ(both.out.find("leaf-leaf-2  [leaf]  2 nodes  DEGRADED"), std::string::npos) << both.out;
 
