@@ -3,7 +3,8 @@
 //
 // The tree is rebuilt from the HyperNode objects themselves (exact-name members, the form hypertopo
 // and Volcano's discoverers write) and checked with the same check_invariants() the agent runs before
-// it writes, so what this prints is what Volcano's scheduler will accept or refuse.
+// it writes, so what this prints is what Volcano's scheduler will accept or refuse. A HyperNode whose
+// FabricDegraded condition is True is marked with the condition's reason and message.
 #include <algorithm>
 #include <iostream>
 #include <map>
@@ -18,6 +19,7 @@
 #include "scheduler/input/cluster_loader.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/hypernode.h"
+#include "topology/hypernode_status.h"
 #include "topology/tree.h"
 
 namespace hypertopo::cli {
@@ -35,11 +37,18 @@ struct StatusOptions {
 };
 
 // The tree the HyperNodes describe, and what could not be represented or checked.
+// A HyperNode's FabricDegraded condition while its status is True.
+struct Degraded {
+  std::string reason;
+  std::string message;
+};
+
 struct LiveTree {
   topology::Tree tree;
-  std::vector<std::string> problems;       // "<hypernode>: what is wrong"
-  std::vector<std::string> foreign;        // "<hypernode> (managed-by: X)"
-  std::set<std::string> selector_members;  // HyperNodes with regexMatch/labelMatch Node members
+  std::map<std::string, Degraded> degraded;  // by HyperNode name
+  std::vector<std::string> problems;         // "<hypernode>: what is wrong"
+  std::vector<std::string> foreign;          // "<hypernode> (managed-by: X)"
+  std::set<std::string> selector_members;    // HyperNodes with regexMatch/labelMatch Node members
 };
 
 LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
@@ -60,6 +69,10 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
     }
     auto id =
         live.tree.add_domain(name, tier.get<int>(), h.value("/spec/tierName"_json_pointer, std::string()));
+    if (auto c = topology::find_condition(h, topology::kFabricDegradedCondition);
+        c && c->value("status", "") == "True") {
+      live.degraded[name] = {c->value("reason", ""), c->value("message", "")};
+    }
     for (const auto& m : h.value("/spec/members"_json_pointer, json::array())) {
       const std::string type = m.value("type", "");
       const std::string exact = m.value("/selector/exactMatch/name"_json_pointer, std::string());
@@ -158,16 +171,22 @@ std::vector<FreeBlock> largest_free_blocks(const topology::Tree& tree,
   return out;
 }
 
-void print_domain_text(const topology::Tree& tree, topology::DomainId id,
+void print_domain_text(const LiveTree& live, topology::DomainId id,
                        const topology::exporters::GpuUsage& usage, int depth, std::ostream& out) {
+  const auto& tree = live.tree;
   const auto& d = tree.domain(id);
   const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
-  out << std::string(static_cast<std::size_t>(depth) * 2, ' ') << d.name << " (" << d.tier_name << ", tier "
-      << d.tier << "): " << tree.nodes_under(id).size() << " nodes, GPUs " << t.used << "/" << t.allocatable
-      << " used, " << t.free() << " free\n";
+  const std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
+  out << indent << d.name << " (" << d.tier_name << ", tier " << d.tier
+      << "): " << tree.nodes_under(id).size() << " nodes, GPUs " << t.used << "/" << t.allocatable
+      << " used, " << t.free() << " free";
+  if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
+    out << "  DEGRADED " << it->second.reason << "\n" << indent << "    " << it->second.message;
+  }
+  out << "\n";
   std::vector<topology::DomainId> children = d.children;
   std::ranges::sort(children, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
-  for (auto c : children) print_domain_text(tree, c, usage, depth + 1, out);
+  for (auto c : children) print_domain_text(live, c, usage, depth + 1, out);
 }
 
 int run_status(const StatusOptions& opts) {
@@ -213,12 +232,16 @@ int run_status(const StatusOptions& opts) {
     for (topology::DomainId id = 0; id < tree.size(); ++id) {
       const auto& d = tree.domain(id);
       const auto t = topology::exporters::domain_gpu_totals(tree, id, *usage);
-      domains.push_back({{"name", d.name},
-                         {"tier", d.tier},
-                         {"tierName", d.tier_name},
-                         {"parent", d.parent ? json(tree.domain(*d.parent).name) : json(nullptr)},
-                         {"nodes", tree.nodes_under(id).size()},
-                         {"gpus", {{"allocatable", t.allocatable}, {"used", t.used}, {"free", t.free()}}}});
+      json domain = {{"name", d.name},
+                     {"tier", d.tier},
+                     {"tierName", d.tier_name},
+                     {"parent", d.parent ? json(tree.domain(*d.parent).name) : json(nullptr)},
+                     {"nodes", tree.nodes_under(id).size()},
+                     {"gpus", {{"allocatable", t.allocatable}, {"used", t.used}, {"free", t.free()}}}};
+      if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
+        domain["fabricDegraded"] = {{"reason", it->second.reason}, {"message", it->second.message}};
+      }
+      domains.push_back(std::move(domain));
     }
     json free = json::array();
     for (const auto& b : blocks) {
@@ -233,18 +256,19 @@ int run_status(const StatusOptions& opts) {
                                     {"gpus", {{"allocatable", alloc}, {"used", used}}},
                                     {"domains", domains},
                                     {"largestFreeBlocks", free},
+                                    {"degraded", live.degraded.size()},
                                     {"notOurs", live.foreign},
                                     {"problems", live.problems}},
                                2)
               << "\n";
     return 0;
   }
-  std::cout << "HyperNodes: " << items.size() << " (" << live.foreign.size()
-            << " not ours), Nodes: " << nodes->items.size() << ", GPUs: " << used << "/" << alloc
-            << " used\n\n";
+  std::cout << "HyperNodes: " << items.size() << " (" << live.foreign.size() << " not ours, "
+            << live.degraded.size() << " degraded), Nodes: " << nodes->items.size() << ", GPUs: " << used
+            << "/" << alloc << " used\n\n";
   std::vector<topology::DomainId> roots = tree.roots();
   std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
-  for (auto r : roots) print_domain_text(tree, r, *usage, 0, std::cout);
+  for (auto r : roots) print_domain_text(live, r, *usage, 0, std::cout);
   std::cout << "\nLargest free block per tier:\n";
   for (const auto& b : blocks) {
     std::cout << "  tier " << b.tier << " (" << b.tier_name << "): " << b.domain << ", " << b.free_gpus
@@ -263,7 +287,8 @@ void add_status_command(CLI::App& app, Action& action) {
   auto opts = std::make_shared<StatusOptions>();
   auto* cmd = app.add_subcommand("status", "Show the live HyperNode tree with GPU capacity and use");
   cmd->footer(
-      "Reads HyperNodes, Nodes and Pods; lists the HyperNodes that are not managed by hypertopo and "
+      "Reads HyperNodes, Nodes and Pods; marks the HyperNodes whose FabricDegraded condition is True "
+      "(DEGRADED <reason> and the bad links); lists the HyperNodes that are not managed by hypertopo and "
       "any that break the rules Volcano's scheduler needs.\n"
       "Example:\n  hypertopo status --kubeconfig ~/.kube/config -o json");
   cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file")->required()->check(CLI::ExistingFile);

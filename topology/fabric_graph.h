@@ -73,6 +73,12 @@ class FabricGraph {
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate, const PortFacts& end_a,
                 const PortFacts& end_b);
 
+  // What one end of link `link` says of its port, learnt after the link was added (a host's own
+  // NodeReport); the ends themselves do not change.
+  PortFacts& end_facts(std::size_t link, bool end_a) {
+    return end_a ? links_[link].end_a : links_[link].end_b;
+  }
+
   std::optional<VertexId> find(std::string_view id) const;
   Vertex& vertex(VertexId v) { return vertices_[v]; }
   const Vertex& vertex(VertexId v) const { return vertices_[v]; }

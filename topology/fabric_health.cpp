@@ -92,14 +92,74 @@ std::optional<LinkRate> parse_link_rate(std::string_view rate) {
     lanes = lanes * 10 + static_cast<unsigned>(c - '0');
     if (lanes > 64) return std::nullopt;
   }
+  const auto mbps = lane_speed_of(rate.substr(x + 1));
+  if (!mbps) return std::nullopt;
+  return LinkRate{lanes, *mbps};
+}
+
+std::optional<std::uint32_t> lane_speed_of(std::string_view name) {
   static const std::pair<std::string_view, std::uint32_t> kSpeeds[] = {
       {"SDR", 2500},  {"DDR", 5000},  {"QDR", 10000},  {"FDR10", 10312}, {"FDR", 14062},
       {"EDR", 25781}, {"HDR", 53125}, {"NDR", 106250}, {"XDR", 212500}};
-  const auto name = rate.substr(x + 1);
   for (const auto& [text, mbps] : kSpeeds) {
-    if (name == text) return LinkRate{lanes, mbps};
+    if (name == text) return mbps;
   }
   return std::nullopt;
+}
+
+std::optional<LinkRate> parse_sysfs_rate(std::string_view text) {
+  // "<Gb/s> Gb/sec (<lanes>X <speed>)": the parenthesis holds all we need.
+  const auto open = text.find('(');
+  const auto close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return std::nullopt;
+  const auto inside = text.substr(open + 1, close - open - 1);
+  const auto x = inside.find_first_of("Xx");
+  if (x == std::string_view::npos || x == 0) return std::nullopt;
+  unsigned lanes = 0;
+  for (char c : inside.substr(0, x)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    lanes = lanes * 10 + static_cast<unsigned>(c - '0');
+    if (lanes > 64) return std::nullopt;
+  }
+  auto name = inside.substr(x + 1);
+  while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+  const auto mbps = lane_speed_of(name);
+  if (!mbps || lanes == 0) return std::nullopt;
+  return LinkRate{lanes, *mbps};
+}
+
+namespace {
+
+// Lower-case letters only: "4: ACTIVE" -> "active", "Link Up" -> "linkup".
+std::string state_word(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') out += static_cast<char>(c - 'A' + 'a');
+    if (c >= 'a' && c <= 'z') out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::uint8_t port_state_code(std::string_view text) {
+  const std::string w = state_word(text);
+  if (w == "down") return 1;
+  if (w == "init" || w == "initialize") return 2;
+  if (w == "armed") return 3;
+  if (w == "active") return 4;
+  return 0;
+}
+
+std::uint8_t phys_state_code(std::string_view text) {
+  static const std::pair<std::string_view, std::uint8_t> kStates[] = {
+      {"sleep", 1},    {"polling", 2}, {"disabled", 3},          {"portconfigurationtraining", 4},
+      {"training", 4}, {"linkup", 5},  {"linkerrorrecovery", 6}, {"phytest", 7}};
+  const std::string w = state_word(text);
+  for (const auto& [name, code] : kStates) {
+    if (w == name) return code;
+  }
+  return 0;
 }
 
 std::string width_text(unsigned lanes) { return std::to_string(lanes) + "x"; }

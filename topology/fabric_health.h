@@ -45,6 +45,17 @@ struct LinkRate {
   std::uint32_t lane_mbps = 0;
 };
 std::optional<LinkRate> parse_link_rate(std::string_view rate);
+// Per-lane Mb/s of an InfiniBand speed name ("SDR" ... "XDR", "FDR10"); nullopt for any other text.
+std::optional<std::uint32_t> lane_speed_of(std::string_view name);
+// The rate the kernel prints in /sys/class/infiniband/<ca>/ports/<n>/rate, "100 Gb/sec (4X EDR)"
+// (drivers/infiniband/core/sysfs.c, rate_show); nullopt for any other text.
+std::optional<LinkRate> parse_sysfs_rate(std::string_view text);
+// IB PortState (1 Down, 2 Initialize, 3 Armed, 4 Active) of a state as sysfs ("4: ACTIVE", "ACTIVE")
+// or UFM ("Active", "Initialize") writes it; 0 for anything else.
+std::uint8_t port_state_code(std::string_view text);
+// IB PortPhysicalState (1 Sleep, 2 Polling, 3 Disabled, 4 Training, 5 LinkUp, 6 LinkErrorRecovery,
+// 7 PhyTest) as sysfs ("5: LinkUp", "LinkUp") or UFM ("Link Up") writes it; 0 for anything else.
+std::uint8_t phys_state_code(std::string_view text);
 
 // "4x", "NDR" (or "<n> Mb/s" for a rate without a name), as the messages print them.
 std::string width_text(unsigned lanes);

@@ -46,6 +46,7 @@
 #include "telemetry/log.h"
 #include "telemetry/metrics.h"
 #include "timing/clock.h"
+#include "topology/link_history.h"
 #include "topology/node_report.h"
 
 namespace hypertopo::agent {
@@ -148,6 +149,7 @@ class AgentDaemon {
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;
+  topology::LinkHistory link_history_;  // leader loop only: links that keep going down between runs
 
   std::unique_ptr<SourceCache> registry_;
   std::unique_ptr<k8s::LeaderElector> elector_;

@@ -19,11 +19,13 @@ namespace {
 // A bad link counts once however many domains list it (an uplink of its leaf, internal to the
 // spine domain).
 std::map<std::string, std::set<std::string>> bad_links_by_state(const topology::Tree& tree) {
-  std::map<std::string, std::set<std::string>> out = {{"degraded", {}}, {"down", {}}, {"missing", {}}};
+  std::map<std::string, std::set<std::string>> out = {
+      {"degraded", {}}, {"down", {}}, {"missing", {}}, {"flapping", {}}};
   for (const auto& d : tree.domains()) {
     for (const auto& l : d.health.bad_links) {
       const char* state = l.reason == topology::HealthReason::kLinkDown         ? "down"
                           : l.reason == topology::HealthReason::kMissingUplinks ? "missing"
+                          : l.reason == topology::HealthReason::kLinkFlapping   ? "flapping"
                                                                                 : "degraded";
       out[state].insert(l.end_a + " " + l.end_b);
     }
@@ -275,8 +277,10 @@ void AgentDaemon::rebuild() {
 
   const auto start = std::chrono::steady_clock::now();
   auto run = discoverers::run_discovery(registry_->registry(), input);
+  bool ran_fresh = false;
   for (const auto& r : registry_->take_runs()) {
     auto kind = r.spec.substr(0, r.spec.find(':'));
+    ran_fresh = ran_fresh || (r.fresh && r.ok);
     if (r.fresh) {
       deps_.metrics->histogram("hypertopo_discovery_duration_seconds", "", {"source"})
           .observe({kind}, r.seconds);
@@ -291,6 +295,9 @@ void AgentDaemon::rebuild() {
   }
   if (!run) return fail_cycle("discovery failed: " + run.error().message());
   report_warnings(*run);
+  // Only a complete run of freshly discovered fabric is a new sample of every link's state; a
+  // rebuild from cached results is marked from the history as it stands.
+  link_history_.apply(run->tree, ran_fresh && run->complete);
   deps_.metrics->gauge("hypertopo_hypernodes_desired", "", {}).set({}, static_cast<double>(run->tree.size()));
   publish_fabric_health(*deps_.metrics, run->tree);
 

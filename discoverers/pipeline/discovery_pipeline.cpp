@@ -3,8 +3,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "discoverers/nvlink/nvlink_probe.h"
+#include "topology/fabric_health.h"
 
 namespace hypertopo::discoverers {
 
@@ -74,6 +77,61 @@ void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList
                                        : first_contested + "; left unmapped (and " +
                                              std::to_string(contested - 1) + " more GUID(s) like it)");
   }
+}
+
+std::size_t apply_host_port_facts(topology::FabricGraph& graph,
+                                  const std::vector<topology::NodeReport>& reports) {
+  // Keyed by port GUID, and by "<node GUID>#<port>" for endpoints a source knows only that way.
+  std::unordered_map<std::string, topology::PortFacts> facts;
+  std::unordered_set<std::string> contested;
+  auto keep = [&](const std::string& key, const topology::PortFacts& f) {
+    if (contested.contains(key)) return;
+    if (!facts.emplace(key, f).second) {
+      facts.erase(key);
+      contested.insert(key);
+    }
+  };
+  for (const auto& r : reports) {
+    for (const auto& hca : r.hcas) {
+      for (const auto& p : hca.ports) {
+        if (p.link_layer != topology::LinkLayer::kInfiniBand) continue;
+        topology::PortFacts f;
+        if (auto rate = topology::parse_sysfs_rate(p.rate)) {
+          f.width_active = static_cast<std::uint8_t>(rate->lanes);
+          f.speed_active = rate->lane_mbps;
+        }
+        f.state = topology::port_state_code(p.state);
+        f.phys_state = topology::phys_state_code(p.phys_state);
+        if (!f.known()) continue;
+        if (!p.port_guid.empty()) keep(p.port_guid, f);
+        if (!hca.node_guid.empty()) keep(hca.node_guid + "#" + std::to_string(p.number), f);
+      }
+    }
+  }
+  if (facts.empty()) return 0;
+  std::size_t filled = 0;
+  auto lookup = [&](const topology::Vertex& v) -> const topology::PortFacts* {
+    if (auto it = facts.find(v.id); it != facts.end()) return &it->second;
+    if (v.node_guid.empty() || v.port == 0) return nullptr;
+    auto it = facts.find(v.node_guid + "#" + std::to_string(v.port));
+    return it != facts.end() ? &it->second : nullptr;
+  };
+  for (std::size_t i = 0; i < graph.links().size(); ++i) {
+    for (bool end_a : {true, false}) {
+      const auto& link = graph.links()[i];
+      const topology::Vertex& v = graph.vertex(end_a ? link.a : link.b);
+      if (v.kind != topology::VertexKind::kEndpoint) continue;
+      const topology::PortFacts* own = lookup(v);
+      if (!own) continue;
+      topology::PortFacts& end = graph.end_facts(i, end_a);
+      if (end.width_active == 0) end.width_active = own->width_active;
+      if (end.speed_active == 0) end.speed_active = own->speed_active;
+      if (end.state == 0) end.state = own->state;
+      if (end.phys_state == 0) end.phys_state = own->phys_state;
+      ++filled;
+    }
+  }
+  return filled;
 }
 
 topology::NvlinkMembership collect_nvlink_membership(const k8s::NodeList* nodes,
@@ -162,6 +220,13 @@ std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& reg
       const bool gave_reports = !found->reports.empty();
       for (auto& r : found->reports) result.reports.push_back(std::move(r));
       if (found->graph) {
+        if (deps.reports) {
+          const std::size_t filled = apply_host_port_facts(*found->graph, *deps.reports);
+          if (filled > 0) {
+            outcome.notes.push_back(std::to_string(filled) +
+                                    " host link end(s) judged from the hosts' NodeReports");
+          }
+        }
         const topology::TreeBuilder* use = &*builder;
         std::expected<topology::TreeBuilder, Error> own = std::unexpected(Error(ErrorCode::kInternal, ""));
         if (!found->excluded_device_patterns.empty() || !found->excluded_switch_patterns.empty()) {

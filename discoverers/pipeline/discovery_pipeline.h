@@ -70,6 +70,14 @@ struct PipelineResult {
 void apply_node_facts(topology::TreeBuilderOptions& options, const k8s::NodeList* nodes,
                       const std::vector<topology::NodeReport>* reports, std::vector<std::string>* warnings);
 
+// What each node's NodeReport says of its own InfiniBand ports (sysfs rate, state, phys_state) as
+// the host end of the link that port is on, for the health pass: a host whose own link trained low
+// or went down is known even from a source that gives no port facts (a saved ibnetdiscover text has
+// only the rate, and may be older than the reports). Fills only what the source does not say of
+// that end; a port GUID two reports claim is left alone. Returns the link ends filled.
+std::size_t apply_host_port_facts(topology::FabricGraph& graph,
+                                  const std::vector<topology::NodeReport>& reports);
+
 // Which node is in which NVLink domain: a NodeReport's clique id, else the node's
 // nvidia.com/gpu.clique label. A report whose GPUs disagree, a malformed label, or a label that
 // contradicts the node's report (the report wins: it is what NVML says now) become warnings.

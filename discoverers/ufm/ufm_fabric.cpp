@@ -2,10 +2,13 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "topology/fabric_health.h"
 
 namespace hypertopo::discoverers::ufm {
 namespace {
@@ -61,6 +64,42 @@ std::string rate_text(std::optional<std::string_view> width, std::optional<std::
   std::string out(w);
   out += *speed;
   return out;
+}
+
+std::string_view without_ib_prefix(std::string_view text) {
+  if (text.starts_with("IB_")) text.remove_prefix(3);
+  return text;
+}
+
+// "4x", "IB_4x" (the links answer's spelling), "12X" -> lanes; 0 for null, "N/A" or anything else.
+std::uint8_t width_lanes(std::string_view text) {
+  text = without_ib_prefix(text);
+  if (text.size() < 2 || (text.back() != 'x' && text.back() != 'X')) return 0;
+  int lanes = to_int(text.substr(0, text.size() - 1));
+  return lanes > 0 && lanes <= 64 ? static_cast<std::uint8_t>(lanes) : 0;
+}
+
+std::uint32_t lane_mbps(std::string_view text) {
+  return topology::lane_speed_of(without_ib_prefix(text)).value_or(0);
+}
+
+// A list of widths or speeds (`enabled_width: ["1x", "4x"]`): the largest entry UFM names in it,
+// converted by `convert`; anything but a list of strings contributes nothing.
+template <typename T, typename Convert>
+error_code read_best_of_list(od::value& v, T& out, Convert&& convert) {
+  od::json_type type;
+  if (auto e = v.type().get(type)) return e;
+  if (type != od::json_type::array) return simdjson::SUCCESS;
+  od::array array;
+  if (auto e = v.get_array().get(array)) return e;
+  for (auto element : array) {
+    od::value item;
+    if (auto e = element.get(item)) return e;
+    std::optional<std::string_view> text;
+    if (auto e = read_text(item, text)) return e;
+    if (text) out = std::max<T>(out, convert(*text));
+  }
+  return simdjson::SUCCESS;
 }
 
 Error json_error(error_code e) {
@@ -158,11 +197,29 @@ std::expected<UfmPage, Error> UfmResponseParser::ports(std::string& body, std::v
       impl_->parser, body, [&](od::object& object, std::size_t index, UfmPage& page) -> error_code {
         std::optional<std::string_view> guid, system_id, system_name, node_description, description, number,
             name, peer, peer_guid, peer_node_guid, peer_node_description, peer_node_name, width, speed,
-            logical_state;
+            logical_state, physical_state;
+        topology::PortFacts facts;
         for (auto field : object) {
           std::string_view key;
           if (auto e = field.unescaped_key().get(key)) return e;
           std::optional<std::string_view>* slot = nullptr;
+          if (key == "enabled_width" || key == "supported_width" || key == "enabled_speed" ||
+              key == "supported_speed") {
+            od::value value;
+            if (auto e = field.value().get(value)) return e;
+            error_code e = simdjson::SUCCESS;
+            if (key == "enabled_width") {
+              e = read_best_of_list(value, facts.width_enabled, width_lanes);
+            } else if (key == "supported_width") {
+              e = read_best_of_list(value, facts.width_supported, width_lanes);
+            } else if (key == "enabled_speed") {
+              e = read_best_of_list(value, facts.speed_enabled, lane_mbps);
+            } else {
+              e = read_best_of_list(value, facts.speed_supported, lane_mbps);
+            }
+            if (e) return e;
+            continue;
+          }
           switch (key.size()) {
             case 4:
               slot = key == "guid" ? &guid : key == "name" ? &name : key == "peer" ? &peer : nullptr;
@@ -188,6 +245,7 @@ std::expected<UfmPage, Error> UfmResponseParser::ports(std::string& body, std::v
             case 14:
               slot = key == "peer_node_guid"   ? &peer_node_guid
                      : key == "peer_node_name" ? &peer_node_name
+                     : key == "physical_state" ? &physical_state
                                                : nullptr;
               break;
             case 16:
@@ -241,7 +299,12 @@ std::expected<UfmPage, Error> UfmResponseParser::ports(std::string& body, std::v
           port.peer_description = *peer_node_name;
         }
         port.rate = rate_text(width, speed);
-        port.down = logical_state && *logical_state == "Down";
+        if (width) facts.width_active = width_lanes(*width);
+        if (speed) facts.speed_active = lane_mbps(*speed);
+        if (logical_state) facts.state = topology::port_state_code(*logical_state);
+        if (physical_state) facts.phys_state = topology::phys_state_code(*physical_state);
+        port.facts = facts;
+        port.down = facts.state == 1;
         out.push_back(std::move(port));
         return simdjson::SUCCESS;
       });
@@ -339,12 +402,12 @@ class GraphAssembler {
     std::string ka = port_key(graph_.vertex(va).id, pa);
     std::string kb = port_key(graph_.vertex(vb).id, pb);
     if (!seen_.insert(ka < kb ? ka + "|" + kb : kb + "|" + ka).second) return;
-    std::string rate;
-    if (auto it = port_at_.find(port_key(a, pa)); it != port_at_.end()) rate = it->second->rate;
-    if (rate.empty()) {
-      if (auto it = port_at_.find(port_key(b, pb)); it != port_at_.end()) rate = it->second->rate;
-    }
-    graph_.add_link(va, pa, vb, pb, rate);
+    const UfmPort* port_a = port_of(a, pa);
+    const UfmPort* port_b = port_of(b, pb);
+    std::string rate = port_a ? port_a->rate : std::string();
+    if (rate.empty() && port_b) rate = port_b->rate;
+    graph_.add_link(va, pa, vb, pb, rate, port_a ? port_a->facts : topology::PortFacts{},
+                    port_b ? port_b->facts : topology::PortFacts{});
   }
 
   topology::FabricGraph finish() {
@@ -367,6 +430,17 @@ class GraphAssembler {
     vx.port = p.number;
     vx.aggregation_node = p.node_description.find("Aggregation Node") != std::string::npos;
     return v;
+  }
+
+  // The record of one cable end: a CA port by its port GUID, else "<node guid>#<port>".
+  const UfmPort* port_of(const std::string& guid, int port) const {
+    if (auto it = ca_port_.find(guid); it != ca_port_.end()) {
+      // An HCA whose port GUID is its node GUID lists its other ports under the same GUID.
+      const int number = it->second->number;
+      if (number == port || number == 0 || port == 0) return it->second;
+    }
+    if (auto at = port_at_.find(port_key(guid, port)); at != port_at_.end()) return at->second;
+    return nullptr;
   }
 
   std::vector<std::string>* notes_;

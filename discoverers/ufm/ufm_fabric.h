@@ -43,6 +43,10 @@ struct UfmPort {
   std::string peer_description;  // `peer_node_description`, else `peer_node_name`
   std::string rate;              // "4xNDR" from active_width + active_speed; "" when unknown
   bool down = false;             // logical_state "Down"
+  // active_width / active_speed, enabled_width / enabled_speed / supported_width / supported_speed
+  // (lists: the widest and fastest entry), logical_state and physical_state, in the units every
+  // fabric source shares ("4x" -> 4 lanes, "NDR" -> 106250 Mb/s, "Active" -> 4, "Link Up" -> 5).
+  topology::PortFacts facts;
 };
 
 struct UfmLink {
@@ -82,8 +86,9 @@ class UfmResponseParser {
 
 // The fabric the records describe: switches by GUID, one endpoint per host (CA) port (id = port
 // GUID, node_guid = systemID, host = system_name, description = node_description), links from
-// `links` plus the ports' own peer fields (deduplicated), with the port's rate. A link end that is
-// not a known CA port or CA node is a switch. Notes say what was skipped.
+// `links` plus the ports' own peer fields (deduplicated), with the port's rate and both ends'
+// PortFacts for the health pass. A link end that is not a known CA port or CA node is a switch.
+// Notes say what was skipped.
 topology::FabricGraph build_ufm_graph(const std::vector<UfmPort>& ports, const std::vector<UfmLink>& links,
                                       std::vector<std::string>* notes);
 

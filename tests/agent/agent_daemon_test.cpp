@@ -17,6 +17,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 #include "topology/hypernode.h"
+#include "topology/hypernode_status.h"
 #include "topology/nvlink_merge.h"
 
 namespace hypertopo::agent {
@@ -445,6 +446,92 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
   EXPECT_TRUE(pod->daemon->counters().last_summary.ends_with(" held=0"))
       << pod->daemon->counters().last_summary;
   EXPECT_EQ(hypernode_versions(), before);
+  pod->daemon->stop();
+}
+
+// `ibnetdiscover` text of three leaves (two hosts each) under two spines, leaf l's port 2 + s cabled to
+// spine s's port l; without `leaf2_to_spine1` that one cable is gone.
+std::string three_leaf_capture(bool leaf2_to_spine1) {
+  auto guid = [](int kind, int index) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "0002c90300%02d%04d", kind, index);
+    return std::string(buf);
+  };
+  auto cabled = [&](int l, int s) { return leaf2_to_spine1 || !(l == 2 && s == 1); };
+  std::string text;
+  for (int l = 1; l <= 3; ++l) {
+    text += "switchguid=0x" + guid(1, l) + "\nSwitch\t8 \"S-" + guid(1, l) + "\"\t# \"MF0;leaf-" +
+            std::to_string(l) + ":MQM8700/U1\" enhanced port 0 lid " + std::to_string(l) + " lmc 0\n";
+    for (int h = 1; h <= 2; ++h) {
+      text += "[" + std::to_string(h) + "]\t\"H-" + guid(3, l * 10 + h) + "\"[1]\t# \"node-" +
+              std::to_string(l) + std::to_string(h) + " mlx5_0\" lid " + std::to_string(l * 10 + h) +
+              " 4xEDR\n";
+    }
+    for (int s = 1; s <= 2; ++s) {
+      if (!cabled(l, s)) continue;
+      text += "[" + std::to_string(2 + s) + "]\t\"S-" + guid(2, s) + "\"[" + std::to_string(l) +
+              "]\t# \"MF0;spine-" + std::to_string(s) + ":MQM8700/U1\" lid " + std::to_string(100 + s) +
+              " 4xEDR\n";
+    }
+    text += "\n";
+  }
+  for (int s = 1; s <= 2; ++s) {
+    text += "switchguid=0x" + guid(2, s) + "\nSwitch\t8 \"S-" + guid(2, s) + "\"\t# \"MF0;spine-" +
+            std::to_string(s) + ":MQM8700/U1\" enhanced port 0 lid " + std::to_string(100 + s) + " lmc 0\n";
+    for (int l = 1; l <= 3; ++l) {
+      if (!cabled(l, s)) continue;
+      text += "[" + std::to_string(l) + "]\t\"S-" + guid(1, l) + "\"[" + std::to_string(2 + s) +
+              "]\t# \"MF0;leaf-" + std::to_string(l) + ":MQM8700/U1\" lid " + std::to_string(l) + " 4xEDR\n";
+    }
+    text += "\n";
+  }
+  for (int l = 1; l <= 3; ++l) {
+    for (int h = 1; h <= 2; ++h) {
+      text += "caguid=0x" + guid(3, l * 10 + h) + "\nCa\t1 \"H-" + guid(3, l * 10 + h) + "\"\t# \"node-" +
+              std::to_string(l) + std::to_string(h) + " mlx5_0\"\n[1]\t\"S-" + guid(1, l) + "\"[" +
+              std::to_string(h) + "]\t# lid " + std::to_string(l * 10 + h) + " lmc 0 \"MF0;leaf-" +
+              std::to_string(l) + ":MQM8700/U1\" lid " + std::to_string(l) + " 4xEDR\n\n";
+    }
+  }
+  return text;
+}
+
+// A cable that goes away and comes back, twice, between the leader's runs: while it is away its leaf
+// misses an uplink; once back, the leader remembers and the leaf's FabricDegraded condition says
+// LinkFlapping (a single walk would call the leaf healthy).
+TEST_F(AgentDaemonTest, AnUplinkThatKeepsGoingAwayIsFlapping) {
+  const auto capture = dir_.path() / "fabric.out";
+  testing::write_text(capture, three_leaf_capture(true));
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 0s, capture.string())};
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  ASSERT_TRUE(eventually([&] { return pod->daemon->counters().last_summary.starts_with("created="); }));
+  auto condition_of = [&](const std::string& name) {
+    auto object = client_->get({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", name);
+    if (!object) return json();
+    auto c = topology::find_condition(*object, topology::kFabricDegradedCondition);
+    return c ? *c : json();
+  };
+  int step = 0;
+  for (bool cabled : {false, true, false, true}) {
+    testing::write_text(capture, three_leaf_capture(cabled));
+    const int rebuilds = pod->daemon->counters().rebuilds;
+    topology::NodeReport other;
+    other.node_name = "cpu-node-" + std::to_string(step++);
+    write_report(other);
+    ASSERT_TRUE(eventually([&] { return pod->daemon->counters().rebuilds > rebuilds; }));
+    const std::string want = cabled ? (step == 4 ? "LinkFlapping" : "FabricHealthy") : "MissingUplinks";
+    ASSERT_TRUE(eventually([&] { return condition_of("leaf-leaf-2").value("reason", "") == want; }))
+        << "step " << step << ": " << condition_of("leaf-leaf-2").dump();
+  }
+  const json flapping = condition_of("leaf-leaf-2");
+  EXPECT_EQ(flapping["status"], "True");
+  // How many runs it was seen down in depends on how many rebuilds the events caused; two episodes.
+  EXPECT_TRUE(flapping["message"].get<std::string>().starts_with("leaf-2 - spine-1: LinkFlapping, down in "))
+      << flapping.dump();
+  EXPECT_TRUE(flapping["message"].get<std::string>().ends_with(" runs, expected up")) << flapping.dump();
+  EXPECT_EQ(condition_of("leaf-leaf-1")["status"], "False");
+  EXPECT_NE(pod->metrics.render().find("hypertopo_fabric_links{state=\"flapping\"} 1"), std::string::npos);
   pod->daemon->stop();
 }
 

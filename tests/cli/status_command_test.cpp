@@ -8,6 +8,7 @@
 #include "k8s/client/kube_client.h"
 #include "tests/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
+#include "topology/hypernode.h"
 
 namespace hypertopo::cli {
 namespace {
@@ -114,6 +115,60 @@ TEST_F(StatusCommandTest, LiveTreeWithCapacityAndLargestFreeBlocks) {
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_NE(text.out.find("  leaf-b (leaf, tier 1): 4 nodes, GPUs 4/32 used, 28 free"), std::string::npos)
       << text.out;
+}
+
+// The FabricDegraded condition as the agent's reconciler writes it through /status (True for leaf-b,
+// False for leaf-a), next to Volcano's nodeCount: status marks leaf-b alone, with reason and links.
+TEST_F(StatusCommandTest, DegradedDomainsAreMarkedWithTheirReason) {
+  topology::DomainHealth degraded;
+  degraded.assessed = true;
+  degraded.bad_links.push_back({.reason = topology::HealthReason::kMissingUplinks,
+                                .end_a = "leaf-b",
+                                .end_b = "spine-2",
+                                .expected = "2 uplinks",
+                                .seen = "1 uplink",
+                                .uplink = true});
+  degraded.bad_links.push_back({.reason = topology::HealthReason::kDegradedLinkWidth,
+                                .end_a = "leaf-b[3]",
+                                .end_b = "spine-1[2]",
+                                .expected = "4x",
+                                .seen = "1x",
+                                .uplink = true});
+  topology::DomainHealth healthy;
+  healthy.assessed = true;
+  for (const auto& [name, health] : std::vector<std::pair<std::string, topology::DomainHealth>>{
+           {"leaf-a", healthy}, {"leaf-b", degraded}}) {
+    auto stored = client_->get(kHyperNodes, "", name);
+    ASSERT_TRUE(stored.has_value());
+    json object = *stored;
+    object["status"] = {
+        {"nodeCount", 4},
+        {"conditions", json::array({topology::fabric_degraded_condition(health, "2026-11-24T08:00:00Z")})}};
+    ASSERT_TRUE(client_->update_status(kHyperNodes, "", object).has_value());
+  }
+
+  auto text = status("text");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("HyperNodes: 3 (0 not ours, 1 degraded)"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("  leaf-b (leaf, tier 1): 4 nodes, GPUs 4/32 used, 28 free  DEGRADED MissingUplinks\n"
+                    "      leaf-b - spine-2: MissingUplinks, 1 uplink, expected 2 uplinks; "
+                    "leaf-b[3] - spine-1[2]: DegradedLinkWidth, 1x, expected 4x\n"),
+      std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  leaf-a (leaf, tier 1): 4 nodes, GPUs 24/32 used, 8 free\n"), std::string::npos)
+      << text.out;
+
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  EXPECT_EQ(out["degraded"], 1);
+  std::map<std::string, json> domains;
+  for (const auto& d : out["domains"]) domains[d["name"]] = d;
+  EXPECT_EQ(domains["leaf-b"]["fabricDegraded"]["reason"], "MissingUplinks");
+  EXPECT_EQ(domains["leaf-b"]["fabricDegraded"]["message"].get<std::string>().find("leaf-b - spine-2"), 0u);
+  EXPECT_FALSE(domains["leaf-a"].contains("fabricDegraded"));
+  EXPECT_FALSE(domains["spine"].contains("fabricDegraded"));
 }
 
 TEST_F(StatusCommandTest, ForeignAndRuleBreakingHyperNodesAreListed) {

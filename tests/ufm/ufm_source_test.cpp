@@ -122,6 +122,38 @@ TEST(UfmParse, ReadsTheReconstructedComputerPortFixture) {
   EXPECT_EQ(p.peer_description, "MF0;leaf-sw-01:MQM9700/U1");
   EXPECT_EQ(p.rate, "4xNDR");
   EXPECT_FALSE(p.down);
+  // The health facts, in the units the libibnetdisc walk uses ("Link Up" is PortPhysicalState 5).
+  EXPECT_EQ(p.facts.width_active, 4);
+  EXPECT_EQ(p.facts.speed_active, 106250u);
+  EXPECT_EQ(p.facts.state, 4);
+  EXPECT_EQ(p.facts.phys_state, 5);
+}
+
+// The documented switch port is down (logical_state "Down", physical_state "Polling", null active
+// width and speed, empty enabled lists). The excerpt has no "guid"; given one, its facts read so.
+TEST(UfmParse, DocumentedDownSwitchPortReadsAsDownAndPolling) {
+  HT_REQUIRE_FIXTURE(path, "ufm/ufm-docs-ports-switch.PARTIAL.json");
+  std::string body = testing::read_text(path);
+  const auto brace = body.find('{');
+  ASSERT_NE(brace, std::string::npos);
+  body.insert(brace + 1, "\"guid\": \"248a070300f88fe0\", ");
+  UfmResponseParser parser;
+  std::vector<UfmPort> ports;
+  auto page = parser.ports(body, ports);
+  ASSERT_TRUE(page.has_value()) << page.error().message();
+  ASSERT_EQ(ports.size(), 1u) << page->first_skip;
+  const UfmPort& p = ports[0];
+  EXPECT_EQ(p.role, discoverers::ufm::PortRole::kSwitch);
+  EXPECT_EQ(p.number, 52);
+  EXPECT_TRUE(p.down);
+  EXPECT_EQ(p.rate, "");
+  EXPECT_EQ(p.facts.state, 1);       // Down
+  EXPECT_EQ(p.facts.phys_state, 2);  // Polling
+  EXPECT_EQ(p.facts.width_active, 0);
+  EXPECT_EQ(p.facts.speed_active, 0u);
+  EXPECT_EQ(p.facts.width_enabled, 0);
+  EXPECT_EQ(p.facts.speed_supported, 0u);
+  EXPECT_TRUE(p.facts.known());
 }
 
 TEST(UfmParse, ReadsTheDocumentedSwitchPortAndLinks) {
@@ -174,6 +206,71 @@ TEST(UfmParse, FixturePortAndLinkMakeAHostUnderItsLeaf) {
   ASSERT_TRUE(tree.has_value()) << tree.error().message();
   EXPECT_TRUE(tree->report.unmapped_endpoints.empty());  // mapped by system_name
   EXPECT_TRUE(tree->report.unattached_hosts.empty());    // and cabled to its leaf
+}
+
+// Replaces `from` by `to` in the one generated port record of `guid_hex`'s port `port` (a record
+// names itself "<guid>_<port>").
+void edit_port(testing::GeneratedUfm& fabric, const std::string& guid_hex, int port, const std::string& from,
+               const std::string& to) {
+  const std::string name = "\"name\": \"" + guid_hex + "_" + std::to_string(port) + "\"";
+  for (auto& record : fabric.ports) {
+    if (record.find(name) == std::string::npos) continue;
+    auto at = record.find(from);
+    ASSERT_NE(at, std::string::npos) << record;
+    record.replace(at, from.size(), to);
+    return;
+  }
+  FAIL() << "no port record " << name;
+}
+
+std::optional<topology::DomainHealth> health_of(const topology::Tree& tree, const std::string& name) {
+  auto id = tree.find(name);
+  if (!id) return std::nullopt;
+  return tree.domain(*id).health;
+}
+
+// Both ends of every cable carry UFM's facts into the graph, so the health pass judges UFM fabrics
+// as it judges walks: a 1x port among 4x siblings, an HDR port among NDR ones, and a cable the links
+// answer still lists whose port went Down.
+TEST(UfmHealth, PortFactsOfBothEndsReachTheHealthPass) {
+  // 1 pod, 4 leaves with 2 hosts each (leaf ports 1-2), each leaf cabled to 2 spines (ports 3, 4).
+  auto fabric =
+      testing::generate_ufm_fabric({.pods = 1, .leaves_per_pod = 4, .hosts_per_leaf = 2, .cores = 0});
+  const std::string leaf1 = "248a070300100001", leaf2 = "248a070300100002", leaf3 = "248a070300100003";
+  edit_port(fabric, leaf1, 3, "\"active_width\": \"4x\"", "\"active_width\": \"1x\"");
+  edit_port(fabric, leaf2, 4, "\"active_speed\": \"NDR\"", "\"active_speed\": \"HDR\"");
+  edit_port(fabric, leaf3, 3, "\"physical_state\": \"Link Up\", \"logical_state\": \"Active\"",
+            "\"physical_state\": \"Polling\", \"logical_state\": \"Down\"");
+  std::string ports_body = testing::json_list(fabric.ports);
+  std::string links_body = testing::json_list(fabric.links);
+  UfmResponseParser parser;
+  std::vector<UfmPort> ports;
+  std::vector<UfmLink> links;
+  ASSERT_TRUE(parser.ports(ports_body, ports).has_value());
+  ASSERT_TRUE(parser.links(links_body, links).has_value());
+  auto graph = discoverers::ufm::build_ufm_graph(ports, links, nullptr);
+  std::size_t with_facts = 0;
+  for (const auto& l : graph.links()) with_facts += l.end_a.known() && l.end_b.known();
+  EXPECT_EQ(with_facts, graph.links().size());
+  auto builder = topology::TreeBuilder::create();
+  ASSERT_TRUE(builder.has_value());
+  auto tree = builder->build(graph);
+  ASSERT_TRUE(tree.has_value()) << tree.error().message();
+  auto narrow = health_of(*tree, "leaf-leaf-1");
+  ASSERT_TRUE(narrow && narrow->degraded());
+  EXPECT_EQ(narrow->reason(), topology::HealthReason::kDegradedLinkWidth);
+  EXPECT_EQ(narrow->message(), "leaf-1[3] - spine-0[2]: DegradedLinkWidth, 1x, expected 4x");
+  auto slow = health_of(*tree, "leaf-leaf-2");
+  ASSERT_TRUE(slow && slow->degraded());
+  EXPECT_EQ(slow->reason(), topology::HealthReason::kDegradedLinkSpeed);
+  EXPECT_EQ(slow->message(), "leaf-2[4] - spine-1[3]: DegradedLinkSpeed, HDR, expected NDR");
+  auto down = health_of(*tree, "leaf-leaf-3");
+  ASSERT_TRUE(down && down->degraded());
+  EXPECT_EQ(down->reason(), topology::HealthReason::kLinkDown);
+  EXPECT_EQ(down->message(), "leaf-3[3] - spine-0[4]: LinkDown, down, expected up");
+  auto healthy = health_of(*tree, "leaf-leaf-0");
+  ASSERT_TRUE(healthy);
+  EXPECT_FALSE(healthy->degraded()) << healthy->message();
 }
 
 TEST(UfmParse, VolcanoMockPortsHaveNoGuidsAndAreSkippedNotGuessed) {
