@@ -578,6 +578,24 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
       << missing.err;
 }
 
+// --- a pod list that is not one -------------------------------------------------------------------
+
+// `discover -o dot --pods` counts the GPUs bound pods use: text, a JSON array or another kind of
+// list is an error naming the file, never "no pods" (place and simulate: PlaceCommandTest).
+TEST(HostilePods, DiscoverDotRefusesPodsThatAreNotAPodList) {
+  TempDir dir;
+  const auto pods = (dir.path() / "pods.txt").string();
+  for (const std::string text : {"just some text\n", "[1, 2]\n", R"({"kind": "NodeList", "items": []})"}) {
+    write_text(pods, text);
+    auto r =
+        run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", pods});
+    EXPECT_NE(r.code, 0) << text << r.out;
+    // After the discovery's own warnings, one error naming the file.
+    EXPECT_TRUE(contains(r.err, "error: --pods: " + pods + ":")) << r.err;
+    EXPECT_EQ(r.out, "") << text;
+  }
+}
+
 // --- a full disk ---------------------------------------------------------------------------------
 
 // run_cli with standard output on /dev/full, as `hypertopo ... > /dev/full` has it.
