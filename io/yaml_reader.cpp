@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/eventhandler.h>
 
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -14,13 +15,38 @@ struct LimitExceeded {
   std::string what;
 };
 
+// What stands at `mark`, for an error: the character when it is a printable ASCII one.
+std::string what_stands_at(std::string_view text, const YAML::Mark& mark) {
+  if (mark.pos < 0 || static_cast<std::size_t>(mark.pos) >= text.size()) return "the end of the text";
+  const char c = text[static_cast<std::size_t>(mark.pos)];
+  if (c < 0x21 || c > 0x7e) return "a character";
+  return std::string("'") + c + "'";
+}
+
 // Streams a document's events and keeps, for each anchor, the size of its node with aliases
 // expanded; an alias then costs what its anchor costs, as it does to anyone who walks the tree.
+//
+// It also makes sure that every document moves the parse on. yaml-cpp 0.7 (Debian 12's
+// libyaml-cpp0.7) reads a document as one node (SingleDocParser::HandleNode), and a token that
+// cannot begin a node there (a ',' outside a flow collection: ",", "\"a\",", "[a],", "&x ,", "!t,";
+// a '?' after a tagged block scalar: "! |\n?") is left where it is: the document comes out empty,
+// Parser::HandleNextDocument says another one follows, and the next one starts on the same token,
+// forever (YAML::LoadAll also gathers an empty document each time). So a document that starts
+// where the one before it started is refused: that is exactly the loop, whatever token causes it,
+// and it never happens to valid YAML, whose documents each consume at least one token.
 class ExpansionCounter : public YAML::EventHandler {
  public:
-  explicit ExpansionCounter(const YamlLimits& limits) : limits_(limits) {}
+  ExpansionCounter(std::string_view text, const YamlLimits& limits) : text_(text), limits_(limits) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    if (mark.pos == previous_document_start_) {
+      const std::string what = what_stands_at(text_, mark);
+      throw LimitExceeded{
+          mark, "not valid YAML: " +
+                    (what == "','" ? std::string("',' outside a flow collection") : "unexpected " + what) +
+                    " where a node is expected"};
+    }
+    previous_document_start_ = mark.pos;
     anchors_.clear();
     open_.clear();
   }
@@ -84,7 +110,9 @@ class ExpansionCounter : public YAML::EventHandler {
     if (!open_.empty()) open_.back().size += size;
   }
 
+  std::string_view text_;
   const YamlLimits& limits_;
+  std::optional<int> previous_document_start_;  // its Mark::pos
   std::unordered_map<YAML::anchor_t, std::size_t> anchors_;
   std::vector<Open> open_;
   std::size_t aliases_ = 0;
@@ -95,109 +123,18 @@ std::string at(const std::string& name, const YAML::Mark& mark) {
   return mark.is_null() ? name + ": " : name + ":" + std::to_string(mark.line + 1) + ": ";
 }
 
-// yaml-cpp 0.7 (Debian 12's libyaml-cpp0.7) never returns from Parser::HandleNextDocument when a
-// ',' stands where a block node or the end of one is expected: "," or ", a" at the start of a
-// document, after a root node that is quoted ("\"a\",") or a flow collection ("[a],"), or after a
-// tag or an anchor ("&x ," or "&x,"). It is not valid YAML (a plain scalar cannot begin with ',' and a
-// quoted or flow node cannot continue with it), so such a ',' outside any flow collection is
-// refused before yaml-cpp sees it. A ',' inside a plain scalar ("a, b" or "a ,") is left alone.
-std::expected<void, Error> check_block_commas(std::string_view text, const std::string& name) {
+// YAML allows no C0 control character but tab and line breaks (and no DEL); yaml-cpp skips some of
+// them (a NUL) as if they were not there, so an error that names the byte is clearer than what
+// follows from reading past it.
+std::expected<void, Error> check_characters(std::string_view text, const std::string& name) {
   std::size_t line = 1;
-  int flow = 0;               // depth of [ ] and { }
-  bool at_line_start = true;  // only blanks so far on this line
-  // About the last non-blank character on this line, outside quotes and comments:
-  bool last_closed_node = false;     // it ended a quoted scalar or a flow collection at depth 0
-  bool last_could_indicate = false;  // it is ':', or a '-' or '?' that began a token
-  bool last_was_indicator = false;   // ... and a blank followed it; or a tag or anchor did
-  bool blank_since_last = false;
-  bool in_property = false;  // inside a tag (!x) or an anchor (&x) token
-  auto token_start = [&](std::size_t i) {
-    if (i == 0) return true;
-    const char p = text[i - 1];
-    return p == ' ' || p == '\t' || p == '\n' || p == '\r' ||
-           (flow > 0 && (p == '[' || p == '{' || p == ','));
-  };
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    // YAML allows no C0 control character but tab and line breaks (and no DEL); yaml-cpp skips a
-    // NUL, so "\0," is the same loop as ",".
+  for (const char c : text) {
+    if (c == '\n') ++line;
     if ((static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
       return fail(ErrorCode::kParse, name + ":" + std::to_string(line) +
                                          ": not valid YAML: a control character (byte " +
                                          std::to_string(static_cast<unsigned char>(c)) + ")");
     }
-    if (c == '\n') {
-      ++line;
-      at_line_start = true;
-      last_closed_node = last_was_indicator = blank_since_last = in_property = last_could_indicate = false;
-      continue;
-    }
-    if (c == ' ' || c == '\t' || c == '\r') {
-      blank_since_last = true;
-      if (in_property) {
-        in_property = false;
-        last_was_indicator = true;
-      }
-      if (last_could_indicate) last_was_indicator = true;
-      continue;
-    }
-    if (c == '#' && token_start(i)) {  // a comment runs to the end of the line
-      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
-      continue;
-    }
-    if ((c == '"' || c == '\'') &&
-        (token_start(i) ||
-         (i > 0 && (text[i - 1] == ':' || text[i - 1] == '[' || text[i - 1] == '{' || text[i - 1] == ',')))) {
-      // A quoted scalar: skip to its end (it may span lines).
-      std::size_t j = i + 1;
-      for (; j < text.size(); ++j) {
-        if (text[j] == '\n') ++line;
-        if (c == '"' && text[j] == '\\') {
-          ++j;
-          continue;
-        }
-        if (text[j] == c) {
-          if (c == '\'' && j + 1 < text.size() && text[j + 1] == '\'') {
-            ++j;
-            continue;
-          }
-          break;
-        }
-      }
-      i = j;
-      at_line_start = false;
-      last_closed_node = flow == 0;
-      last_was_indicator = blank_since_last = in_property = last_could_indicate = false;
-      continue;
-    }
-    if (c == ',' && flow == 0) {
-      const bool refused =
-          at_line_start || last_closed_node || in_property || (last_was_indicator && blank_since_last);
-      if (refused) {
-        return fail(ErrorCode::kParse, name + ":" + std::to_string(line) +
-                                           ": not valid YAML: ',' outside a flow collection where a node "
-                                           "is expected");
-      }
-    }
-    const bool starts = token_start(i);
-    if ((c == '[' || c == '{') && (flow > 0 || starts)) {
-      ++flow;
-    } else if ((c == ']' || c == '}') && flow > 0) {
-      --flow;
-      if (flow == 0) {
-        at_line_start = false;
-        last_closed_node = true;
-        last_was_indicator = blank_since_last = in_property = last_could_indicate = false;
-        continue;
-      }
-    }
-    if ((c == '!' || c == '&') && starts && flow == 0) in_property = true;
-    at_line_start = false;
-    last_could_indicate = c == ':' || ((c == '-' || c == '?') && starts) ||
-                          (c == '-' && i >= 2 && text.substr(i - 2, 3) == "---");  // a document start
-    last_closed_node = false;
-    last_was_indicator = false;
-    blank_since_last = false;
   }
   return {};
 }
@@ -205,7 +142,7 @@ std::expected<void, Error> check_block_commas(std::string_view text, const std::
 std::expected<void, Error> check_expansion(std::string_view text, const std::string& name,
                                            const YamlLimits& limits) {
   std::istringstream in{std::string(text)};
-  ExpansionCounter counter(limits);
+  ExpansionCounter counter(text, limits);
   try {
     YAML::Parser parser(in);
     while (parser.HandleNextDocument(counter)) {
@@ -222,7 +159,7 @@ std::expected<void, Error> check_expansion(std::string_view text, const std::str
 
 std::expected<YAML::Node, Error> load_yaml(std::string_view text, const std::string& name,
                                            YamlLimits limits) {
-  if (auto ok = check_block_commas(text, name); !ok) return std::unexpected(ok.error());
+  if (auto ok = check_characters(text, name); !ok) return std::unexpected(ok.error());
   if (auto ok = check_expansion(text, name, limits); !ok) return std::unexpected(ok.error());
   try {
     return YAML::Load(std::string(text));
@@ -233,7 +170,7 @@ std::expected<YAML::Node, Error> load_yaml(std::string_view text, const std::str
 
 std::expected<std::vector<YAML::Node>, Error> load_all_yaml(std::string_view text, const std::string& name,
                                                             YamlLimits limits) {
-  if (auto ok = check_block_commas(text, name); !ok) return std::unexpected(ok.error());
+  if (auto ok = check_characters(text, name); !ok) return std::unexpected(ok.error());
   if (auto ok = check_expansion(text, name, limits); !ok) return std::unexpected(ok.error());
   try {
     return YAML::LoadAll(std::string(text));

@@ -4,8 +4,9 @@
 // levels of nine aliases) parses into a few kilobytes, and then whatever walks it (a conversion to
 // JSON, a re-emit, a recursive check) visits 9^9 nodes and runs out of memory. load_yaml first
 // streams the document's events and refuses it when it uses more aliases than a hand-written
-// file would, when its size with every alias expanded passes a bound, or when it nests too deep;
-// only then does it build the node tree. Every reader of a user's YAML goes through here.
+// file would, when its size with every alias expanded passes a bound, when it nests too deep, or
+// when a document cannot get past its first token (yaml-cpp 0.7 would loop on it forever); only
+// then does it build the node tree. Every reader of a user's YAML goes through here.
 //
 //   auto doc = io::load_yaml(text, "job.yaml");        // std::expected<YAML::Node, Error>
 //   if (!doc) return std::unexpected(doc.error());     // "job.yaml:3: more than 100 aliases ..."

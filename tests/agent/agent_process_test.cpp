@@ -282,6 +282,69 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// Without --work-dir the agent's scratch space (where a fabric walk is recorded) is a private
+// directory made for the run (mkdtemp, mode 0700) under $TMPDIR: never a fixed name that another
+// local user could make first or point elsewhere, as a directory or a symlink at the old names.
+// It is gone when the agent stops.
+TEST(AgentProcess, WithoutAWorkDirTheScratchSpaceIsPrivateAndRemovedOnExit) {
+  namespace fs = std::filesystem;
+  LoopbackApiServer server({.bearer_token = "t0ken"});
+  ASSERT_TRUE(server.start());
+  TempDir dir;
+  const auto kubeconfig = write_kubeconfig(dir, server);
+  const auto config = dir.path() / "config.yaml";
+  write_text(config, "sources:\n  - kind: demo\n    config: {mode: model}\n    interval: 1h\n");
+  const fs::path tmp = dir.path() / "tmp";
+  fs::create_directories(tmp / "ibnetdisc.ibnd");
+  fs::create_directories(dir.path() / "elsewhere");
+  fs::create_symlink(dir.path() / "elsewhere", tmp / "hypertopo");
+
+  const std::uint16_t port = free_port();
+  const std::string binary = agent_binary();
+  std::vector<std::string> args = {binary,         "agent",
+                                   "--config",     config.string(),
+                                   "--kubeconfig", kubeconfig.string(),
+                                   "--node-name",  "gpu-node-1",
+                                   "--pod-name",   "agent-a",
+                                   "--namespace",  "hypertopo-system",
+                                   "--http-port",  std::to_string(port)};
+  std::vector<std::string> env = {"TMPDIR=" + tmp.string()};
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("TMPDIR=", 0) != 0) env.emplace_back(*e);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0) << binary;
+
+  const bool serving = eventually_here([&] { return !http_get(port, "/healthz").empty(); });
+  if (!serving) kill(pid, SIGKILL);
+  ASSERT_TRUE(serving);
+  std::vector<fs::path> made;
+  for (const auto& entry : fs::directory_iterator(tmp)) {
+    if (entry.path().filename().string().rfind("hypertopo-agent-", 0) == 0) made.push_back(entry.path());
+  }
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_TRUE(fs::is_directory(fs::symlink_status(made[0])));
+  EXPECT_EQ(fs::status(made[0]).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_TRUE(fs::is_empty(dir.path() / "elsewhere"));
+
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  const bool exited = eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
+  if (!exited) kill(pid, SIGKILL);
+  ASSERT_TRUE(exited) << "no exit within 15 s of SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(fs::exists(fs::symlink_status(made[0])));
+  // What was there before is left as it was.
+  EXPECT_TRUE(fs::is_directory(tmp / "ibnetdisc.ibnd"));
+  EXPECT_TRUE(fs::is_symlink(tmp / "hypertopo"));
+}
+
 TEST(AgentProcess, ABadConfigIsOneErrorNamingTheKey) {
   TempDir dir;
   const auto config = dir.path() / "config.yaml";

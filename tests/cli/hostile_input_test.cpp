@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -160,31 +161,72 @@ TEST(HostileYaml, AliasBombsAreRefusedBeforeAnyoneWalksThem) {
       << deep.error().message();
 }
 
-// yaml-cpp 0.7 loops forever on a ',' where a block node is expected (found by fuzzing): refused
-// first, with the line; a ',' inside a plain scalar or a flow collection is still YAML as before.
-TEST(HostileYaml, ACommaWhereANodeIsExpectedIsRefusedNotLoopedOn) {
+// yaml-cpp 0.7 loops forever when a document's first token cannot begin a node: a ',' outside a
+// flow collection, or a '?' after a tagged block scalar (found by fuzzing). Each is refused with its
+// line; a ',' inside a plain scalar or a flow collection is still YAML as before.
+TEST(HostileYaml, ATokenThatCannotBeginANodeIsRefusedNotLoopedOn) {
   for (const std::string text : {",", ", a", "\"a\",", "'a' ,", "[a],", "!!str ,", "&x ,", "!t,", "&x,",
-                                 "# c\n,", "--- ,", "x: 1\ny: , 2"}) {
+                                 "# c\n,", "--- ,", "a: b\n---\n\"x\",\n",
+                                 // yaml-cpp ends a tag, an anchor or a quoted scalar at a quote.
+                                 "!a\"b\",", "!\"b\",", "&a\"b\",", "\"a\"\"b\","}) {
     auto doc = io::load_yaml(text, "f.yaml");
     ASSERT_FALSE(doc) << text;
     EXPECT_TRUE(contains(doc.error().message(), "f.yaml:")) << doc.error().message();
-    EXPECT_TRUE(contains(doc.error().message(), "',' outside a flow collection")) << doc.error().message();
+    EXPECT_TRUE(contains(doc.error().message(),
+                         "not valid YAML: ',' outside a flow collection where a node is "
+                         "expected"))
+        << doc.error().message();
+    auto all = io::load_all_yaml(text, "f.yaml");
+    ASSERT_FALSE(all) << text;
+    EXPECT_EQ(all.error().message(), doc.error().message());
   }
+  const std::vector<std::pair<std::string, int>> keys = {
+      {"! |\n?\n", 2}, {"!>\n?\n>", 2}, {"!t |\n  x\n? ", 3}};
+  for (const auto& [text, line] : keys) {
+    auto doc = io::load_yaml(text, "f.yaml");
+    ASSERT_FALSE(doc) << text;
+    EXPECT_TRUE(contains(
+        doc.error().message(),
+        "f.yaml:" + std::to_string(line) + ": not valid YAML: unexpected '?' where a node is expected"))
+        << doc.error().message();
+  }
+  // Inside a block mapping yaml-cpp itself stops at the ','.
+  auto in_map = io::load_yaml("x: 1\ny: , 2", "f.yaml");
+  ASSERT_FALSE(in_map);
+  EXPECT_TRUE(contains(in_map.error().message(), "f.yaml:2: not valid YAML")) << in_map.error().message();
   auto nul = io::load_yaml(std::string("a: b\n\0\0,", 7), "f.yaml");
   ASSERT_FALSE(nul);
   EXPECT_TRUE(contains(nul.error().message(), "f.yaml:2: not valid YAML: a control character (byte 0)"))
       << nul.error().message();
-  for (const char* text : {"a, b", "a ,", "x: [a, \"b\", {c: d}]", "x: don't, won't", "- a,\n- b"}) {
-    auto doc = io::load_yaml(text, "f.yaml");
+  for (const char* text : {"a, b", "a ,", "x: [a, \"b\", {c: d}]", "x: don't, won't", "- a,\n- b",
+                           "! |\n  x\n", "--- !!map\na: !!str b\n", "a: 1\n---\nb: 2\n...\n---\n"}) {
+    auto doc = io::load_all_yaml(text, "f.yaml");
     EXPECT_TRUE(doc) << text << ": " << doc.error().message();
   }
+}
+
+// The same through the commands that read YAML: one line naming the file and line, a non-zero exit,
+// and no wait (each of these inputs used to hang the command).
+TEST(HostileYaml, CommandsRefuseTheLoopingInputsQuickly) {
   TempDir dir;
-  const auto job = (dir.path() / "job.yaml").string();
-  write_text(job, "\"a\",\n");
-  auto p = run({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
-                "examples/simulate/hypernodes.json", "--job", job});
-  EXPECT_NE(p.code, 0);
-  EXPECT_TRUE(contains(p.err, job + ":1: not valid YAML: ','")) << p.err;
+  for (const std::string text : {"\"a\",\n", "!t,\n", "! |\n?\n"}) {
+    const auto job = (dir.path() / "job.yaml").string();
+    write_text(job, text);
+    auto p = run({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
+                  "examples/simulate/hypernodes.json", "--job", job});
+    EXPECT_NE(p.code, 0) << text;
+    EXPECT_TRUE(contains(p.err, job + ":")) << p.err;
+    EXPECT_TRUE(contains(p.err, "not valid YAML: ")) << p.err;
+    EXPECT_EQ(count_lines(p.err), 1u) << p.err;
+
+    const auto agent = (dir.path() / "agent.yaml").string();
+    write_text(agent, "sources:\n  - kind: demo\n---\n" + text);
+    auto a = run({"agent", "--config", agent, "--check"});
+    EXPECT_NE(a.code, 0) << text;
+    EXPECT_TRUE(contains(a.err, agent + ":")) << a.err;
+    EXPECT_TRUE(contains(a.err, "not valid YAML: ")) << a.err;
+    EXPECT_EQ(count_lines(a.err), 1u) << a.err;
+  }
 }
 
 TEST(HostileYaml, EveryYamlInputRefusesTheBomb) {
@@ -534,6 +576,24 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(contains(missing.err, "total_resources is 999999999 but the answer ends after 0 record(s)"))
       << missing.err;
+}
+
+// --- a pod list that is not one -------------------------------------------------------------------
+
+// `discover -o dot --pods` counts the GPUs bound pods use: text, a JSON array or another kind of
+// list is an error naming the file, never "no pods" (place and simulate: PlaceCommandTest).
+TEST(HostilePods, DiscoverDotRefusesPodsThatAreNotAPodList) {
+  TempDir dir;
+  const auto pods = (dir.path() / "pods.txt").string();
+  for (const std::string text : {"just some text\n", "[1, 2]\n", R"({"kind": "NodeList", "items": []})"}) {
+    write_text(pods, text);
+    auto r =
+        run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", pods});
+    EXPECT_NE(r.code, 0) << text << r.out;
+    // After the discovery's own warnings, one error naming the file.
+    EXPECT_TRUE(contains(r.err, "error: --pods: " + pods + ":")) << r.err;
+    EXPECT_EQ(r.out, "") << text;
+  }
 }
 
 // --- a full disk ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // The hypertopo binary on hostile inputs: regular expressions that overflow the stack or backtrack,
-// 100k-deep JSON, YAML alias bombs, endless files (/dev/zero) and a FIFO where a file is meant.
+// 100k-deep JSON, YAML alias bombs and YAML that yaml-cpp loops on, endless files (/dev/zero) and a
+// FIFO where a file is meant.
 // Each run must end within 10 s of CPU and wall time and 512 MB of resident memory, with an exit
 // code (never a signal) and a short error naming the input. The limits are enforced on the child
 // (RLIMIT_CPU, a wall-clock kill, and RLIMIT_AS when the binary is not built with AddressSanitizer,
@@ -235,7 +236,17 @@ std::vector<HostileCase> make_cases(const fs::path& dir) {
                    {"place", "--job", bomb, "--nodes", examples + "nodes.json", "--topology",
                     examples + "hypernodes.json"},
                    "bomb.yaml"});
+  const std::string place = std::string(HYPERTOPO_SOURCE_DIR) + "/examples/place/";
+  cases.push_back(
+      {"yaml-bomb-place-topology",
+       {"place", "--job", place + "kueue-job.yaml", "--nodes", place + "nodes.json", "--topology", bomb},
+       "bomb.yaml"});
+  cases.push_back({"yaml-bomb-place-nodes",
+                   {"place", "--job", place + "kueue-job.yaml", "--nodes", bomb, "--topology",
+                    place + "kueue-topology.yaml"},
+                   "bomb.yaml"});
   cases.push_back({"yaml-bomb-extender-config", {"extender", "--config", bomb}, "bomb.yaml"});
+  cases.push_back({"yaml-bomb-agent-config", {"agent", "--check", "--config", bomb}, "bomb.yaml"});
   // The bomb inside the inline labels block, so that the rest of the config is valid.
   std::string agent = "sources:\n  - kind: labels\n    config:\n      networkTopologyTypes:\n";
   std::istringstream bomb_lines(yaml_alias_bomb("rack"));
@@ -249,10 +260,29 @@ std::vector<HostileCase> make_cases(const fs::path& dir) {
                    {"discover", "--source", "demo", "--source", "reports:" + (dir / "reports").string()},
                    "node-a.yaml"});
 
+  // YAML that yaml-cpp 0.7 loops on forever: a document whose first token cannot begin a node.
+  cases.push_back({"yaml-loop-place-job",
+                   {"place", "--job", file("loop-comma.yaml", "kind: Job\n---\n\"a\",\n"), "--nodes",
+                    examples + "nodes.json", "--topology", examples + "hypernodes.json"},
+                   "loop-comma.yaml"});
+  cases.push_back(
+      {"yaml-loop-agent-config",
+       {"agent", "--check", "--config", file("loop-key.yaml", "sources:\n  - kind: demo\n---\n! |\n?\n")},
+       "loop-key.yaml"});
+  // A backtracking pattern in the agent's pattern lists: valid RE2, accepted, and checked at once.
+  cases.push_back({"regex-backtracking-agent-check",
+                   {"agent", "--check", "--config",
+                    file("agent-patterns.yaml",
+                         "sources:\n  - kind: demo\nexcludedSwitchPatterns: ['^((a+)+)$', '^l+$']\n")},
+                   "",
+                   true});
+
   // 4. Endless and blocking files.
   cases.push_back({"dev-zero-capture", {"discover", "--source", "ibnetdiscover:/dev/zero"}, "/dev/zero"});
   cases.push_back(
       {"dev-zero-builder-config", {"discover", "--source", "demo", "--config", "/dev/zero"}, "/dev/zero"});
+  cases.push_back({"dev-zero-agent-config", {"agent", "--check", "--config", "/dev/zero"}, "/dev/zero"});
+  cases.push_back({"dev-zero-extender-config", {"extender", "--config", "/dev/zero"}, "/dev/zero"});
   cases.push_back(
       {"dev-zero-guid-map", {"discover", "--source", "demo", "--guid-map", "/dev/zero"}, "/dev/zero"});
   const fs::path hca = dir / "root" / "sys" / "class" / "infiniband" / "mlx5_0";
