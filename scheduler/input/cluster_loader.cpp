@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <type_traits>
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
@@ -112,10 +113,21 @@ std::expected<ResourceAmounts, Error> quantities(const std::optional<V>& obj, co
 
 enum class Want { kInteger, kString, kBoolean, kList, kObject };
 
+// Where an error is: a string, or a function that makes one (the message is only built on failure:
+// a 6,000-node list is checked key by key).
+template <class Where>
+std::string where_text(const Where& where) {
+  if constexpr (std::is_invocable_v<const Where&>) {
+    return where();
+  } else {
+    return std::string(where);
+  }
+}
+
 // Type checks ahead of the object readers, so a wrong type ends in an error naming the object and
 // the key rather than a surprise from deep inside a reader. Absent and null pass.
-template <class V>
-std::expected<void, Error> want(const V& obj, const char* key, Want type, const std::string& where) {
+template <class V, class Where>
+std::expected<void, Error> want(const V& obj, const char* key, Want type, const Where& where) {
   if (!obj.is_object()) return {};
   auto it = obj.find(key);
   if (!it || it->is_null()) return {};
@@ -131,17 +143,18 @@ std::expected<void, Error> want(const V& obj, const char* key, Want type, const 
                      : type == Want::kList    ? "a list"
                                               : "an object";
   return fail(ErrorCode::kParse,
-              where + ": " + key + " must be " + name + ", got " + std::string(it->type_name()));
+              where_text(where) + ": " + key + " must be " + name + ", got " + std::string(it->type_name()));
 }
 
-template <class V>
-std::expected<void, Error> want_strings(const V& obj, const char* key, const std::string& where) {
+template <class V, class Where>
+std::expected<void, Error> want_strings(const V& obj, const char* key, const Where& where) {
   if (auto ok = want(obj, key, Want::kObject, where); !ok) return ok;
   auto map = obj.find(key);
   if (!map || map->is_null()) return {};
   for (const auto& [k, v] : map->fields()) {
     if (!v.is_string())
-      return fail(ErrorCode::kParse, where + ": " + key + "." + std::string(k) + " must be a string");
+      return fail(ErrorCode::kParse,
+                  where_text(where) + ": " + key + "." + std::string(k) + " must be a string");
   }
   return {};
 }
@@ -166,32 +179,32 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const V& item, const std::st
   HyperNodeSpec hn;
   if (auto meta = item.find("metadata")) hn.name = str(*meta, "name");
   if (hn.name.empty()) return fail(ErrorCode::kParse, where + ": HyperNode without metadata.name");
-  const std::string who = "HyperNode " + hn.name;
+  auto who = [&] { return "HyperNode " + hn.name; };
   auto spec = object_at(item, "spec");
-  if (!spec) return fail(ErrorCode::kParse, who + ": no spec");
+  if (!spec) return fail(ErrorCode::kParse, who() + ": no spec");
   auto tier = spec->find("tier");
-  if (!tier) return fail(ErrorCode::kParse, who + ": spec.tier is required");
+  if (!tier) return fail(ErrorCode::kParse, who() + ": spec.tier is required");
   if (tier->is_integer()) {
     hn.tier = static_cast<int>(tier->integer());
   } else if (tier->is_string()) {
     const std::string_view t = tier->string();
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), hn.tier);
     if (ec != std::errc() || p != t.data() + t.size()) {
-      return fail(ErrorCode::kParse, who + ": spec.tier '" + std::string(t) + "' is not an integer");
+      return fail(ErrorCode::kParse, who() + ": spec.tier '" + std::string(t) + "' is not an integer");
     }
   } else {
-    return fail(ErrorCode::kParse, who + ": spec.tier must be an integer");
+    return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer");
   }
   hn.tier_name = str(*spec, "tierName");
   auto members = spec->find("members");
   const std::vector<V> list = members ? members->elements() : std::vector<V>();
   if (!members || !members->is_array() || list.empty()) {
-    return fail(ErrorCode::kParse, who + ": spec.members must list at least one member");
+    return fail(ErrorCode::kParse, who() + ": spec.members must list at least one member");
   }
   hn.members.reserve(list.size());
   for (std::size_t m = 0; m < list.size(); ++m) {
     const V& member = list[m];
-    auto mw = [&] { return who + " spec.members[" + std::to_string(m) + "]"; };
+    auto mw = [&] { return who() + " spec.members[" + std::to_string(m) + "]"; };
     HyperNodeMember out;
     const std::string_view type = str_view(member, "type");
     if (type == "Node") {
@@ -261,31 +274,33 @@ std::expected<void, Error> check_node_shape(const V& node, const std::string& wh
   const auto spec = object_at(node, "spec");
   const auto status = object_at(node, "status");
   if (meta) {
-    if (auto ok = want(*meta, "name", Want::kString, where + " metadata"); !ok) return ok;
+    if (auto ok = want(*meta, "name", Want::kString, [&] { return where + " metadata"; }); !ok) return ok;
   }
-  const std::string who = "Node " + (meta ? str(*meta, "name") : std::string());
+  auto who = [&] { return "Node " + (meta ? str(*meta, "name") : std::string()); };
   if (meta) {
-    if (auto ok = want_strings(*meta, "labels", who + " metadata"); !ok) return ok;
+    if (auto ok = want_strings(*meta, "labels", [&] { return who() + " metadata"; }); !ok) return ok;
   }
   if (spec) {
-    if (auto ok = want(*spec, "unschedulable", Want::kBoolean, who + " spec"); !ok) return ok;
-    if (auto ok = want(*spec, "taints", Want::kList, who + " spec"); !ok) return ok;
+    if (auto ok = want(*spec, "unschedulable", Want::kBoolean, [&] { return who() + " spec"; }); !ok)
+      return ok;
+    if (auto ok = want(*spec, "taints", Want::kList, [&] { return who() + " spec"; }); !ok) return ok;
     const auto taints = list_at(spec, "taints");
     for (std::size_t i = 0; i < taints.size(); ++i) {
-      const std::string tw = who + " spec.taints[" + std::to_string(i) + "]";
-      if (!taints[i].is_object()) return fail(ErrorCode::kParse, tw + " must be an object");
+      auto tw = [&] { return who() + " spec.taints[" + std::to_string(i) + "]"; };
+      if (!taints[i].is_object()) return fail(ErrorCode::kParse, tw() + " must be an object");
       for (const char* k : {"key", "value", "effect"}) {
         if (auto ok = want(taints[i], k, Want::kString, tw); !ok) return ok;
       }
     }
   }
   if (status) {
-    if (auto ok = want(*status, "allocatable", Want::kObject, who + " status"); !ok) return ok;
-    if (auto ok = want(*status, "conditions", Want::kList, who + " status"); !ok) return ok;
+    if (auto ok = want(*status, "allocatable", Want::kObject, [&] { return who() + " status"; }); !ok)
+      return ok;
+    if (auto ok = want(*status, "conditions", Want::kList, [&] { return who() + " status"; }); !ok) return ok;
     const auto conditions = list_at(status, "conditions");
     for (std::size_t i = 0; i < conditions.size(); ++i) {
-      const std::string cw = who + " status.conditions[" + std::to_string(i) + "]";
-      if (!conditions[i].is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+      auto cw = [&] { return who() + " status.conditions[" + std::to_string(i) + "]"; };
+      if (!conditions[i].is_object()) return fail(ErrorCode::kParse, cw() + " must be an object");
       for (const char* k : {"type", "status"}) {
         if (auto ok = want(conditions[i], k, Want::kString, cw); !ok) return ok;
       }
@@ -396,7 +411,7 @@ std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
       return fail(ErrorCode::kParse, iw() + ": expected kind Pod, got '" + std::string(k) + "'");
     for (const auto& [key, type] :
          {std::pair{"metadata", Want::kObject}, {"spec", Want::kObject}, {"status", Want::kObject}}) {
-      if (auto ok = want(pod, key, type, iw()); !ok) return std::unexpected(ok.error());
+      if (auto ok = want(pod, key, type, iw); !ok) return std::unexpected(ok.error());
     }
     const auto meta = pod.find("metadata");
     const auto spec = pod.find("spec");
@@ -410,11 +425,12 @@ std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
                                       {"containers", Want::kList},
                                       {"initContainers", Want::kList},
                                       {"overhead", Want::kObject}}) {
-        if (auto ok = want(*spec, key, type, pw + " spec"); !ok) return std::unexpected(ok.error());
+        if (auto ok = want(*spec, key, type, [&] { return pw + " spec"; }); !ok)
+          return std::unexpected(ok.error());
       }
     }
     if (status) {
-      if (auto ok = want(*status, "phase", Want::kString, pw + " status"); !ok)
+      if (auto ok = want(*status, "phase", Want::kString, [&] { return pw + " status"; }); !ok)
         return std::unexpected(ok.error());
     }
     const std::string_view phase = status ? str_view(*status, "phase") : std::string_view();
@@ -425,7 +441,7 @@ std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
       if (auto ok = want(c, "resources", Want::kObject, cw); !ok) return std::unexpected(ok.error());
       const auto resources = c.find("resources");
       if (resources) {
-        if (auto ok = want(*resources, "requests", Want::kObject, cw + " resources"); !ok)
+        if (auto ok = want(*resources, "requests", Want::kObject, [&] { return cw + " resources"; }); !ok)
           return std::unexpected(ok.error());
       }
       return quantities(resources ? resources->find("requests") : std::nullopt, cw + " resources.requests");
@@ -465,7 +481,7 @@ std::expected<TopologySource, Error> read_topology(const V& doc) {
     const std::string who = "Topology " + out.levels.name;
     const auto spec = object_at(doc, "spec");
     if (spec) {
-      if (auto ok = want(*spec, "levels", Want::kList, who + " spec"); !ok)
+      if (auto ok = want(*spec, "levels", Want::kList, [&] { return who + " spec"; }); !ok)
         return std::unexpected(ok.error());
     }
     const auto levels = list_at(spec, "levels");
@@ -505,6 +521,13 @@ std::expected<TopologySource, Error> read_topology(const V& doc) {
   return out;
 }
 
+// Kept between files: `place` reads three, and a fresh parser's buffers cost more to allocate and
+// give back than the parse itself. Its depth limit is io::kMaxJsonDepth, as parse_json's.
+simdjson::dom::parser& cluster_parser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
 // A cluster file read with simdjson where simdjson takes it, so a 5 MB list costs milliseconds,
 // not the hundreds nlohmann spends building its tree. Whatever simdjson refuses (YAML, invalid
 // UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits, a syntax error) goes the
@@ -515,10 +538,12 @@ auto load_with(const std::filesystem::path& path, Read read)
   auto text = io::read_bounded_file(path, io::kDataFileLimit);
   if (!text) return std::unexpected(text.error());
   if (looks_like_json(*text)) {
-    simdjson::dom::parser parser;
+    simdjson::dom::parser& parser = cluster_parser();
     simdjson::dom::element root;
     const simdjson::padded_string padded(*text);
-    if (!parser.allocate(padded.size(), io::kMaxJsonDepth) && !parser.parse(padded).get(root)) {
+    const bool ready =
+        parser.max_depth() == io::kMaxJsonDepth || !parser.allocate(padded.size(), io::kMaxJsonDepth);
+    if (ready && !parser.parse(padded).get(root)) {
       auto result = read(io::SimdjsonView(root));
       if (!result) return std::unexpected(result.error().context(path.string()));
       return result;
