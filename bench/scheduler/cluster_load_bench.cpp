@@ -1,6 +1,6 @@
 // Reading the cluster for `hypertopo place` / `simulate` at Volcano's pain-point scale: 6,000 GPU
 // Nodes, 9,510 HyperNodes (6,000 single-node NVLink domains, 3,000 pairs, 500 leaves of 12 nodes,
-// 10 spines of 600) and 1,800 bound Pods, as `kubectl get ... -o json` prints them (about 5.5 MB).
+// 10 spines of 600) and 1,800 bound Pods, as `kubectl get ... -o json` gives them (6.6 MB).
 // Measures each loader, the three together, the bare simdjson parse of the same bytes (the floor),
 // and a whole `place` of a 1,000-pod gang from those files.
 //
@@ -109,7 +109,7 @@ struct ClusterText {
 };
 
 // One line per file (kubectl indents; the parsers skip whitespace at memory speed, and the size
-// stays at the 5.5 MB the pain-point cluster's files have).
+// stays near the 5.5 MB of the pain-point cluster's files).
 ClusterText generate_cluster() {
   json nodes = json::array(), hns = json::array(), pods = json::array();
   for (int n = 0; n < 6000; ++n) {
