@@ -1,17 +1,17 @@
 #include "scheduler/input/cluster_loader.h"
 
+#include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
+#include <type_traits>
 
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
-#include "io/json_writer.h"
+#include "io/json_view.h"
 #include "io/yaml_json.h"
 #include "io/yaml_reader.h"
-#include "k8s/objects/node_list.h"
 #include "scheduler/index/quantity.h"
 
 namespace hypertopo::scheduler {
@@ -19,83 +19,169 @@ namespace {
 
 using nlohmann::json;
 
-std::string str(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+bool looks_like_json(std::string_view text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
 }
 
-std::map<std::string, std::string> string_map(const json& obj) {
+std::expected<json, Error> document_of(const std::string& text, const std::string& where) {
+  if (looks_like_json(text)) return io::parse_json(text, where);
+  auto loaded = io::load_yaml(text, where);
+  if (!loaded) return std::unexpected(loaded.error());
+  try {
+    return io::yaml_to_json(*loaded);
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse, where + ": not valid YAML: " + e.msg);
+  }
+}
+
+// The readers below are written once over a JSON view (io/json_view.h): the same code reads what
+// nlohmann parsed (YAML, objects from the API client) and what simdjson parsed (large JSON files),
+// so both give the same model and the same errors.
+
+template <class V>
+std::string_view str_view(const V& obj, std::string_view key) {
+  auto v = obj.find(key);
+  return v && v->is_string() ? v->string() : std::string_view();
+}
+
+template <class V>
+std::string str(const V& obj, std::string_view key) {
+  return std::string(str_view(obj, key));
+}
+
+template <class V>
+std::map<std::string, std::string> string_map(const V& obj) {
   std::map<std::string, std::string> out;
-  if (!obj.is_object()) return out;
-  for (const auto& [k, v] : obj.items()) out[k] = v.is_string() ? v.get<std::string>() : io::json_text(v);
+  for (const auto& [k, v] : obj.fields()) out.emplace(std::string(k), v.text());
   return out;
 }
 
 // An extended resource (a GPU: nvidia.com/gpu) is counted in whole devices: the API server refuses
 // a Pod that asks for a fraction of one (k8s.io/kubernetes pkg/apis/core/validation,
 // ValidateResourceRequirements: "must be an integer"), so "500m" is an error, never rounded.
-bool is_extended_resource(const std::string& name) {
-  return name.find('/') != std::string::npos && !name.starts_with("kubernetes.io/");
+bool is_extended_resource(std::string_view name) {
+  return name.find('/') != std::string_view::npos && !name.starts_with("kubernetes.io/");
 }
 
-std::expected<ResourceAmounts, Error> quantities(const json& obj, const std::string& where) {
+template <class V>
+std::expected<ResourceAmounts, Error> quantities(const std::optional<V>& obj, const std::string& where) {
   ResourceAmounts out;
-  if (!obj.is_object()) return out;
-  for (const auto& [k, v] : obj.items()) {
-    std::string text = v.is_string() ? v.get<std::string>() : io::json_text(v);
+  if (!obj) return out;
+  for (const auto& [k, v] : obj->fields()) {
+    const std::string text = v.text();
     auto q = parse_quantity(k, text);
     if (!q) return std::unexpected(q.error().context(where));
     if (is_extended_resource(k)) {
       auto thousandths = parse_quantity("cpu", text);  // the same text counted in thousandths
       if (thousandths && *thousandths % 1000 != 0) {
         return fail(ErrorCode::kParse,
-                    where + ": " + k + ": '" + text +
+                    where + ": " + std::string(k) + ": '" + text +
                         "' is a fraction of a device; extended resources are whole numbers");
       }
     }
-    out[k] = *q;
+    out.emplace(std::string(k), *q);
   }
   return out;
 }
 
-const json& items_of(const json& doc) {
-  static const json empty = json::array();
-  auto it = doc.find("items");
-  return it != doc.end() && it->is_array() ? *it : empty;
+enum class Want { kInteger, kString, kBoolean, kList, kObject };
+
+// Where an error is: a string, or a function that makes one (the message is only built on failure:
+// a 6,000-node list is checked key by key).
+template <class Where>
+std::string where_text(const Where& where) {
+  if constexpr (std::is_invocable_v<const Where&>) {
+    return where();
+  } else {
+    return std::string(where);
+  }
+}
+
+// Type checks ahead of the object readers, so a wrong type ends in an error naming the object and
+// the key rather than a surprise from deep inside a reader. Absent and null pass.
+template <class V, class Where>
+std::expected<void, Error> want(const V& obj, const char* key, Want type, const Where& where) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  if (!it || it->is_null()) return {};
+  const bool ok = type == Want::kInteger   ? it->is_integer()
+                  : type == Want::kString  ? it->is_string()
+                  : type == Want::kBoolean ? it->is_boolean()
+                  : type == Want::kList    ? it->is_array()
+                                           : it->is_object();
+  if (ok) return {};
+  const char* name = type == Want::kInteger   ? "an integer"
+                     : type == Want::kString  ? "a string"
+                     : type == Want::kBoolean ? "true or false"
+                     : type == Want::kList    ? "a list"
+                                              : "an object";
+  return fail(ErrorCode::kParse,
+              where_text(where) + ": " + key + " must be " + name + ", got " + std::string(it->type_name()));
+}
+
+template <class V, class Where>
+std::expected<void, Error> want_strings(const V& obj, const char* key, const Where& where) {
+  if (auto ok = want(obj, key, Want::kObject, where); !ok) return ok;
+  auto map = obj.find(key);
+  if (!map || map->is_null()) return {};
+  for (const auto& [k, v] : map->fields()) {
+    if (!v.is_string())
+      return fail(ErrorCode::kParse,
+                  where_text(where) + ": " + key + "." + std::string(k) + " must be a string");
+  }
+  return {};
+}
+
+// `obj[key]` when it is an object (an absent, null or mistyped value reads as nothing).
+template <class V>
+std::optional<V> object_at(const V& obj, std::string_view key) {
+  auto v = obj.find(key);
+  if (v && v->is_object()) return v;
+  return std::nullopt;
+}
+
+template <class V>
+std::vector<V> list_at(const std::optional<V>& obj, std::string_view key) {
+  if (!obj) return {};
+  auto v = obj->find(key);
+  return v ? v->elements() : std::vector<V>();
 }
 
 // The FabricDegraded condition (metav1.Condition in status.conditions) and the degraded-members
 // annotation, as hypertopo's reconciler and `discover -o json` write them. Other conditions and
 // annotations are someone else's and are not read.
-std::expected<DomainFabricHealth, Error> parse_fabric_health(const json& item, const std::string& who) {
+template <class V>
+std::expected<DomainFabricHealth, Error> parse_fabric_health(const V& item, const std::string& who) {
   DomainFabricHealth health;
-  if (auto status = item.find("status"); status != item.end() && status->is_object()) {
-    if (auto conditions = status->find("conditions"); conditions != status->end() && !conditions->is_null()) {
+  if (auto status = object_at(item, "status")) {
+    if (auto conditions = status->find("conditions"); conditions && !conditions->is_null()) {
       if (!conditions->is_array()) return fail(ErrorCode::kParse, who + ": status.conditions must be a list");
-      for (std::size_t i = 0; i < conditions->size(); ++i) {
-        const json& c = (*conditions)[i];
+      const std::vector<V> list = conditions->elements();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const V& c = list[i];
         const std::string cw = who + " status.conditions[" + std::to_string(i) + "]";
         if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
         for (const char* key : {"type", "status", "reason", "message"}) {
-          if (c.contains(key) && !c[key].is_null() && !c[key].is_string())
+          auto v = c.find(key);
+          if (v && !v->is_null() && !v->is_string())
             return fail(ErrorCode::kParse, cw + ": " + key + " must be a string");
         }
-        if (str(c, "type") != kFabricDegradedConditionType) continue;
-        health.degraded = str(c, "status") == "True";
+        if (str_view(c, "type") != kFabricDegradedConditionType) continue;
+        health.degraded = str_view(c, "status") == "True";
         health.reason = str(c, "reason");
         health.message = str(c, "message");
       }
     }
   }
-  if (auto meta = item.find("metadata"); meta != item.end() && meta->is_object()) {
-    if (auto annotations = meta->find("annotations");
-        annotations != meta->end() && annotations->is_object()) {
-      if (auto list = annotations->find(kDegradedMembersAnnotation); list != annotations->end()) {
+  if (auto meta = object_at(item, "metadata")) {
+    if (auto annotations = object_at(*meta, "annotations")) {
+      if (auto list = annotations->find(kDegradedMembersAnnotation)) {
         if (!list->is_string()) {
           return fail(ErrorCode::kParse, who + ": metadata.annotations." + kDegradedMembersAnnotation +
                                              " must be a string (comma-separated node names)");
         }
-        std::stringstream names(list->get<std::string>());
+        std::stringstream names{std::string(list->string())};
         std::string name;
         while (std::getline(names, name, ',')) {
           const auto first = name.find_first_not_of(" \t");
@@ -109,290 +195,417 @@ std::expected<DomainFabricHealth, Error> parse_fabric_health(const json& item, c
   return health;
 }
 
-std::expected<HyperNodeSpec, Error> parse_hypernode(const json& item, const std::string& where) {
+template <class V>
+std::expected<HyperNodeSpec, Error> parse_hypernode(const V& item, const std::string& where) {
   HyperNodeSpec hn;
-  hn.name = item.contains("metadata") ? str(item["metadata"], "name") : "";
+  if (auto meta = item.find("metadata")) hn.name = str(*meta, "name");
   if (hn.name.empty()) return fail(ErrorCode::kParse, where + ": HyperNode without metadata.name");
-  const std::string who = "HyperNode " + hn.name;
-  if (!item.contains("spec") || !item["spec"].is_object()) return fail(ErrorCode::kParse, who + ": no spec");
-  const json& spec = item["spec"];
-  if (!spec.contains("tier")) return fail(ErrorCode::kParse, who + ": spec.tier is required");
-  if (spec["tier"].is_number_integer()) {
-    hn.tier = spec["tier"].get<int>();
-  } else if (spec["tier"].is_string()) {
-    const std::string t = spec["tier"].get<std::string>();
+  auto who = [&] { return "HyperNode " + hn.name; };
+  auto spec = object_at(item, "spec");
+  if (!spec) return fail(ErrorCode::kParse, who() + ": no spec");
+  auto tier = spec->find("tier");
+  if (!tier) return fail(ErrorCode::kParse, who() + ": spec.tier is required");
+  if (tier->is_integer()) {
+    hn.tier = static_cast<int>(tier->integer());
+  } else if (tier->is_string()) {
+    const std::string_view t = tier->string();
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), hn.tier);
     if (ec != std::errc() || p != t.data() + t.size()) {
-      return fail(ErrorCode::kParse, who + ": spec.tier '" + t + "' is not an integer");
+      return fail(ErrorCode::kParse, who() + ": spec.tier '" + std::string(t) + "' is not an integer");
     }
   } else {
-    return fail(ErrorCode::kParse, who + ": spec.tier must be an integer");
+    return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer");
   }
-  hn.tier_name = str(spec, "tierName");
-  if (!spec.contains("members") || !spec["members"].is_array() || spec["members"].empty()) {
-    return fail(ErrorCode::kParse, who + ": spec.members must list at least one member");
+  hn.tier_name = str(*spec, "tierName");
+  auto members = spec->find("members");
+  const std::vector<V> list = members ? members->elements() : std::vector<V>();
+  if (!members || !members->is_array() || list.empty()) {
+    return fail(ErrorCode::kParse, who() + ": spec.members must list at least one member");
   }
-  for (std::size_t m = 0; m < spec["members"].size(); ++m) {
-    const json& member = spec["members"][m];
-    const std::string mw = who + " spec.members[" + std::to_string(m) + "]";
+  hn.members.reserve(list.size());
+  for (std::size_t m = 0; m < list.size(); ++m) {
+    const V& member = list[m];
+    auto mw = [&] { return who() + " spec.members[" + std::to_string(m) + "]"; };
     HyperNodeMember out;
-    const std::string type = str(member, "type");
+    const std::string_view type = str_view(member, "type");
     if (type == "Node") {
       out.type = HyperNodeMember::Type::kNode;
     } else if (type == "HyperNode") {
       out.type = HyperNodeMember::Type::kHyperNode;
     } else {
-      return fail(ErrorCode::kParse, mw + ": type must be Node or HyperNode, got '" + type + "'");
+      return fail(ErrorCode::kParse,
+                  mw() + ": type must be Node or HyperNode, got '" + std::string(type) + "'");
     }
-    const json sel = member.value("selector", json::object());
+    const auto sel = member.find("selector");
+    auto selector_kind = [&](std::string_view kind) { return sel ? sel->find(kind) : std::optional<V>(); };
     int kinds = 0;
-    if (sel.contains("exactMatch")) {
+    if (auto exact = selector_kind("exactMatch")) {
       ++kinds;
       out.selector.kind = MemberSelector::Kind::kExact;
-      out.selector.exact_name = str(sel["exactMatch"], "name");
+      out.selector.exact_name = str(*exact, "name");
     }
-    if (sel.contains("regexMatch")) {
+    if (auto regex = selector_kind("regexMatch")) {
       ++kinds;
       out.selector.kind = MemberSelector::Kind::kRegex;
-      out.selector.regex_pattern = str(sel["regexMatch"], "pattern");
+      out.selector.regex_pattern = str(*regex, "pattern");
     }
-    if (sel.contains("labelMatch")) {
+    if (auto lm = selector_kind("labelMatch")) {
       ++kinds;
       out.selector.kind = MemberSelector::Kind::kLabel;
-      const json& lm = sel["labelMatch"];
-      out.selector.match_labels = string_map(lm.value("matchLabels", json::object()));
-      for (const auto& e : lm.value("matchExpressions", json::array())) {
+      if (!lm->is_object()) return fail(ErrorCode::kParse, mw() + ": selector.labelMatch must be an object");
+      if (auto labels = lm->find("matchLabels")) out.selector.match_labels = string_map(*labels);
+      auto expressions = lm->find("matchExpressions");
+      if (expressions && !expressions->is_null() && !expressions->is_array())
+        return fail(ErrorCode::kParse, mw() + ": selector.labelMatch.matchExpressions must be a list");
+      for (const V& e : expressions ? expressions->elements() : std::vector<V>()) {
+        if (!e.is_object())
+          return fail(ErrorCode::kParse,
+                      mw() + ": selector.labelMatch.matchExpressions entries must be objects");
         LabelRequirement req{str(e, "key"), str(e, "operator"), {}};
-        for (const auto& v : e.value("values", json::array()))
-          req.values.push_back(v.is_string() ? v.get<std::string>() : io::json_text(v));
+        auto values = e.find("values");
+        if (values && !values->is_null() && !values->is_array())
+          return fail(ErrorCode::kParse, mw() + ": matchExpressions values must be a list");
+        for (const V& v : values ? values->elements() : std::vector<V>()) req.values.push_back(v.text());
         if (req.op != "In" && req.op != "NotIn" && req.op != "Exists" && req.op != "DoesNotExist") {
-          return fail(ErrorCode::kParse, mw + ": unknown matchExpressions operator '" + req.op + "'");
+          return fail(ErrorCode::kParse, mw() + ": unknown matchExpressions operator '" + req.op + "'");
         }
         out.selector.match_expressions.push_back(std::move(req));
       }
     }
     if (kinds != 1) {
       return fail(ErrorCode::kParse,
-                  mw + ": selector needs exactly one of exactMatch, regexMatch, labelMatch");
+                  mw() + ": selector needs exactly one of exactMatch, regexMatch, labelMatch");
     }
     hn.members.push_back(std::move(out));
   }
-  auto health = parse_fabric_health(item, who);
+  auto health = parse_fabric_health(item, who());
   if (!health) return std::unexpected(health.error());
   hn.health = std::move(*health);
   return hn;
 }
 
-}  // namespace
-
-std::expected<json, Error> read_document(const std::filesystem::path& path) {
-  auto read = io::read_bounded_file(path, io::kDataFileLimit);
-  if (!read) return std::unexpected(read.error());
-  const std::string& text = *read;
-  auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
-    return io::parse_json(text, path.string());
-  }
-  auto loaded = io::load_yaml(text, path.string());
-  if (!loaded) return std::unexpected(loaded.error());
-  try {
-    return io::yaml_to_json(*loaded);
-  } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, path.string() + ": not valid YAML: " + e.msg);
-  }
-}
-
-namespace {
-
-// Type checks ahead of the object readers, so a wrong type ends in an error naming the object and
-// the key rather than a json type_error from deep inside a reader.
-std::expected<void, Error> want(const json& obj, const char* key, json::value_t type,
-                                const std::string& where) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return {};
-  const bool ok = type == json::value_t::number_integer ? it->is_number_integer()
-                  : type == json::value_t::string       ? it->is_string()
-                  : type == json::value_t::boolean      ? it->is_boolean()
-                  : type == json::value_t::array        ? it->is_array()
-                                                        : it->is_object();
-  if (ok) return {};
-  const char* name = type == json::value_t::number_integer ? "an integer"
-                     : type == json::value_t::string       ? "a string"
-                     : type == json::value_t::boolean      ? "true or false"
-                     : type == json::value_t::array        ? "a list"
-                                                           : "an object";
-  return fail(ErrorCode::kParse, where + ": " + key + " must be " + name + ", got " + it->type_name());
-}
-
-std::expected<void, Error> want_strings(const json& obj, const char* key, const std::string& where) {
-  if (auto ok = want(obj, key, json::value_t::object, where); !ok) return ok;
-  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return {};
-  for (const auto& [k, v] : obj[key].items()) {
-    if (!v.is_string()) return fail(ErrorCode::kParse, where + ": " + key + "." + k + " must be a string");
-  }
-  return {};
-}
-
-std::expected<void, Error> check_node_shape(const json& node, const std::string& where) {
+template <class V>
+std::expected<void, Error> check_node_shape(const V& node, const std::string& where) {
   if (!node.is_object()) return fail(ErrorCode::kParse, where + ": a Node must be an object");
-  using T = json::value_t;
-  for (const auto& [key, type] : {std::pair{"kind", T::string},
-                                  {"apiVersion", T::string},
-                                  {"metadata", T::object},
-                                  {"spec", T::object},
-                                  {"status", T::object}}) {
+  for (const auto& [key, type] : {std::pair{"kind", Want::kString},
+                                  {"apiVersion", Want::kString},
+                                  {"metadata", Want::kObject},
+                                  {"spec", Want::kObject},
+                                  {"status", Want::kObject}}) {
     if (auto ok = want(node, key, type, where); !ok) return ok;
   }
-  const json empty = json::object();
-  const json& meta = node.contains("metadata") && node["metadata"].is_object() ? node["metadata"] : empty;
-  const json& spec = node.contains("spec") && node["spec"].is_object() ? node["spec"] : empty;
-  const json& status = node.contains("status") && node["status"].is_object() ? node["status"] : empty;
-  if (auto ok = want(meta, "name", T::string, where + " metadata"); !ok) return ok;
-  const std::string who = "Node " + str(meta, "name");
-  if (auto ok = want_strings(meta, "labels", who + " metadata"); !ok) return ok;
-  if (auto ok = want(spec, "unschedulable", T::boolean, who + " spec"); !ok) return ok;
-  if (auto ok = want(spec, "taints", T::array, who + " spec"); !ok) return ok;
-  if (spec.contains("taints") && spec["taints"].is_array()) {
-    for (std::size_t i = 0; i < spec["taints"].size(); ++i) {
-      const json& t = spec["taints"][i];
-      const std::string tw = who + " spec.taints[" + std::to_string(i) + "]";
-      if (!t.is_object()) return fail(ErrorCode::kParse, tw + " must be an object");
+  const auto meta = object_at(node, "metadata");
+  const auto spec = object_at(node, "spec");
+  const auto status = object_at(node, "status");
+  if (meta) {
+    if (auto ok = want(*meta, "name", Want::kString, [&] { return where + " metadata"; }); !ok) return ok;
+  }
+  auto who = [&] { return "Node " + (meta ? str(*meta, "name") : std::string()); };
+  if (meta) {
+    if (auto ok = want_strings(*meta, "labels", [&] { return who() + " metadata"; }); !ok) return ok;
+  }
+  if (spec) {
+    if (auto ok = want(*spec, "unschedulable", Want::kBoolean, [&] { return who() + " spec"; }); !ok)
+      return ok;
+    if (auto ok = want(*spec, "taints", Want::kList, [&] { return who() + " spec"; }); !ok) return ok;
+    const auto taints = list_at(spec, "taints");
+    for (std::size_t i = 0; i < taints.size(); ++i) {
+      auto tw = [&] { return who() + " spec.taints[" + std::to_string(i) + "]"; };
+      if (!taints[i].is_object()) return fail(ErrorCode::kParse, tw() + " must be an object");
       for (const char* k : {"key", "value", "effect"}) {
-        if (auto ok = want(t, k, T::string, tw); !ok) return ok;
+        if (auto ok = want(taints[i], k, Want::kString, tw); !ok) return ok;
       }
     }
   }
-  if (auto ok = want(status, "allocatable", T::object, who + " status"); !ok) return ok;
-  if (auto ok = want(status, "conditions", T::array, who + " status"); !ok) return ok;
-  if (status.contains("conditions") && status["conditions"].is_array()) {
-    for (std::size_t i = 0; i < status["conditions"].size(); ++i) {
-      const json& c = status["conditions"][i];
-      const std::string cw = who + " status.conditions[" + std::to_string(i) + "]";
-      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+  if (status) {
+    if (auto ok = want(*status, "allocatable", Want::kObject, [&] { return who() + " status"; }); !ok)
+      return ok;
+    if (auto ok = want(*status, "conditions", Want::kList, [&] { return who() + " status"; }); !ok) return ok;
+    const auto conditions = list_at(status, "conditions");
+    for (std::size_t i = 0; i < conditions.size(); ++i) {
+      auto cw = [&] { return who() + " status.conditions[" + std::to_string(i) + "]"; };
+      if (!conditions[i].is_object()) return fail(ErrorCode::kParse, cw() + " must be an object");
       for (const char* k : {"type", "status"}) {
-        if (auto ok = want(c, k, T::string, cw); !ok) return ok;
+        if (auto ok = want(conditions[i], k, Want::kString, cw); !ok) return ok;
       }
     }
   }
   return {};
 }
 
-}  // namespace
+// The same reading as k8s::parse_node_list (k8s/objects/node_list.cpp): kind defaults to Node,
+// metadata.name is required, Ready is the last Ready condition (true without one).
+template <class V>
+std::expected<void, Error> check_node_identity(const V& item, std::size_t index) {
+  const std::string where = "items[" + std::to_string(index) + "]";
+  if (!item.is_object()) return fail(ErrorCode::kParse, where + " is not an object");
+  if (auto kind = item.find("kind"); kind && kind->is_string() && kind->string() != "Node")
+    return fail(ErrorCode::kParse, where + " has kind '" + std::string(kind->string()) + "', expected Node");
+  const auto meta = object_at(item, "metadata");
+  auto name = meta ? meta->find("name") : std::nullopt;
+  if (!name || !name->is_string()) return fail(ErrorCode::kParse, where + " has no metadata.name");
+  return {};
+}
 
-std::expected<std::vector<NodeSpec>, Error> parse_nodes(const json& doc) {
-  if (!doc.is_object())
-    return fail(ErrorCode::kParse, "expected a NodeList (kubectl get nodes -o json) or a Node");
-  if (auto ok = want(doc, "kind", json::value_t::string, "the document"); !ok)
-    return std::unexpected(ok.error());
-  if (str(doc, "kind") == "Node") {
-    if (auto ok = check_node_shape(doc, "the Node"); !ok) return std::unexpected(ok.error());
-  } else {
-    if (!doc.contains("items") || !doc["items"].is_array()) {
-      return fail(
-          ErrorCode::kParse,
-          "expected a NodeList with items (kubectl get nodes -o json), got kind '" + str(doc, "kind") + "'");
-    }
-    for (std::size_t i = 0; i < doc["items"].size(); ++i) {
-      if (auto ok = check_node_shape(doc["items"][i], "items[" + std::to_string(i) + "]"); !ok)
-        return std::unexpected(ok.error());
+// One Node once its shape and identity are checked.
+template <class V>
+std::expected<NodeSpec, Error> read_node(const V& item) {
+  const auto meta = object_at(item, "metadata");
+  NodeSpec node;
+  node.name = str(*meta, "name");
+  if (auto labels = object_at(*meta, "labels")) node.labels = string_map(*labels);
+  if (const auto spec = object_at(item, "spec")) {
+    if (auto u = spec->find("unschedulable"); u && u->is_boolean()) node.unschedulable = u->boolean();
+    for (const V& t : list_at(spec, "taints")) {
+      if (t.is_object()) node.taints.push_back({str(t, "key"), str(t, "value"), str(t, "effect")});
     }
   }
-  auto list = k8s::parse_node_list(doc);
-  if (!list) return std::unexpected(list.error());
+  std::map<std::string, std::string> allocatable;
+  if (const auto status = object_at(item, "status")) {
+    if (auto a = object_at(*status, "allocatable")) allocatable = string_map(*a);
+    for (const V& c : list_at(status, "conditions")) {
+      if (c.is_object() && str_view(c, "type") == "Ready") node.ready = str_view(c, "status") == "True";
+    }
+  }
+  auto parsed = parse_resource_list(allocatable);
+  if (!parsed) return std::unexpected(parsed.error().context("node " + node.name + " status.allocatable"));
+  node.allocatable = std::move(*parsed);
+  return node;
+}
+
+template <class V>
+std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
+  if (!doc.is_object())
+    return fail(ErrorCode::kParse, "expected a NodeList (kubectl get nodes -o json) or a Node");
+  if (auto ok = want(doc, "kind", Want::kString, "the document"); !ok) return std::unexpected(ok.error());
   std::vector<NodeSpec> out;
-  out.reserve(list->items.size());
-  for (const auto& n : list->items) {
-    NodeSpec node;
-    node.name = n.name;
-    node.labels = n.labels;
-    auto alloc = parse_resource_list(n.allocatable);
-    if (!alloc) return std::unexpected(alloc.error().context("node " + n.name + " status.allocatable"));
-    node.allocatable = std::move(*alloc);
-    for (const auto& t : n.taints) node.taints.push_back({t.key, t.value, t.effect});
-    node.ready = n.ready;
-    node.unschedulable = n.unschedulable;
-    out.push_back(std::move(node));
+  if (str_view(doc, "kind") == "Node") {
+    if (auto ok = check_node_shape(doc, "the Node"); !ok) return std::unexpected(ok.error());
+    if (auto ok = check_node_identity(doc, 0); !ok) return std::unexpected(ok.error());
+    auto node = read_node(doc);
+    if (!node) return std::unexpected(node.error());
+    out.push_back(std::move(*node));
+    return out;
+  }
+  auto items = doc.find("items");
+  if (!items || !items->is_array()) {
+    return fail(ErrorCode::kParse, "expected a NodeList with items (kubectl get nodes -o json), got kind '" +
+                                       str(doc, "kind") + "'");
+  }
+  const std::vector<V> list = items->elements();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (auto ok = check_node_shape(list[i], "items[" + std::to_string(i) + "]"); !ok)
+      return std::unexpected(ok.error());
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (auto ok = check_node_identity(list[i], i); !ok) return std::unexpected(ok.error());
+  }
+  out.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto node = read_node(list[i]);
+    if (!node) return std::unexpected(node.error());
+    out.push_back(std::move(*node));
   }
   return out;
 }
 
-std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
-  auto nodes = parse_nodes(*doc);
-  if (!nodes) return std::unexpected(nodes.error().context(path.string()));
-  return nodes;
-}
-
-std::expected<std::vector<BoundPod>, Error> parse_pods(const json& doc) {
-  using T = json::value_t;
+template <class V>
+std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
   std::vector<BoundPod> out;
-  std::vector<json> items;
+  std::vector<V> items;
   if (!doc.is_object())
     return fail(ErrorCode::kParse, "expected a PodList (kubectl get pods -o json) or a Pod");
-  if (auto ok = want(doc, "kind", T::string, "the document"); !ok) return std::unexpected(ok.error());
-  const std::string kind = str(doc, "kind");
+  if (auto ok = want(doc, "kind", Want::kString, "the document"); !ok) return std::unexpected(ok.error());
+  const std::string_view kind = str_view(doc, "kind");
+  auto list = doc.find("items");
   if (kind == "Pod") {
     items.push_back(doc);
-  } else if (doc.contains("items") && doc["items"].is_array() &&
-             (kind.empty() || kind == "PodList" || kind == "List")) {
-    for (const auto& i : doc["items"]) items.push_back(i);
+  } else if (list && list->is_array() && (kind.empty() || kind == "PodList" || kind == "List")) {
+    items = list->elements();
   } else {
     return fail(ErrorCode::kParse,
-                "expected a PodList with items (kubectl get pods -o json) or a Pod, got kind '" + kind + "'");
+                "expected a PodList with items (kubectl get pods -o json) or a Pod, got kind '" +
+                    std::string(kind) + "'");
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const json& pod = items[i];
-    const std::string iw = "items[" + std::to_string(i) + "]";
-    if (!pod.is_object()) return fail(ErrorCode::kParse, iw + ": a Pod must be an object");
-    if (!str(pod, "kind").empty() && str(pod, "kind") != "Pod")
-      return fail(ErrorCode::kParse, iw + ": expected kind Pod, got '" + str(pod, "kind") + "'");
+    const V& pod = items[i];
+    auto iw = [&] { return "items[" + std::to_string(i) + "]"; };
+    if (!pod.is_object()) return fail(ErrorCode::kParse, iw() + ": a Pod must be an object");
+    if (const auto k = str_view(pod, "kind"); !k.empty() && k != "Pod")
+      return fail(ErrorCode::kParse, iw() + ": expected kind Pod, got '" + std::string(k) + "'");
     for (const auto& [key, type] :
-         {std::pair{"metadata", T::object}, {"spec", T::object}, {"status", T::object}}) {
+         {std::pair{"metadata", Want::kObject}, {"spec", Want::kObject}, {"status", Want::kObject}}) {
       if (auto ok = want(pod, key, type, iw); !ok) return std::unexpected(ok.error());
     }
-    const json meta = pod.value("metadata", json::object());
-    const std::string name = str(meta, "namespace") + "/" + str(meta, "name");
-    const json spec = pod.value("spec", json::object());
-    const json status = pod.value("status", json::object());
+    const auto meta = pod.find("metadata");
+    const auto spec = pod.find("spec");
+    const auto status = pod.find("status");
+    std::string name = meta ? str(*meta, "namespace") : std::string();
+    name += '/';
+    if (meta) name += str_view(*meta, "name");
     const std::string pw = "pod " + name;
-    for (const auto& [key, type] : {std::pair{"nodeName", T::string},
-                                    {"containers", T::array},
-                                    {"initContainers", T::array},
-                                    {"overhead", T::object}}) {
-      if (auto ok = want(spec, key, type, pw + " spec"); !ok) return std::unexpected(ok.error());
+    if (spec) {
+      for (const auto& [key, type] : {std::pair{"nodeName", Want::kString},
+                                      {"containers", Want::kList},
+                                      {"initContainers", Want::kList},
+                                      {"overhead", Want::kObject}}) {
+        if (auto ok = want(*spec, key, type, [&] { return pw + " spec"; }); !ok)
+          return std::unexpected(ok.error());
+      }
     }
-    if (auto ok = want(status, "phase", T::string, pw + " status"); !ok) return std::unexpected(ok.error());
-    const std::string phase = str(status, "phase");
-    const std::string node = str(spec, "nodeName");
-    if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
-    auto requests_of = [&](const json& c, const std::string& cw) -> std::expected<ResourceAmounts, Error> {
-      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
-      if (auto ok = want(c, "resources", T::object, cw); !ok) return std::unexpected(ok.error());
-      const json resources = c.value("resources", json::object());
-      if (auto ok = want(resources, "requests", T::object, cw + " resources"); !ok)
+    if (status) {
+      if (auto ok = want(*status, "phase", Want::kString, [&] { return pw + " status"; }); !ok)
         return std::unexpected(ok.error());
-      return quantities(resources.value("requests", json::object()), cw + " resources.requests");
+    }
+    const std::string_view phase = status ? str_view(*status, "phase") : std::string_view();
+    const std::string_view node = spec ? str_view(*spec, "nodeName") : std::string_view();
+    if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
+    auto requests_of = [&](const V& c, const std::string& cw) -> std::expected<ResourceAmounts, Error> {
+      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+      if (auto ok = want(c, "resources", Want::kObject, cw); !ok) return std::unexpected(ok.error());
+      const auto resources = c.find("resources");
+      if (resources) {
+        if (auto ok = want(*resources, "requests", Want::kObject, [&] { return cw + " resources"; }); !ok)
+          return std::unexpected(ok.error());
+      }
+      return quantities(resources ? resources->find("requests") : std::nullopt, cw + " resources.requests");
     };
     ResourceAmounts sum, init_max;
-    for (const auto& c : spec.value("containers", json::array())) {
+    for (const V& c : list_at(spec, "containers")) {
       auto r = requests_of(c, pw + " container " + str(c, "name"));
       if (!r) return std::unexpected(r.error());
       for (const auto& [k, v] : *r) sum[k] += v;
     }
-    for (const auto& c : spec.value("initContainers", json::array())) {
+    for (const V& c : list_at(spec, "initContainers")) {
       auto r = requests_of(c, pw + " init container " + str(c, "name"));
       if (!r) return std::unexpected(r.error());
       for (const auto& [k, v] : *r) init_max[k] = std::max(init_max[k], v);
     }
     for (const auto& [k, v] : init_max) sum[k] = std::max(sum[k], v);
-    auto overhead = quantities(spec.value("overhead", json::object()), pw + " overhead");
+    auto overhead = quantities(spec ? spec->find("overhead") : std::nullopt, pw + " overhead");
     if (!overhead) return std::unexpected(overhead.error());
     for (const auto& [k, v] : *overhead) sum[k] += v;
-    out.push_back(BoundPod{name, node, std::move(sum)});
+    out.push_back(BoundPod{name, std::string(node), std::move(sum)});
   }
   return out;
+}
+
+template <class V>
+std::expected<TopologySource, Error> read_topology(const V& doc) {
+  TopologySource out;
+  if (!doc.is_object())
+    return fail(ErrorCode::kParse, "expected a HyperNode list or a Kueue Topology object");
+  const std::string_view kind = str_view(doc, "kind");
+  if (kind == "Topology") {
+    out.kind = TopologySource::Kind::kLevels;
+    if (auto ok = want(doc, "metadata", Want::kObject, "Topology"); !ok) return std::unexpected(ok.error());
+    if (auto ok = want(doc, "spec", Want::kObject, "Topology"); !ok) return std::unexpected(ok.error());
+    if (auto meta = object_at(doc, "metadata")) out.levels.name = str(*meta, "name");
+    if (out.levels.name.empty()) out.levels.name = "default";
+    const std::string who = "Topology " + out.levels.name;
+    const auto spec = object_at(doc, "spec");
+    if (spec) {
+      if (auto ok = want(*spec, "levels", Want::kList, [&] { return who + " spec"; }); !ok)
+        return std::unexpected(ok.error());
+    }
+    const auto levels = list_at(spec, "levels");
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+      if (!levels[i].is_object()) {
+        return fail(ErrorCode::kParse,
+                    who + ": spec.levels[" + std::to_string(i) + "] must be an object {nodeLabel}");
+      }
+      std::string label = str(levels[i], "nodeLabel");
+      if (label.empty())
+        return fail(ErrorCode::kParse,
+                    who + ": spec.levels[" + std::to_string(i) + "].nodeLabel is required");
+      out.levels.levels.push_back(std::move(label));
+    }
+    if (out.levels.levels.empty()) return fail(ErrorCode::kParse, who + ": no spec.levels");
+    return out;
+  }
+  out.kind = TopologySource::Kind::kHyperNodes;
+  if (kind == "HyperNode") {
+    auto hn = parse_hypernode(doc, "document");
+    if (!hn) return std::unexpected(hn.error());
+    out.hypernodes.push_back(std::move(*hn));
+    return out;
+  }
+  auto items = doc.find("items");
+  if (!items) {
+    return fail(ErrorCode::kParse, "expected kind Topology, HyperNode or a list of HyperNodes, got kind '" +
+                                       std::string(kind) + "'");
+  }
+  const std::vector<V> list = items->elements();
+  out.hypernodes.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto hn = parse_hypernode(list[i], "items[" + std::to_string(i) + "]");
+    if (!hn) return std::unexpected(hn.error());
+    out.hypernodes.push_back(std::move(*hn));
+  }
+  return out;
+}
+
+// Kept between files: `place` reads three, and a fresh parser's buffers cost more to allocate and
+// give back than the parse itself. Its depth limit is io::kMaxJsonDepth, as parse_json's.
+simdjson::dom::parser& cluster_parser() {
+  thread_local simdjson::dom::parser parser;
+  return parser;
+}
+
+// A cluster file read with simdjson where simdjson takes it, so a 5 MB list costs milliseconds,
+// not the hundreds nlohmann spends building its tree. Whatever simdjson refuses (YAML, invalid
+// UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits, a syntax error) goes the
+// nlohmann way, which accepts or rejects it exactly as before, with the same message.
+template <class Read>
+auto load_with(const std::filesystem::path& path, Read read)
+    -> decltype(read(std::declval<const io::NlohmannView&>())) {
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  if (looks_like_json(*text)) {
+    simdjson::dom::parser& parser = cluster_parser();
+    simdjson::dom::element root;
+    const simdjson::padded_string padded(*text);
+    const bool ready =
+        parser.max_depth() == io::kMaxJsonDepth || !parser.allocate(padded.size(), io::kMaxJsonDepth);
+    if (ready && !parser.parse(padded).get(root)) {
+      auto result = read(io::SimdjsonView(root));
+      if (!result) return std::unexpected(result.error().context(path.string()));
+      return result;
+    }
+  }
+  auto doc = document_of(*text, path.string());
+  if (!doc) return std::unexpected(doc.error());
+  auto result = read(io::NlohmannView(*doc));
+  if (!result) return std::unexpected(result.error().context(path.string()));
+  return result;
+}
+
+}  // namespace
+
+std::expected<json, Error> read_document(const std::filesystem::path& path) {
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  return document_of(*text, path.string());
+}
+
+std::expected<std::vector<NodeSpec>, Error> parse_nodes(const json& doc) {
+  return read_nodes(io::NlohmannView(doc));
+}
+
+std::expected<std::vector<NodeSpec>, Error> parse_nodes_dom(const simdjson::dom::element& doc) {
+  return read_nodes(io::SimdjsonView(doc));
+}
+
+std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path) {
+  return load_with(path, [](const auto& doc) { return read_nodes(doc); });
+}
+
+std::expected<std::vector<BoundPod>, Error> parse_pods(const json& doc) {
+  return read_pods(io::NlohmannView(doc));
+}
+
+std::expected<std::vector<BoundPod>, Error> parse_pods_dom(const simdjson::dom::element& doc) {
+  return read_pods(io::SimdjsonView(doc));
 }
 
 std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(const nlohmann::json& pods,
@@ -426,73 +639,19 @@ std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(
 }
 
 std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
-  auto pods = parse_pods(*doc);
-  if (!pods) return std::unexpected(pods.error().context(path.string()));
-  return pods;
+  return load_with(path, [](const auto& doc) { return read_pods(doc); });
 }
 
 std::expected<TopologySource, Error> parse_topology(const json& doc) {
-  TopologySource out;
-  if (!doc.is_object())
-    return fail(ErrorCode::kParse, "expected a HyperNode list or a Kueue Topology object");
-  const std::string kind = str(doc, "kind");
-  if (kind == "Topology") {
-    out.kind = TopologySource::Kind::kLevels;
-    if (auto ok = want(doc, "metadata", json::value_t::object, "Topology"); !ok)
-      return std::unexpected(ok.error());
-    if (auto ok = want(doc, "spec", json::value_t::object, "Topology"); !ok)
-      return std::unexpected(ok.error());
-    out.levels.name =
-        doc.contains("metadata") && doc["metadata"].is_object() ? str(doc["metadata"], "name") : "";
-    if (out.levels.name.empty()) out.levels.name = "default";
-    const json spec = doc.value("spec", json::object());
-    if (auto ok = want(spec, "levels", json::value_t::array, "Topology " + out.levels.name + " spec"); !ok)
-      return std::unexpected(ok.error());
-    const json levels = spec.is_object() ? spec.value("levels", json::array()) : json::array();
-    for (std::size_t i = 0; i < levels.size(); ++i) {
-      if (!levels[i].is_object()) {
-        return fail(ErrorCode::kParse, "Topology " + out.levels.name + ": spec.levels[" + std::to_string(i) +
-                                           "] must be an object {nodeLabel}");
-      }
-      std::string label = str(levels[i], "nodeLabel");
-      if (label.empty()) {
-        return fail(ErrorCode::kParse, "Topology " + out.levels.name + ": spec.levels[" + std::to_string(i) +
-                                           "].nodeLabel is required");
-      }
-      out.levels.levels.push_back(label);
-    }
-    if (out.levels.levels.empty())
-      return fail(ErrorCode::kParse, "Topology " + out.levels.name + ": no spec.levels");
-    return out;
-  }
-  out.kind = TopologySource::Kind::kHyperNodes;
-  if (kind == "HyperNode") {
-    auto hn = parse_hypernode(doc, "document");
-    if (!hn) return std::unexpected(hn.error());
-    out.hypernodes.push_back(std::move(*hn));
-    return out;
-  }
-  if (!doc.contains("items")) {
-    return fail(ErrorCode::kParse,
-                "expected kind Topology, HyperNode or a list of HyperNodes, got kind '" + kind + "'");
-  }
-  const json& items = items_of(doc);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    auto hn = parse_hypernode(items[i], "items[" + std::to_string(i) + "]");
-    if (!hn) return std::unexpected(hn.error());
-    out.hypernodes.push_back(std::move(*hn));
-  }
-  return out;
+  return read_topology(io::NlohmannView(doc));
+}
+
+std::expected<TopologySource, Error> parse_topology_dom(const simdjson::dom::element& doc) {
+  return read_topology(io::SimdjsonView(doc));
 }
 
 std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
-  auto topology = parse_topology(*doc);
-  if (!topology) return std::unexpected(topology.error().context(path.string()));
-  return topology;
+  return load_with(path, [](const auto& doc) { return read_topology(doc); });
 }
 
 std::expected<TopologyIndex, Error> build_index(const TopologySource& topology, std::vector<NodeSpec> nodes,

@@ -289,6 +289,44 @@ TEST(HostileJson, ADeepTraceLineIsAnErrorWithFileAndLine) {
   EXPECT_TRUE(contains(p.err, job + ": nested deeper than 128 levels")) << p.err;
 }
 
+// Cluster files are read with simdjson; what it refuses is still one error naming the file, and a
+// number it cannot hold (an integer past 64 bits) still places, as it did before.
+TEST(HostileJson, ClusterFilesSimdjsonRefusesAreOneErrorOrPlaceAsBefore) {
+  TempDir dir;
+  const auto nodes = (dir.path() / "nodes.json").string();
+  const auto job = (dir.path() / "job.json").string();
+  const auto hypernodes = (dir.path() / "hypernodes.json").string();
+  write_text(job, R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "PlacementRequest", "name": "one",
+                      "podSets": [{"name": "w", "count": 1, "requests": {"nvidia.com/gpu": "8"}}]})");
+  write_text(hypernodes, R"({"kind": "List", "items": [{"kind": "HyperNode", "metadata": {"name": "leaf"},
+      "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"exactMatch": {"name": "gpu-1"}}}]}}]})");
+  // `metadata` holds the name and these members.
+  auto node_list = [](const std::string& metadata) {
+    return R"({"kind": "NodeList", "items": [{"metadata": {"name": "gpu-1", )" + metadata +
+           R"(}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110",
+           "nvidia.com/gpu": "8"}}}]})";
+  };
+  auto place = [&] { return run({"place", "--nodes", nodes, "--topology", hypernodes, "--job", job}); };
+  for (const auto& [label, message] : std::vector<std::pair<std::string, std::string>>{
+           {"\"r\xff\"", nodes + ": not valid JSON: "},
+           {std::string(300, '[') + std::string(300, ']'), nodes + ": nested deeper than 128 levels"},
+           {"1e400", nodes + ": not valid JSON: "},
+           {"{\"a\": 1}", nodes + ": Node gpu-1 metadata: labels.rack must be a string"}}) {
+    write_text(nodes, node_list(R"("labels": {"rack": )" + label + "}"));
+    auto r = place();
+    EXPECT_EQ(r.code, 2) << label;
+    EXPECT_TRUE(contains(r.err, message)) << r.err;
+    EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  }
+  write_text(nodes, node_list(R"("labels": {"rack": "r1"})"));
+  auto plain = place();
+  EXPECT_EQ(plain.code, 0) << plain.err;
+  write_text(nodes, node_list(R"("labels": {"rack": "r1"}, "generation": 18446744073709551616)"));
+  auto wide = place();
+  EXPECT_EQ(wide.code, plain.code) << wide.err;
+  EXPECT_EQ(wide.out, plain.out);
+}
+
 // --- files: bounded, regular --------------------------------------------------------------------
 
 TEST(HostileFiles, DevZeroFifosAndHugeFilesAreOneErrorEach) {

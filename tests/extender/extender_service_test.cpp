@@ -256,8 +256,10 @@ TEST(ExtenderService, MalformedArgsAreErrorsNamingTheField) {
 
 // kube-scheduler's bodies through the text path (filter_body/prioritize_body, what the HTTP routes
 // run) against the tree path (filter/prioritize on a parsed body) of a twin service with the same
-// cluster and history: the answers must be byte-equal, whatever the pod and the candidate list.
-TEST(ExtenderService, TextPathAnswersByteForByteAsTheTreePath) {
+// cluster and history: the answers must be the same JSON, whatever the pod and the candidate list.
+// (The text path writes failedNodes in the order the names came, the tree path sorted: a map either
+// way to kube-scheduler.)
+TEST(ExtenderService, TextPathAnswersAsTheTreePath) {
   Fixture tree, text;
   auto both = [&](const json& args, bool prioritize) {
     const std::string body = args.dump();
@@ -268,7 +270,9 @@ TEST(ExtenderService, TextPathAnswersByteForByteAsTheTreePath) {
       EXPECT_EQ(want.error().message(), got.error().message());
       return;
     }
-    EXPECT_EQ(want->dump(), *got) << body.substr(0, 200);
+    auto parsed = json::parse(*got, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << got->substr(0, 200);
+    EXPECT_EQ(*want, parsed) << body.substr(0, 200);
   };
   // A name sent twice, a name the cluster does not have, one that needs escaping.
   std::vector<std::string> names = tree.cluster.node_names;
