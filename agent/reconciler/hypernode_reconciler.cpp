@@ -311,25 +311,28 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
                   "); left untouched"};
     }
     std::string diff = difference(*current, want.object);
+    // What the status write will change, for the one log line of this HyperNode.
+    std::string status_detail;
+    const json changes = status_changes(*current, want);
+    if (changes.contains("nodeCount")) {
+      status_detail = "status.nodeCount " + std::to_string(status_node_count(*current)) + " -> " +
+                      std::to_string(want.node_count);
+    }
+    if (changes.contains("conditions")) {
+      const auto& c = *want.condition;
+      status_detail += std::string(status_detail.empty() ? "" : ", ") + topology::kFabricDegradedCondition +
+                       " " + c["status"].get<std::string>() + " (" + c["reason"].get<std::string>() + ")";
+    }
     if (diff.empty()) {
-      const int have_count = status_node_count(*current);
       ActionKind kind = maybe_created ? ActionKind::kCreate : ActionKind::kUnchanged;
-      const json changes = status_changes(*current, want);
       if (changes.empty()) return {kind, want.name, ""};
-      std::string detail;
-      if (changes.contains("nodeCount")) {
-        detail = "status.nodeCount " + std::to_string(have_count) + " -> " + std::to_string(want.node_count);
-      }
-      if (changes.contains("conditions")) {
-        const auto& c = *want.condition;
-        detail += std::string(detail.empty() ? "" : ", ") + topology::kFabricDegradedCondition + " " +
-                  c["status"].get<std::string>() + " (" + c["reason"].get<std::string>() + ")";
-      }
+      const std::string& detail = status_detail;
       if (options_.dry_run) return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
       std::string status_error = write_status(*current, want, result);
       if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
       return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
     }
+    if (!status_detail.empty()) diff += "; " + status_detail;
     if (options_.dry_run) return {ActionKind::kUpdate, want.name, diff};
 
     json object = *current;

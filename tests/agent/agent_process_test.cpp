@@ -17,10 +17,12 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "discoverers/ib-fabric/simulated_fabric.h"
 #include "tests/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -279,6 +281,183 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
       eventually_here([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
   if (!exited) kill_all();
   ASSERT_TRUE(exited);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+// Three leaves with two hosts each, every leaf cabled to both spines (leaf port 3 to spine-1, port 4
+// to spine-2), as an ibsim net file. Degraded: node-11's own link has `w=1` on both ends (ibsim
+// trains it at one lane) and leaf-3's cable to spine-2 is pulled.
+std::string three_leaf_netfile(bool degraded) {
+  std::string text;
+  for (int l = 1; l <= 3; ++l) {
+    const std::string leaf = "leaf-" + std::to_string(l);
+    text += "Switch 8 \"S-" + leaf + "\" # \"MF0;" + leaf + ":MQM8700/U1\"\n";
+    for (int h = 1; h <= 2; ++h) {
+      text += "[" + std::to_string(h) + "] \"H-" + leaf + "-" + std::to_string(h) + "\"[1]" +
+              (degraded && l == 1 && h == 1 ? " w=1" : "") + "\n";
+    }
+    text += "[3] \"S-spine-1\"[" + std::to_string(l) + "]\n";
+    if (!(degraded && l == 3)) text += "[4] \"S-spine-2\"[" + std::to_string(l) + "]\n";
+    text += "\n";
+  }
+  for (int s = 1; s <= 2; ++s) {
+    const std::string spine = "spine-" + std::to_string(s);
+    text += "Switch 8 \"S-" + spine + "\" # \"MF0;" + spine + ":MQM8700/U1\"\n";
+    for (int l = 1; l <= 3; ++l) {
+      if (degraded && s == 2 && l == 3) continue;
+      text +=
+          "[" + std::to_string(l) + "] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(s + 2) + "]\n";
+    }
+    text += "\n";
+  }
+  for (int l = 1; l <= 3; ++l) {
+    for (int h = 1; h <= 2; ++h) {
+      const std::string host = "node-" + std::to_string(l) + std::to_string(h);
+      text +=
+          "Hca 1 \"H-leaf-" + std::to_string(l) + "-" + std::to_string(h) + "\" # \"" + host + " mlx5_0\"\n";
+      text += "[1] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(h) + "]" +
+              (degraded && l == 1 && h == 1 ? " w=1" : "") + "\n\n";
+    }
+  }
+  return text;
+}
+
+// What `command` printed on stdout, and its exit status.
+std::pair<std::string, int> run_output(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"", -1};
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  return {out, pclose(pipe)};
+}
+
+// Fabric health through the agent's YAML alone, on live walks: the agent's ibsim source simulates
+// the net file and walks it on every run (interval 1 s). A host link that trained at 1x and a pulled
+// uplink show as FabricDegraded on their leaves (the host named in hypertopo.io/degraded-members),
+// in /metrics and in the picture; healing the fabric clears each condition with one /status write,
+// and runs that find nothing new write nothing.
+TEST(AgentProcess, LiveWalksMarkDegradedLeavesAndHealingClearsEachWithOneWrite) {
+  namespace ibf = hypertopo::discoverers::ib_fabric;
+  HT_REQUIRE(ibf::simulator_missing().empty(), "ibsim: " + ibf::simulator_missing());
+  LoopbackApiServer server({.bearer_token = "t0ken"});
+  ASSERT_TRUE(server.start());
+  TempDir dir;
+  const auto kubeconfig = write_kubeconfig(dir, server);
+  const auto net = dir.path() / "fabric.net";
+  write_text(net, three_leaf_netfile(false));
+  const auto config = dir.path() / "config.yaml";
+  write_text(config, "hostRoot: " + (dir.path() / "host").string() +
+                         "\nsources:\n  - kind: ibsim\n    config: {netFile: " + net.string() +
+                         "}\n    interval: 1s\n"
+                         "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n"
+                         "reconcile:\n  debounce: 100ms\n");
+  const std::uint16_t port = free_port();
+  pid_t pid = spawn_agent(config, kubeconfig, "gpu-node-1", "agent-a", dir.path() / "work", port);
+  ASSERT_GT(pid, 0) << agent_binary();
+  struct Reaper {
+    pid_t& pid;
+    ~Reaper() {
+      if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+    }
+  } reaper{pid};
+
+  const std::string hypernodes = "topology.volcano.sh/v1alpha1/hypernodes";
+  auto object = [&](const std::string& name) {
+    auto o = server.store().object(hypernodes, "", name);
+    return o ? *o : nlohmann::json();
+  };
+  auto condition = [&](const std::string& name) {
+    const auto o = object(name);
+    if (o.contains("status") && o["status"].contains("conditions")) {
+      for (const auto& c : o["status"]["conditions"]) {
+        if (c.value("type", "") == "FabricDegraded") return c;
+      }
+    }
+    return nlohmann::json();
+  };
+  auto degraded = [&] {
+    std::vector<std::string> out;
+    for (const auto& o : server.store().objects(hypernodes)) {
+      const std::string name = o["metadata"]["name"];
+      if (condition(name).value("status", "") == "True") out.push_back(name);
+    }
+    return out;
+  };
+  auto ibsim_runs = [&] {
+    const std::string metrics = http_get(port, "/metrics");
+    const std::string key = "hypertopo_discovery_runs_total{source=\"ibsim\",outcome=\"ok\"} ";
+    const auto at = metrics.find(key);
+    return at == std::string::npos ? 0L : std::strtol(metrics.c_str() + at + key.size(), nullptr, 10);
+  };
+  auto versions = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& o : server.store().objects(hypernodes))
+      out[o["metadata"]["name"].get<std::string>()] = o["metadata"]["resourceVersion"].get<std::string>();
+    return out;
+  };
+
+  // A healthy fabric: three leaves and the spine domain, nothing degraded.
+  ASSERT_TRUE(eventually_here([&] {
+    return server.store().object_count(hypernodes) == 4 && ibsim_runs() >= 1;
+  })) << http_get(port, "/metrics");
+  EXPECT_TRUE(degraded().empty());
+
+  // Degraded: the leaves say why, the host is named, the metrics count the links.
+  write_text(net, three_leaf_netfile(true));
+  ASSERT_TRUE(eventually_here([&] {
+    return condition("leaf-leaf-1").value("reason", "") == "DegradedLinkWidth" &&
+           condition("leaf-leaf-3").value("reason", "") == "MissingUplinks";
+  })) << object("leaf-leaf-1").dump()
+      << object("leaf-leaf-3").dump();
+  EXPECT_NE(condition("leaf-leaf-1").value("message", "").find("node-11[1]"), std::string::npos)
+      << condition("leaf-leaf-1").dump();
+  EXPECT_NE(condition("leaf-leaf-1").value("message", "").find("1x, expected 4x"), std::string::npos)
+      << condition("leaf-leaf-1").dump();
+  EXPECT_EQ(object("leaf-leaf-1")["metadata"]["annotations"].value("hypertopo.io/degraded-members", ""),
+            "node-11");
+  EXPECT_EQ(condition("leaf-leaf-2").value("status", "False"), "False");
+  ASSERT_TRUE(eventually_here([&] {
+    const std::string m = http_get(port, "/metrics");
+    return m.find("hypertopo_domain_degraded{hypernode=\"leaf-leaf-1\"} 1") != std::string::npos &&
+           m.find("hypertopo_domain_degraded{hypernode=\"leaf-leaf-3\"} 1") != std::string::npos &&
+           m.find("hypertopo_fabric_links{state=\"degraded\"} 1") != std::string::npos &&
+           m.find("hypertopo_fabric_links{state=\"missing\"} 1") != std::string::npos;
+  })) << http_get(port, "/metrics");
+  // The picture of the same fabric draws the degraded leaves in the warning colour.
+  const auto [dot, dot_status] =
+      run_output(agent_binary() + " discover --source ibsim:" + net.string() + " -o dot 2>/dev/null");
+  EXPECT_EQ(dot_status, 0);
+  EXPECT_NE(dot.find("leaf-leaf-1"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("DegradedLinkWidth"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("MissingUplinks"), std::string::npos) << dot;
+  EXPECT_NE(dot.find("fillcolor=\"#fdae61\""), std::string::npos) << dot;
+
+  // Healed: each degraded HyperNode's condition flips with one /status write; the host's
+  // annotation goes; runs that find the same fabric write nothing.
+  const std::vector<std::string> were_degraded = degraded();
+  const int patches = server.count("patch");
+  write_text(net, three_leaf_netfile(false));
+  ASSERT_TRUE(eventually_here([&] { return degraded().empty(); })) << object("leaf-leaf-1").dump();
+  const long runs = ibsim_runs();
+  ASSERT_TRUE(eventually_here([&] { return ibsim_runs() >= runs + 1; }));
+  const auto settled = versions();
+  const int settled_patches = server.count("patch");
+  std::printf("[agent-numbers] healing %zu degraded HyperNode(s) on a live walk: %d /status write(s)\n",
+              were_degraded.size(), settled_patches - patches);
+  EXPECT_EQ(settled_patches - patches, static_cast<int>(were_degraded.size()));
+  EXPECT_EQ(condition("leaf-leaf-1").value("status", ""), "False");
+  EXPECT_FALSE(object("leaf-leaf-1")["metadata"]
+                   .value("annotations", nlohmann::json::object())
+                   .contains("hypertopo.io/degraded-members"));
+  ASSERT_TRUE(eventually_here([&] { return ibsim_runs() >= runs + 3; }));
+  EXPECT_EQ(versions(), settled);
+  EXPECT_EQ(server.count("patch"), settled_patches);
+
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_TRUE(eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s));
+  pid = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 

@@ -53,6 +53,30 @@ TEST(CapacityDot, ColouredWithLegendOrPlainWithoutData) {
   EXPECT_EQ(plain.find("GPUs"), std::string::npos);
 }
 
+// A degraded domain keeps its GPU fill and gets the warning frame and its reason; without GPU
+// data it is filled in the warning colour. A legend entry explains the frame.
+TEST(CapacityDot, DegradedDomainsAreFramedWithTheirReason) {
+  Tree t = testing::slurm_fixture_shaped_tree();
+  const auto leaf = *t.find("leaf-1-1");
+  t.domain(leaf).health.assessed = true;
+  t.domain(leaf).health.bad_links.push_back(
+      {.reason = HealthReason::kMissingUplinks, .end_a = "leaf-1-1", .end_b = "spine-2", .uplink = true});
+  const std::string plain = render_capacity_dot(t, {});
+  const auto at = plain.find("\"d:leaf-1-1\" [label=");
+  ASSERT_NE(at, std::string::npos) << plain;
+  const std::string line = plain.substr(at, plain.find('\n', at) - at);
+  EXPECT_NE(line.find("DEGRADED MissingUplinks"), std::string::npos) << line;
+  EXPECT_NE(line.find("color=\"#d94801\", penwidth=3, fillcolor=\"#fdae61\""), std::string::npos) << line;
+  EXPECT_NE(plain.find("cluster_health"), std::string::npos);
+  const std::string other = plain.substr(plain.find("\"d:leaf-1-2\" [label="), 80);
+  EXPECT_EQ(other.substr(0, other.find('\n')).find("DEGRADED"), std::string::npos) << other;
+
+  const std::string coloured = render_capacity_dot(t, gpu_usage(t, 8, {}));
+  const auto c = coloured.find("\"d:leaf-1-1\" [label=");
+  const std::string cline = coloured.substr(c, coloured.find('\n', c) - c);
+  EXPECT_NE(cline.find("fillcolor=\"#93c47d\", color=\"#d94801\", penwidth=3"), std::string::npos) << cline;
+}
+
 TEST(CapacityDot, RendersWithGraphviz) {
   HT_REQUIRE(std::system("command -v dot >/dev/null 2>&1") == 0, "graphviz 'dot'");
   Tree t = testing::demo_tree();

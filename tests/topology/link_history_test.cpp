@@ -77,7 +77,9 @@ TEST(LinkHistory, OnePullAndRestoreIsNotFlapping) {
   for (bool up : {true, false, true, true}) {
     Tree tree = build(up);
     history.apply(tree, true);
-    if (up) EXPECT_FALSE(leaf2(tree).degraded()) << leaf2(tree).message();
+    if (up) {
+      EXPECT_FALSE(leaf2(tree).degraded()) << leaf2(tree).message();
+    }
   }
   EXPECT_EQ(history.tracked(), 1u);
 }

@@ -5,6 +5,10 @@
 namespace hypertopo::topology::exporters {
 namespace {
 
+// A degraded domain (FabricDegraded): a warning frame, and a warning fill where no GPU use fills it.
+constexpr const char* kDegradedFrame = "#d94801";
+constexpr const char* kDegradedFill = "#fdae61";
+
 // Labels carry Graphviz's own "\\n" line breaks, so only quotes are escaped (names are DNS-1123).
 std::string quote(const std::string& s) {
   std::string out = "\"";
@@ -45,6 +49,7 @@ std::string render_capacity_dot(const Tree& tree, const GpuUsage& usage, const C
   std::string out =
       "digraph hypertopo {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", "
       "fillcolor=\"#ffffff\", fontname=\"Helvetica\"];\n";
+  bool any_degraded = false;
   for (DomainId id = 0; id < tree.size(); ++id) {
     const Domain& d = tree.domain(id);
     std::string label = d.name + "\\n" + d.tier_name + " (tier " + std::to_string(d.tier) + ")\\n" +
@@ -54,6 +59,13 @@ std::string render_capacity_dot(const Tree& tree, const GpuUsage& usage, const C
       const auto t = domain_gpu_totals(tree, id, usage);
       label += ", GPUs " + std::to_string(t.used) + "/" + std::to_string(t.allocatable) + " used";
       attrs = ", fillcolor=" + quote(fill_for(t));
+    }
+    if (d.health.degraded()) {
+      // The fill stays the GPU use where there is one; the warning is the frame and the reason.
+      label += "\\nDEGRADED " + std::string(reason_name(d.health.reason()));
+      attrs += std::string(", color=") + quote(kDegradedFrame) + ", penwidth=3";
+      if (!coloured) attrs += ", fillcolor=" + quote(kDegradedFill);
+      any_degraded = true;
     }
     out += "  " + quote("d:" + d.name) + " [label=" + quote(label) + attrs + "];\n";
   }
@@ -96,6 +108,12 @@ std::string render_capacity_dot(const Tree& tree, const GpuUsage& usage, const C
       prev = id;
     }
     out += "  }\n";
+  }
+  if (any_degraded) {
+    out += "  subgraph cluster_health {\n    label=\"Fabric health\";\n    fontname=\"Helvetica\";\n    " +
+           quote("legend:degraded") +
+           " [label=\"degraded links or uplinks\\n(FabricDegraded)\", color=" + quote(kDegradedFrame) +
+           ", penwidth=3, fillcolor=" + quote(kDegradedFill) + "];\n  }\n";
   }
   out += "}\n";
   return out;
