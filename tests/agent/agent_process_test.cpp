@@ -24,6 +24,7 @@
 
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "tests/apiserver/loopback_apiserver.h"
+#include "tests/ibsim/ibsim_fabrics.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 
@@ -284,42 +285,15 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-// Three leaves with two hosts each, every leaf cabled to both spines (leaf port 3 to spine-1, port 4
-// to spine-2), as an ibsim net file. Degraded: node-11's own link has `w=1` on both ends (ibsim
-// trains it at one lane) and leaf-3's cable to spine-2 is pulled.
+// Three leaves with two hosts each, each leaf cabled to both spines. Degraded: node-11's own link
+// trains at one lane and leaf-3's cable to spine-2 is pulled.
 std::string three_leaf_netfile(bool degraded) {
-  std::string text;
-  for (int l = 1; l <= 3; ++l) {
-    const std::string leaf = "leaf-" + std::to_string(l);
-    text += "Switch 8 \"S-" + leaf + "\" # \"MF0;" + leaf + ":MQM8700/U1\"\n";
-    for (int h = 1; h <= 2; ++h) {
-      text += "[" + std::to_string(h) + "] \"H-" + leaf + "-" + std::to_string(h) + "\"[1]" +
-              (degraded && l == 1 && h == 1 ? " w=1" : "") + "\n";
-    }
-    text += "[3] \"S-spine-1\"[" + std::to_string(l) + "]\n";
-    if (!(degraded && l == 3)) text += "[4] \"S-spine-2\"[" + std::to_string(l) + "]\n";
-    text += "\n";
+  HealthFabricSpec spec;
+  if (degraded) {
+    spec.narrow_host_links = {{1, 1}};
+    spec.pulled_uplinks = {{3, 2}};
   }
-  for (int s = 1; s <= 2; ++s) {
-    const std::string spine = "spine-" + std::to_string(s);
-    text += "Switch 8 \"S-" + spine + "\" # \"MF0;" + spine + ":MQM8700/U1\"\n";
-    for (int l = 1; l <= 3; ++l) {
-      if (degraded && s == 2 && l == 3) continue;
-      text +=
-          "[" + std::to_string(l) + "] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(s + 2) + "]\n";
-    }
-    text += "\n";
-  }
-  for (int l = 1; l <= 3; ++l) {
-    for (int h = 1; h <= 2; ++h) {
-      const std::string host = "node-" + std::to_string(l) + std::to_string(h);
-      text +=
-          "Hca 1 \"H-leaf-" + std::to_string(l) + "-" + std::to_string(h) + "\" # \"" + host + " mlx5_0\"\n";
-      text += "[1] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(h) + "]" +
-              (degraded && l == 1 && h == 1 ? " w=1" : "") + "\n\n";
-    }
-  }
-  return text;
+  return health_fabric_netfile(spec);
 }
 
 // What `command` printed on stdout, and its exit status.

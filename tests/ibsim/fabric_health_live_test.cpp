@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "discoverers/ib-fabric/fabric_walk.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "tests/ibsim/ibsim_fabrics.h"
 #include "tests/support/fixtures.h"
 #include "topology/tree_builder.h"
 
@@ -25,35 +26,9 @@ const std::vector<std::string> kWalker = {HT_IB_WALKER};
 // Three leaves with two hosts each, every leaf cabled to both spines (leaf port 3 to spine-1, port 4
 // to spine-2). `w=1` on both ends of leaf-2's link to spine-1 makes ibsim train it at one lane.
 std::string netfile(bool narrow_uplink) {
-  const std::string narrow = narrow_uplink ? " w=1" : "";
-  std::string text;
-  for (int l = 1; l <= 3; ++l) {
-    const std::string leaf = "leaf-" + std::to_string(l);
-    text += "Switch 8 \"S-" + leaf + "\" # \"MF0;" + leaf + ":MQM8700/U1\"\n";
-    for (int h = 1; h <= 2; ++h) {
-      text += "[" + std::to_string(h) + "] \"H-" + leaf + "-" + std::to_string(h) + "\"[1]\n";
-    }
-    text += "[3] \"S-spine-1\"[" + std::to_string(l) + "]" + (l == 2 ? narrow : "") + "\n";
-    text += "[4] \"S-spine-2\"[" + std::to_string(l) + "]\n\n";
-  }
-  for (int s = 1; s <= 2; ++s) {
-    const std::string spine = "spine-" + std::to_string(s);
-    text += "Switch 8 \"S-" + spine + "\" # \"MF0;" + spine + ":MQM8700/U1\"\n";
-    for (int l = 1; l <= 3; ++l) {
-      text += "[" + std::to_string(l) + "] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(s + 2) +
-              "]" + (s == 1 && l == 2 ? narrow : "") + "\n";
-    }
-    text += "\n";
-  }
-  for (int l = 1; l <= 3; ++l) {
-    for (int h = 1; h <= 2; ++h) {
-      const std::string host = "node-" + std::to_string(l) + std::to_string(h);
-      text +=
-          "Hca 1 \"H-leaf-" + std::to_string(l) + "-" + std::to_string(h) + "\" # \"" + host + " mlx5_0\"\n";
-      text += "[1] \"S-leaf-" + std::to_string(l) + "\"[" + std::to_string(h) + "]\n\n";
-    }
-  }
-  return text;
+  testing::HealthFabricSpec spec;
+  if (narrow_uplink) spec.narrow_uplinks = {{2, 1}};
+  return testing::health_fabric_netfile(spec);
 }
 
 topology::Tree build(const topology::FabricGraph& graph) {

@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "tests/ibsim/ibsim_fabrics.h"
 #include "tests/support/fixtures.h"
 #include "tests/ufm/fake_ufm_server.h"
 
@@ -41,38 +42,14 @@ std::string host_name(int l, int h) { return "node-" + std::to_string(l) + std::
 std::string switch_description(const std::string& name) { return "MF0;" + name + ":MQM8700/U1"; }
 bool cabled(int l, int s) { return !(l == kMissingLeaf && s == kMissingSpine); }
 
-// The ibsim net file; `w=1` on both ends of a link makes ibsim train it at one lane.
+// The ibsim net file: the narrow uplink at 1x, the missing one never cabled (the down one is cabled
+// and taken down on the running simulator).
 std::string netfile() {
-  auto narrow = [](int l, int s) { return l == kNarrowLeaf && s == kNarrowSpine ? " w=1" : ""; };
-  std::string text;
-  for (int l = 1; l <= kLeaves; ++l) {
-    text += "Switch 8 \"S-" + leaf_name(l) + "\" # \"" + switch_description(leaf_name(l)) + "\"\n";
-    for (int h = 1; h <= kHostsPerLeaf; ++h) {
-      text += "[" + std::to_string(h) + "] \"H-" + host_name(l, h) + "\"[1]\n";
-    }
-    for (int s = 1; s <= kSpines; ++s) {
-      if (!cabled(l, s)) continue;
-      text += "[" + std::to_string(leaf_port(s)) + "] \"S-" + spine_name(s) + "\"[" + std::to_string(l) +
-              "]" + narrow(l, s) + "\n";
-    }
-    text += "\n";
-  }
-  for (int s = 1; s <= kSpines; ++s) {
-    text += "Switch 8 \"S-" + spine_name(s) + "\" # \"" + switch_description(spine_name(s)) + "\"\n";
-    for (int l = 1; l <= kLeaves; ++l) {
-      if (!cabled(l, s)) continue;
-      text += "[" + std::to_string(l) + "] \"S-" + leaf_name(l) + "\"[" + std::to_string(leaf_port(s)) + "]" +
-              narrow(l, s) + "\n";
-    }
-    text += "\n";
-  }
-  for (int l = 1; l <= kLeaves; ++l) {
-    for (int h = 1; h <= kHostsPerLeaf; ++h) {
-      text += "Hca 1 \"H-" + host_name(l, h) + "\" # \"" + host_name(l, h) + " mlx5_0\"\n";
-      text += "[1] \"S-" + leaf_name(l) + "\"[" + std::to_string(h) + "]\n\n";
-    }
-  }
-  return text;
+  return testing::health_fabric_netfile({.leaves = kLeaves,
+                                         .hosts_per_leaf = kHostsPerLeaf,
+                                         .spines = kSpines,
+                                         .narrow_uplinks = {{kNarrowLeaf, kNarrowSpine}},
+                                         .pulled_uplinks = {{kMissingLeaf, kMissingSpine}}});
 }
 
 // UFM's answers for the same fabric: port records with the fields UFM Enterprise's

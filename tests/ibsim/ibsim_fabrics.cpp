@@ -207,4 +207,44 @@ std::vector<std::string> canonical_links(const topology::FabricGraph& graph) {
   return out;
 }
 
+std::string health_fabric_netfile(const HealthFabricSpec& spec) {
+  auto has = [](const std::vector<std::pair<int, int>>& list, int a, int b) {
+    return std::find(list.begin(), list.end(), std::pair{a, b}) != list.end();
+  };
+  auto leaf = [](int l) { return "leaf-" + std::to_string(l); };
+  auto spine = [](int s) { return "spine-" + std::to_string(s); };
+  auto host = [](int l, int h) { return "node-" + std::to_string(l) + std::to_string(h); };
+  auto uplink_width = [&](int l, int s) { return has(spec.narrow_uplinks, l, s) ? " w=1" : ""; };
+  auto host_width = [&](int l, int h) { return has(spec.narrow_host_links, l, h) ? " w=1" : ""; };
+  auto cabled = [&](int l, int s) { return !has(spec.pulled_uplinks, l, s); };
+  std::string text;
+  for (int l = 1; l <= spec.leaves; ++l) {
+    text += "Switch 8 \"S-" + leaf(l) + "\" # \"MF0;" + leaf(l) + ":MQM8700/U1\"\n";
+    for (int h = 1; h <= spec.hosts_per_leaf; ++h)
+      text += "[" + std::to_string(h) + "] \"H-" + host(l, h) + "\"[1]" + host_width(l, h) + "\n";
+    for (int s = 1; s <= spec.spines; ++s) {
+      if (!cabled(l, s)) continue;
+      text += "[" + std::to_string(spec.hosts_per_leaf + s) + "] \"S-" + spine(s) + "\"[" +
+              std::to_string(l) + "]" + uplink_width(l, s) + "\n";
+    }
+    text += "\n";
+  }
+  for (int s = 1; s <= spec.spines; ++s) {
+    text += "Switch 8 \"S-" + spine(s) + "\" # \"MF0;" + spine(s) + ":MQM8700/U1\"\n";
+    for (int l = 1; l <= spec.leaves; ++l) {
+      if (!cabled(l, s)) continue;
+      text += "[" + std::to_string(l) + "] \"S-" + leaf(l) + "\"[" + std::to_string(spec.hosts_per_leaf + s) +
+              "]" + uplink_width(l, s) + "\n";
+    }
+    text += "\n";
+  }
+  for (int l = 1; l <= spec.leaves; ++l) {
+    for (int h = 1; h <= spec.hosts_per_leaf; ++h) {
+      text += "Hca 1 \"H-" + host(l, h) + "\" # \"" + host(l, h) + " mlx5_0\"\n";
+      text += "[1] \"S-" + leaf(l) + "\"[" + std::to_string(h) + "]" + host_width(l, h) + "\n\n";
+    }
+  }
+  return text;
+}
+
 }  // namespace hypertopo::testing

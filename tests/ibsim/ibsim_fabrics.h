@@ -75,6 +75,20 @@ struct StorageFabricSpec {
 // storage leaf and the storage HCAs out, so the tiers are the compute fabric's.
 GeneratedFabric storage_leaf_fabric(const StorageFabricSpec& spec);
 
+// A small two-tier fabric written straight as an ibsim net file, for the fabric health scenarios:
+// leaf l ("S-leaf-<l>", "MF0;leaf-<l>:MQM8700/U1") has host h on its port h ("node-<l><h> mlx5_0")
+// and reaches spine s on its port hosts_per_leaf + s; spine s reaches leaf l on its port l. `w=1` on
+// both ends of a link makes ibsim train it at one lane; a pulled uplink is not cabled at all.
+struct HealthFabricSpec {
+  int leaves = 3;
+  int hosts_per_leaf = 2;
+  int spines = 2;
+  std::vector<std::pair<int, int>> narrow_uplinks;     // (leaf, spine) at 1x
+  std::vector<std::pair<int, int>> pulled_uplinks;     // (leaf, spine) not cabled
+  std::vector<std::pair<int, int>> narrow_host_links;  // (leaf, host) at 1x
+};
+std::string health_fabric_netfile(const HealthFabricSpec& spec);
+
 // The tree a TreeBuilder built, in the same shape as GeneratedFabric::tiers.
 std::vector<std::vector<ExpectedDomain>> tier_structure(const topology::Tree& tree);
 
