@@ -289,6 +289,9 @@ std::expected<void, Error> topology_annotations(const json& annotations, PodSetR
           where + ": podset-slice-required-topology-constraints[" + std::to_string(i) + "]";
       if (!l.is_object())
         return fail(ErrorCode::kInvalidArgument, lw + " must be an object {topology, size}");
+      // Kueue's constraint has no default size: a missing one is an error, not a slice of 0.
+      if (!l.contains("size") || l["size"].is_null())
+        return fail(ErrorCode::kInvalidArgument, lw + ": size is required (the pods per slice)");
       auto size = integer(l, "size", 0, lw, 1, std::max<std::int64_t>(ps.count, 1));
       if (!size) return std::unexpected(size.error());
       if (str(l, "topology").empty())
