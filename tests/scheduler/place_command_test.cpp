@@ -154,8 +154,9 @@ TEST_F(PlaceCommandTest, EveryCountIsRangeChecked) {
                    "podset-slice-size");
   }
   // A slice constraint without its size (found by fuzzing: it was divided by).
-  for (const std::string bad : {R"([{"topology": "example.com/rack"}])", R"([{"topology": "r", "size": null}])",
-                                R"([{"topology": "r", "size": 0}])"}) {
+  for (const std::string bad :
+       {R"([{"topology": "example.com/rack"}])", R"([{"topology": "r", "size": null}])",
+        R"([{"topology": "r", "size": 0}])"}) {
     expect_invalid(place(kueue_job(16, {{"kueue.x-k8s.io/podset-required-topology", "example.com/block"},
                                         {"kueue.x-k8s.io/podset-slice-required-topology-constraints", bad}})),
                    "size");
