@@ -308,7 +308,7 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
     const unsigned expected_width =
         std::max(sib_width, c.width_cap == 0 || c.width_cap > 64 ? 0u : c.width_cap);
     const std::uint32_t expected_speed = std::max(sib_speed, c.speed_cap);
-    std::optional<BadLink> bad;
+    // Most links are healthy: a BadLink (strings and all) is only made for one that is not.
     auto make = [&](HealthReason reason, std::string expected, std::string seen) {
       BadLink b;
       b.reason = reason;
@@ -319,27 +319,36 @@ void assess_fabric_health(const BuiltFabric& fabric, Tree& tree) {
       b.seen = std::move(seen);
       return b;
     };
-    if (c.down) {
-      bad = make(HealthReason::kLinkDown, "up", "down");
-    } else if (c.width != 0 && c.width < expected_width) {
-      bad = make(HealthReason::kDegradedLinkWidth, width_text(expected_width), width_text(c.width));
-    } else if (c.speed != 0 && c.speed < expected_speed) {
-      bad = make(HealthReason::kDegradedLinkSpeed, speed_text(expected_speed), speed_text(c.speed));
-    }
     // Bandwidth in lane-Mb/s; a link whose source says nothing of its rate counts as one unit.
     const unsigned want_w = expected_width ? expected_width : (c.width ? c.width : 1);
     const std::uint32_t want_s = expected_speed ? expected_speed : (c.speed ? c.speed : 1);
     const double expected_bw = double(want_w) * want_s;
     const double seen_bw = c.down ? 0.0 : double(c.width ? c.width : want_w) * (c.speed ? c.speed : want_s);
-    attribute(c.lo, c.hi, [&](std::int64_t d, bool uplink) {
-      auto& t = tally[static_cast<std::size_t>(d)];
-      (uplink ? t.uplink_expected : t.internal_expected) += expected_bw;
-      (uplink ? t.uplink_seen : t.internal_seen) += std::min(seen_bw, expected_bw);
-      if (bad) {
-        t.bad.push_back(*bad);
-        t.bad.back().uplink = uplink;
-      }
-    });
+    auto count_in_domains = [&](const BadLink* bad) {
+      attribute(c.lo, c.hi, [&](std::int64_t d, bool uplink) {
+        auto& t = tally[static_cast<std::size_t>(d)];
+        (uplink ? t.uplink_expected : t.internal_expected) += expected_bw;
+        (uplink ? t.uplink_seen : t.internal_seen) += std::min(seen_bw, expected_bw);
+        if (bad) {
+          t.bad.push_back(*bad);
+          t.bad.back().uplink = uplink;
+        }
+      });
+    };
+    if (c.down) {
+      const BadLink bad = make(HealthReason::kLinkDown, "up", "down");
+      count_in_domains(&bad);
+    } else if (c.width != 0 && c.width < expected_width) {
+      const BadLink bad =
+          make(HealthReason::kDegradedLinkWidth, width_text(expected_width), width_text(c.width));
+      count_in_domains(&bad);
+    } else if (c.speed != 0 && c.speed < expected_speed) {
+      const BadLink bad =
+          make(HealthReason::kDegradedLinkSpeed, speed_text(expected_speed), speed_text(c.speed));
+      count_in_domains(&bad);
+    } else {
+      count_in_domains(nullptr);
+    }
   }
 
   // 4. Uplinks missing against the other switches of the same level.
