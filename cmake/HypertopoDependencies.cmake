@@ -9,6 +9,14 @@ find_package(OpenSSL REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 # simdjson reads the large answers: UFM's ports and links, kube-scheduler's extender requests.
 find_package(simdjson CONFIG REQUIRED)
+# simdjson's classes change layout with the definitions its package sets (SIMDJSON_THREADS_ENABLED):
+# a file that includes <simdjson.h> without them while another has them breaks the one-definition
+# rule, and a parser made in one file crashes in the other's inline code (seen in a release build of
+# a benchmark that included the header without linking the target). Every file gets them.
+get_target_property(HT_SIMDJSON_DEFINITIONS simdjson::simdjson INTERFACE_COMPILE_DEFINITIONS)
+if(HT_SIMDJSON_DEFINITIONS)
+  add_compile_definitions(${HT_SIMDJSON_DEFINITIONS})
+endif()
 # RE2 matches every user-supplied regular expression in linear time (Go's syntax, as Volcano's).
 pkg_check_modules(RE2 REQUIRED re2)
 # Only RE2's headers and libraries: its pkg-config cflags add -pthread, which defines _REENTRANT and

@@ -53,6 +53,9 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   counter("hypertopo_extender_text_path_calls_total",
           "Filter and prioritize bodies read in place (the others took the JSON tree path).",
           c.text_path_calls);
+  counter("hypertopo_extender_prioritize_reused_filter_total",
+          "Prioritize calls that reused the node ids of their pod's filter call.",
+          c.prioritize_reused_filter);
   m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
   return m.render();
 }

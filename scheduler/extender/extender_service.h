@@ -102,6 +102,8 @@ struct ExtenderCounters {
                plans_expired = 0, errors = 0, index_rebuilds = 0;
   // filter/prioritize bodies read by the text path (the rest took the JSON tree path).
   std::int64_t text_path_calls = 0;
+  // prioritize calls that reused the node ids their pod's filter call resolved.
+  std::int64_t prioritize_reused_filter = 0;
 };
 
 class ExtenderService {
@@ -179,8 +181,26 @@ class ExtenderService {
   bool fits(int node, const ResourceAmounts& request, const PodSetRequest* ps) const;
   void record_binding(const PodInfo& pod);
 
+  // kube-scheduler calls prioritize right after filter for the same pod, with the names filter
+  // kept, in the order it kept them. The last normal pod's kept names and their node ids are held
+  // so that prioritize compares names in a row instead of hashing each one again. Node ids hold for
+  // one index build only.
+  struct KeptNodes {
+    std::string pod_uid;
+    std::int64_t index_build = -1;
+    std::string names;                // back to back
+    std::vector<std::uint32_t> ends;  // name i is names[ends[i-1], ends[i])
+    std::vector<int> ids;
+  };
+  void keep_filtered(const std::string& pod_uid, std::span<const std::string_view> names,
+                     std::span<const int> ids, std::span<const std::int32_t> reason);
+  // The node id of each name (-1: not in the index), from kept_ when the names are those filter
+  // kept for this pod.
+  std::vector<int> node_ids(const std::string& pod_uid, std::span<const std::string_view> names);
+
   ExtenderOptions options_;
   mutable std::mutex mu_;
+  KeptNodes kept_;
   std::map<std::string, HyperNodeSpec> hypernodes_;
   std::map<std::string, NodeSpec> nodes_;
   std::map<std::string, PodInfo> pods_;  // by uid

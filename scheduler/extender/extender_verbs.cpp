@@ -86,16 +86,57 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
     if (!ps) return std::unexpected(ps.error());
     out.reasons = {"node not in the extender's cluster view",
                    "pod does not fit (resources, taints, selector or node state)"};
+    std::vector<int> ids(names.size(), -1);
     for (std::size_t i = 0; i < names.size(); ++i) {
       const int id = index_->find_node(names[i]);
+      ids[i] = id;
       if (id < 0) {
         out.reason[i] = 0;
       } else if (!fits(id, ps->per_pod, &*ps)) {
         out.reason[i] = 1;
       }
     }
+    keep_filtered(str_at(member(pod, "metadata"), "uid"), names, ids, out.reason);
   }
   return out;
+}
+
+void ExtenderService::keep_filtered(const std::string& pod_uid, std::span<const std::string_view> names,
+                                    std::span<const int> ids, std::span<const std::int32_t> reason) {
+  kept_.pod_uid = pod_uid;
+  kept_.index_build = counters_.index_rebuilds;
+  kept_.names.clear();
+  kept_.ends.clear();
+  kept_.ids.clear();
+  if (pod_uid.empty()) return;  // nothing to match the prioritize call by
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (reason[i] >= 0) continue;
+    kept_.names += names[i];
+    kept_.ends.push_back(static_cast<std::uint32_t>(kept_.names.size()));
+    kept_.ids.push_back(ids[i]);
+  }
+}
+
+std::vector<int> ExtenderService::node_ids(const std::string& pod_uid,
+                                           std::span<const std::string_view> names) {
+  const bool same_pod =
+      !pod_uid.empty() && pod_uid == kept_.pod_uid && kept_.index_build == counters_.index_rebuilds;
+  if (same_pod && names.size() == kept_.ids.size()) {
+    std::uint32_t begin = 0;
+    bool same_names = true;
+    for (std::size_t i = 0; i < names.size() && same_names; ++i) {
+      const std::string_view kept(kept_.names.data() + begin, kept_.ends[i] - begin);
+      same_names = names[i] == kept;
+      begin = kept_.ends[i];
+    }
+    if (same_names) {
+      ++counters_.prioritize_reused_filter;
+      return kept_.ids;
+    }
+  }
+  std::vector<int> ids(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) ids[i] = index_->find_node(names[i]);
+  return ids;
 }
 
 std::expected<json, Error> ExtenderService::filter(const json& args) {
@@ -162,8 +203,9 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
   std::vector<double> raw(names.size(), 0.0);
   double best = 0.0;
   NormalPodScorer scorer(*index_, ps->per_pod, options_.binpack);
+  const std::vector<int> ids = node_ids(str_at(member(pod, "metadata"), "uid"), names);
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const int id = index_->find_node(names[i]);
+    const int id = ids[i];
     if (id >= 0 && options_.binpack.normal_pod_enable) raw[i] = scorer.score(id);
     best = std::max(best, raw[i]);
   }

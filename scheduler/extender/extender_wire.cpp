@@ -82,8 +82,16 @@ BodyReader& thread_reader() {
   return reader;
 }
 
+bool needs_escape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
+
 void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
+  // Node names never need escaping: copy them whole.
+  if (std::none_of(text.begin(), text.end(), needs_escape)) {
+    out += text;
+    out.push_back('"');
+    return;
+  }
   for (char c : text) {
     switch (c) {
       case '"':

@@ -312,12 +312,12 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
 }
 
 int TopologyIndex::find_domain(std::string_view name) const {
-  auto it = domain_by_name_.find(std::string(name));
+  auto it = domain_by_name_.find(name);
   return it == domain_by_name_.end() ? -1 : it->second;
 }
 
 int TopologyIndex::find_node(std::string_view name) const {
-  auto it = node_by_name_.find(std::string(name));
+  auto it = node_by_name_.find(name);
   return it == node_by_name_.end() ? -1 : it->second;
 }
 
@@ -340,7 +340,7 @@ std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) co
     }
     return value;
   }
-  auto it = tier_by_name_.find(std::string(level));
+  auto it = tier_by_name_.find(level);
   if (it != tier_by_name_.end()) return it->second;
   std::vector<std::string> known;
   for (const auto& [k, v] : tier_by_name_) known.push_back(k);
@@ -359,7 +359,7 @@ std::string TopologyIndex::tier_name(int tier) const {
 }
 
 int TopologyIndex::resource_id(std::string_view name) const {
-  auto it = resource_by_name_.find(std::string(name));
+  auto it = resource_by_name_.find(name);
   return it == resource_by_name_.end() ? -1 : it->second;
 }
 

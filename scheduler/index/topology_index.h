@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,11 +106,17 @@ class TopologyIndex {
 
   std::vector<IndexDomain> domains_;
   std::vector<IndexNode> nodes_;
-  std::unordered_map<std::string, int> domain_by_name_;
-  std::unordered_map<std::string, int> node_by_name_;
-  std::unordered_map<std::string, int> tier_by_name_;
+  // Looked up by string_view without making a string: the extender resolves 6,000 names per call.
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
+  };
+  using NameMap = std::unordered_map<std::string, int, NameHash, std::equal_to<>>;
+  NameMap domain_by_name_;
+  NameMap node_by_name_;
+  NameMap tier_by_name_;
   std::vector<std::string> resource_names_;
-  std::unordered_map<std::string, int> resource_by_name_;
+  NameMap resource_by_name_;
   std::vector<std::int64_t> alloc_, used_, domain_alloc_, domain_used_;
   int root_ = -1;
   int max_tier_ = 0;

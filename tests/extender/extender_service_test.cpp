@@ -320,6 +320,58 @@ TEST(ExtenderService, TextPathAnswersAsTheTreePath) {
       << not_json.error().message();
 }
 
+// kube-scheduler prioritises a pod right after filtering it, over the names filter kept. The
+// prioritize call reuses the node ids filter resolved only when the pod, the names (in order) and
+// the index build are the same; its answer is always the one a service that never filtered gives.
+TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIndex) {
+  Fixture f, reference;
+  std::vector<std::string> names = f.cluster.node_names;
+  names.push_back("not-a-node");
+  const json pod = pod_object("web", "web-1", "0");
+  auto same_as_reference = [&](const json& args) {
+    auto got = f.service->prioritize(args);
+    auto want = reference.service->prioritize(args);
+    ASSERT_TRUE(got.has_value() && want.has_value());
+    EXPECT_EQ(*got, *want);
+  };
+  auto kept_by_filter = [&]() {
+    auto filtered = f.service->filter(args_by_name(pod, names));
+    EXPECT_TRUE(filtered.has_value());
+    return filtered ? (*filtered)["nodenames"].get<std::vector<std::string>>() : std::vector<std::string>{};
+  };
+  std::vector<std::string> kept = kept_by_filter();
+  ASSERT_EQ(kept.size(), f.cluster.node_names.size());  // all but the unknown name
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // Other names, another pod: looked up again.
+  std::vector<std::string> reversed(kept.rbegin(), kept.rend());
+  same_as_reference(args_by_name(pod, reversed));
+  same_as_reference(args_by_name(pod_object("db", "db-1", "0"), kept));
+  kept.pop_back();
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // A pod bound between the calls rebuilds the index: node ids are looked up again, and the
+  // scores see the new pod.
+  kept = kept_by_filter();
+  for (Fixture* x : {&f, &reference}) {
+    ASSERT_TRUE(
+        x->service->upsert_pod(bound(pod_object("busy", "b-1", "0", {}, {}, "48"), kept[1])).has_value());
+  }
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // The HTTP routes' text path, as kube-scheduler sends it: filter, then prioritize over the kept.
+  auto filtered = f.service->filter_body(args_by_name(pod, names).dump());
+  ASSERT_TRUE(filtered.has_value());
+  const json kept_text = json::parse(*filtered).at("nodenames");
+  auto scores = f.service->prioritize_body(json{{"pod", pod}, {"nodenames", kept_text}}.dump());
+  ASSERT_TRUE(scores.has_value());
+  auto want = reference.service->prioritize(json{{"pod", pod}, {"nodenames", kept_text}});
+  ASSERT_TRUE(want.has_value());
+  EXPECT_EQ(json::parse(*scores), *want);
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 2);
+  EXPECT_EQ(reference.service->counters().prioritize_reused_filter, 0);
+}
+
 TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   testing::TempDir dir;
   const auto good = dir.path() / "extender.yaml";
