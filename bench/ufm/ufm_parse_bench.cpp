@@ -56,6 +56,23 @@ void BM_ParseUfmPorts(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseUfmPorts)->Unit(benchmark::kMillisecond);
 
+void BM_ParseUfmLinks(benchmark::State& state) {
+  std::string body = links_body();
+  discoverers::ufm::UfmResponseParser parser;
+  discoverers::ufm::UfmFabric fabric;
+  for (auto _ : state) {
+    fabric.clear();
+    if (!parser.links(body, fabric)) {
+      state.SkipWithError("parse failed");
+      return;
+    }
+    benchmark::DoNotOptimize(fabric.links.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
+  state.counters["MiB"] = static_cast<double>(body.size()) / (1024.0 * 1024.0);
+}
+BENCHMARK(BM_ParseUfmLinks)->Unit(benchmark::kMillisecond);
+
 // A one-shot `hypertopo discover`: a new parser (its ~100 MiB buffers touched for the first time)
 // and a new record vector on every iteration.
 void BM_ParseUfmPortsFreshParser(benchmark::State& state) {

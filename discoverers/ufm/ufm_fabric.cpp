@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <optional>
@@ -19,6 +20,23 @@ using simdjson::error_code;
 
 bool json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// Eight bytes at a time: most values are short, and a call to memchr costs more than the scan.
+bool has_backslash(std::string_view text) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ull;
+  constexpr std::uint64_t kHigh = 0x8080808080808080ull;
+  constexpr std::uint64_t kBackslashes = kOnes * '\\';
+  std::size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    std::uint64_t chunk;
+    std::memcpy(&chunk, text.data() + i, 8);
+    const std::uint64_t x = chunk ^ kBackslashes;  // a zero byte where a backslash was
+    if ((x - kOnes) & ~x & kHigh) return true;
+  }
+  for (; i < text.size(); ++i)
+    if (text[i] == '\\') return true;
+  return false;
+}
+
 // A field's value as text: strings as they are, numbers as their JSON token; nullopt for null,
 // booleans, arrays and objects (left unread, so the parser skips them). A string without escapes
 // is its bytes in the body; only one with a backslash is unescaped (into the parser's buffer).
@@ -26,7 +44,7 @@ error_code read_text(od::value& v, std::optional<std::string_view>& out) {
   std::string_view raw = v.raw_json_token();
   while (!raw.empty() && json_space(raw.back())) raw.remove_suffix(1);
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' &&
-      std::memchr(raw.data() + 1, '\\', raw.size() - 2) == nullptr) {
+      !has_backslash(raw.substr(1, raw.size() - 2))) {
     out = raw.substr(1, raw.size() - 2);
     return simdjson::SUCCESS;
   }
@@ -63,22 +81,26 @@ int to_int(std::string_view text) {
 // A GUID as UFM writes it ("0x248a070300f88fe0", "248A070300F88FE0", or a JSON number read as hex
 // digits), as topology::normalize_guid accepts it; nullopt when it is not 1-16 hex digits.
 std::optional<std::uint64_t> parse_guid(std::string_view text) {
+  static constexpr auto kDigit = [] {
+    std::array<std::uint8_t, 256> digit{};
+    digit.fill(0xff);
+    for (int c = 0; c < 10; ++c) digit['0' + c] = static_cast<std::uint8_t>(c);
+    for (int c = 0; c < 6; ++c) {
+      digit['a' + c] = static_cast<std::uint8_t>(10 + c);
+      digit['A' + c] = static_cast<std::uint8_t>(10 + c);
+    }
+    return digit;
+  }();
   if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
   if (text.empty() || text.size() > 16) return std::nullopt;
   std::uint64_t value = 0;
+  std::uint8_t invalid = 0;
   for (char c : text) {
-    unsigned digit;
-    if (c >= '0' && c <= '9') {
-      digit = static_cast<unsigned>(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-      digit = static_cast<unsigned>(c - 'a' + 10);
-    } else if (c >= 'A' && c <= 'F') {
-      digit = static_cast<unsigned>(c - 'A' + 10);
-    } else {
-      return std::nullopt;
-    }
-    value = value << 4 | digit;
+    const std::uint8_t digit = kDigit[static_cast<unsigned char>(c)];
+    invalid |= digit;
+    value = value << 4 | (digit & 0xf);
   }
+  if (invalid & 0xf0) return std::nullopt;
   return value;
 }
 
@@ -120,6 +142,47 @@ std::uint8_t width_lanes(std::string_view text) {
 std::uint32_t lane_mbps(std::string_view text) {
   return topology::lane_speed_of(without_ib_prefix(text)).value_or(0);
 }
+
+// The converted value of the few texts every record of a fabric repeats ("NDR", "Active",
+// "Link Up"), kept by content: each is worked out once per answer, not once per record.
+template <typename T>
+class TextMemo {
+ public:
+  template <typename Convert>
+  T operator()(std::string_view text, Convert&& convert) {
+    if (text.size() > 16) return convert(text);
+    std::uint64_t key[2] = {0, 0};
+    for (std::size_t i = 0; i < text.size(); ++i)
+      key[i / 8] |= std::uint64_t{static_cast<unsigned char>(text[i])} << (8 * (i % 8));
+    for (std::size_t i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.key[0] == key[0] && e.key[1] == key[1] && e.size == text.size()) return e.value;
+    }
+    const T value = convert(text);
+    Entry& slot = entries_[used_ < entries_.size() ? used_++ : next_++ % entries_.size()];
+    slot = Entry{{key[0], key[1]}, text.size(), value};
+    return value;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t key[2];
+    std::size_t size;
+    T value;
+  };
+  std::array<Entry, 8> entries_{};
+  std::size_t used_ = 0;
+  std::size_t next_ = 0;
+};
+
+struct PortConversions {
+  TextMemo<std::uint32_t> speed;
+  TextMemo<std::uint8_t> width;
+  TextMemo<std::uint8_t> state;
+  TextMemo<std::uint8_t> phys_state;
+  std::uint32_t mbps(std::string_view text) { return speed(text, lane_mbps); }
+  std::uint8_t lanes(std::string_view text) { return width(text, width_lanes); }
+};
 
 // A list of widths or speeds (`enabled_width: ["1x", "4x"]`): the largest entry UFM names in it,
 // converted by `convert`; anything but a list of strings contributes nothing.
@@ -228,6 +291,23 @@ std::expected<UfmPage, Error> parse_list(od::parser& parser, std::string& body, 
   return page;
 }
 
+// A key against a name of known length: compiled to a few word compares, no memcmp call.
+template <std::size_t N>
+bool is(std::string_view key, const char (&name)[N]) {
+  constexpr std::size_t n = N - 1;
+  if (key.size() != n) return false;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, key.data() + i, 8);
+    std::memcpy(&b, name + i, 8);
+    if (a != b) return false;
+  }
+  for (; i < n; ++i)
+    if (key[i] != name[i]) return false;
+  return true;
+}
+
 // One port record's fields as the parser left them: views valid until the parser reads on.
 struct PortFields {
   std::optional<std::string_view> guid, system_id, system_name, node_description, description, number, name,
@@ -236,7 +316,9 @@ struct PortFields {
   topology::PortFacts facts;
 };
 
-error_code read_port_fields(od::object& object, PortFields& f) {
+error_code read_port_fields(od::object& object, PortFields& f, PortConversions& convert) {
+  auto lanes = [&](std::string_view text) { return convert.lanes(text); };
+  auto mbps = [&](std::string_view text) { return convert.mbps(text); };
   for (auto result : object) {
     od::field field;
     if (auto e = std::move(result).get(field)) return e;
@@ -245,54 +327,53 @@ error_code read_port_fields(od::object& object, PortFields& f) {
     std::optional<std::string_view>* slot = nullptr;
     switch (key.size()) {
       case 4:
-        slot = key == "guid" ? &f.guid : key == "name" ? &f.name : key == "peer" ? &f.peer : nullptr;
+        slot = is(key, "guid") ? &f.guid : is(key, "name") ? &f.name : is(key, "peer") ? &f.peer : nullptr;
         break;
       case 6:
-        slot = key == "number" ? &f.number : nullptr;
+        slot = is(key, "number") ? &f.number : nullptr;
         break;
       case 8:
-        slot = key == "systemID" ? &f.system_id : nullptr;
+        slot = is(key, "systemID") ? &f.system_id : nullptr;
         break;
       case 9:
-        slot = key == "peer_guid" ? &f.peer_guid : nullptr;
+        slot = is(key, "peer_guid") ? &f.peer_guid : nullptr;
         break;
       case 11:
-        slot = key == "system_name" ? &f.system_name : key == "description" ? &f.description : nullptr;
+        slot = is(key, "system_name") ? &f.system_name : is(key, "description") ? &f.description : nullptr;
         break;
       case 12:
-        slot = key == "active_width" ? &f.width : key == "active_speed" ? &f.speed : nullptr;
+        slot = is(key, "active_width") ? &f.width : is(key, "active_speed") ? &f.speed : nullptr;
         break;
       case 13:
-        if (key == "enabled_width" || key == "enabled_speed") {
+        if (is(key, "enabled_width") || is(key, "enabled_speed")) {
           od::value& value = field.value();
-          if (auto e = key == "enabled_width" ? read_best_of_list(value, f.facts.width_enabled, width_lanes)
-                                              : read_best_of_list(value, f.facts.speed_enabled, lane_mbps))
+          if (auto e = is(key, "enabled_width") ? read_best_of_list(value, f.facts.width_enabled, lanes)
+                                                : read_best_of_list(value, f.facts.speed_enabled, mbps))
             return e;
           continue;
         }
-        slot = key == "logical_state" ? &f.logical_state : nullptr;
+        slot = is(key, "logical_state") ? &f.logical_state : nullptr;
         break;
       case 14:
-        slot = key == "peer_node_guid"   ? &f.peer_node_guid
-               : key == "peer_node_name" ? &f.peer_node_name
-               : key == "physical_state" ? &f.physical_state
-                                         : nullptr;
+        slot = is(key, "peer_node_guid")   ? &f.peer_node_guid
+               : is(key, "peer_node_name") ? &f.peer_node_name
+               : is(key, "physical_state") ? &f.physical_state
+                                           : nullptr;
         break;
       case 15:
-        if (key == "supported_width" || key == "supported_speed") {
+        if (is(key, "supported_width") || is(key, "supported_speed")) {
           od::value& value = field.value();
-          if (auto e = key == "supported_width"
-                           ? read_best_of_list(value, f.facts.width_supported, width_lanes)
-                           : read_best_of_list(value, f.facts.speed_supported, lane_mbps))
+          if (auto e = is(key, "supported_width") ? read_best_of_list(value, f.facts.width_supported, lanes)
+                                                  : read_best_of_list(value, f.facts.speed_supported, mbps))
             return e;
           continue;
         }
         break;
       case 16:
-        slot = key == "node_description" ? &f.node_description : nullptr;
+        slot = is(key, "node_description") ? &f.node_description : nullptr;
         break;
       case 21:
-        slot = key == "peer_node_description" ? &f.peer_node_description : nullptr;
+        slot = is(key, "peer_node_description") ? &f.peer_node_description : nullptr;
         break;
       default:
         break;
@@ -305,7 +386,8 @@ error_code read_port_fields(od::object& object, PortFields& f) {
 }
 
 // The port a record describes, its texts kept in `fabric`; false (and why) when it has no usable guid.
-bool add_port(const PortFields& f, std::size_t index, UfmPage& page, UfmFabric& fabric) {
+bool add_port(const PortFields& f, std::size_t index, UfmPage& page, UfmFabric& fabric,
+              PortConversions& convert) {
   auto guid = guid_of(f.guid);
   if (!guid) {
     note_skip(page, "port " + std::to_string(index) +
@@ -359,10 +441,11 @@ bool add_port(const PortFields& f, std::size_t index, UfmPage& page, UfmFabric& 
   auto [width, speed] = rate_parts(f.width, f.speed);
   if (!width.empty()) port.rate = fabric.keep_joined(width, speed);
   port.facts = f.facts;
-  if (f.width) port.facts.width_active = width_lanes(*f.width);
-  if (f.speed) port.facts.speed_active = lane_mbps(*f.speed);
-  if (f.logical_state) port.facts.state = topology::port_state_code(*f.logical_state);
-  if (f.physical_state) port.facts.phys_state = topology::phys_state_code(*f.physical_state);
+  if (f.width) port.facts.width_active = convert.lanes(*f.width);
+  if (f.speed) port.facts.speed_active = convert.mbps(*f.speed);
+  if (f.logical_state) port.facts.state = convert.state(*f.logical_state, topology::port_state_code);
+  if (f.physical_state)
+    port.facts.phys_state = convert.phys_state(*f.physical_state, topology::phys_state_code);
   port.down = port.facts.state == 1;
   return true;
 }
@@ -378,18 +461,18 @@ error_code read_link(od::object& object, std::size_t index, UfmPage& page, UfmFa
     std::optional<std::string_view>* slot = nullptr;
     switch (key.size()) {
       case 11:
-        slot = key == "source_guid" ? &source_guid : key == "source_port" ? &source_port : nullptr;
+        slot = is(key, "source_guid") ? &source_guid : is(key, "source_port") ? &source_port : nullptr;
         break;
       case 16:
-        slot = key == "destination_guid"   ? &destination_guid
-               : key == "destination_port" ? &destination_port
-                                           : nullptr;
+        slot = is(key, "destination_guid")   ? &destination_guid
+               : is(key, "destination_port") ? &destination_port
+                                             : nullptr;
         break;
       case 28:
-        slot = key == "source_port_node_description" ? &source_desc : nullptr;
+        slot = is(key, "source_port_node_description") ? &source_desc : nullptr;
         break;
       case 33:
-        slot = key == "destination_port_node_description" ? &destination_desc : nullptr;
+        slot = is(key, "destination_port_node_description") ? &destination_desc : nullptr;
         break;
       default:
         break;
@@ -456,11 +539,12 @@ std::expected<UfmPage, Error> UfmResponseParser::ports(std::string& body, UfmFab
   // A port record is several hundred bytes and keeps a few dozen bytes of text; reserving up front
   // saves re-moving everything as the arrays grow (untouched capacity costs no memory).
   out.ports.reserve(out.ports.size() + body.size() / 256);
+  PortConversions convert;
   return parse_list(impl_->parser, body,
                     [&](od::object& object, std::size_t index, UfmPage& page) -> error_code {
                       PortFields fields;
-                      if (auto e = read_port_fields(object, fields)) return e;
-                      add_port(fields, index, page, out);
+                      if (auto e = read_port_fields(object, fields, convert)) return e;
+                      add_port(fields, index, page, out, convert);
                       return simdjson::SUCCESS;
                     });
 }
@@ -645,7 +729,7 @@ class GraphAssembler {
     }
   }
 
-  static constexpr std::size_t kAhead = 8;
+  static constexpr std::size_t kAhead = 16;
 
   // Asks for the table slots a cable end will need (see FlatMap::prefetch).
   void prefetch(std::uint64_t guid, int port) const {
