@@ -63,19 +63,21 @@ std::string base64(std::string_view in) {
 class RestClient final : public UfmClient {
  public:
   RestClient(UfmClientOptions options, net::HttpUrl url, std::string authorization, std::string base_path,
-             std::unique_ptr<net::HttpTransport> transport)
+             std::unique_ptr<net::HttpTransport> transport, UfmResponseParser* parser)
       : options_(std::move(options)),
         url_(std::move(url)),
         authorization_(std::move(authorization)),
         base_path_(std::move(base_path)),
-        transport_(std::move(transport)) {
+        transport_(std::move(transport)),
+        own_parser_(parser ? nullptr : std::make_unique<UfmResponseParser>()),
+        parser_(parser ? *parser : *own_parser_) {
     if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
   }
 
-  std::expected<void, Error> fetch_ports(std::vector<UfmPort>& out) override {
+  std::expected<void, Error> fetch_ports(UfmFabric& out) override {
     return fetch_all("ports", [&](std::string& body) { return parser_.ports(body, out); });
   }
-  std::expected<void, Error> fetch_links(std::vector<UfmLink>& out) override {
+  std::expected<void, Error> fetch_links(UfmFabric& out) override {
     return fetch_all("links", [&](std::string& body) { return parser_.links(body, out); });
   }
   std::string base_url() const override { return url_.origin() + base_path_; }
@@ -221,7 +223,8 @@ class RestClient final : public UfmClient {
   std::string authorization_;  // the header value; never logged
   std::string base_path_;
   std::unique_ptr<net::HttpTransport> transport_;
-  UfmResponseParser parser_;
+  std::unique_ptr<UfmResponseParser> own_parser_;  // when the caller lends none
+  UfmResponseParser& parser_;
   UfmFetchStats stats_;
   std::chrono::milliseconds spent_{0};  // of options_.timeout: requests and backoff so far
 };
@@ -238,7 +241,8 @@ std::expected<void, Error> check_cleartext(const net::HttpUrl& url, bool insecur
 
 }  // namespace
 
-std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options) {
+std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options,
+                                                                   UfmResponseParser* parser) {
   auto url = net::parse_http_url(
       options.url, {.what = "UFM URL",
                     .scheme_hint = ": expected ufm:https://HOST[:PORT]",
@@ -317,7 +321,7 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
     options.log("ufm: warning: the UFM credentials go in clear text to " + url->origin() +
                 " (http://, allowed by insecure)");
   return std::make_unique<RestClient>(options, std::move(*url), std::move(authorization),
-                                      std::move(base_path), std::move(*transport));
+                                      std::move(base_path), std::move(*transport), parser);
 }
 
 }  // namespace hypertopo::discoverers::ufm

@@ -15,8 +15,8 @@
 //   options.url = "https://ufm.example:443";
 //   options.credentials_dir = "/etc/hypertopo/ufm";
 //   auto client = UfmClient::create(options);            // std::expected<..., Error>
-//   std::vector<UfmPort> ports;
-//   auto ok = (*client)->fetch_ports(ports);
+//   UfmFabric fabric;
+//   auto ok = (*client)->fetch_ports(fabric);             // each page parsed as it arrives
 #pragma once
 
 #include <chrono>
@@ -65,14 +65,18 @@ struct UfmFetchStats {
 class UfmClient {
  public:
   // Reads the credentials and the CA file; fails when they are missing or unreadable (naming the
-  // file, never its contents) or when the URL is not http(s)://host[:port][/prefix].
-  static std::expected<std::unique_ptr<UfmClient>, Error> create(const UfmClientOptions& options);
+  // file, never its contents) or when the URL is not http(s)://host[:port][/prefix]. `parser`, when
+  // given, reads the answers (it must outlive the client): a caller that fetches again keeps its
+  // buffers; otherwise the client has its own.
+  static std::expected<std::unique_ptr<UfmClient>, Error> create(const UfmClientOptions& options,
+                                                                 UfmResponseParser* parser = nullptr);
   virtual ~UfmClient() = default;
 
-  // GET <base>/resources/ports (all pages), appended to `out`.
-  virtual std::expected<void, Error> fetch_ports(std::vector<UfmPort>& out) = 0;
+  // GET <base>/resources/ports (all pages), appended to `out`: each page is parsed when it arrives
+  // and dropped before the next is asked for, so a paged fetch holds one page's text at a time.
+  virtual std::expected<void, Error> fetch_ports(UfmFabric& out) = 0;
   // GET <base>/resources/links (all pages), appended to `out`.
-  virtual std::expected<void, Error> fetch_links(std::vector<UfmLink>& out) = 0;
+  virtual std::expected<void, Error> fetch_links(UfmFabric& out) = 0;
   // "https://host:port/ufmRest" or ".../ufmRestV3": where requests go (no credentials in it).
   virtual std::string base_url() const = 0;
   virtual const UfmFetchStats& stats() const = 0;

@@ -1,5 +1,5 @@
 // discoverers/ufm/ufm_fabric.h: UFM's `resources/ports` and `resources/links` answers, parsed with
-// simdjson, and the FabricGraph they describe.
+// simdjson's on-demand API, and the FabricGraph they describe.
 //
 // UFM lists every port of the fabric: host ports ("Computer IB Port") with their port GUID, the
 // HCA's node GUID (`systemID`), `system_name` (the host part of the HCA description) and the peer
@@ -10,11 +10,17 @@
 // Records without a usable `guid` (links: `source_guid`/`destination_guid`) are skipped and counted,
 // never guessed; a body that is not JSON (a response cut short) is an error naming the byte offset.
 //
+// The fetch path reads each page as it arrives straight into a UfmFabric: GUIDs as integers, the
+// few texts the graph keeps copied once into one arena, no record objects. A 100 MiB answer costs
+// a few times simdjson's own parse of it, not tens (bench/ufm). UfmPort / UfmLink are the same
+// facts as self-contained records, for callers that look at single records.
+//
 //   UfmResponseParser parser;                 // reuse it: its buffers grow to the largest page
-//   std::vector<UfmPort> ports;
-//   auto page = parser.ports(body, ports);    // std::expected<UfmPage, Error>
+//   UfmFabric fabric;                         // reuse it too: clear() keeps the capacity
+//   auto page = parser.ports(body, fabric);   // std::expected<UfmPage, Error>, once per page
+//   auto links = parser.links(links_body, fabric);
 //   std::vector<std::string> notes;
-//   topology::FabricGraph graph = build_ufm_graph(ports, links, &notes);
+//   topology::FabricGraph graph = build_ufm_graph(fabric, &notes);
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "errors/error.h"
@@ -67,7 +74,53 @@ struct UfmPage {
   std::string first_skip;              // why the first skipped element was skipped
 };
 
-// Parses answers into records, appending to `out`. `body` may grow (simdjson needs padding after the
+// The ports and links of one fabric as read: GUIDs as integers, the texts the graph keeps in one
+// arena (a Text is an offset into it, valid as long as the UfmFabric is).
+class UfmFabric {
+ public:
+  struct Text {
+    std::size_t offset = 0;
+    std::size_t size = 0;
+  };
+  struct Port {
+    std::uint64_t guid = 0;         // port GUID
+    std::uint64_t system_guid = 0;  // `systemID`, when has_system_guid
+    std::uint64_t peer_guid = 0;    // when has_peer_guid
+    int number = 0;
+    int peer_port = 0;
+    Text system_name;
+    Text node_description;
+    Text peer_description;
+    Text rate;
+    topology::PortFacts facts;
+    PortRole role = PortRole::kOther;
+    bool has_system_guid = false;
+    bool has_peer_guid = false;
+    bool down = false;
+  };
+  struct Link {
+    std::uint64_t source_guid = 0;
+    std::uint64_t destination_guid = 0;
+    int source_port = 0;
+    int destination_port = 0;
+    Text source_description;
+    Text destination_description;
+  };
+
+  std::string_view text(Text t) const { return std::string_view(arena_).substr(t.offset, t.size); }
+  Text keep(std::string_view text);
+  Text keep_joined(std::string_view first, std::string_view second);
+  // Empties the fabric; its arrays keep their capacity for the next run.
+  void clear();
+
+  std::vector<Port> ports;
+  std::vector<Link> links;
+
+ private:
+  std::string arena_;
+};
+
+// Parses answers, appending to `out`. `body` may grow (simdjson needs padding after the
 // text); its contents are unchanged. Not thread-safe; one parser per thread.
 class UfmResponseParser {
  public:
@@ -76,6 +129,9 @@ class UfmResponseParser {
   UfmResponseParser(const UfmResponseParser&) = delete;
   UfmResponseParser& operator=(const UfmResponseParser&) = delete;
 
+  std::expected<UfmPage, Error> ports(std::string& body, UfmFabric& out);
+  std::expected<UfmPage, Error> links(std::string& body, UfmFabric& out);
+  // The same reading, as self-contained records.
   std::expected<UfmPage, Error> ports(std::string& body, std::vector<UfmPort>& out);
   std::expected<UfmPage, Error> links(std::string& body, std::vector<UfmLink>& out);
 
@@ -89,7 +145,11 @@ class UfmResponseParser {
 // `links` plus the ports' own peer fields (deduplicated), with the port's rate and both ends'
 // PortFacts for the health pass. A link end that is not a known CA port or CA node is a switch.
 // Notes say what was skipped.
+topology::FabricGraph build_ufm_graph(const UfmFabric& fabric, std::vector<std::string>* notes);
 topology::FabricGraph build_ufm_graph(const std::vector<UfmPort>& ports, const std::vector<UfmLink>& links,
                                       std::vector<std::string>* notes);
+
+// A GUID as the graph names it: "0x" and 16 lower-case hex digits.
+std::string guid_text(std::uint64_t guid);
 
 }  // namespace hypertopo::discoverers::ufm

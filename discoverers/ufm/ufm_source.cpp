@@ -1,5 +1,7 @@
 #include "discoverers/ufm/ufm_source.h"
 
+#include <optional>
+
 #include "discoverers/registry/source_config.h"
 
 namespace hypertopo::discoverers::ufm {
@@ -7,8 +9,8 @@ namespace {
 
 class UfmSource final : public Discoverer {
  public:
-  UfmSource(UfmSourceConfig config, DiscoveryDeps deps)
-      : config_(std::move(config)), deps_(std::move(deps)) {}
+  UfmSource(UfmSourceConfig config, DiscoveryDeps deps, std::shared_ptr<UfmSharedRunState> shared)
+      : config_(std::move(config)), deps_(std::move(deps)), shared_(std::move(shared)) {}
   std::string name() const override { return "ufm:" + config_.endpoint; }
   std::expected<Discovery, Error> discover() override {
     UfmClientOptions options;
@@ -46,7 +48,15 @@ class UfmSource final : public Discoverer {
       options.credentials = std::move(*data);
       options.credentials_origin = where;
     }
-    auto found = discover_ufm(options);
+    std::unique_lock<std::mutex> lock;
+    std::optional<UfmRunState> own;
+    UfmRunState* state = nullptr;
+    if (shared_) {
+      lock = std::unique_lock(shared_->mutex, std::try_to_lock);
+      if (lock.owns_lock()) state = &shared_->state;
+    }
+    if (!state) state = &own.emplace();
+    auto found = discover_ufm(options, nullptr, state);
     if (!found) return found;
     for (auto& w : warnings) found->warnings.push_back(std::move(w));
     return found;
@@ -55,6 +65,7 @@ class UfmSource final : public Discoverer {
  private:
   UfmSourceConfig config_;
   DiscoveryDeps deps_;
+  std::shared_ptr<UfmSharedRunState> shared_;
 };
 
 const std::vector<ConfigKey> kUfmKeys = {
@@ -121,13 +132,17 @@ std::expected<SettingsPtr, Error> parse_ufm_config(const YAML::Node& node, const
 
 }  // namespace
 
-std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, UfmFetchStats* stats) {
-  auto client = UfmClient::create(options);
+std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, UfmFetchStats* stats,
+                                             UfmRunState* reuse) {
+  std::optional<UfmRunState> own;
+  UfmRunState& state = reuse ? *reuse : own.emplace();
+  state.fabric.clear();
+  auto client = UfmClient::create(options, &state.parser);
   if (!client) return std::unexpected(client.error());
-  std::vector<UfmPort> ports;
-  std::vector<UfmLink> links;
-  auto fetched = (*client)->fetch_ports(ports);
-  if (fetched) fetched = (*client)->fetch_links(links);
+  const auto& ports = state.fabric.ports;
+  const auto& links = state.fabric.links;
+  auto fetched = (*client)->fetch_ports(state.fabric);
+  if (fetched) fetched = (*client)->fetch_links(state.fabric);
   if (stats) *stats = (*client)->stats();
   if (!fetched) return std::unexpected(fetched.error());
   const UfmFetchStats& s = (*client)->stats();
@@ -142,7 +157,7 @@ std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, Uf
   }
   Discovery found;
   found.warnings = s.skip_reasons;
-  found.graph = build_ufm_graph(ports, links, &found.warnings);
+  found.graph = build_ufm_graph(state.fabric, &found.warnings);
   found.notes.push_back("UFM " + (*client)->base_url() + ": " + std::to_string(ports.size()) + " ports, " +
                         std::to_string(links.size()) + " links in " + std::to_string(s.requests) +
                         " request(s); " + std::to_string(found.graph->switch_count()) + " switches, " +
@@ -151,8 +166,9 @@ std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, Uf
 }
 
 std::expected<std::unique_ptr<Discoverer>, Error> make_ufm_source(const SourceSpec& spec,
-                                                                  const DiscoveryDeps& deps) {
-  return std::make_unique<UfmSource>(settings_of<UfmSourceConfig>(spec), deps);
+                                                                  const DiscoveryDeps& deps,
+                                                                  std::shared_ptr<UfmSharedRunState> shared) {
+  return std::make_unique<UfmSource>(settings_of<UfmSourceConfig>(spec), deps, std::move(shared));
 }
 
 SourceEntry ufm_source_entry() {
@@ -172,7 +188,9 @@ SourceEntry ufm_source_entry() {
             node["endpoint"] = arg;
             return parse_ufm_config(node, {"--source", "ufm"});
           },
-          .factory = make_ufm_source};
+          .factory = [shared = std::make_shared<UfmSharedRunState>()](
+                         const SourceSpec& spec,
+                         const DiscoveryDeps& deps) { return make_ufm_source(spec, deps, shared); }};
 }
 
 }  // namespace hypertopo::discoverers::ufm

@@ -19,10 +19,14 @@
 // verified unless insecureSkipVerify is set (a warning says so on every run).
 //
 //   auto found = discover_ufm(options);        // std::expected<Discovery, Error>
+//   UfmRunState state;                         // a caller that runs again keeps one
+//   auto again = discover_ufm(options, nullptr, &state);
 //   registry.add(ufm_source_entry());
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "discoverers/registry/discoverer.h"
@@ -43,11 +47,30 @@ struct UfmSourceConfig : SourceSettings {
   std::string describe() const override { return endpoint; }
 };
 
-// One full fetch and graph build. Notes carry counts; warnings the skipped records.
-std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, UfmFetchStats* stats = nullptr);
+// What one run leaves for the next: the parser, its buffers grown to the largest page read, and the
+// fabric's arrays. A 100 MiB answer read with a parser that has read one before costs a fraction of
+// a first reading (the first touch of the buffers' memory is most of it; bench/ufm). One run at a
+// time.
+struct UfmRunState {
+  UfmResponseParser parser;
+  UfmFabric fabric;
+};
 
-std::expected<std::unique_ptr<Discoverer>, Error> make_ufm_source(const SourceSpec& spec,
-                                                                  const DiscoveryDeps& deps);
+// One full fetch and graph build. Notes carry counts; warnings the skipped records. `reuse`, when
+// given, is read with and refilled (its earlier contents are dropped first).
+std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, UfmFetchStats* stats = nullptr,
+                                             UfmRunState* reuse = nullptr);
+
+// The run state the sources made by one registry entry share: the agent makes a new source for every
+// run, so what a run leaves for the next lives with the entry (not in a global), as long as the
+// registry. A source that finds it in use (two UFM sources running at once) reads with its own.
+struct UfmSharedRunState {
+  std::mutex mutex;
+  UfmRunState state;
+};
+
+std::expected<std::unique_ptr<Discoverer>, Error> make_ufm_source(
+    const SourceSpec& spec, const DiscoveryDeps& deps, std::shared_ptr<UfmSharedRunState> shared = nullptr);
 SourceEntry ufm_source_entry();
 
 }  // namespace hypertopo::discoverers::ufm

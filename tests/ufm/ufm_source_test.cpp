@@ -10,6 +10,9 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
 
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/ufm/ufm_client.h"
@@ -273,6 +276,216 @@ TEST(UfmHealth, PortFactsOfBothEndsReachTheHealthPass) {
   EXPECT_FALSE(healthy->degraded()) << healthy->message();
 }
 
+// Every vertex and link of a graph with every field, in order: two graphs print the same only when
+// they are the same.
+std::string graph_text(const topology::FabricGraph& g) {
+  std::ostringstream out;
+  auto facts = [&](const topology::PortFacts& f) {
+    out << ' ' << int(f.width_active) << '/' << int(f.width_enabled) << '/' << int(f.width_supported) << '/'
+        << f.speed_active << '/' << f.speed_enabled << '/' << f.speed_supported << '/' << int(f.state) << '/'
+        << int(f.phys_state);
+  };
+  for (const auto& v : g.vertices()) {
+    out << int(v.kind) << ' ' << v.id << " '" << v.description << "' " << v.host << ' ' << v.node_guid << ' '
+        << v.system_guid << ' ' << v.port << ' ' << v.aggregation_node << '\n';
+  }
+  for (const auto& l : g.links()) {
+    out << l.a << ':' << l.port_a << '-' << l.b << ':' << l.port_b << ' ' << l.rate;
+    facts(l.end_a);
+    facts(l.end_b);
+    out << '\n';
+  }
+  return out.str();
+}
+
+// The fabric the answers describe, read record by record with nlohmann-json the way UFM's REST guide
+// describes the fields, for well-formed answers: independent of the simdjson reading and of the
+// graph assembly under test.
+struct PlainUfmReading {
+  using End = std::pair<std::string, int>;  // (vertex id, port number)
+  struct Endpoint {
+    std::string host, node_guid, description;
+    int port = 0;
+  };
+  std::map<std::string, Endpoint> endpoints;    // by port GUID
+  std::map<std::string, std::string> switches;  // by switch GUID: its description
+  std::set<std::pair<End, End>> cables;         // each cable once, the smaller end first
+  std::map<End, topology::PortFacts> facts;     // what each listed port says of itself
+  std::map<End, std::string> rates;             // "4xNDR"
+
+  static std::string guid(const nlohmann::json& text) {
+    std::string hex = text.get<std::string>();
+    if (hex.starts_with("0x")) hex.erase(0, 2);
+    std::transform(hex.begin(), hex.end(), hex.begin(), [](unsigned char c) { return std::tolower(c); });
+    return "0x" + std::string(16 - hex.size(), '0') + hex;
+  }
+  static int number(const nlohmann::json& v) {
+    return v.is_string() ? std::stoi(v.get<std::string>()) : v.get<int>();
+  }
+  static std::uint8_t lanes(const std::string& w) {
+    return w == "4x" ? 4 : w == "1x" ? 1 : w == "2x" ? 2 : 0;
+  }
+  static std::uint32_t mbps(const std::string& s) {
+    return s == "NDR" ? 106250 : s == "HDR" ? 53125 : s == "EDR" ? 25781 : 0;
+  }
+  void cable(End a, End b) { cables.insert(a < b ? std::pair{a, b} : std::pair{b, a}); }
+
+  void read(const std::string& ports_body, const std::string& links_body) {
+    auto list = [](const std::string& body) {
+      auto j = nlohmann::json::parse(body);
+      return j.is_object() ? j["data"] : j;
+    };
+    for (const auto& p : list(ports_body)) {
+      const bool is_switch = p.value("description", "").find("Switch") != std::string::npos;
+      const std::string port_guid = guid(p["guid"]);
+      const std::string owner = is_switch && p.contains("systemID") ? guid(p["systemID"]) : port_guid;
+      const int number = PlainUfmReading::number(p["number"]);
+      if (is_switch) {
+        switches.emplace(owner, p.value("node_description", ""));
+      } else {
+        endpoints.emplace(port_guid, Endpoint{p.value("system_name", ""), guid(p["systemID"]),
+                                              p.value("node_description", ""), number});
+      }
+      topology::PortFacts f;
+      f.width_active = lanes(p["active_width"]);
+      f.speed_active = mbps(p["active_speed"]);
+      for (const auto& w : p.value("enabled_width", nlohmann::json::array()))
+        f.width_enabled = std::max(f.width_enabled, lanes(w));
+      for (const auto& s : p.value("enabled_speed", nlohmann::json::array()))
+        f.speed_enabled = std::max(f.speed_enabled, mbps(s));
+      for (const auto& w : p.value("supported_width", nlohmann::json::array()))
+        f.width_supported = std::max(f.width_supported, lanes(w));
+      for (const auto& s : p.value("supported_speed", nlohmann::json::array()))
+        f.speed_supported = std::max(f.speed_supported, mbps(s));
+      const std::string state = p.value("logical_state", "");
+      f.state = state == "Active" ? 4 : state == "Down" ? 1 : 0;
+      const std::string phys = p.value("physical_state", "");
+      f.phys_state = phys == "Link Up" ? 5 : phys == "Polling" ? 2 : 0;
+      facts[{owner, number}] = f;
+      rates[{owner, number}] = p["active_width"].get<std::string>() + p["active_speed"].get<std::string>();
+      // The port's own peer fields name its cable, unless the port is down.
+      const std::string peer = p.value("peer", "");
+      if (state != "Down" && peer.find('_') != std::string::npos) {
+        const auto underscore = peer.rfind('_');
+        cable({owner, number}, {guid(peer.substr(0, underscore)), std::stoi(peer.substr(underscore + 1))});
+      }
+    }
+    for (const auto& l : list(links_body)) {
+      cable({guid(l["source_guid"]), number(l["source_port"])},
+            {guid(l["destination_guid"]), number(l["destination_port"])});
+    }
+  }
+
+  // What the graph holds, said in the same terms.
+  void expect_same_as(const topology::FabricGraph& g) const {
+    std::map<std::string, Endpoint> got_endpoints;
+    std::map<std::string, std::string> got_switches;
+    for (const auto& v : g.vertices()) {
+      if (v.kind == topology::VertexKind::kSwitch) {
+        got_switches[v.id] = v.description;
+      } else {
+        got_endpoints[v.id] = Endpoint{v.host, v.node_guid, v.description, v.port};
+        EXPECT_EQ(v.system_guid, v.node_guid) << v.id;
+      }
+    }
+    EXPECT_EQ(got_switches, switches);
+    ASSERT_EQ(got_endpoints.size(), endpoints.size());
+    for (const auto& [id, e] : endpoints) {
+      ASSERT_TRUE(got_endpoints.contains(id)) << id;
+      const Endpoint& got = got_endpoints.at(id);
+      EXPECT_EQ(std::tie(got.host, got.node_guid, got.description, got.port),
+                std::tie(e.host, e.node_guid, e.description, e.port))
+          << id;
+    }
+    std::set<std::pair<End, End>> got_cables;
+    for (const auto& l : g.links()) {
+      const End a{g.vertex(l.a).id, l.port_a}, b{g.vertex(l.b).id, l.port_b};
+      EXPECT_TRUE(got_cables.insert(a < b ? std::pair{a, b} : std::pair{b, a}).second)
+          << "a cable twice: " << a.first << '[' << a.second << "] - " << b.first << '[' << b.second << ']';
+      auto facts_of = [&](const End& end) {
+        auto it = facts.find(end);
+        return it == facts.end() ? topology::PortFacts{} : it->second;
+      };
+      EXPECT_EQ(l.end_a, facts_of(a)) << a.first << '[' << a.second << ']';
+      EXPECT_EQ(l.end_b, facts_of(b)) << b.first << '[' << b.second << ']';
+      std::string rate = rates.contains(a) ? rates.at(a) : "";
+      if (rate.empty() && rates.contains(b)) rate = rates.at(b);
+      EXPECT_EQ(l.rate, rate);
+    }
+    EXPECT_EQ(got_cables, cables);
+  }
+};
+
+// The reading the fetch uses (simdjson on demand into UfmFabric, page by page as the pages arrive)
+// against a plain reading of the same answers: the same switches, CA ports, cables and port facts.
+TEST(UfmGraph, TheFetchPathGivesTheGraphAPlainReadingDescribes) {
+  auto fabric =
+      testing::generate_ufm_fabric({.pods = 2, .leaves_per_pod = 3, .hosts_per_leaf = 3, .cores = 2});
+  edit_port(fabric, "248a070300100001", 4, "\"active_width\": \"4x\"", "\"active_width\": \"1x\"");
+  edit_port(fabric, "248a070300100002", 5, "\"physical_state\": \"Link Up\", \"logical_state\": \"Active\"",
+            "\"physical_state\": \"Polling\", \"logical_state\": \"Down\"");
+  // A links answer that lacks a third of the cables: the ports' peer fields add them.
+  std::vector<std::string> links;
+  for (std::size_t i = 0; i < fabric.links.size(); ++i)
+    if (i % 3 != 1) links.push_back(fabric.links[i]);
+  const std::string ports_body = testing::json_list(fabric.ports), links_body = testing::json_list(links);
+  PlainUfmReading plain;
+  plain.read(ports_body, links_body);
+  ASSERT_FALSE(plain.cables.empty());
+
+  UfmResponseParser parser;
+  discoverers::ufm::UfmFabric read;
+  const std::size_t rpp = 7;
+  for (std::size_t page = 1; (page - 1) * rpp < fabric.ports.size(); ++page) {
+    std::string body = testing::json_page(fabric.ports, page, rpp);
+    auto parsed = parser.ports(body, read);
+    ASSERT_TRUE(parsed.has_value()) << parsed.error().message();
+    EXPECT_TRUE(parsed->paged);
+  }
+  std::string links_copy = links_body;
+  ASSERT_TRUE(parser.links(links_copy, read).has_value());
+  std::vector<std::string> notes;
+  const auto graph = discoverers::ufm::build_ufm_graph(read, &notes);
+  EXPECT_TRUE(notes.empty());
+  plain.expect_same_as(graph);
+
+  // The record reading (self-contained UfmPort / UfmLink) gives the very same graph.
+  std::vector<UfmPort> ports;
+  std::vector<UfmLink> link_records;
+  std::string p = ports_body, l = links_body;
+  ASSERT_TRUE(parser.ports(p, ports).has_value());
+  ASSERT_TRUE(parser.links(l, link_records).has_value());
+  EXPECT_EQ(graph_text(discoverers::ufm::build_ufm_graph(ports, link_records, nullptr)), graph_text(graph));
+}
+
+TEST(UfmGraph, TheFixturesGiveTheGraphAPlainReadingDescribes) {
+  HT_REQUIRE_FIXTURE(ports_path, "ufm/ufm-ports-computer-port.RECONSTRUCTED.json");
+  HT_REQUIRE_FIXTURE(links_path, "ufm/ufm-docs-links-by-system.PARTIAL.json");
+  std::string ports_body = testing::read_text(ports_path);
+  std::string links_body = testing::read_text(links_path);
+  PlainUfmReading plain;
+  plain.read(ports_body, links_body);
+  UfmResponseParser parser;
+  discoverers::ufm::UfmFabric read;
+  ASSERT_TRUE(parser.ports(ports_body, read).has_value());
+  ASSERT_TRUE(parser.links(links_body, read).has_value());
+  // The links fixture's far ends are switches the ports answer does not list: they come in with
+  // the links' descriptions, which the plain reading does not model; compare the CA side and cables.
+  const auto graph = discoverers::ufm::build_ufm_graph(read, nullptr);
+  std::set<std::pair<PlainUfmReading::End, PlainUfmReading::End>> cables;
+  for (const auto& link : graph.links()) {
+    PlainUfmReading::End a{graph.vertex(link.a).id, link.port_a}, b{graph.vertex(link.b).id, link.port_b};
+    cables.insert(a < b ? std::pair{a, b} : std::pair{b, a});
+  }
+  EXPECT_EQ(cables, plain.cables);
+  auto hca = graph.find("0xb8599f03000a77d0");
+  ASSERT_TRUE(hca.has_value());
+  const auto& expected = plain.endpoints.at("0xb8599f03000a77d0");
+  EXPECT_EQ(graph.vertex(*hca).host, expected.host);
+  EXPECT_EQ(graph.vertex(*hca).description, expected.description);
+  EXPECT_EQ(graph.vertex(*hca).port, expected.port);
+}
+
 TEST(UfmParse, VolcanoMockPortsHaveNoGuidsAndAreSkippedNotGuessed) {
   HT_REQUIRE_FIXTURE(path, "ufm/volcano-ufm-mock-ports.json");
   std::string body = testing::read_text(path);
@@ -295,6 +508,16 @@ TEST(UfmParse, TruncatedJsonIsAClearError) {
   ASSERT_FALSE(page.has_value());
   EXPECT_EQ(page.error().code(), ErrorCode::kParse);
   EXPECT_NE(page.error().message().find("not valid JSON"), std::string::npos) << page.error().message();
+}
+
+TEST(UfmParse, AStrayByteIsNamedByItsOffset) {
+  UfmResponseParser parser;
+  discoverers::ufm::UfmFabric read;
+  std::string body = R"([{"guid": "1"}, x])";
+  auto page = parser.ports(body, read);
+  ASSERT_FALSE(page.has_value());
+  EXPECT_EQ(page.error().code(), ErrorCode::kParse);
+  EXPECT_NE(page.error().message().find("at byte 16"), std::string::npos) << page.error().message();
 }
 
 TEST(UfmParse, WrongShapesAndTypesAreErrorsOrSkipsNeverCrashes) {
@@ -637,6 +860,36 @@ TEST_F(UfmServerTest, PagesAreFollowedToTheEnd) {
   auto tree_b = build(*unpaged);
   ASSERT_TRUE(tree_a && tree_b);
   EXPECT_EQ(domains_per_tier(*tree_a), domains_per_tier(*tree_b));
+}
+
+// The agent makes a new source for every run; the parser and the arrays a run leaves live with the
+// registry entry. A run after a larger one reads exactly its own answer.
+TEST_F(UfmServerTest, TheAgentsSourceKeepsItsParserAndReadsOnlyTheLatestAnswer) {
+  discoverers::DiscovererRegistry registry;
+  discoverers::register_builtin_discoverers(registry);
+  auto run = [&]() -> std::expected<discoverers::Discovery, Error> {
+    auto config = std::make_shared<discoverers::ufm::UfmSourceConfig>();
+    config->endpoint = server.url();
+    config->credentials_dir = (dir.path() / "creds").string();
+    config->ca_file = (dir.path() / "ca.pem").string();
+    auto source = registry.create({"ufm", "", config}, discoverers::DiscoveryDeps{});
+    if (!source) return std::unexpected(source.error());
+    return (*source)->discover();
+  };
+  serve({.pods = 3, .leaves_per_pod = 4, .hosts_per_leaf = 8});
+  auto large = run();
+  ASSERT_TRUE(large.has_value()) << large.error().message();
+  EXPECT_EQ(large->graph->endpoint_count(), 96u);
+  serve({.pods = 1, .leaves_per_pod = 2, .hosts_per_leaf = 3, .host_prefix = "small-"});
+  auto small = run();
+  ASSERT_TRUE(small.has_value()) << small.error().message();
+  auto fresh = discoverers::ufm::discover_ufm(options());  // a parser of its own
+  ASSERT_TRUE(fresh.has_value()) << fresh.error().message();
+  EXPECT_EQ(small->graph->endpoint_count(), 6u);
+  EXPECT_EQ(graph_text(*small->graph), graph_text(*fresh->graph));
+  for (const auto& v : small->graph->vertices()) {
+    if (v.kind == topology::VertexKind::kEndpoint) EXPECT_TRUE(v.host.starts_with("small-")) << v.host;
+  }
 }
 
 TEST_F(UfmServerTest, TokenAuthUsesTheV3PathAndTheTokenHeader) {
