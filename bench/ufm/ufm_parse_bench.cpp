@@ -8,7 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include "discoverers/ufm/ufm_fabric.h"
-#include "tests/ufm/ufm_generator.h"
+#include "tests/support/ufm/ufm_generator.h"
 
 namespace {
 
