@@ -1,7 +1,8 @@
 # Small helpers so that every folder's CMakeLists.txt is a few lines.
 #
 #   ht_library(NAME <name> SOURCES <files...> [DEPS <targets...>])
-#   ht_test(NAME <name> SOURCES <files...> [DEPS <targets...>] [LABELS <labels...>])
+#   ht_test([NAME <name>] SOURCES <files...> [DEPS <targets...>] [LABELS <labels...>] ...)
+#   ht_test_labels(<labels...> FILES <files...>)
 #   ht_benchmark(NAME <name> SOURCES <files...> [DEPS <targets...>])
 #   ht_add_component_dirs()
 
@@ -67,19 +68,89 @@ function(ht_library)
   endif()
 endfunction()
 
+# A folder's tests: tests/<folder>/<file>_test.cpp tests <folder>/<file>.cpp, and each folder of
+# tests/ is one executable (one link, the slow step of the sanitizer build), named after the folder:
+# tests/scheduler/placement gives scheduler_placement_test. ctest still runs each test in a process
+# of its own.
+#
+#   ht_test([NAME <name>] SOURCES <files...> [DEPS <targets...>] [LABELS <labels...>]
+#           [DEFINITIONS <definitions...>] [NEEDS <targets...>])
+#
+# LABELS go on every test of the executable; ht_test_labels() adds labels to the tests of some of its
+# files only. DEFINITIONS are compile definitions; NEEDS are the targets the tests run (the hypertopo
+# binary, the fake NVML libraries), built before the executable.
 function(ht_test)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;LABELS;DEFINITIONS;NEEDS" ${ARGN})
+  if(NOT ARG_NAME)
+    file(RELATIVE_PATH _folder ${PROJECT_SOURCE_DIR}/tests ${CMAKE_CURRENT_SOURCE_DIR})
+    string(REGEX REPLACE "[/-]" "_" _folder "${_folder}")
+    set(ARG_NAME ${_folder}_test)
+  endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} ht_test_support GTest::gtest GTest::gmock GTest::gtest_main)
   set_target_properties(${ARG_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  if(ARG_DEFINITIONS)
+    target_compile_definitions(${ARG_NAME} PRIVATE ${ARG_DEFINITIONS})
+  endif()
+  if(ARG_NEEDS)
+    add_dependencies(${ARG_NAME} ${ARG_NEEDS})
+  endif()
   ht_apply_warnings(${ARG_NAME})
   if(HYPERTOPO_PCH)
     target_precompile_headers(${ARG_NAME} REUSE_FROM ht_test_pch)
   endif()
-  gtest_discover_tests(${ARG_NAME}
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}"
-    DISCOVERY_TIMEOUT 60)
+
+  # Files with labels of their own (ht_test_labels): their tests are found by suite name, one
+  # discovery per label set, and the other files' tests by one more that leaves those suites out.
+  set(_label_sets)
+  set(_labelled_suites)
+  set(_unlabelled_files FALSE)
+  foreach(_src IN LISTS ARG_SOURCES)
+    get_source_file_property(_extra ${_src} HT_TEST_LABELS)
+    if(NOT _extra)
+      set(_unlabelled_files TRUE)
+      continue()
+    endif()
+    get_filename_component(_path ${_src} ABSOLUTE)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_path})
+    file(STRINGS ${_path} _lines REGEX "^[ \t]*TEST(_F|_P)?\\([ \t]*[A-Za-z0-9_]+")
+    string(MAKE_C_IDENTIFIER "${_extra}" _set)
+    list(APPEND _label_sets ${_set})
+    set(_labels_${_set} ${_extra})
+    foreach(_line IN LISTS _lines)
+      string(REGEX REPLACE "^[ \t]*TEST(_F|_P)?\\([ \t]*([A-Za-z0-9_]+).*" "\\2" _suite "${_line}")
+      if(DEFINED _suite_set_${_suite} AND NOT _suite_set_${_suite} STREQUAL _set)
+        message(FATAL_ERROR "${ARG_NAME}: test suite ${_suite} is in files with different labels")
+      endif()
+      set(_suite_set_${_suite} ${_set})
+      list(APPEND _suites_${_set} "${_suite}.*" "*/${_suite}.*")
+      list(APPEND _labelled_suites "${_suite}.*" "*/${_suite}.*")
+    endforeach()
+  endforeach()
+  set(_discovery WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} DISCOVERY_TIMEOUT 60)
+  if(NOT _label_sets)
+    gtest_discover_tests(${ARG_NAME} ${_discovery} PROPERTIES LABELS "${ARG_LABELS}")
+    return()
+  endif()
+  list(REMOVE_DUPLICATES _label_sets)
+  foreach(_set IN LISTS _label_sets)
+    list(REMOVE_DUPLICATES _suites_${_set})
+    list(JOIN _suites_${_set} ":" _filter)
+    set(_labels ${ARG_LABELS} ${_labels_${_set}})
+    gtest_discover_tests(${ARG_NAME} ${_discovery} TEST_FILTER "${_filter}" PROPERTIES LABELS "${_labels}")
+  endforeach()
+  if(_unlabelled_files)
+    list(REMOVE_DUPLICATES _labelled_suites)
+    list(JOIN _labelled_suites ":" _filter)
+    gtest_discover_tests(${ARG_NAME} ${_discovery} TEST_FILTER "-${_filter}" PROPERTIES LABELS "${ARG_LABELS}")
+  endif()
+endfunction()
+
+# ht_test_labels(<labels...> FILES <files...>): ctest labels (`ctest -L`) for the tests of these files
+# of the folder's executable, on top of the LABELS of its ht_test(); call it before ht_test().
+function(ht_test_labels)
+  cmake_parse_arguments(ARG "" "" "FILES" ${ARGN})
+  set_source_files_properties(${ARG_FILES} PROPERTIES HT_TEST_LABELS "${ARG_UNPARSED_ARGUMENTS}")
 endfunction()
 
 function(ht_benchmark)

@@ -65,13 +65,10 @@ image_rc=0
 wait "$image_pid" || image_rc=$?
 cat "$image_log"
 ((image_rc == 0)) || exit 1
-kueue=build-asan/tests/scheduler_kueue_conformance_test
-if [[ -x $kueue ]]; then
-  echo "test: $("$kueue" --gtest_filter='KueueConformanceSummary*' | grep -m1 'Kueue conformance')"
-fi
-kai=build-asan/tests/scheduler_kai_conformance_test
-if [[ -x $kai ]]; then
-  echo "test: $("$kai" --gtest_filter='KaiConformanceSummary*' | grep -m1 'KAI conformance')"
+placement=build-asan/tests/scheduler_placement_test
+if [[ -x $placement ]]; then
+  echo "test: $("$placement" --gtest_filter='KueueConformanceSummary*' | grep -m1 'Kueue conformance')"
+  echo "test: $("$placement" --gtest_filter='KaiConformanceSummary*' | grep -m1 'KAI conformance')"
 fi
 echo "test: benchmark smoke run"
 scripts/bench.sh --smoke

@@ -12,7 +12,7 @@
 #include "discoverers/ib-fabric/ibsim_netfile.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/ibnetdiscover/ibnetdiscover_parser.h"
-#include "tests/ibsim/ibsim_fabrics.h"
+#include "tests/support/ibsim/ibsim_fabrics.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <simdjson.h>
 
 #include "discoverers/ufm/ufm_fabric.h"
-#include "tests/ufm/ufm_generator.h"
+#include "tests/support/ufm/ufm_generator.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 // required/preferred, LeastFreeCapacity for unconstrained and implied requests, preferred climbing
 // one level at a time, slices, multi-layer slice constraints, leader+workers groups, and the
 // balanced-placement variant behind its feature gate). The conformance suite
-// (tests/scheduler/kueue_conformance_test.cpp) runs every case of fixtures/kueue/tas-cases.json.
+// (tests/scheduler/placement/kueue_conformance_test.cpp) runs every case of fixtures/kueue/tas-cases.json.
 //
 // This file reads a pod set's request, checks it as Kueue's validation would, and walks the chosen
 // domains down to the lowest level. The pieces: kueue_snapshot.h (domains and capacity),

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::cli {

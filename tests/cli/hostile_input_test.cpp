@@ -16,10 +16,10 @@
 #include "cli/commands.h"
 #include "io/bounded_file.h"
 #include "io/yaml_reader.h"
-#include "tests/ib-local/fake_sysfs.h"
+#include "tests/support/fake_sysfs.h"
 #include "tests/support/fixtures.h"
-#include "tests/ufm/fake_ufm_server.h"
-#include "tests/ufm/ufm_generator.h"
+#include "tests/support/ufm/fake_ufm_server.h"
+#include "tests/support/ufm/ufm_generator.h"
 #include "text/user_pattern.h"
 #include "topology/tree_builder.h"
 

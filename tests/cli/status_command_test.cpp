@@ -1,12 +1,12 @@
 // `hypertopo status` end to end. No real API server here: the in-tree loopback API server
-// (tests/apiserver) holds the HyperNodes, Nodes and Pods the command reads over HTTP.
+// (tests/support/apiserver) holds the HyperNodes, Nodes and Pods the command reads over HTTP.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
 #include "k8s/client/kube_client.h"
-#include "tests/apiserver/loopback_apiserver.h"
+#include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 #include "topology/hypernode.h"
 

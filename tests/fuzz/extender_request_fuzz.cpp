@@ -1,8 +1,8 @@
 // The extender's HTTP request bodies: ExtenderArgs as kube-scheduler POSTs them to filter and
 // prioritize, through the same route handlers the server runs, against a small cluster.
 #include "scheduler/extender/extender_http.h"
-#include "tests/extender/extender_cluster.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/scheduler/extender/extender_cluster.h"
 
 HT_FUZZ_TARGET(extender_request) {
   using namespace hypertopo;

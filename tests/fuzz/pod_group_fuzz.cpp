@@ -11,8 +11,8 @@
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/job_loader.h"
-#include "tests/extender/extender_cluster.h"
 #include "tests/fuzz/fuzz_target.h"
+#include "tests/scheduler/extender/extender_cluster.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "discoverers/ib-local/ib_local_probe.h"
-#include "tests/ib-local/fake_sysfs.h"
+#include "tests/support/fake_sysfs.h"
 
 namespace hypertopo::topology {
 namespace {

@@ -1,0 +1,200 @@
+// Watches against the loopback API server: events and bookmarks, resuming after a cut stream
+// without losing or repeating events, 410 Gone after compaction and the relist that follows, and
+// stopping on request.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <thread>
+
+#include "k8s/client/kube_client.h"
+#include "tests/support/apiserver/loopback_apiserver.h"
+
+namespace hypertopo::k8s {
+namespace {
+
+using hypertopo::testing::LoopbackApiServer;
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+const Resource kThings{"hypertopo.io", "v1alpha1", "things", /*namespaced=*/false};
+
+json thing(const std::string& name, const std::string& rack = "r0") {
+  return {{"apiVersion", "hypertopo.io/v1alpha1"},
+          {"kind", "Thing"},
+          {"metadata", {{"name", name}, {"labels", {{"rack", rack}}}}},
+          {"spec", {{"n", 1}}}};
+}
+
+const char* type_name(WatchEvent::Type t) {
+  switch (t) {
+    case WatchEvent::Type::kAdded:
+      return "ADDED";
+    case WatchEvent::Type::kModified:
+      return "MODIFIED";
+    case WatchEvent::Type::kDeleted:
+      return "DELETED";
+    case WatchEvent::Type::kBookmark:
+      return "BOOKMARK";
+  }
+  return "?";
+}
+
+class WatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto started = server_.start();
+    ASSERT_TRUE(started) << started.error().message();
+    ClusterConfig config;
+    config.server = server_.url();
+    ClientOptions options;
+    options.clock = clock_;
+    options.qps = 0;
+    options.retry.base = milliseconds(1);
+    options.retry.cap = milliseconds(4);
+    auto c = KubeClient::create(config, options);
+    ASSERT_TRUE(c) << c.error().message();
+    client_ = std::move(*c);
+  }
+
+  std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
+  LoopbackApiServer server_;
+  std::unique_ptr<KubeClient> client_;
+};
+
+TEST_F(WatchTest, DeliversEventsInOrderThenABookmark) {
+  auto start = client_->list(kThings, "");
+  ASSERT_TRUE(start);
+  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
+  auto other_rack = client_->create(kThings, "", thing("b", "r9"));
+  ASSERT_TRUE(other_rack);
+  auto a = client_->get(kThings, "", "a");
+  (*a)["spec"]["n"] = 2;
+  ASSERT_TRUE(client_->update(kThings, "", *a));
+  ASSERT_TRUE(client_->delete_object(kThings, "", "a"));
+  std::string delete_rv = std::to_string(server_.store().resource_version());
+
+  std::vector<std::string> seen;
+  auto end =
+      client_->watch(kThings, "", {.resource_version = start->resource_version, .label_selector = "rack=r0"},
+                     [&](const WatchEvent& e) {
+                       seen.push_back(std::string(type_name(e.type)) + " " + e.resource_version);
+                       if (e.type == WatchEvent::Type::kDeleted) server_.store().emit_bookmark();
+                       return e.type != WatchEvent::Type::kBookmark;
+                     });
+  ASSERT_TRUE(end) << end.error().error.message();
+  EXPECT_EQ(end->reason, WatchEnd::Reason::kStopped);
+  ASSERT_EQ(seen.size(), 4u);
+  EXPECT_TRUE(seen[0].starts_with("ADDED "));
+  EXPECT_TRUE(seen[1].starts_with("MODIFIED "));
+  EXPECT_EQ(seen[2], "DELETED " + delete_rv);
+  EXPECT_EQ(seen[3], "BOOKMARK " + delete_rv);
+  EXPECT_EQ(end->resource_version, delete_rv);
+  EXPECT_EQ(end->events, 4u);
+}
+
+TEST_F(WatchTest, ResumesAfterACutStreamWithoutLosingOrRepeatingEvents) {
+  auto start = client_->list(kThings, "");
+  ASSERT_TRUE(start);
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(client_->create(kThings, "", thing("t" + std::to_string(i))));
+  server_.drop_watches_after(2);  // every stream is cut after two events
+
+  std::map<std::string, int> added;
+  std::string rv = start->resource_version;
+  int streams = 0;
+  while (added.size() < 7 && streams < 20) {
+    ++streams;
+    auto end = client_->watch(kThings, "", {.resource_version = rv}, [&](const WatchEvent& e) {
+      ++added[e.object["metadata"]["name"].get<std::string>()];
+      return added.size() < 7;
+    });
+    ASSERT_TRUE(end) << end.error().error.message();
+    if (added.size() < 7) {
+      EXPECT_EQ(end->reason, WatchEnd::Reason::kDisconnected);
+      EXPECT_FALSE(end->detail.empty());
+    }
+    rv = end->resource_version;
+  }
+  EXPECT_EQ(streams, 4);
+  ASSERT_EQ(added.size(), 7u);
+  for (const auto& [name, n] : added) EXPECT_EQ(n, 1) << name;
+}
+
+TEST_F(WatchTest, GoneAfterCompactionThenRelistAndWatchAgain) {
+  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
+  auto first = client_->list(kThings, "");
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
+  server_.store().compact();  // history before now is gone
+
+  int events = 0;
+  auto gone =
+      client_->watch(kThings, "", {.resource_version = first->resource_version}, [&](const WatchEvent&) {
+        ++events;
+        return true;
+      });
+  ASSERT_FALSE(gone);
+  EXPECT_TRUE(gone.error().gone());
+  EXPECT_EQ(gone.error().http_status, 410);
+  EXPECT_EQ(gone.error().reason, "Expired");
+  EXPECT_EQ(events, 0);
+
+  // The caller relists (now seeing b) and watches from the new list: c arrives, nothing is missed.
+  auto relisted = client_->list(kThings, "");
+  ASSERT_TRUE(relisted);
+  EXPECT_EQ(relisted->items.size(), 2u);
+  ASSERT_TRUE(client_->create(kThings, "", thing("c")));
+  std::vector<std::string> names;
+  auto end =
+      client_->watch(kThings, "", {.resource_version = relisted->resource_version}, [&](const WatchEvent& e) {
+        names.push_back(e.object["metadata"]["name"]);
+        return false;
+      });
+  ASSERT_TRUE(end) << end.error().error.message();
+  EXPECT_EQ(names, std::vector<std::string>({"c"}));
+}
+
+TEST_F(WatchTest, FromZeroListsCurrentStateAndEndsWhenTheServerCloses) {
+  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
+  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
+  int added = 0;
+  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                            [&](const WatchEvent& e) {
+                              added += e.type == WatchEvent::Type::kAdded;
+                              return true;
+                            });
+  ASSERT_TRUE(end) << end.error().error.message();
+  EXPECT_EQ(end->reason, WatchEnd::Reason::kServerClosed);
+  EXPECT_EQ(added, 2);
+}
+
+TEST_F(WatchTest, OpeningIsRetriedAndAuthErrorsAreReported) {
+  server_.fail_next(2, 503, 0, "watch");
+  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                            [](const WatchEvent&) { return true; });
+  ASSERT_TRUE(end) << end.error().error.message();
+  EXPECT_EQ(server_.count("watch"), 3);
+
+  server_.set_bearer_token("required");
+  auto denied = client_->watch(kThings, "", {}, [](const WatchEvent&) { return true; });
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(denied.error().code(), ErrorCode::kPermission) << denied.error().error.message();
+}
+
+TEST_F(WatchTest, StopTokenEndsAnIdleWatch) {
+  std::stop_source stop;
+  std::optional<ApiResult<WatchEnd>> result;
+  std::thread watcher([&] {
+    result = client_->watch(
+        kThings, "", {}, [](const WatchEvent&) { return true; }, stop.get_token());
+  });
+  // Wait until the stream is open (the watch request has arrived), then stop it.
+  for (int i = 0; i < 2000 && server_.count("watch") == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
+  stop.request_stop();
+  watcher.join();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_TRUE(*result) << (*result).error().error.message();
+  EXPECT_EQ((*result)->reason, WatchEnd::Reason::kStopped);
+}
+
+}  // namespace
+}  // namespace hypertopo::k8s

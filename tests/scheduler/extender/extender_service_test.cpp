@@ -1,0 +1,425 @@
+// Extender logic tests: the cluster view is set directly (no API server needed for these).
+#include "scheduler/extender/extender_service.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "scheduler/extender/extender_config.h"
+#include "tests/scheduler/extender/extender_cluster.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+using testing::args_by_name;
+using testing::bound;
+using testing::make_cluster;
+using testing::pod_object;
+
+struct Fixture {
+  testing::ExtenderCluster cluster = make_cluster();
+  std::shared_ptr<timing::ManualClock> clock = std::make_shared<timing::ManualClock>();
+  std::unique_ptr<ExtenderService> service;
+
+  explicit Fixture(std::filesystem::path state = {}) { service = make(std::move(state)); }
+  std::unique_ptr<ExtenderService> make(std::filesystem::path state) {
+    auto s = std::make_unique<ExtenderService>(ExtenderOptions{
+        .plan_ttl = std::chrono::seconds(600), .state_file = std::move(state), .clock = clock});
+    EXPECT_TRUE(s->set_hypernodes(cluster.hypernodes).has_value());
+    EXPECT_TRUE(s->set_nodes(cluster.nodes).has_value());
+    return s;
+  }
+  // Filters one pod over every node; returns the single admitted node ("" when none).
+  std::string place(const json& pod) {
+    auto r = service->filter(args_by_name(pod, cluster.node_names));
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+    if (!r) return {};
+    const auto& names = (*r)["nodenames"];
+    EXPECT_LE(names.size(), 1u) << r->dump();
+    return names.empty() ? std::string() : names[0].get<std::string>();
+  }
+};
+
+std::map<std::string, std::string> hard_gang(const std::string& name, int size, int tier) {
+  return {{"hypertopo.io/gang-size", std::to_string(size)},
+          {"hypertopo.io/network-topology-mode", "hard"},
+          {"hypertopo.io/highest-tier-allowed", std::to_string(tier)},
+          {"scheduling.k8s.io/group-name", name}};
+}
+
+TEST(ExtenderService, HardGangOf64LandsWholeInOneLeaf) {
+  Fixture f;
+  std::set<std::string> leaves;
+  std::map<std::string, int> per_node;
+  for (int i = 0; i < 64; ++i) {
+    auto pod = pod_object("w-" + std::to_string(i), "u-" + std::to_string(i), "1", hard_gang("llm", 64, 1));
+    const std::string node = f.place(pod);
+    ASSERT_FALSE(node.empty()) << "pod " << i;
+    leaves.insert(f.cluster.leaf_of[node]);
+    ++per_node[node];
+    ASSERT_TRUE(f.service->upsert_pod(bound(pod, node)).has_value());
+  }
+  EXPECT_EQ(leaves.size(), 1u);
+  for (const auto& [node, n] : per_node) EXPECT_LE(n, 8) << node;
+  auto plans = f.service->plans();
+  ASSERT_EQ(plans["gangs"].size(), 1u);
+  EXPECT_EQ(plans["gangs"][0]["slots"].size(), 64u);
+  EXPECT_EQ(plans["gangs"][0]["slots"][5]["annotations"][kRankAnnotation], "5");
+  EXPECT_EQ(f.service->counters().plans_made, 1);
+}
+
+TEST(ExtenderService, PartitionedJobGetsOneLeafPerPartition) {
+  Fixture f;
+  auto ann = hard_gang("part", 32, 2);
+  ann["hypertopo.io/partition-size"] = "16";
+  ann["hypertopo.io/partition-highest-tier-allowed"] = "1";
+  std::map<std::string, std::set<std::string>> leaves_by_partition;
+  for (int i = 0; i < 32; ++i) {
+    auto pod = pod_object("p-" + std::to_string(i), "pu-" + std::to_string(i), "4", ann);
+    const std::string node = f.place(pod);
+    ASSERT_FALSE(node.empty()) << "pod " << i;
+  }
+  // Ranks 0-15 are partition 0, 16-31 partition 1 (the engine numbers pods in tree order).
+  const json slots = f.service->plans()["gangs"][0]["slots"];
+  ASSERT_EQ(slots.size(), 32u);
+  for (const auto& s : slots) {
+    leaves_by_partition[std::to_string(s["rank"].get<int>() / 16)].insert(
+        f.cluster.leaf_of[s["node"].get<std::string>()]);
+  }
+  ASSERT_EQ(leaves_by_partition["0"].size(), 1u);
+  ASSERT_EQ(leaves_by_partition["1"].size(), 1u);
+  EXPECT_NE(*leaves_by_partition["0"].begin(), *leaves_by_partition["1"].begin());
+}
+
+// Kueue plain-pod groups and KAI annotations reach the engine through the job loaders' mappings.
+TEST(ExtenderService, KueueAndKaiAnnotationsConstrainTheGang) {
+  for (const auto& [key, value] :
+       std::map<std::string, std::string>{{"kueue.x-k8s.io/podset-required-topology", "1"},
+                                          {"kai.scheduler/topology-required-placement", "1"}}) {
+    Fixture f;
+    std::set<std::string> leaves;
+    for (int i = 0; i < 16; ++i) {
+      auto pod = pod_object("q-" + std::to_string(i), "q-" + std::to_string(i), "4",
+                            {{"kueue.x-k8s.io/pod-group-total-count", "16"}, {key, value}},
+                            {{"hypertopo.io/gang", "q"}});
+      const std::string node = f.place(pod);
+      ASSERT_FALSE(node.empty()) << key << " pod " << i;
+      leaves.insert(f.cluster.leaf_of[node]);
+    }
+    EXPECT_EQ(leaves.size(), 1u) << key;
+    // A level that does not exist is the pod's error, reported per node rather than as a 400.
+    auto bad = f.service->filter(
+        args_by_name(pod_object("z", "z", "1", {{key, "no-such-level"}}, {{"hypertopo.io/gang", "z"}}),
+                     f.cluster.node_names));
+    ASSERT_TRUE(bad.has_value());
+    EXPECT_TRUE((*bad)["nodenames"].empty()) << key;
+  }
+}
+
+TEST(ExtenderService, NormalPodsPackOntoTheFullerNode) {
+  Fixture f;
+  // A 48-CPU pod already runs on n-01-0; n-00-0's leaf is empty.
+  ASSERT_TRUE(
+      f.service->upsert_pod(bound(pod_object("busy", "b-1", "0", {}, {}, "48"), "n-01-0")).has_value());
+  auto pod = pod_object("web", "web-1", "0");
+  auto filtered = f.service->filter(args_by_name(pod, {"n-00-0", "n-01-0"}));
+  ASSERT_TRUE(filtered.has_value());
+  EXPECT_EQ((*filtered)["nodenames"].size(), 2u);
+  auto scores = f.service->prioritize(args_by_name(pod, {"n-00-0", "n-01-0"}));
+  ASSERT_TRUE(scores.has_value());
+  ASSERT_EQ(scores->size(), 2u);
+  EXPECT_EQ((*scores)[0]["host"], "n-00-0");
+  EXPECT_GT((*scores)[1]["score"].get<int>(), (*scores)[0]["score"].get<int>()) << scores->dump();
+  EXPECT_LE((*scores)[1]["score"].get<int>(), kMaxExtenderPriority);
+  // A pod that needs more CPU than n-01-0 has left is filtered off it.
+  auto big = pod_object("big", "big-1", "0", {}, {}, "32");
+  auto only = f.service->filter(args_by_name(big, {"n-00-0", "n-01-0"}));
+  ASSERT_TRUE(only.has_value());
+  EXPECT_EQ((*only)["nodenames"], json::array({"n-00-0"}));
+  EXPECT_TRUE((*only)["failedNodes"].contains("n-01-0"));
+}
+
+TEST(ExtenderService, DeletedPlannedNodeIsReplacedInsideItsLeaf) {
+  Fixture f;
+  // 8 pods x 4 GPUs: half a leaf, so the leaf keeps room for a replacement.
+  std::string first_node;
+  for (int i = 0; i < 2; ++i) {
+    auto pod = pod_object("s-" + std::to_string(i), "s-" + std::to_string(i), "4", hard_gang("swap", 8, 1));
+    first_node = f.place(pod);
+    ASSERT_FALSE(first_node.empty());
+    ASSERT_TRUE(f.service->upsert_pod(bound(pod, first_node)).has_value());
+  }
+  const json slots = f.service->plans()["gangs"][0]["slots"];
+  const std::string leaf = f.cluster.leaf_of[first_node];
+  std::string victim;
+  for (const auto& s : slots) {
+    if (!s["bound"].get<bool>() && s["node"] != first_node) victim = s["node"];
+  }
+  ASSERT_FALSE(victim.empty());
+  f.service->remove_node(victim);
+  std::set<std::string> leaves;
+  for (int i = 2; i < 8; ++i) {
+    auto pod = pod_object("s-" + std::to_string(i), "s-" + std::to_string(i), "4", hard_gang("swap", 8, 1));
+    const std::string node = f.place(pod);
+    ASSERT_FALSE(node.empty());
+    EXPECT_NE(node, victim);
+    leaves.insert(f.cluster.leaf_of[node]);
+  }
+  EXPECT_EQ(leaves, std::set<std::string>{leaf});
+  EXPECT_EQ(f.service->counters().swaps, 2);  // the victim held two slots
+  EXPECT_EQ(f.service->counters().replans, 0);
+}
+
+TEST(ExtenderService, GangIsReplannedWhenItsLeafHasNoRoom) {
+  Fixture f;
+  // 16 pods x 4 GPUs fill a whole leaf: a lost node cannot be replaced inside it.
+  auto pod0 = pod_object("r-0", "r-0", "4", hard_gang("full", 16, 1));
+  const std::string node0 = f.place(pod0);
+  ASSERT_FALSE(node0.empty());
+  const std::string leaf = f.cluster.leaf_of[node0];
+  f.service->remove_node(node0);  // before pod r-0 binds
+  auto fresh = f.service->filter(
+      args_by_name(pod_object("r-1", "r-1", "4", hard_gang("full", 16, 1)), f.cluster.node_names));
+  ASSERT_TRUE(fresh.has_value());
+  EXPECT_EQ(f.service->counters().replans, 1);
+  std::set<std::string> leaves;
+  const json replanned = f.service->plans();
+  for (const auto& s : replanned["gangs"][0]["slots"])
+    leaves.insert(f.cluster.leaf_of[s["node"].get<std::string>()]);
+  ASSERT_EQ(leaves.size(), 1u);
+  EXPECT_NE(*leaves.begin(), leaf);
+}
+
+TEST(ExtenderService, PlanSurvivesARestart) {
+  testing::TempDir dir;
+  const auto state = dir.path() / "extender-state.json";
+  std::set<std::string> planned;
+  std::string node_of_0;
+  {
+    Fixture f(state);
+    for (int i = 0; i < 3; ++i) {
+      auto node = f.place(
+          pod_object("k-" + std::to_string(i), "k-" + std::to_string(i), "1", hard_gang("keep", 16, 1)));
+      if (i == 0) node_of_0 = node;
+    }
+    const json plans = f.service->plans();
+    for (const auto& s : plans["gangs"][0]["slots"]) planned.insert(s["node"].get<std::string>());
+    ASSERT_TRUE(std::filesystem::exists(state));
+  }
+  Fixture g(state);
+  ASSERT_TRUE(g.service->load_state().has_value());
+  EXPECT_EQ(g.place(pod_object("k-0", "k-0", "1", hard_gang("keep", 16, 1))), node_of_0);
+  const std::string next = g.place(pod_object("k-3", "k-3", "1", hard_gang("keep", 16, 1)));
+  EXPECT_TRUE(planned.contains(next)) << next;
+  EXPECT_EQ(g.service->counters().plans_made, 0);  // nothing was planned again
+}
+
+TEST(ExtenderService, PlanExpiresAfterTtl) {
+  Fixture f;
+  ASSERT_FALSE(f.place(pod_object("t-0", "t-0", "1", hard_gang("ttl", 4, 1))).empty());
+  f.clock->advance(std::chrono::seconds(601));
+  f.service->check_plans();
+  EXPECT_EQ(f.service->plans()["gangs"].size(), 0u);
+  EXPECT_EQ(f.service->counters().plans_expired, 1);
+}
+
+TEST(ExtenderService, FullNodeObjectsModeReturnsNodeObjects) {
+  Fixture f;
+  json args{{"pod", pod_object("web", "web-1", "0")},
+            {"nodes", {{"items", json::array({f.cluster.nodes[0], f.cluster.nodes[1]})}}}};
+  auto r = f.service->filter(args);
+  ASSERT_TRUE(r.has_value());
+  ASSERT_TRUE(r->contains("nodes"));
+  EXPECT_FALSE(r->contains("nodenames"));
+  ASSERT_EQ((*r)["nodes"]["items"].size(), 2u);
+  EXPECT_EQ((*r)["nodes"]["items"][1]["metadata"]["name"], f.cluster.node_names[1]);
+}
+
+TEST(ExtenderService, MalformedArgsAreErrorsNamingTheField) {
+  Fixture f;
+  auto no_pod = f.service->filter(json{{"nodenames", json::array()}});
+  ASSERT_FALSE(no_pod.has_value());
+  EXPECT_NE(no_pod.error().message().find("pod"), std::string::npos);
+  auto bad_names = f.service->filter(json{{"pod", pod_object("a", "a", "0")}, {"nodenames", 3}});
+  ASSERT_FALSE(bad_names.has_value());
+  EXPECT_NE(bad_names.error().message().find("nodenames"), std::string::npos);
+  auto bad_size = f.service->filter(args_by_name(
+      pod_object("a", "a", "1", {{"hypertopo.io/gang", "g"}, {"hypertopo.io/gang-size", "many"}}),
+      f.cluster.node_names));
+  ASSERT_TRUE(bad_size.has_value());  // the request is fine; the pod's annotation is not
+  EXPECT_NE((*bad_size)["failedNodes"][f.cluster.node_names[0]].get<std::string>().find("gang-size"),
+            std::string::npos);
+}
+
+// kube-scheduler's bodies through the text path (filter_body/prioritize_body, what the HTTP routes
+// run) against the tree path (filter/prioritize on a parsed body) of a twin service with the same
+// cluster and history: the answers must be the same JSON, whatever the pod and the candidate list.
+// (The text path writes failedNodes in the order the names came, the tree path sorted: a map either
+// way to kube-scheduler.)
+TEST(ExtenderService, TextPathAnswersAsTheTreePath) {
+  Fixture tree, text;
+  auto both = [&](const json& args, bool prioritize) {
+    const std::string body = args.dump();
+    auto want = prioritize ? tree.service->prioritize(args) : tree.service->filter(args);
+    auto got = prioritize ? text.service->prioritize_body(body) : text.service->filter_body(body);
+    ASSERT_EQ(want.has_value(), got.has_value()) << body.substr(0, 200);
+    if (!want) {
+      EXPECT_EQ(want.error().message(), got.error().message());
+      return;
+    }
+    auto parsed = json::parse(*got, nullptr, false);
+    ASSERT_FALSE(parsed.is_discarded()) << got->substr(0, 200);
+    EXPECT_EQ(*want, parsed) << body.substr(0, 200);
+  };
+  // A name sent twice, a name the cluster does not have, one that needs escaping.
+  std::vector<std::string> names = tree.cluster.node_names;
+  names.push_back(names[3]);
+  names.push_back("not-a-node");
+  names.push_back("odd\"name\\with\ttab\u0001");
+  for (bool prio : {false, true}) {
+    both(args_by_name(pod_object("web", "web-1", "0"), names), prio);
+    both(args_by_name(pod_object("big", "big-1", "0", {}, {}, "1000"), names), prio);
+    both(json{{"pod", pod_object("web", "web-1", "0")}, {"nodenames", json::array()}}, prio);
+    // Other keys kube-scheduler may send, and the Go field spellings.
+    both(json{{"Pod", pod_object("web", "web-1", "0")}, {"NodeNames", names}, {"extra", {{"a", 1}}}}, prio);
+    // Full Node objects, and malformed requests: the tree path answers (errors included).
+    both(json{{"pod", pod_object("web", "web-1", "0")},
+              {"nodes", {{"items", json::array({tree.cluster.nodes[0], tree.cluster.nodes[1]})}}}},
+         prio);
+    both(json{{"nodenames", names}}, prio);
+    both(json{{"pod", pod_object("a", "a", "0")}, {"nodenames", 3}}, prio);
+    both(json{{"pod", pod_object("a", "a", "0")}, {"nodenames", json::array({"n-00-0", 7})}}, prio);
+  }
+  // A gang of 8, pod by pod, each pod filtered then prioritised, with a bad gang-size pod between.
+  for (int i = 0; i < 8; ++i) {
+    auto pod = pod_object("g-" + std::to_string(i), "g-" + std::to_string(i), "1", hard_gang("g", 8, 1));
+    both(args_by_name(pod, names), false);
+    both(args_by_name(pod, names), true);
+  }
+  both(args_by_name(
+           pod_object("x", "x", "1", {{"hypertopo.io/gang", "g2"}, {"hypertopo.io/gang-size", "many"}}),
+           names),
+       false);
+  EXPECT_EQ(tree.service->plans().dump(), text.service->plans().dump());
+  // Every plain body took the text path: 4 per verb above, and the 17 gang calls.
+  EXPECT_EQ(text.service->counters().text_path_calls, 2 * 4 + 17);
+  EXPECT_EQ(tree.service->counters().text_path_calls, 0);
+  // Bodies that are not plain JSON objects: an error, never a crash; bad JSON is named as such.
+  for (const std::string& bad :
+       std::vector<std::string>{"{not json", "[1,2]", "", std::string(200, '['), "{\"pod\":{}} trailing"}) {
+    auto r = text.service->filter_body(bad);
+    ASSERT_FALSE(r.has_value()) << bad;
+    EXPECT_FALSE(r.error().message().empty());
+  }
+  auto not_json = text.service->prioritize_body("{not json");
+  ASSERT_FALSE(not_json.has_value());
+  EXPECT_NE(not_json.error().message().find("request body: not valid JSON"), std::string::npos)
+      << not_json.error().message();
+}
+
+// kube-scheduler prioritises a pod right after filtering it, over the names filter kept. The
+// prioritize call reuses the node ids filter resolved only when the pod, the names (in order) and
+// the index build are the same; its answer is always the one a service that never filtered gives.
+TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIndex) {
+  Fixture f, reference;
+  std::vector<std::string> names = f.cluster.node_names;
+  names.push_back("not-a-node");
+  const json pod = pod_object("web", "web-1", "0");
+  auto same_as_reference = [&](const json& args) {
+    auto got = f.service->prioritize(args);
+    auto want = reference.service->prioritize(args);
+    ASSERT_TRUE(got.has_value() && want.has_value());
+    EXPECT_EQ(*got, *want);
+  };
+  auto kept_by_filter = [&]() {
+    auto filtered = f.service->filter(args_by_name(pod, names));
+    EXPECT_TRUE(filtered.has_value());
+    return filtered ? (*filtered)["nodenames"].get<std::vector<std::string>>() : std::vector<std::string>{};
+  };
+  std::vector<std::string> kept = kept_by_filter();
+  ASSERT_EQ(kept.size(), f.cluster.node_names.size());  // all but the unknown name
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // Other names, another pod: looked up again.
+  std::vector<std::string> reversed(kept.rbegin(), kept.rend());
+  same_as_reference(args_by_name(pod, reversed));
+  same_as_reference(args_by_name(pod_object("db", "db-1", "0"), kept));
+  kept.pop_back();
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // A pod bound between the calls rebuilds the index: node ids are looked up again, and the
+  // scores see the new pod.
+  kept = kept_by_filter();
+  for (Fixture* x : {&f, &reference}) {
+    ASSERT_TRUE(
+        x->service->upsert_pod(bound(pod_object("busy", "b-1", "0", {}, {}, "48"), kept[1])).has_value());
+  }
+  same_as_reference(args_by_name(pod, kept));
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  // The HTTP routes' text path, as kube-scheduler sends it: filter, then prioritize over the kept.
+  auto filtered = f.service->filter_body(args_by_name(pod, names).dump());
+  ASSERT_TRUE(filtered.has_value());
+  const json kept_text = json::parse(*filtered).at("nodenames");
+  auto scores = f.service->prioritize_body(json{{"pod", pod}, {"nodenames", kept_text}}.dump());
+  ASSERT_TRUE(scores.has_value());
+  auto want = reference.service->prioritize(json{{"pod", pod}, {"nodenames", kept_text}});
+  ASSERT_TRUE(want.has_value());
+  EXPECT_EQ(json::parse(*scores), *want);
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 2);
+  EXPECT_EQ(reference.service->counters().prioritize_reused_filter, 0);
+}
+
+TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
+  testing::TempDir dir;
+  const auto good = dir.path() / "extender.yaml";
+  std::ofstream(good)
+      << "kind: ExtenderConfig\nplanTTLSeconds: 90\nlisten: 127.0.0.1:9443\nurlPrefix: /x/\n"
+         "stateFile: /tmp/s.json\ntls: {certFile: a.crt, keyFile: a.key}\ngangLabelKeys: [g]\n";
+  auto cfg = load_extender_config(good);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->service.plan_ttl, std::chrono::seconds(90));
+  EXPECT_EQ(cfg->listen_address, "127.0.0.1");
+  EXPECT_EQ(cfg->listen_port, 9443);
+  EXPECT_EQ(cfg->url_prefix, "/x");
+  EXPECT_EQ(cfg->tls_key_file, "a.key");
+  EXPECT_EQ(cfg->service.gang_label_keys, std::vector<std::string>{"g"});
+  const auto bad = dir.path() / "bad.yaml";
+  std::ofstream(bad) << "planTTL: 90\n";
+  auto err = load_extender_config(bad);
+  ASSERT_FALSE(err.has_value());
+  EXPECT_NE(err.error().message().find("planTTL"), std::string::npos);
+  std::ofstream(bad) << "tls: {certFile: a.crt}\n";
+  err = load_extender_config(bad);
+  ASSERT_FALSE(err.has_value());
+  EXPECT_NE(err.error().message().find("tls.keyFile"), std::string::npos);
+}
+
+TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
+  testing::TempDir dir;
+  const auto conf = dir.path() / "volcano-scheduler.conf";
+  std::ofstream(conf) << "tiers: []\nhypertopo: {fabricHealth: exclude}\n";
+  const auto from_conf = dir.path() / "a.yaml";
+  std::ofstream(from_conf) << "schedulerConfig: " << conf.string() << "\n";
+  auto cfg = load_extender_config(from_conf);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->service.fabric_health, FabricHealthMode::kExclude);
+  const auto own_key = dir.path() / "b.yaml";
+  std::ofstream(own_key) << "schedulerConfig: " << conf.string() << "\nfabricHealth: ignore\n";
+  cfg = load_extender_config(own_key);
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->service.fabric_health, FabricHealthMode::kIgnore);
+  EXPECT_EQ(ExtenderOptions{}.fabric_health, FabricHealthMode::kPreferHealthy);
+  const auto bad = dir.path() / "c.yaml";
+  std::ofstream(bad) << "fabricHealth: avoid\n";
+  auto err = load_extender_config(bad);
+  ASSERT_FALSE(err.has_value());
+  EXPECT_NE(err.error().message().find("fabricHealth must be prefer-healthy, exclude or ignore, got 'avoid'"),
+            std::string::npos)
+      << err.error().message();
+}
+
+}  // namespace
+}  // namespace hypertopo::scheduler
