@@ -14,6 +14,7 @@
 
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
+#include "io/config_reader.h"
 #include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "topology/builder_config.h"
@@ -25,16 +26,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The builder's own keys; they are handed to topology::parse_builder_config as one sub-document so
-// that their checks and messages are the same as in a standalone builder config.
-const std::set<std::string> kBuilderKeys = {"source",
-                                            "tierNames",
-                                            "hostDescriptionPattern",
-                                            "excludedDevicePatterns",
-                                            "excludedSwitchPatterns",
-                                            "firmwareDescriptionPatterns",
-                                            "guidMap"};
-
 const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources", "networkTopologyDiscovery",
                                                 "nodeSelector", "guard",   "leaderElection",
                                                 "reconcile",    "exports", "http",
@@ -42,109 +33,11 @@ const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources", "netw
 
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error"};
 
-std::string join_key(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
+using io::comma_list;
+using io::indexed;
+using Reader = io::ConfigReader;
 
-std::string indexed(const std::string& path, std::size_t i) { return path + "[" + std::to_string(i) + "]"; }
-
-std::string comma_list(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
-  return out;
-}
-
-// One parse of one file: every message starts with the file's name and the key path.
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  std::unexpected<Error> bad(const std::string& path, const std::string& what) const {
-    return fail(ErrorCode::kInvalidArgument, file_ + ": " + path + ": " + what);
-  }
-
-  std::expected<void, Error> only_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                                       const std::string& path) const {
-    for (const auto& entry : map) {
-      if (!entry.first.IsScalar()) return bad(path, "keys must be strings");
-      const auto key = entry.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-        return bad(join_key(path, key), "unknown key (known: " + comma_list(allowed) + ")");
-    }
-    return {};
-  }
-
-  // A section that must be a mapping; `key: ` with no value counts as an empty one.
-  std::expected<void, Error> mapping(const YAML::Node& node, const std::string& path,
-                                     const std::vector<std::string>& allowed) const {
-    if (node.IsNull()) return {};
-    if (!node.IsMap()) return bad(path, "must be a mapping");
-    return only_keys(node, allowed, path);
-  }
-
-  std::expected<std::string, Error> text(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar()) return bad(path, "must be a string");
-    return node.Scalar();
-  }
-
-  std::expected<std::string, Error> nonempty_text(const YAML::Node& node, const std::string& path) const {
-    auto t = text(node, path);
-    if (t && t->empty()) return bad(path, "must not be empty");
-    return t;
-  }
-
-  std::expected<bool, Error> boolean(const YAML::Node& node, const std::string& path) const {
-    bool value = false;
-    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value))
-      return bad(path, "must be true or false");
-    return value;
-  }
-
-  std::expected<long long, Error> integer(const YAML::Node& node, const std::string& path, long long min,
-                                          long long max) const {
-    const std::string range =
-        "must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-    if (!node.IsScalar()) return bad(path, range);
-    const std::string& s = node.Scalar();
-    long long value = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (ec != std::errc() || end != s.data() + s.size() || value < min || value > max)
-      return bad(path, range);
-    return value;
-  }
-
-  std::expected<double, Error> number(const YAML::Node& node, const std::string& path, double min, double max,
-                                      const std::string& range) const {
-    double value = 0;
-    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || std::isnan(value) || value < min ||
-        value > max) {
-      return bad(path, "must be a number in " + range);
-    }
-    return value;
-  }
-
-  std::expected<milliseconds, Error> duration(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar())
-      return bad(path, "must be a duration (Go style: 90s, 5m, 1h30m, 500ms; or seconds)");
-    auto d = parse_duration(node.Scalar());
-    if (!d) return bad(path, d.error().message());
-    return *d;
-  }
-
-  // Whole seconds, > 0 (source intervals, the resync period).
-  std::expected<std::chrono::seconds, Error> period(const YAML::Node& node, const std::string& path) const {
-    auto d = duration(node, path);
-    if (!d) return std::unexpected(d.error());
-    if (d->count() <= 0) return bad(path, "must be greater than 0");
-    if (d->count() % 1000 != 0) return bad(path, "must be a whole number of seconds");
-    return std::chrono::duration_cast<std::chrono::seconds>(*d);
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
+std::string join_key(const std::string& path, const std::string& key) { return io::key_path(path, key); }
 
 const discoverers::DiscovererRegistry& registry() {
   static const discoverers::DiscovererRegistry kRegistry = [] {
@@ -297,7 +190,7 @@ std::expected<void, Error> parse_sections(const Reader& r, const YAML::Node& roo
   if (const YAML::Node n = root["guard"]) {
     if (auto ok = r.mapping(n, "guard", {"maxDeleteFraction", "minObjectsForGuard"}); !ok) return ok;
     if (n.IsMap() && n["maxDeleteFraction"]) {
-      auto f = r.number(n["maxDeleteFraction"], "guard.maxDeleteFraction", 0, 1, "[0, 1]");
+      auto f = r.number(n["maxDeleteFraction"], "guard.maxDeleteFraction", 0, 1);
       if (!f) return std::unexpected(f.error());
       c.max_delete_fraction = *f;
     }
@@ -443,66 +336,6 @@ std::expected<SourceConfig, Error> source_from_arg(const std::string& kind, cons
 
 const discoverers::DiscovererRegistry& builtin_registry() { return registry(); }
 
-std::expected<milliseconds, Error> parse_duration(const std::string& text) {
-  auto bad = [&] {
-    return fail(ErrorCode::kInvalidArgument,
-                "'" + text + "' is not a duration (Go style: 90s, 5m, 1h30m, 500ms; or a number of seconds)");
-  };
-  if (text.empty()) return bad();
-  if (text.front() == '-') return fail(ErrorCode::kInvalidArgument, "'" + text + "' is negative");
-  const char* p = text.data();
-  const char* const end = text.data() + text.size();
-  if (*p == '+') ++p;
-  // A number and its fraction, as Go's time.ParseDuration reads them: kept as digits / 10^fraction
-  // digits so that "0.25" times a unit is exact.
-  long double digits = 0;
-  long double scale = 1;
-  auto read_number = [&] {
-    const char* start = p;
-    digits = 0;
-    scale = 1;
-    while (p < end && *p >= '0' && *p <= '9') digits = digits * 10 + (*p++ - '0');
-    bool any = p != start;
-    if (p < end && *p == '.') {
-      ++p;
-      const char* frac = p;
-      while (p < end && *p >= '0' && *p <= '9') {
-        digits = digits * 10 + (*p++ - '0');
-        scale *= 10;
-      }
-      any = any || p != frac;
-    }
-    return any;
-  };
-  if (!read_number()) return bad();
-  constexpr long double kMaxNanos = 1e18L;  // about 31 years; anything longer is a mistake
-  if (p == end) {                           // a plain number: seconds
-    if (digits * 1e9L / scale > kMaxNanos) return bad();
-    return milliseconds(static_cast<long long>(std::llround(digits * 1000.0L / scale)));
-  }
-  long double nanos = 0;
-  while (true) {
-    static const std::pair<const char*, long double> kUnits[] = {
-        {"ns", 1.0L}, {"us", 1e3L}, {"\xC2\xB5s", 1e3L}, {"\xCE\xBCs", 1e3L},
-        {"ms", 1e6L}, {"s", 1e9L},  {"m", 60e9L},        {"h", 3600e9L}};
-    const auto rest = std::string_view(p, static_cast<std::size_t>(end - p));
-    const std::pair<const char*, long double>* unit = nullptr;
-    for (const auto& u : kUnits) {
-      const std::string_view name(u.first);
-      // "ms" must win over "m": only take a one-letter unit when no longer one matches.
-      if (rest.starts_with(name) && (unit == nullptr || name.size() > std::string_view(unit->first).size()))
-        unit = &u;
-    }
-    if (unit == nullptr) return bad();
-    p += std::string_view(unit->first).size();
-    nanos += digits * unit->second / scale;
-    if (nanos > kMaxNanos) return bad();
-    if (p == end) break;
-    if (!read_number()) return bad();
-  }
-  return milliseconds(static_cast<long long>(nanos / 1e6L));
-}
-
 std::expected<AgentConfig, Error> parse_agent_config(const std::string& yaml_text, const std::string& name) {
   auto loaded = io::load_yaml(yaml_text, name);
   if (!loaded) return std::unexpected(loaded.error());
@@ -512,14 +345,18 @@ std::expected<AgentConfig, Error> parse_agent_config(const std::string& yaml_tex
   AgentConfig config;
   try {
     std::vector<std::string> known = kTopLevelKeys;
-    known.insert(known.end(), kBuilderKeys.begin(), kBuilderKeys.end());
+    // The builder's own keys are handed to topology::parse_builder_config as one sub-document, so
+    // that their checks and messages are the same as in a standalone builder config.
+    const auto& builder_keys = topology::builder_config_keys();
+    known.insert(known.end(), builder_keys.begin(), builder_keys.end());
     std::sort(known.begin(), known.end());
     if (auto ok = r.only_keys(root, known, ""); !ok) return std::unexpected(ok.error());
 
     // The builder keys, as a document of their own, through the builder's own parser.
     YAML::Node builder(YAML::NodeType::Map);
     for (const auto& entry : root) {
-      if (kBuilderKeys.contains(entry.first.Scalar())) builder[entry.first.Scalar()] = entry.second;
+      if (std::ranges::find(builder_keys, entry.first.Scalar()) != builder_keys.end())
+        builder[entry.first.Scalar()] = entry.second;
     }
     if (builder.size() > 0) {
       YAML::Emitter out;

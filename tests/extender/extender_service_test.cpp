@@ -364,7 +364,8 @@ TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
   std::ofstream(bad) << "fabricHealth: avoid\n";
   auto err = load_extender_config(bad);
   ASSERT_FALSE(err.has_value());
-  EXPECT_NE(err.error().message().find("fabricHealth must be prefer-healthy, exclude or ignore, got 'avoid'"),
+  EXPECT_NE(err.error().message().find(
+                "c.yaml: fabricHealth: must be prefer-healthy, exclude or ignore, got 'avoid'"),
             std::string::npos)
       << err.error().message();
 }

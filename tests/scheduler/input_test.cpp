@@ -58,7 +58,8 @@ tiers:
       "tiers:\n- plugins:\n  - name: network-topology-aware\n    arguments:\n      weight: heavy\n",
       "bad.conf");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message().find("bad.conf: network-topology-aware argument weight must be a number"),
+  EXPECT_NE(bad.error().message().find(
+                "bad.conf: tiers[0].plugins[0].arguments.weight: must be a number, got 'heavy'"),
             std::string::npos)
       << bad.error().message();
 }
