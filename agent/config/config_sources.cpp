@@ -36,6 +36,22 @@ std::expected<void, Error> fill_settings(const io::ConfigReader& r, const discov
   return {};
 }
 
+// `interval` and `enabled`, the keys both list forms share.
+std::expected<void, Error> read_schedule(const io::ConfigReader& r, const YAML::Node& node,
+                                         const std::string& path, SourceConfig& s) {
+  if (node["interval"]) {
+    auto interval = r.period(node["interval"], io::key_path(path, "interval"));
+    if (!interval) return std::unexpected(interval.error());
+    s.interval = *interval;
+  }
+  if (node["enabled"]) {
+    auto enabled = r.boolean(node["enabled"], io::key_path(path, "enabled"));
+    if (!enabled) return std::unexpected(enabled.error());
+    s.enabled = *enabled;
+  }
+  return {};
+}
+
 // One entry of our own `sources` list: {kind, interval, enabled, config}.
 std::expected<SourceConfig, Error> parse_source(const io::ConfigReader& r, const YAML::Node& node,
                                                 const std::string& path) {
@@ -52,16 +68,7 @@ std::expected<SourceConfig, Error> parse_source(const io::ConfigReader& r, const
                                                  io::comma_list(node_probe_kinds()) + "; leader sources " +
                                                  io::comma_list(leader_source_kinds()) + ")");
   }
-  if (node["interval"]) {
-    auto interval = r.period(node["interval"], io::key_path(path, "interval"));
-    if (!interval) return std::unexpected(interval.error());
-    s.interval = *interval;
-  }
-  if (node["enabled"]) {
-    auto enabled = r.boolean(node["enabled"], io::key_path(path, "enabled"));
-    if (!enabled) return std::unexpected(enabled.error());
-    s.enabled = *enabled;
-  }
+  if (auto ok = read_schedule(r, node, path, s); !ok) return std::unexpected(ok.error());
   if (auto ok = fill_settings(r, *entry, node["config"], io::key_path(path, "config"), s); !ok)
     return std::unexpected(ok.error());
   return s;
@@ -94,16 +101,7 @@ std::expected<SourceConfig, Error> parse_volcano_entry(const io::ConfigReader& r
   if (auto ok = fill_settings(r, *registry().entry(kind->second), block, io::key_path(path, "config"), s);
       !ok)
     return std::unexpected(ok.error());
-  if (node["enabled"]) {
-    auto enabled = r.boolean(node["enabled"], io::key_path(path, "enabled"));
-    if (!enabled) return std::unexpected(enabled.error());
-    s.enabled = *enabled;
-  }
-  if (node["interval"]) {
-    auto interval = r.period(node["interval"], io::key_path(path, "interval"));
-    if (!interval) return std::unexpected(interval.error());
-    s.interval = *interval;
-  }
+  if (auto ok = read_schedule(r, node, path, s); !ok) return std::unexpected(ok.error());
   return s;
 }
 
