@@ -7,95 +7,69 @@
 #include <sstream>
 
 #include "io/bounded_file.h"
+#include "io/config_reader.h"
 #include "io/yaml_reader.h"
 #include "topology/label_rules.h"
 
 namespace hypertopo::topology {
 namespace {
 
-std::expected<std::vector<std::string>, Error> string_list(const YAML::Node& node, const std::string& where) {
-  if (!node.IsSequence()) return fail(ErrorCode::kInvalidArgument, where + ": must be a list of strings");
-  std::vector<std::string> out;
-  for (std::size_t i = 0; i < node.size(); ++i) {
-    if (!node[i].IsScalar()) {
-      return fail(ErrorCode::kInvalidArgument, where + "[" + std::to_string(i) + "]: must be a string");
-    }
-    out.push_back(node[i].as<std::string>());
-  }
-  return out;
-}
-
 std::expected<TreeBuilderOptions, Error> parse_builder_document(const YAML::Node& root,
                                                                 const std::string& name,
                                                                 TreeBuilderOptions o) {
   if (root.IsNull()) return o;
   if (!root.IsMap()) return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping at the top level");
+  const io::ConfigReader r(name);
+  if (auto ok = r.only_keys(root, builder_config_keys(), ""); !ok) return std::unexpected(ok.error());
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string& key = kv.first.Scalar();
     const YAML::Node& v = kv.second;
-    const std::string where = name + ": " + key;
     if (key == "source") {
-      if (!v.IsScalar()) return fail(ErrorCode::kInvalidArgument, where + ": must be a string");
-      o.source = v.as<std::string>();
+      auto source = r.nonempty_text(v, key);
+      if (!source) return std::unexpected(source.error());
       // It becomes the value of volcano.sh/network-topology-source on every object we write.
-      if (o.source.empty()) return fail(ErrorCode::kInvalidArgument, where + ": must not be empty");
-      if (auto why = label_value_error(o.source))
-        return fail(ErrorCode::kInvalidArgument, where + ": " + *why);
+      if (auto why = label_value_error(*source)) return r.bad(key, *why);
+      o.source = *source;
     } else if (key == "tierNames") {
-      auto l = string_list(v, where);
+      auto l = r.strings(v, key);
       if (!l) return std::unexpected(l.error());
       // Two levels of one name would make highestTierName (and Kueue's levels) ambiguous.
       std::set<std::string> seen;
       for (std::size_t i = 0; i < l->size(); ++i) {
         const std::string& t = (*l)[i];
-        if (t.empty() || t.size() > 253) {
-          return fail(ErrorCode::kInvalidArgument,
-                      where + "[" + std::to_string(i) + "]: must be 1 to 253 characters");
-        }
-        if (!seen.insert(t).second) {
-          return fail(ErrorCode::kInvalidArgument,
-                      where + "[" + std::to_string(i) + "]: '" + t + "' is named twice");
-        }
+        if (t.empty() || t.size() > 253) return r.bad(io::indexed(key, i), "must be 1 to 253 characters");
+        if (!seen.insert(t).second) return r.bad(io::indexed(key, i), "'" + t + "' is named twice");
       }
       o.level_names = *l;
     } else if (key == "hostDescriptionPattern") {
-      if (!v.IsScalar()) return fail(ErrorCode::kInvalidArgument, where + ": must be a string");
-      o.host_description_pattern = v.as<std::string>();
-      auto p = text::UserPattern::compile(o.host_description_pattern);
-      if (!p)
-        return fail(ErrorCode::kInvalidArgument,
-                    where + ": '" + o.host_description_pattern + "': " + p.error());
-      if (p->group_count() < 1) {
-        return fail(ErrorCode::kInvalidArgument, where + ": '" + o.host_description_pattern +
-                                                     "' needs one capture group for the host name");
-      }
+      auto pattern = r.text(v, key);
+      if (!pattern) return std::unexpected(pattern.error());
+      o.host_description_pattern = *pattern;
+      auto p = text::UserPattern::compile(*pattern);
+      if (!p) return r.bad(key, "'" + *pattern + "': " + p.error());
+      if (p->group_count() < 1)
+        return r.bad(key, "'" + *pattern + "' needs one capture group for the host name");
     } else if (key == "excludedDevicePatterns" || key == "excludedSwitchPatterns" ||
                key == "firmwareDescriptionPatterns") {
-      auto l = string_list(v, where);
+      auto l = r.strings(v, key);
       if (!l) return std::unexpected(l.error());
-      if (auto p = text::compile_patterns(*l, where, {.case_insensitive = true}); !p) {
+      if (auto p = text::compile_patterns(*l, io::config_message(name, key, ""), {.case_insensitive = true});
+          !p)
         return fail(ErrorCode::kInvalidArgument, p.error());
-      }
       (key == "excludedDevicePatterns"   ? o.excluded_device_patterns
        : key == "excludedSwitchPatterns" ? o.excluded_switch_patterns
                                          : o.firmware_description_patterns) = *l;
     } else if (key == "guidMap") {
-      if (!v.IsMap()) return fail(ErrorCode::kInvalidArgument, where + ": must map GUIDs to node names");
+      if (!v.IsMap()) return r.bad(key, "must map GUIDs to node names");
       for (const auto& g : v) {
-        auto guid = normalize_guid(g.first.as<std::string>());
-        if (!guid) {
-          return fail(ErrorCode::kInvalidArgument, where + "." + g.first.as<std::string>() + ": not a GUID");
-        }
-        if (!g.second.IsScalar())
-          return fail(ErrorCode::kInvalidArgument, where + "." + *guid + ": must be a node name");
-        o.node_by_endpoint[*guid] = g.second.as<std::string>();
+        // A key that is no scalar throws here; parse_builder_config reports it with its line.
+        const std::string text = g.first.as<std::string>();
+        auto guid = normalize_guid(text);
+        if (!guid) return r.bad(io::key_path(key, text), "not a GUID");
+        auto node = r.text(g.second, io::key_path(key, *guid));
+        if (!node) return r.bad(io::key_path(key, *guid), "must be a node name");
+        o.node_by_endpoint[*guid] = *node;
       }
-    } else {
-      return fail(
-          ErrorCode::kInvalidArgument,
-          where +
-              ": unknown key (known: source, tierNames, hostDescriptionPattern, excludedDevicePatterns, "
-              "excludedSwitchPatterns, firmwareDescriptionPatterns, guidMap)");
     }
   }
   // Patterns are compiled here so that a bad one is reported against this file.
@@ -104,6 +78,17 @@ std::expected<TreeBuilderOptions, Error> parse_builder_document(const YAML::Node
 }
 
 }  // namespace
+
+const std::vector<std::string>& builder_config_keys() {
+  static const std::vector<std::string> keys = {"source",
+                                                "tierNames",
+                                                "hostDescriptionPattern",
+                                                "excludedDevicePatterns",
+                                                "excludedSwitchPatterns",
+                                                "firmwareDescriptionPatterns",
+                                                "guidMap"};
+  return keys;
+}
 
 std::expected<TreeBuilderOptions, Error> parse_builder_config(const std::string& text,
                                                               const std::string& name, TreeBuilderOptions o) {

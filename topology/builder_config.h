@@ -10,17 +10,22 @@
 //
 //   auto opts = load_builder_config("discover.yaml");   // std::expected<TreeBuilderOptions, Error>
 //
-// Unknown keys and wrong types are errors that name the file and the key.
+// Unknown keys, wrong types and bad values are errors that name the file and the key, in the one
+// format of io/config_reader.h ("discover.yaml: tierNames[1]: must be a string").
 #pragma once
 
 #include <expected>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "topology/tree_builder.h"
 
 namespace hypertopo::topology {
+
+// The keys above, in that order (the agent's file accepts them too).
+const std::vector<std::string>& builder_config_keys();
 
 std::expected<TreeBuilderOptions, Error> load_builder_config(const std::filesystem::path& path,
                                                              TreeBuilderOptions base = {});

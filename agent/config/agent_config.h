@@ -64,6 +64,7 @@
 
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
+#include "io/config_reader.h"
 #include "topology/tree_builder.h"
 
 namespace hypertopo::agent {
@@ -120,8 +121,9 @@ struct ConfigChange {
 };
 ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after);
 
-// Go-style duration ("1h30m", "90s", "250ms") or a plain number of seconds.
-std::expected<std::chrono::milliseconds, Error> parse_duration(const std::string& text);
+// Go-style duration ("1h30m", "90s", "250ms") or a plain number of seconds, as every duration in
+// the file is read.
+using io::parse_duration;
 
 // HYPERTOPO_EXPORT_NODE_LABELS=true|false sets export_node_labels (load_agent_config calls this).
 std::expected<void, Error> apply_environment_overrides(AgentConfig& config);

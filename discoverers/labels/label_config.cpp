@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "io/bounded_file.h"
+#include "io/config_reader.h"
 #include "io/yaml_reader.h"
 
 namespace hypertopo::discoverers::labels {
@@ -44,27 +45,16 @@ bool is_label_key(const std::string& key) {
 }
 
 std::unexpected<Error> bad(const std::string& file, const std::string& key, const std::string& what) {
-  return fail(ErrorCode::kInvalidArgument, file + ": " + key + ": " + what);
+  return io::config_error(file, key, what);
 }
 
-std::string join_key(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
+using io::key_path;
 
 bool is_text(const YAML::Node& n) { return n.IsScalar(); }
 
-// Checks that a mapping holds only `allowed` keys.
-std::expected<void, Error> only_keys(const YAML::Node& map, const std::set<std::string>& allowed,
+std::expected<void, Error> only_keys(const YAML::Node& map, const std::vector<std::string>& known,
                                      const std::string& file, const std::string& path) {
-  for (const auto& entry : map) {
-    const auto key = entry.first.as<std::string>();
-    if (!allowed.contains(key)) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      return bad(file, join_key(path, key), "unknown key (expected " + list + ")");
-    }
-  }
-  return {};
+  return io::ConfigReader(file).only_keys(map, known, path);
 }
 
 // One list of levels (top to bottom, the node-level label last) into a type.
@@ -82,13 +72,15 @@ std::expected<LabelTopologyType, Error> parse_levels(const std::string& type_nam
     const std::string at = path + "[" + std::to_string(i) + "]";
     const YAML::Node& entry = list[i];
     if (!entry.IsMap()) return bad(file, at, "must be a mapping with a nodeLabel");
-    const std::set<std::string> allowed = tier_names_allowed ? std::set<std::string>{"nodeLabel", "tierName"}
-                                                             : std::set<std::string>{"nodeLabel"};
+    const std::vector<std::string> allowed = tier_names_allowed
+                                                 ? std::vector<std::string>{"nodeLabel", "tierName"}
+                                                 : std::vector<std::string>{"nodeLabel"};
     if (auto ok = only_keys(entry, allowed, file, at); !ok) return std::unexpected(ok.error());
     std::string tier_name;
     if (const YAML::Node t = entry["tierName"]) {
-      if (!is_text(t)) return bad(file, at + ".tierName", "must be a string");
-      tier_name = t.as<std::string>();
+      auto name = io::ConfigReader(file).text(t, at + ".tierName");
+      if (!name) return std::unexpected(name.error());
+      tier_name = *name;
       // The CRD's limit on spec.tierName.
       if (tier_name.empty() || tier_name.size() > 253)
         return bad(file, at + ".tierName", "must be 1 to 253 characters");
@@ -96,8 +88,9 @@ std::expected<LabelTopologyType, Error> parse_levels(const std::string& type_nam
     tier_names.push_back(tier_name);
     const YAML::Node label = entry["nodeLabel"];
     if (!label) return bad(file, at + ".nodeLabel", "is required");
-    if (!is_text(label)) return bad(file, at + ".nodeLabel", "must be a string");
-    const auto key = label.as<std::string>();
+    auto text = io::ConfigReader(file).text(label, at + ".nodeLabel");
+    if (!text) return std::unexpected(text.error());
+    const std::string& key = *text;
     if (!is_label_key(key)) return bad(file, at + ".nodeLabel", "'" + key + "' is not a valid label key");
     if (!seen.insert(key).second) return bad(file, at + ".nodeLabel", "'" + key + "' is listed twice");
     keys.push_back(key);
@@ -129,13 +122,13 @@ std::expected<LabelTopologyType, Error> parse_profile(const std::string& type_na
                         std::all_of(type_name.begin(), type_name.end(), is_name_char);
   if (!value_ok)
     return bad(file, path, "a topology type with levels must be named as a label value (<= 63 characters)");
-  if (!map["levels"]) return bad(file, join_key(path, "levels"), "is required");
-  auto type = parse_levels(type_name, map["levels"], file, join_key(path, "levels"),
+  if (!map["levels"]) return bad(file, key_path(path, "levels"), "is required");
+  auto type = parse_levels(type_name, map["levels"], file, key_path(path, "levels"),
                            /*last_is_always_node_level=*/true, /*tier_names_allowed=*/true);
   if (!type) return type;
   type->profile_label = true;
   if (const YAML::Node selector = map["nodeSelector"]) {
-    const std::string at = join_key(path, "nodeSelector");
+    const std::string at = key_path(path, "nodeSelector");
     if (!selector.IsMap()) return bad(file, at, "must be a mapping with matchLabels");
     if (auto ok = only_keys(selector, {"matchLabels"}, file, at); !ok) return std::unexpected(ok.error());
     const YAML::Node match = selector["matchLabels"];
@@ -145,8 +138,9 @@ std::expected<LabelTopologyType, Error> parse_profile(const std::string& type_na
         const auto key = kv.first.as<std::string>();
         if (!is_label_key(key))
           return bad(file, at + ".matchLabels", "'" + key + "' is not a valid label key");
-        if (!is_text(kv.second)) return bad(file, at + ".matchLabels." + key, "must be a string");
-        type->node_selector[key] = kv.second.as<std::string>();
+        auto value = io::ConfigReader(file).text(kv.second, at + ".matchLabels." + key);
+        if (!value) return std::unexpected(value.error());
+        type->node_selector[key] = *value;
       }
     }
   }
@@ -163,8 +157,8 @@ std::expected<LabelConfig, Error> parse_types_map(const YAML::Node& types, const
     const auto name = entry.first.as<std::string>();
     // Volcano lists the hostname label last by convention and drops it whatever it is.
     auto type = entry.second.IsMap()
-                    ? parse_profile(name, entry.second, file, join_key(path, name))
-                    : parse_levels(name, entry.second, file, join_key(path, name),
+                    ? parse_profile(name, entry.second, file, key_path(path, name))
+                    : parse_levels(name, entry.second, file, key_path(path, name),
                                    /*last_is_always_node_level=*/true, /*tier_names_allowed=*/false);
     if (!type) return std::unexpected(type.error());
     config.types.push_back(std::move(*type));
@@ -179,8 +173,8 @@ std::expected<LabelConfig, Error> parse_config_section(const YAML::Node& section
   if (auto ok = only_keys(section, {"networkTopologyTypes"}, file, path); !ok)
     return std::unexpected(ok.error());
   if (!section["networkTopologyTypes"])
-    return bad(file, join_key(path, "networkTopologyTypes"), "is required");
-  return parse_types_map(section["networkTopologyTypes"], file, join_key(path, "networkTopologyTypes"));
+    return bad(file, key_path(path, "networkTopologyTypes"), "is required");
+  return parse_types_map(section["networkTopologyTypes"], file, key_path(path, "networkTopologyTypes"));
 }
 
 // Volcano's controller config: the entry with `source: label`.
@@ -208,11 +202,9 @@ std::expected<LabelConfig, Error> parse_discovery_list(const YAML::Node& list, c
   auto config = parse_config_section(entry["config"], file, at + ".config");
   if (!config) return config;
   if (const YAML::Node enabled = entry["enabled"]) {
-    bool on = true;
-    if (!is_text(enabled) || !YAML::convert<bool>::decode(enabled, on)) {
-      return bad(file, at + ".enabled", "must be true or false");
-    }
-    if (!on) {
+    auto on = io::ConfigReader(file).boolean(enabled, at + ".enabled");
+    if (!on) return std::unexpected(on.error());
+    if (!*on) {
       config->notes.push_back(file + ": " + at +
                               " has 'enabled: false'; it is used because a labels source was asked for");
     }
@@ -332,6 +324,18 @@ static std::expected<LabelConfig, Error> parse_label_documents(const std::vector
     config.types.push_back(std::move(*type));
   }
   return finish(std::move(config), file);
+}
+
+std::expected<LabelConfig, Error> parse_label_types(const YAML::Node& types, const std::string& file,
+                                                    const std::string& path) {
+  try {
+    auto config = parse_types_map(types, file, path);
+    if (!config) return config;
+    return finish(std::move(*config), file);
+  } catch (const YAML::Exception& e) {
+    // A conversion the checks did not foresee (a mapping used as a key, a list as a name).
+    return io::config_error(file, path, "wrong type: " + e.msg);
+  }
 }
 
 std::expected<LabelConfig, Error> load_label_config(const std::filesystem::path& path) {

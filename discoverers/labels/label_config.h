@@ -53,5 +53,9 @@ struct LabelConfig {
 std::expected<LabelConfig, Error> parse_label_config(const std::string& yaml_text, const std::string& file);
 std::expected<LabelConfig, Error> parse_label_config(const YAML::Node& document, const std::string& file);
 std::expected<LabelConfig, Error> load_label_config(const std::filesystem::path& path);
+// A networkTopologyTypes mapping found at `path` of `file` (a source's inline config in the agent's
+// file): errors name that file and the whole key path.
+std::expected<LabelConfig, Error> parse_label_types(const YAML::Node& types, const std::string& file,
+                                                    const std::string& path);
 
 }  // namespace hypertopo::discoverers::labels

@@ -76,10 +76,9 @@ SourceEntry labels_source_entry() {
               c->file = **file;
               return c;
             }
-            YAML::Node doc(YAML::NodeType::Map);
-            doc["networkTopologyTypes"] = block.child("networkTopologyTypes");
             c->origin = at.file + ": " + at.path;
-            auto levels = labels::parse_label_config(doc, c->origin);
+            auto levels = labels::parse_label_types(block.child("networkTopologyTypes"), at.file,
+                                                    at.key("networkTopologyTypes"));
             if (!levels) return std::unexpected(levels.error());
             c->inline_levels = std::move(*levels);
             return c;

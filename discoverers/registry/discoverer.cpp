@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "io/config_reader.h"
 #include "net/url.h"
 
 namespace hypertopo::discoverers {
@@ -25,7 +26,7 @@ std::string SourceSpec::to_string() const {
 }
 
 std::unexpected<Error> ConfigAt::bad(const std::string& name, const std::string& what) const {
-  return fail(ErrorCode::kInvalidArgument, file + ": " + key(name) + ": " + what);
+  return io::config_error(file, key(name), what);
 }
 
 namespace {

@@ -1,23 +1,20 @@
 #include "discoverers/registry/source_config.h"
 
-#include <algorithm>
-#include <cmath>
+#include "io/config_reader.h"
 
 namespace hypertopo::discoverers {
+namespace {
+
+std::vector<std::string> names_of(const std::vector<ConfigKey>& keys) {
+  std::vector<std::string> names;
+  for (const auto& k : keys) names.push_back(k.name);
+  return names;
+}
+
+}  // namespace
 
 std::expected<void, Error> ConfigBlock::only(const std::vector<ConfigKey>& keys) const {
-  if (!node_ || node_.IsNull()) return {};
-  if (!node_.IsMap()) return at_.bad("", "must be a mapping");
-  for (const auto& item : node_) {
-    if (!item.first.IsScalar()) return at_.bad("", "keys must be strings");
-    const std::string key = item.first.Scalar();
-    if (std::none_of(keys.begin(), keys.end(), [&](const ConfigKey& k) { return k.name == key; })) {
-      std::string known;
-      for (const auto& k : keys) known += (known.empty() ? "" : ", ") + k.name;
-      return at_.bad(key, "unknown key (known: " + (known.empty() ? std::string("none") : known) + ")");
-    }
-  }
-  return {};
+  return io::ConfigReader(at_.file).mapping(node_, at_.path, names_of(keys));
 }
 
 bool ConfigBlock::has(const char* key) const { return node_ && node_.IsMap() && node_[key]; }
@@ -28,9 +25,9 @@ ConfigAt ConfigBlock::at(const char* key) const { return {at_.file, at_.key(key)
 
 std::expected<std::optional<std::string>, Error> ConfigBlock::text(const char* key) const {
   if (!has(key)) return std::nullopt;
-  const YAML::Node n = node_[key];
-  if (!n.IsScalar() || n.Scalar().empty()) return at_.bad(key, "must be a non-empty string");
-  return n.Scalar();
+  auto t = io::ConfigReader(at_.file).nonempty_text(node_[key], at_.key(key));
+  if (!t) return std::unexpected(t.error());
+  return std::move(*t);
 }
 
 std::expected<std::string, Error> ConfigBlock::required_text(const char* key) const {
@@ -42,36 +39,22 @@ std::expected<std::string, Error> ConfigBlock::required_text(const char* key) co
 
 std::expected<std::optional<bool>, Error> ConfigBlock::boolean(const char* key) const {
   if (!has(key)) return std::nullopt;
-  bool value = false;
-  if (!node_[key].IsScalar() || !YAML::convert<bool>::decode(node_[key], value))
-    return at_.bad(key, "must be true or false");
-  return value;
+  auto b = io::ConfigReader(at_.file).boolean(node_[key], at_.key(key));
+  if (!b) return std::unexpected(b.error());
+  return *b;
 }
 
 std::expected<std::optional<double>, Error> ConfigBlock::number(const char* key, double min,
                                                                 double max) const {
   if (!has(key)) return std::nullopt;
-  double value = 0;
-  if (!node_[key].IsScalar() || !YAML::convert<double>::decode(node_[key], value) || std::isnan(value) ||
-      value < min || value > max) {
-    char range[96];
-    std::snprintf(range, sizeof range, "must be a number in [%g, %g]", min, max);
-    return at_.bad(key, range);
-  }
-  return value;
+  auto n = io::ConfigReader(at_.file).number(node_[key], at_.key(key), min, max);
+  if (!n) return std::unexpected(n.error());
+  return *n;
 }
 
 std::expected<std::vector<std::string>, Error> ConfigBlock::strings(const char* key) const {
-  std::vector<std::string> out;
-  if (!has(key)) return out;
-  const YAML::Node n = node_[key];
-  if (!n.IsSequence()) return at_.bad(key, "must be a list of strings");
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    if (!n[i].IsScalar())
-      return at_.bad(std::string(key) + "[" + std::to_string(i) + "]", "must be a string");
-    out.push_back(n[i].Scalar());
-  }
-  return out;
+  if (!has(key)) return std::vector<std::string>{};
+  return io::ConfigReader(at_.file).strings(node_[key], at_.key(key));
 }
 
 }  // namespace hypertopo::discoverers

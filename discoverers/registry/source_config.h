@@ -2,7 +2,8 @@
 //
 // Every source's parse_config uses these, so every source reports a bad value the same way, naming
 // the file and the key ("config.yaml: sources[1].caFile: must be a string"), and rejects keys it
-// does not know (listing the ones it does).
+// does not know (listing the ones it does). The checks are io::ConfigReader's (io/config_reader.h),
+// the same as for every other config file.
 //
 //   ConfigBlock block(yaml, at);
 //   if (auto ok = block.only(kUfmKeys); !ok) return std::unexpected(ok.error());

@@ -11,6 +11,7 @@
 #include "discoverers/registry/source_config.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/bounded_file.h"
+#include "io/config_reader.h"
 #include "io/yaml_reader.h"
 
 namespace hypertopo::discoverers::roce_lldp {
@@ -53,67 +54,50 @@ std::expected<RoceHierarchy, Error> parse_roce_hierarchy(const std::string& yaml
   YAML::Node doc = *loaded;
   if (doc.IsNull()) return h;
   if (!doc.IsMap())
-    return fail(ErrorCode::kParse, name + ": expected a mapping with 'parents' and/or 'rules'");
-  auto scalar = [&](const YAML::Node& n, const std::string& key) -> std::expected<std::string, Error> {
-    if (!n.IsScalar() || n.Scalar().empty())
-      return fail(ErrorCode::kParse, name + ": " + key + ": expected a non-empty string");
-    return n.Scalar();
-  };
-  for (const auto& kv : doc) {
-    const std::string key = kv.first.as<std::string>();
-    if (key == "parents") {
-      if (!kv.second.IsMap())
-        return fail(ErrorCode::kParse, name + ": parents: expected a mapping switch -> parent");
-      for (const auto& p : kv.second) {
-        const std::string child = p.first.as<std::string>();
-        auto parent = scalar(p.second, "parents." + child);
-        if (!parent) return std::unexpected(parent.error());
-        if (*parent == child)
-          return fail(ErrorCode::kParse, name + ": parents." + child + ": a switch cannot be its own parent");
-        h.parents[child] = *parent;
+    return fail(ErrorCode::kInvalidArgument, name + ": expected a mapping with 'parents' and/or 'rules'");
+  const io::ConfigReader r(name);
+  if (auto ok = r.only_keys(doc, {"parents", "rules"}, ""); !ok) return std::unexpected(ok.error());
+  if (const YAML::Node parents = doc["parents"]) {
+    if (!parents.IsMap()) return r.bad("parents", "must be a mapping of switch to parent");
+    for (const auto& p : parents) {
+      auto child = r.nonempty_text(p.first, "parents");
+      if (!child) return std::unexpected(child.error());
+      const std::string at = io::key_path("parents", *child);
+      auto parent = r.nonempty_text(p.second, at);
+      if (!parent) return std::unexpected(parent.error());
+      if (*parent == *child) return r.bad(at, "a switch cannot be its own parent");
+      h.parents[*child] = *parent;
+    }
+  }
+  if (const YAML::Node rules = doc["rules"]) {
+    if (!rules.IsSequence()) return r.bad("rules", "must be a list of {pattern, parent}");
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+      const std::string where = io::indexed("rules", i);
+      const YAML::Node& entry = rules[i];
+      if (!entry.IsMap()) return r.bad(where, "must be a mapping {pattern, parent}");
+      if (auto ok = r.only_keys(entry, {"pattern", "parent"}, where); !ok) return std::unexpected(ok.error());
+      for (const char* key : {"pattern", "parent"})
+        if (!entry[key]) return r.bad(io::key_path(where, key), "is required");
+      auto pattern = r.nonempty_text(entry["pattern"], where + ".pattern");
+      if (!pattern) return std::unexpected(pattern.error());
+      auto parent = r.nonempty_text(entry["parent"], where + ".parent");
+      if (!parent) return std::unexpected(parent.error());
+      auto compiled = text::UserPattern::compile(*pattern);
+      if (!compiled) return r.bad(where + ".pattern", "'" + *pattern + "': " + compiled.error());
+      RoceHierarchy::Rule rule;
+      rule.compiled = std::move(*compiled);
+      // $N beyond the pattern's groups would silently render empty: reject it.
+      const std::size_t groups = static_cast<std::size_t>(rule.compiled->group_count());
+      for (std::size_t pos = parent->find('$'); pos != std::string::npos; pos = parent->find('$', pos + 1)) {
+        if (pos + 1 < parent->size() && std::isdigit(static_cast<unsigned char>((*parent)[pos + 1])) &&
+            static_cast<std::size_t>((*parent)[pos + 1] - '0') > groups) {
+          return r.bad(where + ".parent", "'" + *parent + "' uses $" + (*parent)[pos + 1] +
+                                              " but the pattern has " + std::to_string(groups) + " group(s)");
+        }
       }
-    } else if (key == "rules") {
-      if (!kv.second.IsSequence()) return fail(ErrorCode::kParse, name + ": rules: expected a list");
-      std::size_t i = 0;
-      for (const auto& r : kv.second) {
-        const std::string where = "rules[" + std::to_string(i++) + "]";
-        if (!r.IsMap()) return fail(ErrorCode::kParse, name + ": " + where + ": expected {pattern, parent}");
-        RoceHierarchy::Rule rule;
-        for (const auto& f : r) {
-          const std::string fk = f.first.as<std::string>();
-          if (fk != "pattern" && fk != "parent")
-            return fail(ErrorCode::kParse,
-                        name + ": " + where + "." + fk + ": unknown key (pattern, parent)");
-        }
-        if (!r["pattern"]) return fail(ErrorCode::kParse, name + ": " + where + ".pattern: missing");
-        if (!r["parent"]) return fail(ErrorCode::kParse, name + ": " + where + ".parent: missing");
-        auto pattern = scalar(r["pattern"], where + ".pattern");
-        if (!pattern) return std::unexpected(pattern.error());
-        auto parent = scalar(r["parent"], where + ".parent");
-        if (!parent) return std::unexpected(parent.error());
-        auto compiled = text::UserPattern::compile(*pattern);
-        if (!compiled) {
-          return fail(ErrorCode::kParse,
-                      name + ": " + where + ".pattern: '" + *pattern + "': " + compiled.error());
-        }
-        rule.compiled = std::move(*compiled);
-        // $N beyond the pattern's groups would silently render empty: reject it.
-        const std::size_t groups = static_cast<std::size_t>(rule.compiled->group_count());
-        for (std::size_t pos = parent->find('$'); pos != std::string::npos;
-             pos = parent->find('$', pos + 1)) {
-          if (pos + 1 < parent->size() && std::isdigit(static_cast<unsigned char>((*parent)[pos + 1])) &&
-              static_cast<std::size_t>((*parent)[pos + 1] - '0') > groups) {
-            return fail(ErrorCode::kParse, name + ": " + where + ".parent: '" + *parent + "' uses $" +
-                                               (*parent)[pos + 1] + " but the pattern has " +
-                                               std::to_string(groups) + " group(s)");
-          }
-        }
-        rule.pattern = *pattern;
-        rule.parent = *parent;
-        h.rules.push_back(std::move(rule));
-      }
-    } else {
-      return fail(ErrorCode::kParse, name + ": " + key + ": unknown key (parents, rules)");
+      rule.pattern = *pattern;
+      rule.parent = *parent;
+      h.rules.push_back(std::move(rule));
     }
   }
   return h;

@@ -4,8 +4,10 @@
 
 #include <set>
 
+#include "io/bounded_file.h"
+#include "io/config_reader.h"
+#include "io/yaml_reader.h"
 #include "scheduler/config/volcano_config.h"
-#include "scheduler/input/cluster_loader.h"
 
 namespace hypertopo::scheduler {
 
@@ -30,111 +32,100 @@ std::expected<void, Error> parse_listen(const std::string& text, const std::stri
 }
 
 std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem::path& path) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
+  auto text = io::read_bounded_file(path, io::kConfigFileLimit);
+  if (!text) return std::unexpected(text.error());
   const std::string where = path.string();
-  if (!doc->is_object()) return fail(ErrorCode::kInvalidArgument, where + ": expected a mapping");
-  static const std::set<std::string> known{
-      "apiVersion", "kind", "schedulerConfig", "planTTLSeconds",     "listen",      "urlPrefix",
-      "stateFile",  "tls",  "gangLabelKeys",   "gangAnnotationKeys", "fabricHealth"};
+  // YAML, or JSON (which YAML reads as it is).
+  auto loaded = io::load_yaml(*text, where);
+  if (!loaded) return std::unexpected(loaded.error());
+  const YAML::Node doc = *loaded;
+  if (!doc.IsMap()) return fail(ErrorCode::kInvalidArgument, where + ": expected a mapping");
+  const io::ConfigReader r(where);
+  if (auto ok =
+          r.only_keys(doc,
+                      {"apiVersion", "kind", "schedulerConfig", "fabricHealth", "planTTLSeconds", "listen",
+                       "urlPrefix", "stateFile", "tls", "gangLabelKeys", "gangAnnotationKeys"},
+                      "");
+      !ok)
+    return std::unexpected(ok.error());
   ExtenderConfig cfg;
-  auto text = [&](const std::string& key) -> std::expected<std::string, Error> {
-    const auto& v = (*doc)[key];
-    if (!v.is_string()) return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a string");
-    return v.get<std::string>();
-  };
-  auto keys = [&](const std::string& key) -> std::expected<std::vector<std::string>, Error> {
-    const auto& v = (*doc)[key];
-    std::vector<std::string> out;
-    if (!v.is_array())
-      return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a list of strings");
-    for (const auto& k : v) {
-      if (!k.is_string() || k.get<std::string>().empty())
-        return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be a list of non-empty strings");
-      out.push_back(k.get<std::string>());
-    }
-    return out;
-  };
-  for (const auto& [key, value] : doc->items()) {
-    if (!known.contains(key)) return fail(ErrorCode::kInvalidArgument, where + ": unknown key '" + key + "'");
+  if (doc["apiVersion"]) {
+    if (auto v = r.text(doc["apiVersion"], "apiVersion"); !v) return std::unexpected(v.error());
   }
-  if (doc->contains("kind")) {
-    auto kind = text("kind");
+  if (doc["kind"]) {
+    auto kind = r.text(doc["kind"], "kind");
     if (!kind) return std::unexpected(kind.error());
-    if (*kind != "ExtenderConfig")
-      return fail(ErrorCode::kInvalidArgument, where + ": kind must be ExtenderConfig, got '" + *kind + "'");
+    if (*kind != "ExtenderConfig") return r.bad("kind", "must be ExtenderConfig, got '" + *kind + "'");
   }
-  if (doc->contains("schedulerConfig")) {
-    auto p = text("schedulerConfig");
+  if (doc["schedulerConfig"]) {
+    auto p = r.nonempty_text(doc["schedulerConfig"], "schedulerConfig");
     if (!p) return std::unexpected(p.error());
     auto sc = load_scheduler_config_file(*p);
     if (!sc) return std::unexpected(sc.error().context(where + ": schedulerConfig"));
     cfg.service.binpack = sc->binpack;
     cfg.service.fabric_health = sc->fabric_health;
   }
-  if (doc->contains("fabricHealth")) {
-    auto m = text("fabricHealth");
+  if (doc["fabricHealth"]) {
+    auto m = r.text(doc["fabricHealth"], "fabricHealth");
     if (!m) return std::unexpected(m.error());
     auto mode = parse_fabric_health_mode(*m);
-    if (!mode) {
-      return fail(ErrorCode::kInvalidArgument,
-                  where + ": fabricHealth must be " + std::string(kFabricHealthModes) + ", got '" + *m + "'");
-    }
+    if (!mode)
+      return r.bad("fabricHealth", "must be " + std::string(kFabricHealthModes) + ", got '" + *m + "'");
     cfg.service.fabric_health = *mode;
   }
-  if (doc->contains("planTTLSeconds")) {
-    const auto& v = (*doc)["planTTLSeconds"];
-    if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
-      return fail(ErrorCode::kInvalidArgument, where + ": planTTLSeconds must be a positive integer");
-    cfg.service.plan_ttl = std::chrono::seconds(v.get<std::int64_t>());
+  if (doc["planTTLSeconds"]) {
+    // A plan idle for longer than a week is a plan nobody will come back for.
+    auto ttl = r.integer(doc["planTTLSeconds"], "planTTLSeconds", 1, 7 * 24 * 3600);
+    if (!ttl) return std::unexpected(ttl.error());
+    cfg.service.plan_ttl = std::chrono::seconds(*ttl);
   }
-  if (doc->contains("listen")) {
-    auto l = text("listen");
+  if (doc["listen"]) {
+    auto l = r.text(doc["listen"], "listen");
     if (!l) return std::unexpected(l.error());
-    if (auto ok = parse_listen(*l, where + ": listen", cfg); !ok) return std::unexpected(ok.error());
+    if (auto ok = parse_listen(*l, io::config_message(where, "listen", ""), cfg); !ok)
+      return std::unexpected(ok.error());
   }
-  if (doc->contains("urlPrefix")) {
-    auto p = text("urlPrefix");
+  if (doc["urlPrefix"]) {
+    auto p = r.text(doc["urlPrefix"], "urlPrefix");
     if (!p) return std::unexpected(p.error());
-    if (p->empty() || p->front() != '/')
-      return fail(ErrorCode::kInvalidArgument, where + ": urlPrefix must start with '/'");
+    if (p->empty() || p->front() != '/') return r.bad("urlPrefix", "must start with '/'");
     cfg.url_prefix = *p;
     while (cfg.url_prefix.size() > 1 && cfg.url_prefix.back() == '/') cfg.url_prefix.pop_back();
   }
-  if (doc->contains("stateFile")) {
-    auto p = text("stateFile");
+  if (doc["stateFile"]) {
+    auto p = r.nonempty_text(doc["stateFile"], "stateFile");
     if (!p) return std::unexpected(p.error());
     cfg.service.state_file = *p;
   }
-  if (doc->contains("tls")) {
-    const auto& tls = (*doc)["tls"];
-    if (!tls.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": tls must be a mapping");
-    for (const auto& [key, value] : tls.items()) {
-      if (key != "certFile" && key != "keyFile" && key != "clientCAFile")
-        return fail(ErrorCode::kInvalidArgument, where + ": unknown key 'tls." + key + "'");
-      if (!value.is_string())
-        return fail(ErrorCode::kInvalidArgument, where + ": tls." + key + " must be a string");
+  if (const YAML::Node tls = doc["tls"]) {
+    if (auto ok = r.mapping(tls, "tls", {"certFile", "keyFile", "clientCAFile"}); !ok)
+      return std::unexpected(ok.error());
+    const std::pair<const char*, std::string*> files[] = {{"certFile", &cfg.tls_cert_file},
+                                                          {"keyFile", &cfg.tls_key_file},
+                                                          {"clientCAFile", &cfg.tls_client_ca_file}};
+    for (const auto& [key, target] : files) {
+      if (!tls.IsMap() || !tls[key]) continue;
+      auto file = r.nonempty_text(tls[key], io::key_path("tls", key));
+      if (!file) return std::unexpected(file.error());
+      *target = *file;
     }
-    cfg.tls_cert_file = tls.value("certFile", "");
-    cfg.tls_key_file = tls.value("keyFile", "");
-    cfg.tls_client_ca_file = tls.value("clientCAFile", "");
-    if (cfg.tls_cert_file.empty() != cfg.tls_key_file.empty())
-      return fail(ErrorCode::kInvalidArgument,
-                  where + ": tls.certFile and tls.keyFile must be given together");
+    if (cfg.tls_cert_file.empty() != cfg.tls_key_file.empty()) {
+      return cfg.tls_key_file.empty() ? r.bad("tls.keyFile", "is required with tls.certFile")
+                                      : r.bad("tls.certFile", "is required with tls.keyFile");
+    }
     if (!cfg.tls_client_ca_file.empty() && cfg.tls_cert_file.empty())
-      return fail(
-          ErrorCode::kInvalidArgument,
-          where + ": tls.clientCAFile needs tls.certFile and tls.keyFile (the server's own identity)");
+      return r.bad("tls.clientCAFile", "needs tls.certFile and tls.keyFile (the server's own identity)");
   }
-  if (doc->contains("gangLabelKeys")) {
-    auto k = keys("gangLabelKeys");
-    if (!k) return std::unexpected(k.error());
-    cfg.service.gang_label_keys = *k;
-  }
-  if (doc->contains("gangAnnotationKeys")) {
-    auto k = keys("gangAnnotationKeys");
-    if (!k) return std::unexpected(k.error());
-    cfg.service.gang_annotation_keys = *k;
+  const std::pair<const char*, std::vector<std::string>*> gang_keys[] = {
+      {"gangLabelKeys", &cfg.service.gang_label_keys},
+      {"gangAnnotationKeys", &cfg.service.gang_annotation_keys}};
+  for (const auto& [key, target] : gang_keys) {
+    if (!doc[key]) continue;
+    auto keys = r.strings(doc[key], key);
+    if (!keys) return std::unexpected(keys.error());
+    for (std::size_t i = 0; i < keys->size(); ++i)
+      if ((*keys)[i].empty()) return r.bad(io::indexed(key, i), "must not be empty");
+    *target = std::move(*keys);
   }
   return cfg;
 }

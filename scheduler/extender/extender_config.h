@@ -1,6 +1,7 @@
 // scheduler/extender/extender_config.h: the `hypertopo extender --config` file.
 //
-// YAML or JSON; every key optional; unknown keys and wrong types are errors that name the key:
+// YAML or JSON; every key optional; unknown keys, wrong types and bad values are errors that name
+// the file and the key ("extender.yaml: tls.keyFlie: unknown key (known: ...)", io/config_reader.h):
 //   apiVersion: hypertopo.io/v1alpha1
 //   kind: ExtenderConfig
 //   schedulerConfig: /etc/hypertopo/volcano-scheduler.conf  # binpack weights (network-topology-aware)

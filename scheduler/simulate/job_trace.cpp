@@ -1,10 +1,12 @@
 #include "scheduler/simulate/job_trace.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
 
 #include "io/bounded_file.h"
+#include "io/config_reader.h"
 #include "io/json_reader.h"
 #include "io/json_writer.h"
 #include "scheduler/input/job_loader.h"
@@ -16,13 +18,17 @@ using nlohmann::json;
 
 bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == std::string::npos; }
 
+// A trace line's problems read as a config file's do (io/config_reader.h): "<key>: <what>", after
+// the "<file>:<line>" that parse_trace puts in front.
+std::unexpected<Error> bad(const std::string& key, const std::string& what) {
+  return io::config_error("", key, what);
+}
+
 std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
   auto it = event.find(key);
-  if (it == event.end()) return fail(ErrorCode::kInvalidArgument, std::string("missing \"") + key + "\"");
-  if (!it->is_number_integer()) {
-    return fail(ErrorCode::kInvalidArgument,
-                std::string("\"") + key + "\" must be a whole number of seconds, got " + io::json_text(*it));
-  }
+  if (it == event.end()) return bad(key, "is required");
+  if (!it->is_number_integer())
+    return bad(key, "must be a whole number of seconds, got " + io::json_text(*it));
   return it->get<std::int64_t>();
 }
 
@@ -36,34 +42,26 @@ std::expected<TraceJob, Error> parse_event(const std::string& line, const std::v
   if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
   if (!event.is_object())
     return fail(ErrorCode::kParse, "expected a JSON object, got " + io::json_text(event));
+  static const std::vector<std::string> kKeys = {"time", "job", "arrive", "duration"};
   for (const auto& [key, value] : event.items()) {
-    if (key != "time" && key != "job" && key != "arrive" && key != "duration") {
-      return fail(ErrorCode::kInvalidArgument,
-                  "unknown key \"" + key + "\" (expected time, job, arrive, duration)");
-    }
+    if (std::ranges::find(kKeys, key) == kKeys.end()) return io::unknown_key_error("", key, kKeys);
   }
   TraceJob job;
   auto time = seconds(event, "time");
   if (!time) return std::unexpected(time.error());
-  if (*time < 0)
-    return fail(ErrorCode::kInvalidArgument, "\"time\" must be >= 0, got " + std::to_string(*time));
+  if (*time < 0) return bad("time", "must be >= 0, got " + std::to_string(*time));
   job.arrival = *time;
   auto duration = seconds(event, "duration");
   if (!duration) return std::unexpected(duration.error());
-  if (*duration <= 0) {
-    return fail(ErrorCode::kInvalidArgument, "\"duration\" must be > 0, got " + std::to_string(*duration));
-  }
+  if (*duration <= 0) return bad("duration", "must be > 0, got " + std::to_string(*duration));
   job.duration = *duration;
   auto id = event.find("job");
-  if (id == event.end() || !id->is_string() || id->get<std::string>().empty()) {
-    return fail(ErrorCode::kInvalidArgument, "\"job\" must be a non-empty string");
-  }
+  if (id == event.end()) return bad("job", "is required");
+  if (!id->is_string() || id->get<std::string>().empty()) return bad("job", "must be a non-empty string");
   job.id = id->get<std::string>();
   auto arrive = event.find("arrive");
-  if (arrive == event.end() || !arrive->is_object()) {
-    return fail(ErrorCode::kInvalidArgument,
-                "\"arrive\" must be a job object (as hypertopo place --job reads)");
-  }
+  if (arrive == event.end()) return bad("arrive", "is required");
+  if (!arrive->is_object()) return bad("arrive", "must be a job object (as hypertopo place --job reads)");
   auto loaded = parse_job(*arrive, nodes);
   if (!loaded) return std::unexpected(loaded.error().context("job " + job.id));
   job.request = std::move(loaded->request);

@@ -236,7 +236,8 @@ TEST_F(FabricHealthPlacementTest, ABadModeIsAnInputErrorNamingTheFlagOrTheKey) {
   const std::string conf = text_file("bad.conf", "tiers: []\nhypertopo:\n  fabricHealth: avoid\n");
   auto bad_key = place(gang(1), json::array(), {"--scheduler-config", conf});
   EXPECT_EQ(bad_key.code, 2);
-  EXPECT_NE(bad_key.err.find("hypertopo.fabricHealth must be prefer-healthy, exclude or ignore, got 'avoid'"),
+  EXPECT_NE(bad_key.err.find(
+                "bad.conf: hypertopo.fabricHealth: must be prefer-healthy, exclude or ignore, got 'avoid'"),
             std::string::npos)
       << bad_key.err;
   // A condition of the wrong shape names the HyperNode and the field.

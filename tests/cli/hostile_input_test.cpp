@@ -722,5 +722,103 @@ TEST(HostileLabels, KubernetesRulesForKeysValuesAndUniqueTierNames) {
   EXPECT_TRUE(contains(fine.out, "example.com/rack-1")) << fine.out;
 }
 
+// --- one message format for every config file ----------------------------------------------------
+
+// Each config a user hands the CLI, with one key misspelt: the error is the same line everywhere,
+// "<file>: <key.path>: unknown key (known: ...)" (io/config_reader.h).
+struct UnknownKeyCase {
+  std::string name;
+  std::string file;               // written into a temporary folder
+  std::string text;               // its content, with one unknown key
+  std::vector<std::string> args;  // "@file" is the file's path, "@job" a valid placement request
+  std::string where;              // what follows the path: "" or a line (":1" for a trace)
+  std::string key_path;           // of the unknown key
+  std::string known;              // the keys listed as known
+};
+
+class UnknownConfigKey : public ::testing::TestWithParam<UnknownKeyCase> {};
+
+TEST_P(UnknownConfigKey, TheErrorNamesTheFileTheKeyPathAndTheKnownKeys) {
+  const UnknownKeyCase& c = GetParam();
+  TempDir dir;
+  const std::string file = (dir.path() / c.file).string();
+  write_text(file, c.text);
+  const std::string job = (dir.path() / "job.json").string();
+  write_text(job, R"({"apiVersion": "hypertopo.io/v1alpha1", "kind": "PlacementRequest", "name": "two",
+                      "podSets": [{"name": "worker", "count": 2, "requests": {"nvidia.com/gpu": "8"}}]})");
+  std::vector<std::string> args = c.args;
+  for (auto& a : args) {
+    if (auto at = a.find("@file"); at != std::string::npos) a.replace(at, 5, file);
+    if (a == "@job") a = job;
+  }
+  auto r = run(args);
+  EXPECT_NE(r.code, 0) << r.out;
+  const std::string expected = file + c.where + ": " + c.key_path + ": unknown key (known: " + c.known + ")";
+  EXPECT_TRUE(contains(r.err, expected)) << "expected: " << expected << "\nstderr: " << r.err;
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryConfig, UnknownConfigKey,
+    ::testing::Values(
+        UnknownKeyCase{
+            "BuilderConfig",
+            "discover.yaml",
+            "tierNames: [leaf]\ntierName: [spine]\n",
+            {"discover", "--source", "demo", "--config", "@file"},
+            "",
+            "tierName",
+            "source, tierNames, hostDescriptionPattern, excludedDevicePatterns, excludedSwitchPatterns, "
+            "firmwareDescriptionPatterns, guidMap"},
+        UnknownKeyCase{"LabelConfig",
+                       "labels.yaml",
+                       "networkTopologyTypes:\n  rack: [{nodeLabel: rack, tier: 1}, {nodeLabel: "
+                       "kubernetes.io/hostname}]\n",
+                       {"discover", "--source", "labels:@file", "--nodes", "examples/simulate/nodes.json"},
+                       "",
+                       "networkTopologyTypes.rack[0].tier",
+                       "nodeLabel"},
+        UnknownKeyCase{
+            "LabelsInTheAgentConfig",
+            "config.yaml",
+            "sources:\n- kind: labels\n  config:\n    networkTopologyTypes:\n      rack: [{nodeLabel: "
+            "rack, tier: 1}, {nodeLabel: kubernetes.io/hostname}]\n",
+            {"agent", "--config", "@file", "--check"},
+            "",
+            "sources[0].config.networkTopologyTypes.rack[0].tier",
+            "nodeLabel"},
+        UnknownKeyCase{"RoceHierarchy",
+                       "hierarchy.yaml",
+                       "rules:\n- {pattern: 'leaf-(\\d+)', parent: spine, weight: 2}\n",
+                       {"discover", "--source", "roce:@file"},
+                       "",
+                       "rules[0].weight",
+                       "pattern, parent"},
+        UnknownKeyCase{"ExtenderConfig",
+                       "extender.yaml",
+                       "listen: 127.0.0.1:0\ntls: {certFile: a.crt, keyFlie: a.key}\n",
+                       {"extender", "--config", "@file"},
+                       "",
+                       "tls.keyFlie",
+                       "certFile, keyFile, clientCAFile"},
+        UnknownKeyCase{"SchedulerConfig",
+                       "volcano-scheduler.conf",
+                       "tiers: []\nhypertopo: {profil: kueue}\n",
+                       {"place", "--nodes", "examples/simulate/nodes.json", "--topology",
+                        "examples/simulate/hypernodes.json", "--job", "@job", "--scheduler-config", "@file"},
+                       "",
+                       "hypertopo.profil",
+                       "profile, maxPodsPerJob, fabricHealth"},
+        UnknownKeyCase{"TraceLine",
+                       "jobs.jsonl",
+                       R"({"time": 0, "job": "a", "duration": 1, "arive": {}})"
+                       "\n",
+                       {"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+                        "examples/simulate/hypernodes.json", "--trace", "@file"},
+                       ":1",
+                       "arive",
+                       "time, job, arrive, duration"}),
+    [](const ::testing::TestParamInfo<UnknownKeyCase>& param_info) { return param_info.param.name; });
+
 }  // namespace
 }  // namespace hypertopo::cli

@@ -208,7 +208,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "config.yaml: sources[0].config.credentials.secretRef.name: is required"},
       {"sources: [{kind: ufm}]\n", "config.yaml: sources[0].config.endpoint: is required"},
       {"sources: [{kind: ufm, config: {endpoint: 'https://u', caFile: [x]}}]\n",
-       "config.yaml: sources[0].config.caFile: must be a non-empty string"},
+       "config.yaml: sources[0].config.caFile: must be a string"},
       {"sources: [{kind: labels}]\n",
        "config.yaml: sources[0].config: a labels source needs file (a config file) or networkTopologyTypes "
        "(inline)"},
@@ -303,7 +303,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "config.yaml: networkTopologyDiscovery[0].config: a labels source needs file (a config file) or "
        "networkTopologyTypes (inline)"},
       {"networkTopologyDiscovery: [{source: label, config: {networkTopologyTypes: []}}]\n",
-       "config.yaml: networkTopologyDiscovery[0].config: networkTopologyTypes: must be a mapping of topology "
+       "config.yaml: networkTopologyDiscovery[0].config.networkTopologyTypes: must be a mapping of topology "
        "type to its list of levels"},
       {"networkTopologyDiscovery: [{source: roce, interval: 10 minutes}]\n",
        "config.yaml: networkTopologyDiscovery[0].interval: '10 minutes' is not a duration (Go style: 90s, "

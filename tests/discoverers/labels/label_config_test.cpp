@@ -157,7 +157,7 @@ TEST(LabelConfigErrors, NewerFormIsCheckedToo) {
             "labels.yaml: networkTopologyTypes.t.levels: is required");
   EXPECT_EQ(error_of("networkTopologyTypes: {t: {nodeSelector: {matchExpressions: []}, levels: [{nodeLabel: "
                      "a}, {nodeLabel: h}]}}"),
-            "labels.yaml: networkTopologyTypes.t.nodeSelector.matchExpressions: unknown key (expected "
+            "labels.yaml: networkTopologyTypes.t.nodeSelector.matchExpressions: unknown key (known: "
             "matchLabels)");
   EXPECT_THAT(error_of("networkTopologyTypes: {t: [{nodeLabel: a, tierName: x}, {nodeLabel: h}]}"),
               HasSubstr("networkTopologyTypes.t[0].tierName: unknown key"));
@@ -177,7 +177,7 @@ TEST(LabelConfigErrors, NodeLabelMustBeAString) {
 
 TEST(LabelConfigErrors, NodeLabelIsRequiredAndNothingElse) {
   EXPECT_EQ(error_of("networkTopologyTypes: {t: [{label: a}, {nodeLabel: h}]}"),
-            "labels.yaml: networkTopologyTypes.t[0].label: unknown key (expected nodeLabel)");
+            "labels.yaml: networkTopologyTypes.t[0].label: unknown key (known: nodeLabel)");
   EXPECT_EQ(error_of("networkTopologyTypes: {t: [{}, {nodeLabel: h}]}"),
             "labels.yaml: networkTopologyTypes.t[0].nodeLabel: is required");
   EXPECT_EQ(error_of("networkTopologyTypes: {t: [rack, {nodeLabel: h}]}"),
@@ -188,7 +188,7 @@ TEST(LabelConfigErrors, LevelsMustBeAListWithALevelAboveTheNode) {
   EXPECT_THAT(error_of("networkTopologyTypes: {t: a}"),
               HasSubstr("labels.yaml: networkTopologyTypes.t: must be a list"));
   EXPECT_EQ(error_of("networkTopologyTypes: {t: {nodeLabel: a}}"),
-            "labels.yaml: networkTopologyTypes.t.nodeLabel: unknown key (expected levels, nodeSelector)");
+            "labels.yaml: networkTopologyTypes.t.nodeLabel: unknown key (known: levels, nodeSelector)");
   EXPECT_THAT(error_of("networkTopologyTypes: {t: [{nodeLabel: kubernetes.io/hostname}]}"),
               HasSubstr("labels.yaml: networkTopologyTypes.t: lists only the node-level label"));
   EXPECT_THAT(error_of("networkTopologyTypes: {t: []}"),
@@ -225,7 +225,7 @@ TEST(LabelConfigErrors, DiscoveryListNeedsExactlyOneLabelEntry) {
   EXPECT_EQ(
       error_of("networkTopologyDiscovery: [{source: label, config: {networkTopologyTypes: "
                "{t: [{nodeLabel: 5, x: 1}, {nodeLabel: h}]}}}]"),
-      "labels.yaml: networkTopologyDiscovery[0].config.networkTopologyTypes.t[0].x: unknown key (expected "
+      "labels.yaml: networkTopologyDiscovery[0].config.networkTopologyTypes.t[0].x: unknown key (known: "
       "nodeLabel)");
 }
 
@@ -244,7 +244,7 @@ TEST(LabelConfigErrors, UnreadableShapesAndFiles) {
   EXPECT_THAT(error_of("something: else\n"), HasSubstr("labels.yaml: none of networkTopologyDiscovery"));
   EXPECT_THAT(error_of("networkTopologyTypes: {t: [\n"), HasSubstr("labels.yaml:2: not valid YAML"));
   EXPECT_EQ(error_of("networkTopologyTypes: {t: [{nodeLabel: a}, {nodeLabel: h}]}\nextra: 1\n"),
-            "labels.yaml: extra: unknown key (expected networkTopologyTypes)");
+            "labels.yaml: extra: unknown key (known: networkTopologyTypes)");
   testing::TempDir dir;
   auto missing = load_label_config(dir.path() / "absent.yaml");
   ASSERT_FALSE(missing.has_value());

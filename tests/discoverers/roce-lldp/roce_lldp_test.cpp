@@ -178,6 +178,13 @@ TEST(RoceHierarchy, ErrorsNameFileAndKey) {
     EXPECT_NE(h.error().message().find("hier.yaml"), std::string::npos) << h.error().message();
     EXPECT_NE(h.error().message().find(c.key), std::string::npos) << h.error().message();
   }
+  // The one format of every config file: "<file>: <key.path>: <what>".
+  EXPECT_EQ(parse_roce_hierarchy("tiers: 3", "hier.yaml").error().message(),
+            "hier.yaml: tiers: unknown key (known: parents, rules)");
+  EXPECT_EQ(parse_roce_hierarchy("rules: [{pattern: 'a'}]", "hier.yaml").error().message(),
+            "hier.yaml: rules[0].parent: is required");
+  EXPECT_EQ(parse_roce_hierarchy("parents: {leaf-1: ''}", "hier.yaml").error().message(),
+            "hier.yaml: parents.leaf-1: must not be empty");
   testing::TempDir dir;
   auto missing = load_roce_hierarchy(dir.path() / "absent.yaml");
   ASSERT_FALSE(missing);

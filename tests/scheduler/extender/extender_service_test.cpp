@@ -395,6 +395,22 @@ TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   err = load_extender_config(bad);
   ASSERT_FALSE(err.has_value());
   EXPECT_NE(err.error().message().find("tls.keyFile"), std::string::npos);
+  // Wrong types and values out of range read as every config file's do: file, key path, what.
+  const std::string where = bad.string() + ": ";
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"planTTLSeconds: 0\n", "planTTLSeconds: must be an integer in [1, 604800]"},
+           {"planTTLSeconds: 1e400\n", "planTTLSeconds: must be an integer in [1, 604800]"},
+           {"tls: {certFile: a.crt}\n", "tls.keyFile: is required with tls.certFile"},
+           {"tls: [a]\n", "tls: must be a mapping"},
+           {"gangLabelKeys: [a, '']\n", "gangLabelKeys[1]: must not be empty"},
+           {"kind: Config\n", "kind: must be ExtenderConfig, got 'Config'"},
+           {"urlPrefix: x\n", "urlPrefix: must start with '/'"},
+           {R"({"listen": "[::1]:99999"})", "listen: port '99999' is not 0..65535"}}) {
+    std::ofstream(bad) << text;
+    err = load_extender_config(bad);
+    ASSERT_FALSE(err.has_value()) << text;
+    EXPECT_EQ(err.error().message(), where + message) << text;
+  }
 }
 
 TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
@@ -416,7 +432,8 @@ TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
   std::ofstream(bad) << "fabricHealth: avoid\n";
   auto err = load_extender_config(bad);
   ASSERT_FALSE(err.has_value());
-  EXPECT_NE(err.error().message().find("fabricHealth must be prefer-healthy, exclude or ignore, got 'avoid'"),
+  EXPECT_NE(err.error().message().find(
+                "c.yaml: fabricHealth: must be prefer-healthy, exclude or ignore, got 'avoid'"),
             std::string::npos)
       << err.error().message();
 }

@@ -54,11 +54,23 @@ tiers:
   ASSERT_TRUE(configmap.has_value()) << configmap.error().message();
   EXPECT_EQ(configmap->binpack.weight, 5);
 
+  for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"hypertopo: 3\n", "x: hypertopo: must be a mapping"},
+           {"hypertopo: {maxPodsPerJob: 0}\n",
+            "x: hypertopo.maxPodsPerJob: must be an integer in [1, 1000000]"},
+           {"hypertopo: {profile: slurm}\n", "x: hypertopo.profile: must be volcano or kueue, got 'slurm'"},
+           {"tierz: []\n",
+            "x: tierz: unknown key (known: actions, tiers, configurations, metrics, hypertopo)"}}) {
+    auto wrong = parse_scheduler_config(text, "x");
+    ASSERT_FALSE(wrong.has_value()) << text;
+    EXPECT_EQ(wrong.error().message(), message) << text;
+  }
   auto bad = parse_scheduler_config(
       "tiers:\n- plugins:\n  - name: network-topology-aware\n    arguments:\n      weight: heavy\n",
       "bad.conf");
   ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message().find("bad.conf: network-topology-aware argument weight must be a number"),
+  EXPECT_NE(bad.error().message().find(
+                "bad.conf: tiers[0].plugins[0].arguments.weight: must be a number, got 'heavy'"),
             std::string::npos)
       << bad.error().message();
 }

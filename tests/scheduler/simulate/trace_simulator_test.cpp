@@ -201,17 +201,16 @@ TEST(JobTrace, ErrorsNameTheLine) {
   const std::string good = event(0, "ok", 10, 1, 1, "leaf") + "\n";
   EXPECT_EQ(trace_error(good + "{not json\n"), "jobs.jsonl:2: not a valid JSON object");
   EXPECT_EQ(trace_error(good + "\n" + R"({"time": 1, "job": "x", "arrive": {"podSets": [{"count": 1}]}})"),
-            "jobs.jsonl:3: missing \"duration\"");
+            "jobs.jsonl:3: duration: is required");
   EXPECT_EQ(trace_error(good + good), "jobs.jsonl:2: job \"ok\" appears twice in the trace");
-  EXPECT_NE(trace_error(R"({"time": 1, "job": "x", "duration": 1, "arive": {}})")
-                .find("jobs.jsonl:1: unknown key \"arive\""),
-            std::string::npos);
+  EXPECT_EQ(trace_error(R"({"time": 1, "job": "x", "duration": 1, "arive": {}})"),
+            "jobs.jsonl:1: arive: unknown key (known: time, job, arrive, duration)");
   EXPECT_EQ(trace_error(R"({"time": -1, "job": "x", "duration": 1, "arrive": {}})"),
-            "jobs.jsonl:1: \"time\" must be >= 0, got -1");
+            "jobs.jsonl:1: time: must be >= 0, got -1");
   EXPECT_EQ(trace_error(R"({"time": 0, "job": "x", "duration": 0, "arrive": {}})"),
-            "jobs.jsonl:1: \"duration\" must be > 0, got 0");
+            "jobs.jsonl:1: duration: must be > 0, got 0");
   EXPECT_EQ(trace_error(R"({"time": 0.5, "job": "x", "duration": 1, "arrive": {}})"),
-            "jobs.jsonl:1: \"time\" must be a whole number of seconds, got 0.5");
+            "jobs.jsonl:1: time: must be a whole number of seconds, got 0.5");
   // The job object's own errors come from the same loader as `hypertopo place --job`.
   EXPECT_NE(trace_error(good + R"({"time": 0, "job": "x", "duration": 1, "arrive": {"kind": "Pod"}})")
                 .find("jobs.jsonl:2: job x: unsupported job kind 'Pod'"),
