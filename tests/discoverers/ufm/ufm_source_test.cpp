@@ -888,7 +888,9 @@ TEST_F(UfmServerTest, TheAgentsSourceKeepsItsParserAndReadsOnlyTheLatestAnswer) 
   EXPECT_EQ(small->graph->endpoint_count(), 6u);
   EXPECT_EQ(graph_text(*small->graph), graph_text(*fresh->graph));
   for (const auto& v : small->graph->vertices()) {
-    if (v.kind == topology::VertexKind::kEndpoint) EXPECT_TRUE(v.host.starts_with("small-")) << v.host;
+    if (v.kind == topology::VertexKind::kEndpoint) {
+      EXPECT_TRUE(v.host.starts_with("small-")) << v.host;
+    }
   }
 }
 
