@@ -146,8 +146,14 @@ bool AgentDaemon::ready() const { return ready_.load(); }
 AgentDaemon::Counters AgentDaemon::counters() const {
   std::lock_guard lock(mutex_);
   Counters c = counters_;
+  if (rebuilding_) {
+    c.last_summary = cycle_start_.last_summary;
+    c.last_label_summary = cycle_start_.last_label_summary;
+    c.source_runs = cycle_start_.source_runs;
+    c.node_label_writes = cycle_start_.node_label_writes;
+  }
   c.reports_known = reports_.size();
-  c.rebuild_pending = dirty_;
+  c.rebuild_pending = dirty_ || rebuilding_;
   return c;
 }
 
@@ -470,10 +476,16 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
       }
     }
     if (!due || stop.stop_requested()) continue;
+    {
+      std::lock_guard lock(mutex_);
+      rebuilding_ = true;
+      cycle_start_ = counters_;
+    }
     rebuild();
     deps_.metrics->counter("hypertopo_rebuilds_total", "", {}).inc({});
     std::lock_guard lock(mutex_);
     ++counters_.rebuilds;  // counted once the cycle has ended, whatever its outcome
+    rebuilding_ = false;
     next_resync = deps_.clock->now() + config_.resync;
   }
   reports_watch.request_stop();

@@ -110,8 +110,10 @@ class AgentDaemon {
     std::string last_summary;        // the last reconcile's summary line
     std::string last_label_summary;  // the last node label sync's summary line ("" before the first)
     std::size_t reports_known = 0;   // NodeReports in the leader's view (watch applied)
-    bool rebuild_pending = false;    // an event arrived after the last rebuild began
+    bool rebuild_pending = false;    // an event arrived after the last rebuild began, or one is running
   };
+  // What a leader cycle changes (rebuilds, its summaries, source runs, label writes) shows when the
+  // cycle has ended, all at once: a reader never sees a cycle's summary without its count.
   Counters counters() const;
 
  private:
@@ -149,6 +151,8 @@ class AgentDaemon {
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;
+  bool rebuilding_ = false;
+  Counters cycle_start_;                // counters_ when the running cycle began
   topology::LinkHistory link_history_;  // leader loop only: links that keep going down between runs
 
   std::unique_ptr<SourceCache> registry_;

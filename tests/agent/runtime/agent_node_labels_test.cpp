@@ -166,6 +166,8 @@ class AgentNodeLabels : public ::testing::Test {
     ASSERT_TRUE(client_->create(kNodeReportsResource, kNamespace, report));
     const std::string seen = "(" + std::to_string(++reports_written_) + " NodeReports";
     ASSERT_TRUE(eventually([&] { return !lines_matching(seen).empty(); }));
+    // The line is logged inside the cycle; its counters show once the cycle has ended.
+    ASSERT_TRUE(eventually([&] { return !daemon_->counters().rebuild_pending; }));
   }
   std::vector<std::string> lines_matching(const std::string& text) {
     std::lock_guard lock(mutex_);
