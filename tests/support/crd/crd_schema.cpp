@@ -1,5 +1,6 @@
 #include "tests/support/crd/crd_schema.h"
 
+#include <re2/re2.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -38,7 +39,9 @@ struct SchemaNode {
   std::optional<double> multiple_of;
   std::optional<std::size_t> min_length, max_length, min_items, max_items, min_properties, max_properties;
   std::string pattern;
-  std::shared_ptr<const std::regex> pattern_re;
+  // The API server checks `pattern` with Go's regexp (RE2 syntax, unanchored search:
+  // k8s.io/kube-openapi pkg/validation/validate/values.go, Pattern), not ECMAScript's.
+  std::shared_ptr<const re2::RE2> pattern_re;
   std::vector<json> enum_values;
   std::string format;
   bool nullable = false;
@@ -263,11 +266,10 @@ std::shared_ptr<const SchemaNode> parse_schema(const YAML::Node& n, const std::s
       node->max_properties = scalar<std::size_t>(value, at);
     } else if (key == "pattern") {
       node->pattern = scalar<std::string>(value, at);
-      try {
-        node->pattern_re = std::make_shared<const std::regex>(node->pattern, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        load_fail(at, std::string("pattern does not compile: ") + e.what());
-      }
+      re2::RE2::Options options;
+      options.set_log_errors(false);
+      node->pattern_re = std::make_shared<const re2::RE2>(node->pattern, options);
+      if (!node->pattern_re->ok()) load_fail(at, "pattern does not compile: " + node->pattern_re->error());
     } else if (key == "enum") {
       if (!value.IsSequence()) load_fail(at, "expected a list");
       for (const auto& e : value) node->enum_values.push_back(enum_value(e, node->type, at));
@@ -402,7 +404,7 @@ void validate_string(const SchemaNode& s, const std::string& text, const std::st
     errors.push_back(shown_path(path) + ": Too long: may not be more than " + std::to_string(*s.max_length) +
                      " bytes (is " + std::to_string(length) + ")");
   }
-  if (s.pattern_re && !std::regex_search(text, *s.pattern_re)) {
+  if (s.pattern_re && !re2::RE2::PartialMatch(text, *s.pattern_re)) {
     errors.push_back(shown_path(path) + ": Invalid value: \"" + text + "\": should match '" + s.pattern +
                      "'");
   }

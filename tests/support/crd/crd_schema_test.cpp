@@ -491,5 +491,49 @@ TEST(CrdKeywords, NumbersItemsSetsBooleansNullablePreserveAndIntOrString) {
                   StartsWith("spec.uid: Invalid value: \"nope\": must be in uuid format")));
 }
 
+// The API server checks `pattern` with Go's regexp: RE2 syntax (no lookahead, which ECMAScript has)
+// and an unanchored search.
+TEST(CrdPattern, IsGoRegexpSyntaxAndAnUnanchoredSearch) {
+  auto crd_with_pattern = [](const TempDir& dir, const std::string& pattern) {
+    const auto path = dir.path() / "crd.yaml";
+    write_text(path, R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.io}
+spec:
+  group: example.io
+  names: {kind: Thing, plural: things}
+  scope: Cluster
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              name: {type: string, pattern: ')" +
+                         pattern + "'}\n");
+    return load_crd_schema(path);
+  };
+  TempDir dir;
+  auto lookahead = crd_with_pattern(dir, "^(?=a)a$");
+  ASSERT_FALSE(lookahead.has_value());
+  EXPECT_THAT(lookahead.error(), HasSubstr("pattern does not compile"));
+  auto inner = crd_with_pattern(dir, "b+");
+  ASSERT_TRUE(inner.has_value()) << inner.error();
+  const nlohmann::json thing = {{"apiVersion", "example.io/v1alpha1"},
+                                {"kind", "Thing"},
+                                {"metadata", {{"name", "t"}}},
+                                {"spec", {{"name", "abbc"}}}};
+  EXPECT_THAT(validate_against_crd(*inner, thing), IsEmpty());
+  nlohmann::json other = thing;
+  other["spec"]["name"] = "ac";
+  EXPECT_THAT(validate_against_crd(*inner, other),
+              ElementsAre(StartsWith("spec.name: Invalid value: \"ac\": should match 'b+'")));
+}
+
 }  // namespace
 }  // namespace hypertopo::testing
