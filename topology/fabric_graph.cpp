@@ -5,22 +5,32 @@
 
 namespace hypertopo::topology {
 
+void FabricGraph::catch_up_index() const {
+  for (; indexed_ < vertices_.size(); ++indexed_)
+    index_.try_emplace(vertices_[indexed_].id, static_cast<VertexId>(indexed_));
+}
+
 VertexId FabricGraph::add_vertex(VertexKind kind, std::string_view id, std::string_view description) {
-  auto [it, inserted] = index_.try_emplace(std::string(id), static_cast<VertexId>(vertices_.size()));
-  if (!inserted) {
+  catch_up_index();
+  if (auto it = index_.find(id); it != index_.end()) {
     Vertex& existing = vertices_[it->second];
     if (existing.description.empty()) existing.description = std::string(description);
     // A vertex first seen as a link peer may be declared a switch later.
     if (kind == VertexKind::kSwitch) existing.kind = kind;
     return it->second;
   }
-  Vertex v;
+  const VertexId added = add_new_vertex(kind, std::string(id), description);
+  catch_up_index();
+  return added;
+}
+
+VertexId FabricGraph::add_new_vertex(VertexKind kind, std::string id, std::string_view description) {
+  Vertex& v = vertices_.emplace_back();
   v.kind = kind;
-  v.id = std::string(id);
+  v.id = std::move(id);
   v.description = std::string(description);
-  vertices_.push_back(std::move(v));
   adjacency_valid_ = false;
-  return it->second;
+  return static_cast<VertexId>(vertices_.size() - 1);
 }
 
 VertexId FabricGraph::add_switch(std::string_view id, std::string_view description) {
@@ -43,7 +53,8 @@ void FabricGraph::add_link(VertexId a, int port_a, VertexId b, int port_b, std::
 }
 
 std::optional<VertexId> FabricGraph::find(std::string_view id) const {
-  auto it = index_.find(std::string(id));
+  catch_up_index();
+  auto it = index_.find(id);
   if (it == index_.end()) return std::nullopt;
   return it->second;
 }

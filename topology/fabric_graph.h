@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,6 +70,11 @@ class FabricGraph {
   // Adds a vertex, or returns the existing one with the same id (descriptions fill in when empty).
   VertexId add_switch(std::string_view id, std::string_view description);
   VertexId add_endpoint(std::string_view id, std::string_view description);
+  // Adds a vertex whose id the caller knows no vertex has yet: no lookup, the id moved in. For
+  // sources that key their vertices themselves (UFM, by integer GUID); the id index catches up on
+  // the next add_switch / add_endpoint / find. A repeated id here is the caller's bug: find then
+  // names the first vertex with it.
+  VertexId add_new_vertex(VertexKind kind, std::string id, std::string_view description);
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate = {});
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate, const PortFacts& end_a,
                 const PortFacts& end_b);
@@ -100,7 +106,15 @@ class FabricGraph {
 
   std::vector<Vertex> vertices_;
   std::vector<Link> links_;
-  std::unordered_map<std::string, VertexId> index_;
+  // Heterogeneous lookup: find() and add_vertex() look ids up as views, no string made per call.
+  struct IdHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+  void catch_up_index() const;
+
+  mutable std::unordered_map<std::string, VertexId, IdHash, std::equal_to<>> index_;
+  mutable std::size_t indexed_ = 0;  // vertices_[0, indexed_) are in index_
   mutable bool adjacency_valid_ = false;
   mutable std::vector<std::uint32_t> adjacency_offsets_;
   mutable std::vector<VertexId> adjacency_;
