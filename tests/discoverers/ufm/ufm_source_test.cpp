@@ -547,6 +547,84 @@ TEST(UfmParse, WrongShapesAndTypesAreErrorsOrSkipsNeverCrashes) {
   EXPECT_NE(lpage->first_skip.find("destination_guid"), std::string::npos);
 }
 
+// Every spelling of a GUID reads as topology::normalize_guid reads it: sixteen digits go a word at a
+// time, shorter ones a digit at a time; a byte just outside each digit range makes it no GUID.
+TEST(UfmParse, GuidSpellingsReadAsNormalizeGuidReadsThem) {
+  std::vector<std::string> spellings = {"0x248a070300f88fe0",
+                                        "248A070300F88FE0",
+                                        "0X248a070300F88fE0",
+                                        "ffffffffffffffff",
+                                        "0000000000000000",
+                                        "9aF0",
+                                        "0x1",
+                                        "0123456789abcdef",
+                                        "fedcba9876543210"};
+  // Each byte next to a digit range ('/' ':' '@' 'G' '`' 'g') at either half of a sixteen-digit
+  // GUID, and a two-byte UTF-8 letter (high bits set) in the place of two digits.
+  for (std::size_t at : {0u, 7u, 8u, 15u}) {
+    for (char bad : {'/', ':', '@', 'G', '`', 'g'}) {
+      std::string guid = "248a070300f88fe0";
+      guid[at] = bad;
+      spellings.push_back(guid);
+    }
+    std::string guid = "248a070300f88fe0";
+    spellings.push_back(guid.replace(std::min<std::size_t>(at, 14), 2, "\xc3\xa9"));
+  }
+  std::string body = "[";
+  for (std::size_t i = 0; i < spellings.size(); ++i) {
+    body += (i ? ", " : "") + std::string(R"({"description": "Computer IB Port", "number": 1, "guid": ")") +
+            spellings[i] + R"("})";
+  }
+  body += "]";
+  UfmResponseParser parser;
+  std::vector<UfmPort> ports;
+  auto page = parser.ports(body, ports);
+  ASSERT_TRUE(page.has_value()) << page.error().message();
+  std::vector<std::string> read, expected;
+  for (const auto& port : ports) read.push_back(port.guid);
+  for (const auto& spelling : spellings)
+    if (auto normal = topology::normalize_guid(spelling)) expected.push_back(*normal);
+  EXPECT_EQ(read, expected);
+  EXPECT_EQ(page->skipped, spellings.size() - expected.size());
+  EXPECT_EQ(expected.size(), 9u);
+}
+
+// The enabled/supported lists every record repeats are recognised by their text after the first
+// reading: the same lists give the same facts as lists that change from record to record, in any
+// spelling (spaces, escapes, numbers, a nested list, an empty one).
+TEST(UfmParse, RepeatedWidthAndSpeedListsGiveEachRecordItsOwnFacts) {
+  const std::vector<std::pair<std::string, std::pair<int, int>>> lists = {
+      {R"("enabled_width": ["1x", "4x"], "enabled_speed": ["HDR", "NDR"])", {4, 106250}},
+      {R"("enabled_width": ["1x", "4x"], "enabled_speed": ["HDR", "NDR"])", {4, 106250}},
+      {R"("enabled_width": ["1x"], "enabled_speed": ["HDR"])", {1, 53125}},
+      {R"("enabled_width": ["1x", "4x"], "enabled_speed": ["HDR", "NDR"] )", {4, 106250}},
+      {R"("enabled_width": [ "1x" , "4x" ], "enabled_speed": [ "HDR" ])", {4, 53125}},
+      {R"("enabled_width": ["1x", "4x", "8x"], "enabled_speed": ["HDR", "NDR", "XDR"])", {8, 212500}},
+      {R"("enabled_width": ["1x"], "enabled_speed": ["H\u0044R"])", {1, 53125}},
+      {R"("enabled_width": ["1x", ["12x"]], "enabled_speed": [])", {1, 0}},
+      {R"("enabled_width": ["1x", ["12x"]], "enabled_speed": [7, "EDR"])", {1, 25781}},
+      {R"("enabled_width": [], "enabled_speed": "NDR")", {0, 0}},
+      {R"("enabled_width": ["1x"], "enabled_speed": ["HDR"])", {1, 53125}},
+      {R"("enabled_width": ["1x", "4x"], "enabled_speed": ["HDR", "NDR"])", {4, 106250}},
+  };
+  std::string body = "[";
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    body += (i ? ", " : "") + std::string(R"({"guid": ")") + std::to_string(100 + i) +
+            R"(", "description": "Computer IB Port", )" + lists[i].first + "}";
+  }
+  body += "]";
+  UfmResponseParser parser;
+  std::vector<UfmPort> ports;
+  auto page = parser.ports(body, ports);
+  ASSERT_TRUE(page.has_value()) << page.error().message();
+  ASSERT_EQ(ports.size(), lists.size());
+  for (std::size_t i = 0; i < lists.size(); ++i) {
+    EXPECT_EQ(ports[i].facts.width_enabled, lists[i].second.first) << lists[i].first;
+    EXPECT_EQ(ports[i].facts.speed_enabled, static_cast<std::uint32_t>(lists[i].second.second))
+        << lists[i].first;
+  }
+}
+
 // One struct for every front end: the agent's YAML block and the command line fill UfmSourceConfig.
 TEST(UfmSourceConfig, TheAgentBlockAndTheCommandLineFillOneStruct) {
   discoverers::DiscovererRegistry registry;
