@@ -138,6 +138,12 @@ void Gauge::add(const LabelValues& labels, double by) {
   values_[labels] += by;
 }
 
+void Gauge::replace(std::map<LabelValues, double> series) {
+  for (const auto& [labels, value] : series) check_labels(name_, label_count_, labels);
+  std::lock_guard lock(mutex_);
+  values_ = std::move(series);
+}
+
 double Gauge::value(const LabelValues& labels) const {
   std::lock_guard lock(mutex_);
   auto it = values_.find(labels);

@@ -54,6 +54,9 @@ class Gauge {
   void set(const LabelValues& labels, double value);
   void add(const LabelValues& labels, double by);
   double value(const LabelValues& labels) const;
+  // Exactly these series from now on, in one step: a series not named goes (a HyperNode that left
+  // the tree takes its series with it, and no scrape sees half of the change).
+  void replace(std::map<LabelValues, double> series);
 
  private:
   friend class MetricsRegistry;

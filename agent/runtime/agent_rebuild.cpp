@@ -34,10 +34,11 @@ std::map<std::string, std::set<std::string>> bad_links_by_state(const topology::
 }
 
 void publish_fabric_health(telemetry::MetricsRegistry& metrics, const topology::Tree& tree) {
-  auto& degraded = metrics.gauge("hypertopo_domain_degraded", "", {"hypernode"});
+  std::map<telemetry::LabelValues, double> degraded;
   for (const auto& d : tree.domains()) {
-    if (d.health.assessed) degraded.set({d.name}, d.health.degraded() ? 1 : 0);
+    if (d.health.assessed) degraded[{d.name}] = d.health.degraded() ? 1 : 0;
   }
+  metrics.gauge("hypertopo_domain_degraded", "", {"hypernode"}).replace(std::move(degraded));
   auto& links = metrics.gauge("hypertopo_fabric_links", "", {"state"});
   for (const auto& [state, names] : bad_links_by_state(tree))
     links.set({state}, static_cast<double>(names.size()));

@@ -450,8 +450,9 @@ TEST_F(AgentDaemonTest, AFabricSourceThatStartsFailingKeepsItsLastGoodTopology) 
 }
 
 // `ibnetdiscover` text of three leaves (two hosts each) under two spines, leaf l's port 2 + s cabled to
-// spine s's port l; without `leaf2_to_spine1` that one cable is gone.
-std::string three_leaf_capture(bool leaf2_to_spine1) {
+// spine s's port l; without `leaf2_to_spine1` that one cable is gone. `leaves` below 3 leaves out the
+// last leaves, their hosts and their cables.
+std::string three_leaf_capture(bool leaf2_to_spine1, int leaves = 3) {
   auto guid = [](int kind, int index) {
     char buf[17];
     std::snprintf(buf, sizeof buf, "0002c90300%02d%04d", kind, index);
@@ -459,7 +460,7 @@ std::string three_leaf_capture(bool leaf2_to_spine1) {
   };
   auto cabled = [&](int l, int s) { return leaf2_to_spine1 || !(l == 2 && s == 1); };
   std::string text;
-  for (int l = 1; l <= 3; ++l) {
+  for (int l = 1; l <= leaves; ++l) {
     text += "switchguid=0x" + guid(1, l) + "\nSwitch\t8 \"S-" + guid(1, l) + "\"\t# \"MF0;leaf-" +
             std::to_string(l) + ":MQM8700/U1\" enhanced port 0 lid " + std::to_string(l) + " lmc 0\n";
     for (int h = 1; h <= 2; ++h) {
@@ -478,14 +479,14 @@ std::string three_leaf_capture(bool leaf2_to_spine1) {
   for (int s = 1; s <= 2; ++s) {
     text += "switchguid=0x" + guid(2, s) + "\nSwitch\t8 \"S-" + guid(2, s) + "\"\t# \"MF0;spine-" +
             std::to_string(s) + ":MQM8700/U1\" enhanced port 0 lid " + std::to_string(100 + s) + " lmc 0\n";
-    for (int l = 1; l <= 3; ++l) {
+    for (int l = 1; l <= leaves; ++l) {
       if (!cabled(l, s)) continue;
       text += "[" + std::to_string(l) + "]\t\"S-" + guid(1, l) + "\"[" + std::to_string(2 + s) +
               "]\t# \"MF0;leaf-" + std::to_string(l) + ":MQM8700/U1\" lid " + std::to_string(l) + " 4xEDR\n";
     }
     text += "\n";
   }
-  for (int l = 1; l <= 3; ++l) {
+  for (int l = 1; l <= leaves; ++l) {
     for (int h = 1; h <= 2; ++h) {
       text += "caguid=0x" + guid(3, l * 10 + h) + "\nCa\t1 \"H-" + guid(3, l * 10 + h) + "\"\t# \"node-" +
               std::to_string(l) + std::to_string(h) + " mlx5_0\"\n[1]\t\"S-" + guid(1, l) + "\"[" +
@@ -532,6 +533,35 @@ TEST_F(AgentDaemonTest, AnUplinkThatKeepsGoingAwayIsFlapping) {
   EXPECT_TRUE(flapping["message"].get<std::string>().ends_with(" runs, expected up")) << flapping.dump();
   EXPECT_EQ(condition_of("leaf-leaf-1")["status"], "False");
   EXPECT_NE(pod->metrics.render().find("hypertopo_fabric_links{state=\"flapping\"} 1"), std::string::npos);
+  pod->daemon->stop();
+}
+
+// A leaf that leaves the fabric takes its HyperNode and its hypertopo_domain_degraded series with
+// it; the other leaves' series stay as they are.
+TEST_F(AgentDaemonTest, ADomainThatLeavesTheTreeLeavesTheMetrics) {
+  const auto capture = dir_.path() / "fabric.out";
+  testing::write_text(capture, three_leaf_capture(false));
+  config_.sources = {source("ib-local", 600s), source("ibnetdiscover", 0s, capture.string())};
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  pod->daemon->start();
+  const std::string leaf2_degraded = "hypertopo_domain_degraded{hypernode=\"leaf-leaf-2\"} 1\n";
+  const std::string leaf3_series = "hypertopo_domain_degraded{hypernode=\"leaf-leaf-3\"}";
+  ASSERT_TRUE(eventually([&] {
+    const std::string m = pod->metrics.render();
+    return m.find(leaf2_degraded) != std::string::npos && m.find(leaf3_series + " 0") != std::string::npos;
+  })) << pod->metrics.render();
+
+  testing::write_text(capture, three_leaf_capture(false, 2));
+  topology::NodeReport other;
+  other.node_name = "cpu-node-9";
+  write_report(other);
+  ASSERT_TRUE(eventually([&] {
+    return !client_->get({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", "leaf-leaf-3") &&
+           pod->metrics.render().find(leaf3_series) == std::string::npos;
+  })) << pod->metrics.render();
+  const std::string m = pod->metrics.render();
+  EXPECT_NE(m.find(leaf2_degraded), std::string::npos) << m;
+  EXPECT_NE(m.find("hypertopo_domain_degraded{hypernode=\"leaf-leaf-1\"} 0"), std::string::npos) << m;
   pod->daemon->stop();
 }
 
