@@ -7,7 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=(--benchmark_repetitions=5 --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true)
 dir=build
-if [[ "${1:-}" == "--smoke" ]]; then flags=(--benchmark_min_time=0.01); dir=build-asan; shift; fi
+if [[ "${1:-}" == "--smoke" ]]; then
+  flags=(--benchmark_min_time=0.01)
+  dir=build-asan
+  export HYPERTOPO_BENCH_SMOKE=1  # benchmarks with a generated input make it small
+  shift
+fi
 [[ -d $dir/bench ]] || scripts/setup.sh
 export HYPERTOPO_FIXTURES=${HYPERTOPO_FIXTURES:-$(cd .. && pwd)/shared/fixtures}
 status=0
