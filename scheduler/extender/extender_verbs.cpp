@@ -74,11 +74,26 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
       auto taken = take_slot(p, pod, names);
       if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
       PlanSlot* mine = taken ? *taken : nullptr;
-      out.reasons.push_back(mine ? "gang " + p.key + ": rank " + std::to_string(mine->rank) +
-                                       " is planned on " + mine->node
-                                 : taken.error().message());
+      bool offered = false;
       for (std::size_t i = 0; i < names.size(); ++i) {
-        if (!mine || names[i] != mine->node) out.reason[i] = 0;
+        if (mine && names[i] == mine->node) {
+          offered = true;
+        } else {
+          out.reason[i] = 0;
+        }
+      }
+      if (!mine) {
+        out.reasons.push_back(taken.error().message());
+      } else {
+        // kube-scheduler offers the nodes it found feasible, and stops looking after
+        // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:
+        // 5% at 6,000 nodes by default): a planned node it did not reach is never admitted.
+        out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " +
+                              mine->node +
+                              (offered ? std::string()
+                                       : ", which was not among the " + std::to_string(names.size()) +
+                                             " nodes offered (kube-scheduler offers every feasible node only "
+                                             "with percentageOfNodesToScore: 100)"));
       }
     }
   } else {

@@ -339,6 +339,8 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
       YAML::Load((*scheduler)["data"]["kube-scheduler-config.yaml"].as<std::string>());
   EXPECT_EQ(scheduler_config["extenders"][0]["urlPrefix"].as<std::string>(),
             "http://127.0.0.1:8888/scheduler");
+  // Every feasible node is offered to the extender, so a gang pod's planned node always is.
+  EXPECT_EQ(scheduler_config["percentageOfNodesToScore"].as<int>(), 100);
 }
 
 // UFM from the agent's config alone: the Secret and the CA are mounted read-only where the config

@@ -71,6 +71,35 @@ TEST(ExtenderService, HardGangOf64LandsWholeInOneLeaf) {
   EXPECT_EQ(f.service->counters().plans_made, 1);
 }
 
+// kube-scheduler offers only the feasible nodes it found before stopping (percentageOfNodesToScore):
+// a gang pod whose planned node is not among them is refused with a reason that says so.
+TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
+  Fixture f;
+  auto pod = pod_object("w-0", "u-0", "1", hard_gang("llm", 8, 1));
+  const std::string planned = f.place(pod);
+  ASSERT_FALSE(planned.empty());
+  std::vector<std::string> others;
+  for (const auto& n : f.cluster.node_names)
+    if (n != planned && others.size() < 40) others.push_back(n);
+  auto r = f.service->filter(args_by_name(pod, others));
+  ASSERT_TRUE(r.has_value()) << r.error().message();
+  EXPECT_TRUE((*r)["nodenames"].empty()) << r->dump();
+  ASSERT_EQ((*r)["failedNodes"].size(), others.size()) << r->dump();
+  const std::string why = (*r)["failedNodes"][others[0]].get<std::string>();
+  EXPECT_NE(why.find("is planned on " + planned + ", which was not among the 40 nodes offered"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("percentageOfNodesToScore: 100"), std::string::npos) << why;
+  // Offered again with its node, the pod is admitted there, and the reason names the plan alone.
+  others.push_back(planned);
+  auto again = f.service->filter(args_by_name(pod, others));
+  ASSERT_TRUE(again.has_value());
+  ASSERT_EQ((*again)["nodenames"].size(), 1u) << again->dump();
+  EXPECT_EQ((*again)["nodenames"][0], planned);
+  const std::string plain = (*again)["failedNodes"][others[0]].get<std::string>();
+  EXPECT_EQ(plain.find("not among"), std::string::npos) << plain;
+}
+
 TEST(ExtenderService, PartitionedJobGetsOneLeafPerPartition) {
   Fixture f;
   auto ann = hard_gang("part", 32, 2);
