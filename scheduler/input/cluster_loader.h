@@ -76,8 +76,9 @@ std::expected<TopologySource, Error> load_topology(const std::filesystem::path& 
 // Lists as the API server sends them, a page at a time (k8s::KubeClient::list_pages): the items of
 // every page read as one list, with simdjson, without a tree of nlohmann objects. When simdjson
 // refuses a page (invalid UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits), every
-// page is read the nlohmann way, accepted or refused as before. The *_items forms read a list's
-// items already parsed; both forms give the same results and the same errors for the same objects.
+// page is parsed as k8s::KubeClient::list parses it (nlohmann, no depth limit), accepted or refused
+// as there. A page that is not an object with an `items` array is an error. The *_items forms read
+// a list's items already parsed; both forms give the same results and errors for the same objects.
 // Nodes are read as parse_nodes reads a NodeList's items, HyperNodes as parse_topology reads a list.
 std::expected<std::vector<NodeSpec>, Error> parse_node_pages(std::span<const std::string> pages);
 std::expected<std::vector<NodeSpec>, Error> parse_node_items(std::span<const nlohmann::json> items);
