@@ -1,9 +1,12 @@
 #include "k8s/client/kube_client.h"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 
+#include "io/json_view.h"
 #include "io/json_writer.h"
 #include "k8s/client/rate_limiter.h"
 #include "net/http_transport.h"
@@ -48,14 +51,22 @@ ApiError local_error(ErrorCode code, const std::string& message) {
   return ApiError{Error(code, message), 0, "", message, {}};
 }
 
+ApiError not_an_object(const std::string& body, const std::string& what) {
+  ApiError e = local_error(ErrorCode::kParse, what + ": the response is not a JSON object (" +
+                                                  std::to_string(body.size()) + " bytes, maybe truncated)");
+  e.http_status = 200;
+  return e;
+}
+
+ApiError no_items(const std::string& what) {
+  ApiError e = local_error(ErrorCode::kParse, what + ": the list has no items array");
+  e.http_status = 200;
+  return e;
+}
+
 ApiResult<json> parse_json(const std::string& body, const std::string& what) {
   json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    ApiError e = local_error(ErrorCode::kParse, what + ": the response is not a JSON object (" +
-                                                    std::to_string(body.size()) + " bytes, maybe truncated)");
-    e.http_status = 200;
-    return std::unexpected(e);
-  }
+  if (parsed.is_discarded() || !parsed.is_object()) return std::unexpected(not_an_object(body, what));
   return parsed;
 }
 
@@ -64,6 +75,13 @@ std::string meta_string(const json& object, const char* field) {
   const json& meta = object["metadata"];
   auto it = meta.find(field);
   return it != meta.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// meta_string over simdjson's DOM (of duplicate keys the last counts, as in nlohmann).
+std::string meta_string(const io::SimdjsonView& object, std::string_view field) {
+  auto meta = object.find("metadata");
+  auto value = meta && meta->is_object() ? meta->find(field) : std::nullopt;
+  return value && value->is_string() ? std::string(value->string()) : "";
 }
 
 }  // namespace
@@ -175,11 +193,11 @@ ApiResult<json> KubeClient::get(const Resource& resource, const std::string& ns,
   return parse_json(*body, "GET " + c.path);
 }
 
-ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::string& ns,
-                                       const ListOptions& options) {
-  ObjectList out;
+ApiResult<void> KubeClient::each_page(
+    const Resource& resource, const std::string& ns, const ListOptions& options,
+    const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read) {
   std::string next;
-  for (int page = 0;; ++page) {
+  for (;;) {
     QueryBuilder q;
     q.add("labelSelector", options.label_selector).add("fieldSelector", options.field_selector);
     if (options.page_size > 0) q.add("limit", std::to_string(options.page_size));
@@ -187,18 +205,64 @@ ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::stri
     Call c{"list", "GET", resource.path(ns), q.str(), "", "", true};
     auto body = call(c);
     if (!body) return std::unexpected(body.error());
-    auto parsed = parse_json(*body, "GET " + c.path);
-    if (!parsed) return std::unexpected(parsed.error());
-    if (!parsed->contains("items") || !(*parsed)["items"].is_array()) {
-      ApiError e = local_error(ErrorCode::kParse, "GET " + c.path + ": the list has no items array");
-      e.http_status = 200;
-      return std::unexpected(e);
-    }
-    for (auto& item : (*parsed)["items"]) out.items.push_back(std::move(item));
-    if (page == 0) out.resource_version = meta_string(*parsed, "resourceVersion");
-    next = meta_string(*parsed, "continue");
-    if (next.empty()) return out;
+    auto meta = read(*body, "GET " + c.path);
+    if (!meta) return std::unexpected(meta.error());
+    next = std::move(meta->next);
+    if (next.empty()) return {};
   }
+}
+
+ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::string& ns,
+                                       const ListOptions& options) {
+  ObjectList out;
+  bool first = true;
+  auto done = each_page(resource, ns, options,
+                        [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
+                          auto parsed = parse_json(body, what);
+                          if (!parsed) return std::unexpected(parsed.error());
+                          if (!parsed->contains("items") || !(*parsed)["items"].is_array())
+                            return std::unexpected(no_items(what));
+                          for (auto& item : (*parsed)["items"]) out.items.push_back(std::move(item));
+                          if (first) out.resource_version = meta_string(*parsed, "resourceVersion");
+                          first = false;
+                          return PageMeta{"", meta_string(*parsed, "continue")};
+                        });
+  if (!done) return std::unexpected(done.error());
+  return out;
+}
+
+ApiResult<PageList> KubeClient::list_pages(const Resource& resource, const std::string& ns,
+                                           const ListOptions& options) {
+  // A parser per thread: its buffers, sized for the largest page seen, are reused page after page.
+  thread_local simdjson::dom::parser parser;
+  PageList out;
+  auto done = each_page(
+      resource, ns, options, [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
+        // Room for simdjson's padding, kept when the page is moved out: readers parse it without a copy.
+        body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
+        PageMeta meta;
+        simdjson::dom::element root;
+        if (!parser.parse(body).get(root)) {
+          const io::SimdjsonView page(root);
+          if (!page.is_object()) return std::unexpected(not_an_object(body, what));
+          auto items = page.find("items");
+          if (!items || !items->is_array()) return std::unexpected(no_items(what));
+          meta = {meta_string(page, "resourceVersion"), meta_string(page, "continue")};
+        } else {
+          // What simdjson refuses (nesting past its depth limit, an integer beyond 64 bits, text that is
+          // not JSON) is read as list() reads it, so it is accepted or refused exactly as there.
+          auto parsed = parse_json(body, what);
+          if (!parsed) return std::unexpected(parsed.error());
+          if (!parsed->contains("items") || !(*parsed)["items"].is_array())
+            return std::unexpected(no_items(what));
+          meta = {meta_string(*parsed, "resourceVersion"), meta_string(*parsed, "continue")};
+        }
+        if (out.pages.empty()) out.resource_version = std::move(meta.resource_version);
+        out.pages.push_back(std::move(body));
+        return meta;
+      });
+  if (!done) return std::unexpected(done.error());
+  return out;
 }
 
 ApiResult<json> KubeClient::create(const Resource& resource, const std::string& ns, const json& object) {

@@ -119,6 +119,13 @@ struct ObjectList {
   std::string resource_version;  // of the list: start a watch here
 };
 
+// A list as the server sent it: each page's JSON text (an object with an `items` array), for readers
+// that parse faster than a tree of nlohmann objects is built.
+struct PageList {
+  std::vector<std::string> pages;
+  std::string resource_version;  // of the list (its first page): start a watch here
+};
+
 enum class PatchType { kMerge, kApply };  // application/merge-patch+json, server-side apply
 
 struct PatchOptions {
@@ -182,6 +189,10 @@ class KubeClient {
   // Every page, following `continue`. A 410 here means the continue token expired: list again.
   ApiResult<ObjectList> list(const Resource& resource, const std::string& ns,
                              const ListOptions& options = {});
+  // list() with each page's text handed back unparsed: the same requests, paging, errors and 410
+  // meaning; a page is checked (a JSON object with an items array) but its items are not parsed.
+  ApiResult<PageList> list_pages(const Resource& resource, const std::string& ns,
+                                 const ListOptions& options = {});
   ApiResult<nlohmann::json> create(const Resource& resource, const std::string& ns,
                                    const nlohmann::json& object);
   // PUT of the whole object; metadata.resourceVersion, when set, must be current (else conflict()).
@@ -217,6 +228,16 @@ class KubeClient {
   KubeClient(ClusterConfig config, ClientOptions options);
   struct Call;
   ApiResult<std::string> call(const Call& call);
+  // What the paging needs of one page: its list's resourceVersion and the continue token.
+  struct PageMeta {
+    std::string resource_version;
+    std::string next;
+  };
+  // GETs every page of a list, following `continue`; `read` takes each page's body ("what" names the
+  // request for errors) and says what the paging needs.
+  ApiResult<void> each_page(
+      const Resource& resource, const std::string& ns, const ListOptions& options,
+      const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read);
   std::vector<std::pair<std::string, std::string>> headers(const std::string& token,
                                                            const std::string& content_type) const;
   std::chrono::milliseconds backoff(int attempt) const;

@@ -11,8 +11,8 @@ const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgr
 }  // namespace
 
 ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service,
-                               std::chrono::milliseconds retry_backoff)
-    : client_(client), service_(service), retry_backoff_(retry_backoff) {}
+                               std::chrono::milliseconds retry_backoff, int list_page_size)
+    : client_(client), service_(service), retry_backoff_(retry_backoff), list_page_size_(list_page_size) {}
 
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
@@ -33,19 +33,32 @@ bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [&] { return synced_ >= 4; });
 }
 
-std::expected<void, Error> ClusterWatcher::replace(Kind kind, const std::vector<nlohmann::json>& items) {
+k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resource& resource) {
+  const k8s::ListOptions options{.page_size = list_page_size_};
+  if (kind == Kind::kPodGroups) {
+    auto listed = client_.list(resource, "", options);
+    if (!listed) return std::unexpected(listed.error());
+    service_.set_pod_groups(listed->items);
+    return std::move(listed->resource_version);
+  }
+  auto listed = client_.list_pages(resource, "", options);
+  if (!listed) return std::unexpected(listed.error());
+  // A list that does not read leaves the view as it was; the watch that follows still applies each
+  // event that reads.
   switch (kind) {
     case Kind::kNodes:
-      return service_.set_nodes(items);
+      (void)service_.set_node_pages(listed->pages);
+      break;
     case Kind::kPods:
-      return service_.set_pods(items);
+      (void)service_.set_pod_pages(listed->pages);
+      break;
     case Kind::kHyperNodes:
-      return service_.set_hypernodes(items);
+      (void)service_.set_hypernode_pages(listed->pages);
+      break;
     case Kind::kPodGroups:
-      service_.set_pod_groups(items);
-      return {};
+      break;
   }
-  return {};
+  return std::move(listed->resource_version);
 }
 
 void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
@@ -93,7 +106,7 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
     cv_.wait_for(lock, retry_backoff_, [&] { return stop.stop_requested(); });
   };
   while (!stop.stop_requested()) {
-    auto listed = client_.list(resource, "");
+    auto listed = relist(kind, resource);
     if (!listed) {
       const int status = listed.error().http_status;
       const bool optional_kind = kind == Kind::kHyperNodes || kind == Kind::kPodGroups;
@@ -108,14 +121,13 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
       pause();
       continue;
     }
-    (void)replace(kind, listed->items);
     if (!counted) {
       std::lock_guard lock(mu_);
       ++synced_;
       counted = true;
       cv_.notify_all();
     }
-    std::string rv = listed->resource_version;
+    std::string rv = std::move(*listed);
     while (!stop.stop_requested()) {
       auto end = client_.watch(
           resource, "", {.resource_version = rv},

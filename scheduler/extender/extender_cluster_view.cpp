@@ -31,26 +31,35 @@ ExtenderService::ExtenderService(ExtenderOptions options) : options_(std::move(o
 
 // ---- cluster view ----------------------------------------------------------------------------
 
-std::expected<void, Error> ExtenderService::set_hypernodes(const std::vector<json>& hypernodes) {
+void ExtenderService::replace_hypernodes(std::vector<HyperNodeSpec> hypernodes) {
   std::map<std::string, HyperNodeSpec> parsed;
-  if (!hypernodes.empty()) {
-    auto topo = parse_topology(json{{"items", hypernodes}});
-    if (!topo) return std::unexpected(topo.error().context("HyperNode list"));
-    for (auto& h : topo->hypernodes) parsed[h.name] = std::move(h);
-  }
+  for (auto& h : hypernodes) parsed[h.name] = std::move(h);
   std::lock_guard lock(mu_);
   hypernodes_ = std::move(parsed);
   dirty_ = true;
+}
+
+std::expected<void, Error> ExtenderService::set_hypernodes(const std::vector<json>& hypernodes) {
+  auto parsed = parse_hypernode_items(hypernodes);
+  if (!parsed) return std::unexpected(parsed.error().context("HyperNode list"));
+  replace_hypernodes(std::move(*parsed));
+  return {};
+}
+
+std::expected<void, Error> ExtenderService::set_hypernode_pages(std::span<const std::string> pages) {
+  auto parsed = parse_hypernode_pages(pages);
+  if (!parsed) return std::unexpected(parsed.error().context("HyperNode list"));
+  replace_hypernodes(std::move(*parsed));
   return {};
 }
 
 std::expected<void, Error> ExtenderService::upsert_hypernode(const json& hypernode) {
-  auto topo = parse_topology(json{{"items", json::array({hypernode})}});
-  if (!topo)
+  auto parsed = parse_hypernode_items(std::span(&hypernode, 1));
+  if (!parsed)
     return std::unexpected(
-        topo.error().context("HyperNode " + str_at(member(hypernode, "metadata"), "name")));
+        parsed.error().context("HyperNode " + str_at(member(hypernode, "metadata"), "name")));
   std::lock_guard lock(mu_);
-  for (auto& h : topo->hypernodes) hypernodes_[h.name] = std::move(h);
+  for (auto& h : *parsed) hypernodes_[h.name] = std::move(h);
   dirty_ = true;
   return {};
 }
@@ -61,18 +70,29 @@ void ExtenderService::remove_hypernode(const std::string& name) {
   dirty_ = true;
 }
 
-std::expected<void, Error> ExtenderService::set_nodes(const std::vector<json>& nodes) {
-  auto parsed = parse_nodes(json{{"items", nodes}});
-  if (!parsed) return std::unexpected(parsed.error().context("Node list"));
+void ExtenderService::replace_nodes(std::vector<NodeSpec> nodes) {
   std::lock_guard lock(mu_);
   nodes_.clear();
-  for (auto& n : *parsed) nodes_[n.name] = std::move(n);
+  for (auto& n : nodes) nodes_[n.name] = std::move(n);
   dirty_ = true;
+}
+
+std::expected<void, Error> ExtenderService::set_nodes(const std::vector<json>& nodes) {
+  auto parsed = parse_node_items(nodes);
+  if (!parsed) return std::unexpected(parsed.error().context("Node list"));
+  replace_nodes(std::move(*parsed));
+  return {};
+}
+
+std::expected<void, Error> ExtenderService::set_node_pages(std::span<const std::string> pages) {
+  auto parsed = parse_node_pages(pages);
+  if (!parsed) return std::unexpected(parsed.error().context("Node list"));
+  replace_nodes(std::move(*parsed));
   return {};
 }
 
 std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
-  auto parsed = parse_nodes(json{{"items", json::array({node})}});
+  auto parsed = parse_node_items(std::span(&node, 1));
   if (!parsed) return std::unexpected(parsed.error());
   std::lock_guard lock(mu_);
   for (auto& n : *parsed) {
@@ -91,47 +111,47 @@ void ExtenderService::remove_node(const std::string& name) {
   dirty_ = true;
 }
 
-namespace {
-std::expected<std::optional<ResourceAmounts>, Error> bound_requests(const json& pod) {
-  auto bound = parse_pods(json{{"items", json::array({pod})}});
-  if (!bound) return std::unexpected(bound.error());
-  if (bound->empty()) return std::optional<ResourceAmounts>();
-  return std::optional<ResourceAmounts>(bound->front().requests);
-}
-}  // namespace
-
-std::expected<void, Error> ExtenderService::set_pods(const std::vector<json>& pods) {
+void ExtenderService::replace_pods(std::vector<ListedPod> pods) {
   std::map<std::string, PodInfo> parsed;
-  for (const auto& pod : pods) {
-    const json& meta = member(pod, "metadata");
-    PodInfo info{str_at(meta, "uid"), str_at(meta, "name"), str_at(meta, "namespace"), {}, {}};
-    auto req = bound_requests(pod);
-    if (!req) return std::unexpected(req.error().context("Pod " + pod_label(pod)));
-    if (!*req) continue;  // pending or finished: uses nothing
-    info.node = str_at(member(pod, "spec"), "nodeName");
-    info.requests = **req;
-    parsed[info.uid.empty() ? pod_label(pod) : info.uid] = std::move(info);
+  for (auto& pod : pods) {
+    std::string id = pod.uid.empty() ? pod.bound.name : pod.uid;
+    parsed[std::move(id)] = PodInfo{std::move(pod.uid), std::move(pod.name), std::move(pod.ns),
+                                    std::move(pod.bound.node), std::move(pod.bound.requests)};
   }
   std::lock_guard lock(mu_);
   pods_ = std::move(parsed);
   for (const auto& [uid, p] : pods_) record_binding(p);
   dirty_ = true;
+}
+
+std::expected<void, Error> ExtenderService::set_pods(const std::vector<json>& pods) {
+  auto parsed = parse_pod_items(pods);
+  if (!parsed) return std::unexpected(parsed.error());
+  replace_pods(std::move(*parsed));
+  return {};
+}
+
+std::expected<void, Error> ExtenderService::set_pod_pages(std::span<const std::string> pages) {
+  auto parsed = parse_pod_pages(pages);
+  if (!parsed) return std::unexpected(parsed.error());
+  replace_pods(std::move(*parsed));
   return {};
 }
 
 std::expected<void, Error> ExtenderService::upsert_pod(const json& pod) {
+  auto parsed = parse_pod_items(std::span(&pod, 1));
+  if (!parsed) return std::unexpected(parsed.error());
   const json& meta = member(pod, "metadata");
-  PodInfo info{str_at(meta, "uid"), str_at(meta, "name"), str_at(meta, "namespace"), {}, {}};
-  const std::string id = info.uid.empty() ? pod_label(pod) : info.uid;
-  auto req = bound_requests(pod);
-  if (!req) return std::unexpected(req.error().context("Pod " + pod_label(pod)));
+  const std::string uid = str_at(meta, "uid");
+  const std::string id = uid.empty() ? pod_label(pod) : uid;
   std::lock_guard lock(mu_);
-  if (!*req) {
+  if (parsed->empty()) {  // pending or finished: uses nothing
     if (pods_.erase(id) > 0) dirty_ = true;
     return {};
   }
-  info.node = str_at(member(pod, "spec"), "nodeName");
-  info.requests = **req;
+  ListedPod& listed = parsed->front();
+  PodInfo info{std::move(listed.uid), std::move(listed.name), std::move(listed.ns),
+               std::move(listed.bound.node), std::move(listed.bound.requests)};
   record_binding(info);
   pods_[id] = std::move(info);
   dirty_ = true;

@@ -55,6 +55,8 @@
 
 namespace hypertopo::scheduler {
 
+struct ListedPod;  // scheduler/input/cluster_loader.h
+
 inline constexpr std::int64_t kMaxExtenderPriority = 10;  // extender/v1 MaxExtenderPriority
 inline constexpr const char* kRankAnnotation = "hypertopo.io/rank";
 inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
@@ -110,7 +112,8 @@ class ExtenderService {
  public:
   explicit ExtenderService(ExtenderOptions options);
 
-  // Cluster view, as Kubernetes JSON objects. Each marks the index for a rebuild.
+  // Cluster view, as Kubernetes JSON objects. Each marks the index for a rebuild. A list that does
+  // not read (an object malformed) is an error naming the object, and the view stays as it was.
   std::expected<void, Error> set_hypernodes(const std::vector<nlohmann::json>& hypernodes);
   std::expected<void, Error> upsert_hypernode(const nlohmann::json& hypernode);
   void remove_hypernode(const std::string& name);
@@ -120,6 +123,12 @@ class ExtenderService {
   std::expected<void, Error> set_pods(const std::vector<nlohmann::json>& pods);
   std::expected<void, Error> upsert_pod(const nlohmann::json& pod);
   void remove_pod(const nlohmann::json& pod);
+  // The same lists as the API server's pages (k8s::KubeClient::list_pages), read with simdjson
+  // straight into the view (scheduler/input/cluster_loader.h: parse_node_pages and so on): the same
+  // view and the same errors as the forms above give for the same objects, at parser speed.
+  std::expected<void, Error> set_hypernode_pages(std::span<const std::string> pages);
+  std::expected<void, Error> set_node_pages(std::span<const std::string> pages);
+  std::expected<void, Error> set_pod_pages(std::span<const std::string> pages);
   // Coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1): their spec.minMember sizes gangs.
   void set_pod_groups(const std::vector<nlohmann::json>& pod_groups);
   void upsert_pod_group(const nlohmann::json& pod_group);
@@ -151,6 +160,9 @@ class ExtenderService {
     std::string uid, name, ns, node;
     ResourceAmounts requests;
   };
+  void replace_hypernodes(std::vector<HyperNodeSpec> hypernodes);
+  void replace_nodes(std::vector<NodeSpec> nodes);
+  void replace_pods(std::vector<ListedPod> pods);
   std::expected<void, Error> ensure_index();
   std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
   std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;

@@ -374,6 +374,9 @@ std::expected<NodeSpec, Error> read_node(const V& item) {
 }
 
 template <class V>
+std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list);
+
+template <class V>
 std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
   if (!doc.is_object())
     return fail(ErrorCode::kParse, "expected a NodeList (kubectl get nodes -o json) or a Node");
@@ -392,7 +395,13 @@ std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
     return fail(ErrorCode::kParse, "expected a NodeList with items (kubectl get nodes -o json), got kind '" +
                                        str(doc, "kind") + "'");
   }
-  const std::vector<V> list = items->elements();
+  return read_node_items(items->elements());
+}
+
+// A NodeList's items: every shape checked, then every identity, then each Node read.
+template <class V>
+std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list) {
+  std::vector<NodeSpec> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
     if (auto ok = check_node_shape(list[i], "items[" + std::to_string(i) + "]"); !ok)
       return std::unexpected(ok.error());
@@ -408,6 +417,9 @@ std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
   }
   return out;
 }
+
+template <class V>
+std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, std::size_t i);
 
 template <class V>
 std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
@@ -428,64 +440,83 @@ std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
                     std::string(kind) + "'");
   }
   for (std::size_t i = 0; i < items.size(); ++i) {
-    const V& pod = items[i];
-    auto iw = [&] { return "items[" + std::to_string(i) + "]"; };
-    if (!pod.is_object()) return fail(ErrorCode::kParse, iw() + ": a Pod must be an object");
-    if (const auto k = str_view(pod, "kind"); !k.empty() && k != "Pod")
-      return fail(ErrorCode::kParse, iw() + ": expected kind Pod, got '" + std::string(k) + "'");
-    for (const auto& [key, type] :
-         {std::pair{"metadata", Want::kObject}, {"spec", Want::kObject}, {"status", Want::kObject}}) {
-      if (auto ok = want(pod, key, type, iw); !ok) return std::unexpected(ok.error());
-    }
-    const auto meta = pod.find("metadata");
-    const auto spec = pod.find("spec");
-    const auto status = pod.find("status");
-    std::string name = meta ? str(*meta, "namespace") : std::string();
-    name += '/';
-    if (meta) name += str_view(*meta, "name");
-    const std::string pw = "pod " + name;
-    if (spec) {
-      for (const auto& [key, type] : {std::pair{"nodeName", Want::kString},
-                                      {"containers", Want::kList},
-                                      {"initContainers", Want::kList},
-                                      {"overhead", Want::kObject}}) {
-        if (auto ok = want(*spec, key, type, [&] { return pw + " spec"; }); !ok)
-          return std::unexpected(ok.error());
-      }
-    }
-    if (status) {
-      if (auto ok = want(*status, "phase", Want::kString, [&] { return pw + " status"; }); !ok)
+    auto pod = read_pod(items[i], i);
+    if (!pod) return std::unexpected(pod.error());
+    if (*pod) out.push_back(std::move(**pod));
+  }
+  return out;
+}
+
+// The pod at items[i]: what it uses when it is bound to a node and not finished, else nothing.
+template <class V>
+std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, std::size_t i) {
+  auto iw = [&] { return "items[" + std::to_string(i) + "]"; };
+  if (!pod.is_object()) return fail(ErrorCode::kParse, iw() + ": a Pod must be an object");
+  if (const auto k = str_view(pod, "kind"); !k.empty() && k != "Pod")
+    return fail(ErrorCode::kParse, iw() + ": expected kind Pod, got '" + std::string(k) + "'");
+  for (const auto& [key, type] :
+       {std::pair{"metadata", Want::kObject}, {"spec", Want::kObject}, {"status", Want::kObject}}) {
+    if (auto ok = want(pod, key, type, iw); !ok) return std::unexpected(ok.error());
+  }
+  const auto meta = pod.find("metadata");
+  const auto spec = pod.find("spec");
+  const auto status = pod.find("status");
+  std::string name = meta ? str(*meta, "namespace") : std::string();
+  name += '/';
+  if (meta) name += str_view(*meta, "name");
+  const std::string pw = "pod " + name;
+  if (spec) {
+    for (const auto& [key, type] : {std::pair{"nodeName", Want::kString},
+                                    {"containers", Want::kList},
+                                    {"initContainers", Want::kList},
+                                    {"overhead", Want::kObject}}) {
+      if (auto ok = want(*spec, key, type, [&] { return pw + " spec"; }); !ok)
         return std::unexpected(ok.error());
     }
-    const std::string_view phase = status ? str_view(*status, "phase") : std::string_view();
-    const std::string_view node = spec ? str_view(*spec, "nodeName") : std::string_view();
-    if (node.empty() || phase == "Succeeded" || phase == "Failed") continue;
-    auto requests_of = [&](const V& c, const std::string& cw) -> std::expected<ResourceAmounts, Error> {
-      if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
-      if (auto ok = want(c, "resources", Want::kObject, cw); !ok) return std::unexpected(ok.error());
-      const auto resources = c.find("resources");
-      if (resources) {
-        if (auto ok = want(*resources, "requests", Want::kObject, [&] { return cw + " resources"; }); !ok)
-          return std::unexpected(ok.error());
-      }
-      return quantities(resources ? resources->find("requests") : std::nullopt, cw + " resources.requests");
-    };
-    ResourceAmounts sum, init_max;
-    for (const V& c : list_at(spec, "containers")) {
-      auto r = requests_of(c, pw + " container " + str(c, "name"));
-      if (!r) return std::unexpected(r.error());
-      for (const auto& [k, v] : *r) sum[k] += v;
+  }
+  if (status) {
+    if (auto ok = want(*status, "phase", Want::kString, [&] { return pw + " status"; }); !ok)
+      return std::unexpected(ok.error());
+  }
+  const std::string_view phase = status ? str_view(*status, "phase") : std::string_view();
+  const std::string_view node = spec ? str_view(*spec, "nodeName") : std::string_view();
+  if (node.empty() || phase == "Succeeded" || phase == "Failed") return std::nullopt;
+  auto requests_of = [&](const V& c, const std::string& cw) -> std::expected<ResourceAmounts, Error> {
+    if (!c.is_object()) return fail(ErrorCode::kParse, cw + " must be an object");
+    if (auto ok = want(c, "resources", Want::kObject, cw); !ok) return std::unexpected(ok.error());
+    const auto resources = c.find("resources");
+    if (resources) {
+      if (auto ok = want(*resources, "requests", Want::kObject, [&] { return cw + " resources"; }); !ok)
+        return std::unexpected(ok.error());
     }
-    for (const V& c : list_at(spec, "initContainers")) {
-      auto r = requests_of(c, pw + " init container " + str(c, "name"));
-      if (!r) return std::unexpected(r.error());
-      for (const auto& [k, v] : *r) init_max[k] = std::max(init_max[k], v);
-    }
-    for (const auto& [k, v] : init_max) sum[k] = std::max(sum[k], v);
-    auto overhead = quantities(spec ? spec->find("overhead") : std::nullopt, pw + " overhead");
-    if (!overhead) return std::unexpected(overhead.error());
-    for (const auto& [k, v] : *overhead) sum[k] += v;
-    out.push_back(BoundPod{name, std::string(node), std::move(sum)});
+    return quantities(resources ? resources->find("requests") : std::nullopt, cw + " resources.requests");
+  };
+  ResourceAmounts sum, init_max;
+  for (const V& c : list_at(spec, "containers")) {
+    auto r = requests_of(c, pw + " container " + str(c, "name"));
+    if (!r) return std::unexpected(r.error());
+    for (const auto& [k, v] : *r) sum[k] += v;
+  }
+  for (const V& c : list_at(spec, "initContainers")) {
+    auto r = requests_of(c, pw + " init container " + str(c, "name"));
+    if (!r) return std::unexpected(r.error());
+    for (const auto& [k, v] : *r) init_max[k] = std::max(init_max[k], v);
+  }
+  for (const auto& [k, v] : init_max) sum[k] = std::max(sum[k], v);
+  auto overhead = quantities(spec ? spec->find("overhead") : std::nullopt, pw + " overhead");
+  if (!overhead) return std::unexpected(overhead.error());
+  for (const auto& [k, v] : *overhead) sum[k] += v;
+  return BoundPod{name, std::string(node), std::move(sum)};
+}
+
+template <class V>
+std::expected<std::vector<HyperNodeSpec>, Error> read_hypernode_items(const std::vector<V>& list) {
+  std::vector<HyperNodeSpec> out;
+  out.reserve(list.size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    auto hn = parse_hypernode(list[i], "items[" + std::to_string(i) + "]");
+    if (!hn) return std::unexpected(hn.error());
+    out.push_back(std::move(*hn));
   }
   return out;
 }
@@ -535,13 +566,9 @@ std::expected<TopologySource, Error> read_topology(const V& doc) {
     return fail(ErrorCode::kParse, "expected kind Topology, HyperNode or a list of HyperNodes, got kind '" +
                                        std::string(kind) + "'");
   }
-  const std::vector<V> list = items->elements();
-  out.hypernodes.reserve(list.size());
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    auto hn = parse_hypernode(list[i], "items[" + std::to_string(i) + "]");
-    if (!hn) return std::unexpected(hn.error());
-    out.hypernodes.push_back(std::move(*hn));
-  }
+  auto hypernodes = read_hypernode_items(items->elements());
+  if (!hypernodes) return std::unexpected(hypernodes.error());
+  out.hypernodes = std::move(*hypernodes);
   return out;
 }
 
@@ -578,6 +605,77 @@ auto load_with(const std::filesystem::path& path, Read read)
   auto result = read(io::NlohmannView(*doc));
   if (!result) return std::unexpected(result.error().context(path.string()));
   return result;
+}
+
+// The pods of a list, each with its identity: what the extender keys its view by.
+template <class V>
+std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<V>& items) {
+  std::vector<ListedPod> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const auto meta = object_at(items[i], "metadata");
+    ListedPod pod;
+    if (meta) pod = {str(*meta, "uid"), str(*meta, "namespace"), str(*meta, "name"), {}};
+    auto bound = read_pod(items[i], i);
+    if (!bound) return std::unexpected(bound.error().context("Pod " + pod.ns + "/" + pod.name));
+    if (!*bound) continue;  // pending or finished: uses nothing
+    pod.bound = std::move(**bound);
+    out.push_back(std::move(pod));
+  }
+  return out;
+}
+
+template <class V>
+std::vector<V> views_of(std::span<const json> items) {
+  std::vector<V> out;
+  out.reserve(items.size());
+  for (const auto& item : items) out.emplace_back(item);
+  return out;
+}
+
+// A list's pages read by `read` as one list of items. Each page is parsed with simdjson into a
+// document of its own (the parser's buffers are reused), so a 6,000-node list costs milliseconds.
+// When simdjson refuses a page (invalid UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64
+// bits), every page is read the nlohmann way, as the API client reads a list (k8s::KubeClient::list),
+// accepted or refused as before.
+template <class Read>
+auto read_pages(std::span<const std::string> pages, Read read)
+    -> decltype(read(std::declval<const std::vector<io::NlohmannView>&>())) {
+  auto not_a_list = [](std::size_t page) {
+    return fail(ErrorCode::kParse, "page " + std::to_string(page + 1) + " is not a list with an items array");
+  };
+  if (pages.empty()) return read(std::vector<io::SimdjsonView>());
+  simdjson::dom::parser& parser = cluster_parser();
+  const bool ready =
+      parser.max_depth() == io::kMaxJsonDepth || !parser.allocate(pages.front().size(), io::kMaxJsonDepth);
+  if (ready) {
+    // Elements point into their document: the vector must not move them.
+    std::vector<simdjson::dom::document> docs(pages.size());
+    std::vector<io::SimdjsonView> items;
+    bool parsed = true;
+    for (std::size_t p = 0; p < pages.size() && parsed; ++p) {
+      simdjson::dom::element root;
+      if (parser.parse_into_document(docs[p], pages[p]).get(root)) {
+        parsed = false;
+      } else if (auto found = io::SimdjsonView(root).find("items"); !found || !found->is_array()) {
+        return not_a_list(p);
+      } else {
+        for (const auto& item : found->elements()) items.push_back(item);
+      }
+    }
+    if (parsed) return read(items);
+  }
+  std::vector<json> docs;
+  docs.reserve(pages.size());
+  std::vector<io::NlohmannView> items;
+  for (std::size_t p = 0; p < pages.size(); ++p) {
+    docs.push_back(json::parse(pages[p], nullptr, /*allow_exceptions=*/false));
+    const json& doc = docs.back();
+    if (doc.is_discarded())
+      return fail(ErrorCode::kParse, "page " + std::to_string(p + 1) + " is not valid JSON");
+    if (!doc.is_object() || !doc.contains("items") || !doc["items"].is_array()) return not_a_list(p);
+    for (const auto& item : doc["items"]) items.emplace_back(item);
+  }
+  return read(items);
 }
 
 }  // namespace
@@ -652,6 +750,30 @@ std::expected<TopologySource, Error> parse_topology_dom(const simdjson::dom::ele
 
 std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path) {
   return load_with(path, [](const auto& doc) { return read_topology(doc); });
+}
+
+std::expected<std::vector<NodeSpec>, Error> parse_node_pages(std::span<const std::string> pages) {
+  return read_pages(pages, [](const auto& items) { return read_node_items(items); });
+}
+
+std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages) {
+  return read_pages(pages, [](const auto& items) { return read_listed_pods(items); });
+}
+
+std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_pages(std::span<const std::string> pages) {
+  return read_pages(pages, [](const auto& items) { return read_hypernode_items(items); });
+}
+
+std::expected<std::vector<NodeSpec>, Error> parse_node_items(std::span<const json> items) {
+  return read_node_items(views_of<io::NlohmannView>(items));
+}
+
+std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const json> items) {
+  return read_listed_pods(views_of<io::NlohmannView>(items));
+}
+
+std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_items(std::span<const json> items) {
+  return read_hypernode_items(views_of<io::NlohmannView>(items));
 }
 
 std::expected<TopologyIndex, Error> build_index(const TopologySource& topology, std::vector<NodeSpec> nodes,

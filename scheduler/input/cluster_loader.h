@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,29 @@ struct TopologySource {
 std::expected<TopologySource, Error> parse_topology(const nlohmann::json& doc);
 std::expected<TopologySource, Error> parse_topology_dom(const simdjson::dom::element& doc);
 std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path);
+
+// Lists as the API server sends them, a page at a time (k8s::KubeClient::list_pages): the items of
+// every page read as one list, with simdjson, without a tree of nlohmann objects. When simdjson
+// refuses a page (invalid UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits), every
+// page is parsed as k8s::KubeClient::list parses it (nlohmann, no depth limit), accepted or refused
+// as there. A page that is not an object with an `items` array is an error. The *_items forms read
+// a list's items already parsed; both forms give the same results and errors for the same objects.
+// Nodes are read as parse_nodes reads a NodeList's items, HyperNodes as parse_topology reads a list.
+std::expected<std::vector<NodeSpec>, Error> parse_node_pages(std::span<const std::string> pages);
+std::expected<std::vector<NodeSpec>, Error> parse_node_items(std::span<const nlohmann::json> items);
+std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_pages(std::span<const std::string> pages);
+std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_items(std::span<const nlohmann::json> items);
+
+// A bound, unfinished pod of a list (as parse_pods reads it) with its identity: uid, namespace and
+// name as metadata gives them (empty when absent). An error names the pod ("Pod ns/name: ...").
+struct ListedPod {
+  std::string uid;
+  std::string ns;
+  std::string name;
+  BoundPod bound;
+};
+std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
+std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);
 
 std::expected<TopologyIndex, Error> build_index(const TopologySource& topology, std::vector<NodeSpec> nodes,
                                                 const std::vector<BoundPod>& pods);

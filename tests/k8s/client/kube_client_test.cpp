@@ -285,6 +285,114 @@ TEST_F(KubeClientTest, ListWithSelectorsFollowsPagination) {
   ASSERT_EQ(by_name->items.size(), 1u);
 }
 
+// list_pages() pages exactly as list() does and hands back each page's text: the same items in the
+// same order, the same resourceVersion, the same requests.
+TEST_F(KubeClientTest, ListPagesHandsBackThePagesListReads) {
+  start();
+  auto client = make_client();
+  for (int i = 0; i < 25; ++i) {
+    ASSERT_TRUE(client->create(
+        kThings, "", thing("t" + std::to_string(100 + i), {{"rack", "r" + std::to_string(i % 3)}})));
+  }
+  auto listed = client->list(kThings, "", {.label_selector = "rack!=r2", .page_size = 4});
+  ASSERT_TRUE(listed) << listed.error().error.message();
+  server_->reset_counts();
+  auto paged = client->list_pages(kThings, "", {.label_selector = "rack!=r2", .page_size = 4});
+  ASSERT_TRUE(paged) << paged.error().error.message();
+  EXPECT_EQ(server_->count("list"), 5);  // 17 things, 4 a page
+  ASSERT_EQ(paged->pages.size(), 5u);
+  EXPECT_EQ(paged->resource_version, listed->resource_version);
+  EXPECT_EQ(paged->resource_version, std::to_string(server_->store().resource_version()));
+  std::vector<json> items;
+  for (const auto& page : paged->pages) {
+    const json doc = json::parse(page);
+    EXPECT_EQ(doc["metadata"].contains("continue"), &page != &paged->pages.back());
+    for (const auto& item : doc["items"]) items.push_back(item);
+  }
+  EXPECT_EQ(items, listed->items);
+}
+
+// A raw page for `things` lists, the store answering everything else.
+std::unique_ptr<LoopbackApiServer> serve_list_body(std::string body) {
+  auto server = std::make_unique<LoopbackApiServer>();
+  server->set_raw_handler([body](const hypertopo::testing::RawHttpRequest& r)
+                              -> std::optional<hypertopo::testing::RawHttpResponse> {
+    if (r.method != "GET" || !r.target.starts_with("/apis/hypertopo.io/v1alpha1/things?"))
+      return std::nullopt;
+    return hypertopo::testing::RawHttpResponse{.body = body};
+  });
+  EXPECT_TRUE(server->start());
+  return server;
+}
+
+// A page list() refuses, list_pages() refuses with the same error; one it reads, list_pages() keeps.
+TEST_F(KubeClientTest, ListPagesRefusesWhatListRefuses) {
+  const std::string deep = std::string(2000, '[') + std::string(2000, ']');
+  const std::vector<std::pair<std::string, bool>> bodies = {
+      {R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"caf\u00e9"}}]})", true},
+      {"{\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[{\"metadata\":{\"name\":\"\xc3\x28\"}}]}",
+       false},
+      {R"({"metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"}})", false},
+      {R"({"metadata":{"resourceVersion":"7"},"items":{}})", false},
+      {R"({"metadata":{"resourceVersion":"7"}})", false},
+      {R"([{"metadata":{"name":"a"}}])", false},
+      {R"({"metadata":{"resourceVersion":"7"},"items":[{"spec":)" + deep + "}]}", true},
+      {R"({"metadata":{"resourceVersion":"7"},"items":[{"spec":123456789012345678901234567890}]})", true},
+      {R"({"metadata":{"resourceVersion":"6","resourceVersion":"7"},"items":[]})", true},
+  };
+  for (const auto& [body, accepted] : bodies) {
+    auto server = serve_list_body(body);
+    ClusterConfig config;
+    config.server = server->url();
+    auto client = make_client(config, fast_options());
+    auto listed = client->list(kThings, "");
+    auto paged = client->list_pages(kThings, "");
+    ASSERT_EQ(listed.has_value(), accepted) << body.substr(0, 80);
+    ASSERT_EQ(paged.has_value(), accepted) << body.substr(0, 80);
+    if (accepted) {
+      EXPECT_EQ(paged->resource_version, "7");
+      EXPECT_EQ(paged->resource_version, listed->resource_version);
+      EXPECT_EQ(paged->pages, std::vector<std::string>{body});
+    } else {
+      EXPECT_EQ(paged.error().error.message(), listed.error().error.message());
+      EXPECT_EQ(paged.error().code(), ErrorCode::kParse);
+      EXPECT_EQ(paged.error().http_status, listed.error().http_status);
+    }
+  }
+}
+
+// A continue token that expired between pages is a 410 for the whole list: list again.
+TEST_F(KubeClientTest, ListPagesExpiredContinueIsGone) {
+  LoopbackApiServer server;
+  std::atomic<int> writes{0};
+  server.set_raw_handler([&server, &writes](const hypertopo::testing::RawHttpRequest& r)
+                             -> std::optional<hypertopo::testing::RawHttpResponse> {
+    if (r.target.find("continue=") != std::string::npos) {
+      // A write since the first page, then compaction: the list's version is gone.
+      hypertopo::testing::StoreRequest write{"POST",
+                                             "/apis/hypertopo.io/v1alpha1/things",
+                                             {},
+                                             "application/json",
+                                             thing("late-" + std::to_string(writes++)).dump()};
+      EXPECT_EQ(server.store().handle(write).status, 201);
+      server.store().compact();
+    }
+    return std::nullopt;
+  });
+  ASSERT_TRUE(server.start());
+  ClusterConfig config;
+  config.server = server.url();
+  auto client = make_client(config, fast_options());
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(client->create(kThings, "", thing("t" + std::to_string(i))));
+  auto paged = client->list_pages(kThings, "", {.page_size = 2});
+  ASSERT_FALSE(paged);
+  EXPECT_TRUE(paged.error().gone());
+  EXPECT_EQ(paged.error().http_status, 410);
+  auto listed = client->list(kThings, "", {.page_size = 2});
+  ASSERT_FALSE(listed);
+  EXPECT_EQ(paged.error().error.message(), listed.error().error.message());
+}
+
 TEST_F(KubeClientTest, RetriesServerErrorsWithCappedBackoff) {
   start();
   auto client = make_client();
@@ -367,6 +475,11 @@ TEST_F(KubeClientTest, TruncatedJsonIsACleanParseError) {
   auto listed = client->list(kThings, "");
   ASSERT_FALSE(listed);
   EXPECT_EQ(listed.error().code(), ErrorCode::kParse);
+  server_->truncate_next(1, "list");
+  auto paged = client->list_pages(kThings, "");
+  ASSERT_FALSE(paged);
+  EXPECT_EQ(paged.error().code(), ErrorCode::kParse);
+  EXPECT_EQ(paged.error().error.message(), listed.error().error.message());
   EXPECT_TRUE(client->get(kThings, "", "leaf-a"));  // the connection is still usable
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <set>
 #include <thread>
@@ -123,6 +124,144 @@ TEST_F(ExtenderWatchTest, BoundPodsUseCapacityUntilDeleted) {
     auto r = service_.filter({{"pod", one}, {"nodenames", json::array({"n-00-0"})}});
     return r && (*r)["nodenames"].size() == 1;
   }));
+}
+
+// What kube-scheduler gets back: filter and prioritize, as the HTTP routes answer them, for pods of
+// several sizes over every node.
+std::string answers(ExtenderService& service, const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& gpus : {"1", "3", "7", "8"}) {
+    const std::string body = testing::args_by_name(testing::pod_object("p", "p", gpus), names).dump();
+    auto filtered = service.filter_body(body);
+    auto prioritized = service.prioritize_body(body);
+    EXPECT_TRUE(filtered.has_value() && prioritized.has_value());
+    out += (filtered ? *filtered : filtered.error().message()) + "\n";
+    out += (prioritized ? *prioritized : prioritized.error().message()) + "\n";
+  }
+  return out;
+}
+
+// Lists served a few objects a page and read as page texts give the view the objects give: the same
+// answers as a service fed the same objects through the JSON-object path.
+TEST_F(ExtenderWatchTest, PagedListsGiveTheViewTheObjectsGive) {
+  for (const auto& [name, node, gpus] : {std::tuple{"full", "n-00-0", "8"},
+                                         {"half", "n-01-1", "4"},
+                                         {"three", "n-12-5", "3"},
+                                         {"pending", "", "8"}}) {
+    json pod = testing::pod_object(name, "", gpus);
+    pod["metadata"].erase("uid");
+    if (*node) pod = testing::bound(pod, node);
+    auto made = client_->create(kPods, "ml", pod);
+    ASSERT_TRUE(made.has_value());
+    json with_status = *made;
+    with_status["status"] = pod["status"];
+    ASSERT_TRUE(client_->update_status(kPods, "ml", with_status).has_value());
+  }
+  server_.reset_counts();
+  ClusterWatcher watcher(*client_, service_, std::chrono::milliseconds(5), /*list_page_size=*/3);
+  watcher.start();
+  ASSERT_TRUE(watcher.wait_synced(std::chrono::seconds(20)));
+  // 64 Nodes, 10 HyperNodes and 4 Pods, three a page (PodGroups: no CRD here, one request).
+  EXPECT_GE(server_.count("list"), 22 + 4 + 2);
+  ASSERT_EQ(service_.node_count(), cluster_.nodes.size());
+
+  ExtenderService objects{ExtenderOptions{}};
+  auto nodes = client_->list(kNodes, "");
+  auto hypernodes = client_->list(kHyperNodes, "");
+  auto pods = client_->list(kPods, "");
+  ASSERT_TRUE(nodes && hypernodes && pods);
+  ASSERT_TRUE(objects.set_nodes(nodes->items).has_value());
+  ASSERT_TRUE(objects.set_hypernodes(hypernodes->items).has_value());
+  ASSERT_TRUE(objects.set_pods(pods->items).has_value());
+  const std::string want = answers(objects, cluster_.node_names);
+  EXPECT_EQ(answers(service_, cluster_.node_names), want);
+  ExtenderService no_pods{ExtenderOptions{}};
+  ASSERT_TRUE(no_pods.set_nodes(nodes->items).has_value());
+  ASSERT_TRUE(no_pods.set_hypernodes(hypernodes->items).has_value());
+  EXPECT_NE(answers(no_pods, cluster_.node_names), want);  // the pods count
+}
+
+// A relist (410 Gone) whose list holds a malformed Node is refused as a whole, naming the Node, and
+// the view keeps what it had: nothing is lost to bad input.
+TEST_F(ExtenderWatchTest, ARelistWithAMalformedNodeKeepsTheView) {
+  server_.drop_watches_after(1);  // a watch stream is cut when its second event is due
+  ClusterWatcher watcher(*client_, service_, std::chrono::milliseconds(5), /*list_page_size=*/7);
+  watcher.start();
+  ASSERT_TRUE(watcher.wait_synced(std::chrono::seconds(20)));
+  // The Node arrives without status (the API server ignores it on create): a Node with no capacity.
+  json bad = testing::node_object("n-bad", 8);
+  ASSERT_TRUE(client_->create(kNodes, "", bad).has_value());
+  ASSERT_TRUE(eventually([&] { return service_.node_count() == cluster_.nodes.size() + 1; }));
+  const std::string before = answers(service_, cluster_.node_names);
+  const int watches = server_.count("watch");
+  // A write no watch here sees moves the store past the Node's version, then history is compacted.
+  ASSERT_TRUE(
+      client_->create(k8s::kConfigMapsResource, "ml", {{"metadata", {{"name", "unrelated"}}}}).has_value());
+  server_.store().compact();
+  // Its status update is due as the stream's second event: the stream is cut, the watch resumes from
+  // a compacted version (410) and the Nodes are listed again, the malformed one among them.
+  auto fetched = client_->get(kNodes, "", "n-bad");
+  ASSERT_TRUE(fetched.has_value());
+  json with_status = *fetched;
+  with_status["status"] = bad["status"];
+  with_status["status"]["allocatable"]["nvidia.com/gpu"] = "eight";
+  ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
+  ASSERT_TRUE(eventually([&] { return watcher.relists() >= 1 && server_.count("watch") >= watches + 2; }))
+      << watcher.relists() << " relists, " << server_.count("watch") - watches << " watches";
+  EXPECT_EQ(service_.node_count(), cluster_.nodes.size() + 1);
+  EXPECT_EQ(answers(service_, cluster_.node_names), before);
+
+  auto listed = client_->list_pages(kNodes, "", {.page_size = 7});
+  ASSERT_TRUE(listed.has_value());
+  auto refused = service_.set_node_pages(listed->pages);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message().find("node n-bad status.allocatable"), std::string::npos)
+      << refused.error().message();
+  EXPECT_EQ(service_.node_count(), cluster_.nodes.size() + 1);
+}
+
+// A Node list whose body is not valid UTF-8 is refused as the API client has always refused it, and
+// listed again: the extender syncs once the server answers well.
+TEST(ExtenderWatchPages, AListBodyWithInvalidUtf8IsRefusedAndListedAgain) {
+  testing::LoopbackApiServer server;
+  testing::ExtenderCluster cluster = testing::make_cluster();
+  std::atomic<int> refused{0};
+  json list{{"apiVersion", "v1"},
+            {"kind", "NodeList"},
+            {"metadata", {{"resourceVersion", "1"}}},
+            {"items", cluster.nodes}};
+  std::string bad_body = list.dump();
+  bad_body.replace(bad_body.find("\"n-00-3\""), 8, "\"n-00-\xc3\x28\"");
+  server.set_raw_handler([&](const testing::RawHttpRequest& r) -> std::optional<testing::RawHttpResponse> {
+    if (r.method != "GET" || !r.target.starts_with("/api/v1/nodes?") ||
+        r.target.find("watch=") != std::string::npos)
+      return std::nullopt;
+    if (refused.fetch_add(1) >= 2) return std::nullopt;
+    return testing::RawHttpResponse{.body = bad_body};
+  });
+  ASSERT_TRUE(server.start().has_value());
+  k8s::ClusterConfig config;
+  config.server = server.url();
+  auto client = k8s::KubeClient::create(config, {.qps = 0});
+  ASSERT_TRUE(client.has_value());
+  for (const auto& n : cluster.nodes) {
+    auto made = (*client)->create(kNodes, "", n);
+    ASSERT_TRUE(made.has_value());
+    json with_status = *made;
+    with_status["status"] = n["status"];
+    ASSERT_TRUE((*client)->update_status(kNodes, "", with_status).has_value());
+  }
+  for (const auto& h : cluster.hypernodes) ASSERT_TRUE((*client)->create(kHyperNodes, "", h).has_value());
+  ExtenderService service{ExtenderOptions{}};
+  ClusterWatcher watcher(**client, service, std::chrono::milliseconds(5));
+  watcher.start();
+  ASSERT_TRUE(watcher.wait_synced(std::chrono::seconds(20)));
+  EXPECT_GE(refused.load(), 3);  // two refused, then the good one
+  EXPECT_EQ(service.node_count(), cluster.nodes.size());
+  auto r = service.filter(
+      {{"pod", testing::pod_object("one", "one", "1")}, {"nodenames", json::array({"n-00-3"})}});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)["nodenames"], json::array({"n-00-3"}));
 }
 
 }  // namespace
