@@ -49,10 +49,9 @@ class FlatMap {
   // slot a few cables ahead hides most of the cache misses that were the build's cost.
   void prefetch(const Key& key) const { __builtin_prefetch(&slots_[hash_of(key) & mask_]); }
 
-  Value* find(const Key& key) { return const_cast<Value*>(std::as_const(*this).find(key)); }
-  const Value* find(const Key& key) const {
+  Value* find(const Key& key) {
     for (std::size_t i = hash_of(key) & mask_;; i = (i + 1) & mask_) {
-      const Slot& slot = slots_[i];
+      Slot& slot = slots_[i];
       if (!slot.used) return nullptr;
       if (slot.key == key) return &slot.value;
     }
@@ -148,18 +147,6 @@ class GraphAssembler {
     guids_.prefetch(guid);
     port_at_.prefetch(GuidPort{guid, port});
   }
-  // The second step, a few cables nearer, when those slots have arrived: the port record and the
-  // vertex they name (after a parse of the answers, neither is in any cache).
-  void prefetch_named(std::uint64_t guid, int port) const {
-    const GuidFacts* g = guids_.find(guid);
-    if (g && g->vertex != kNone) __builtin_prefetch(&graph_.vertex(g->vertex));
-    if (g && g->ca_port != kNone) {
-      __builtin_prefetch(&fabric_.ports[g->ca_port]);
-    } else if (const std::uint32_t* i = port_at_.find(GuidPort{guid, port})) {
-      __builtin_prefetch(&fabric_.ports[*i]);
-    }
-  }
-  static constexpr std::size_t kNear = 6;
 
   void link(std::uint64_t a, int pa, UfmFabric::Text a_desc, std::uint64_t b, int pb,
             UfmFabric::Text b_desc) {
@@ -328,11 +315,6 @@ topology::FabricGraph build_ufm_graph(const UfmFabric& fabric, std::vector<std::
       const UfmFabric::Link& ahead = links[i + kAhead];
       assembler.prefetch(ahead.source_guid, ahead.source_port);
       assembler.prefetch(ahead.destination_guid, ahead.destination_port);
-    }
-    if (i + GraphAssembler::kNear < links.size()) {
-      const UfmFabric::Link& near = links[i + GraphAssembler::kNear];
-      assembler.prefetch_named(near.source_guid, near.source_port);
-      assembler.prefetch_named(near.destination_guid, near.destination_port);
     }
     const UfmFabric::Link& l = links[i];
     assembler.link(l.source_guid, l.source_port, l.source_description, l.destination_guid, l.destination_port,
