@@ -113,15 +113,53 @@ std::optional<std::uint32_t> hex8(std::uint64_t chars) {
   return static_cast<std::uint32_t>((v << 16) | (v >> 32));
 }
 
+// parse_guid (ufm_fabric.h), kept in this file's namespace so that the record readers inline it.
+std::optional<std::uint64_t> guid_value(std::string_view text) {
+  static constexpr auto kDigit = [] {
+    std::array<std::uint8_t, 256> digit{};
+    digit.fill(0xff);
+    for (int c = 0; c < 10; ++c) digit['0' + c] = static_cast<std::uint8_t>(c);
+    for (int c = 0; c < 6; ++c) {
+      digit['a' + c] = static_cast<std::uint8_t>(10 + c);
+      digit['A' + c] = static_cast<std::uint8_t>(10 + c);
+    }
+    return digit;
+  }();
+  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
+  if (text.empty() || text.size() > 16) return std::nullopt;
+  if (text.size() == 16) {
+    std::uint64_t high_chars, low_chars;
+    std::memcpy(&high_chars, text.data(), 8);
+    std::memcpy(&low_chars, text.data() + 8, 8);
+    if constexpr (std::endian::native == std::endian::big) {
+      high_chars = __builtin_bswap64(high_chars);
+      low_chars = __builtin_bswap64(low_chars);
+    }
+    auto high = hex8(high_chars);
+    auto low = hex8(low_chars);
+    if (!high || !low) return std::nullopt;
+    return std::uint64_t{*high} << 32 | *low;
+  }
+  std::uint64_t value = 0;
+  std::uint8_t invalid = 0;
+  for (char c : text) {
+    const std::uint8_t digit = kDigit[static_cast<unsigned char>(c)];
+    invalid |= digit;
+    value = value << 4 | (digit & 0xf);
+  }
+  if (invalid & 0xf0) return std::nullopt;
+  return value;
+}
+
 std::optional<std::uint64_t> guid_of(std::optional<std::string_view> text) {
-  return text ? parse_guid(*text) : std::nullopt;
+  return text ? guid_value(*text) : std::nullopt;
 }
 
 // "<guid>_<port>" -> (guid, port); nullopt for "N/A" and other non-names.
 std::optional<std::pair<std::uint64_t, int>> split_port_name(std::string_view name) {
   auto underscore = name.rfind('_');
   if (underscore == std::string_view::npos) return std::nullopt;
-  auto guid = parse_guid(name.substr(0, underscore));
+  auto guid = guid_value(name.substr(0, underscore));
   if (!guid) return std::nullopt;
   return std::pair{*guid, to_int(name.substr(underscore + 1))};
 }
@@ -568,42 +606,7 @@ error_code read_link(od::object& object, std::size_t index, UfmPage& page, UfmFa
 
 }  // namespace
 
-std::optional<std::uint64_t> parse_guid(std::string_view text) {
-  static constexpr auto kDigit = [] {
-    std::array<std::uint8_t, 256> digit{};
-    digit.fill(0xff);
-    for (int c = 0; c < 10; ++c) digit['0' + c] = static_cast<std::uint8_t>(c);
-    for (int c = 0; c < 6; ++c) {
-      digit['a' + c] = static_cast<std::uint8_t>(10 + c);
-      digit['A' + c] = static_cast<std::uint8_t>(10 + c);
-    }
-    return digit;
-  }();
-  if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2);
-  if (text.empty() || text.size() > 16) return std::nullopt;
-  if (text.size() == 16) {
-    std::uint64_t high_chars, low_chars;
-    std::memcpy(&high_chars, text.data(), 8);
-    std::memcpy(&low_chars, text.data() + 8, 8);
-    if constexpr (std::endian::native == std::endian::big) {
-      high_chars = __builtin_bswap64(high_chars);
-      low_chars = __builtin_bswap64(low_chars);
-    }
-    auto high = hex8(high_chars);
-    auto low = hex8(low_chars);
-    if (!high || !low) return std::nullopt;
-    return std::uint64_t{*high} << 32 | *low;
-  }
-  std::uint64_t value = 0;
-  std::uint8_t invalid = 0;
-  for (char c : text) {
-    const std::uint8_t digit = kDigit[static_cast<unsigned char>(c)];
-    invalid |= digit;
-    value = value << 4 | (digit & 0xf);
-  }
-  if (invalid & 0xf0) return std::nullopt;
-  return value;
-}
+std::optional<std::uint64_t> parse_guid(std::string_view text) { return guid_value(text); }
 
 std::string guid_text(std::uint64_t guid) {
   static constexpr char kHex[] = "0123456789abcdef";
