@@ -268,7 +268,23 @@ bool ExtenderService::node_usable(const std::string& name) const {
   return it != nodes_.end() && it->second.ready && !it->second.unschedulable;
 }
 
-bool ExtenderService::fits(int node, const ResourceAmounts& request, const PodSetRequest* ps) const {
+ExtenderService::ResolvedRequest ExtenderService::resolve(const ResourceAmounts& request) const {
+  ResolvedRequest out;
+  for (const auto& [name, amount] : request) {
+    if (amount <= 0) continue;
+    const int r = index_->resource_id(name);
+    if (r < 0) {
+      out.unknown = true;  // no node has any of it
+      continue;
+    }
+    out.amounts.emplace_back(r, amount);
+  }
+  if (!request.contains("pods")) out.pods = index_->resource_id("pods");
+  return out;
+}
+
+bool ExtenderService::fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const {
+  if (request.unknown) return false;
   const IndexNode& n = index_->node(node);
   if (!n.spec.ready || n.spec.unschedulable) return false;
   for (const auto& taint : n.spec.taints) {
@@ -283,15 +299,12 @@ bool ExtenderService::fits(int node, const ResourceAmounts& request, const PodSe
       if (it == n.spec.labels.end() || it->second != v) return false;
     }
   }
-  for (const auto& [name, amount] : request) {
-    if (amount <= 0) continue;
-    const int r = index_->resource_id(name);
-    if (r < 0) return false;
+  for (const auto& [r, amount] : request.amounts) {
     if (index_->node_allocatable(node, r) - index_->node_used(node, r) < amount) return false;
   }
-  if (const int pods = index_->resource_id("pods"); pods >= 0 && !request.contains("pods")) {
-    if (index_->node_allocatable(node, pods) - index_->node_used(node, pods) < 1) return false;
-  }
+  if (request.pods >= 0 &&
+      index_->node_allocatable(node, request.pods) - index_->node_used(node, request.pods) < 1)
+    return false;
   return true;
 }
 

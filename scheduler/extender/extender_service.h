@@ -190,7 +190,14 @@ class ExtenderService {
   void reserve(const GangPlan& plan, int sign);
   void save_state();
   std::expected<std::vector<std::string>, Error> candidates(const nlohmann::json& args) const;
-  bool fits(int node, const ResourceAmounts& request, const PodSetRequest* ps) const;
+  // A request with the index's resource ids looked up once (a filter asks of thousands of nodes).
+  struct ResolvedRequest {
+    std::vector<std::pair<int, std::int64_t>> amounts;  // (resource id, amount), amounts > 0
+    int pods = -1;         // the "pods" resource when the request does not name it: one slot
+    bool unknown = false;  // a resource no node has: fits nowhere
+  };
+  ResolvedRequest resolve(const ResourceAmounts& request) const;
+  bool fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const;
   void record_binding(const PodInfo& pod);
 
   // kube-scheduler calls prioritize right after filter for the same pod, with the names filter

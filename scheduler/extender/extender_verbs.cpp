@@ -102,12 +102,13 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
     out.reasons = {"node not in the extender's cluster view",
                    "pod does not fit (resources, taints, selector or node state)"};
     std::vector<int> ids(names.size(), -1);
+    const ResolvedRequest request = resolve(ps->per_pod);
     for (std::size_t i = 0; i < names.size(); ++i) {
       const int id = index_->find_node(names[i]);
       ids[i] = id;
       if (id < 0) {
         out.reason[i] = 0;
-      } else if (!fits(id, ps->per_pod, &*ps)) {
+      } else if (!fits(id, request, &*ps)) {
         out.reason[i] = 1;
       }
     }

@@ -194,6 +194,7 @@ bool ExtenderService::swap_slot(GangPlan& plan, PlanSlot& slot) {
     }
   }
   const int old_node = index_->find_node(slot.node);
+  const ResolvedRequest request = resolve(plan.request.per_pod);
   for (int d = start; d >= 0; d = index_->domain(d).parent) {
     // Nodes of d's subtree in tree order.
     int found = -1;
@@ -201,7 +202,7 @@ bool ExtenderService::swap_slot(GangPlan& plan, PlanSlot& slot) {
       for (int n : index_->domain(dom).nodes) {
         if (found >= 0) return;
         if (n == old_node || !node_usable(index_->node(n).spec.name)) continue;
-        if (fits(n, plan.request.per_pod, &plan.request)) found = n;
+        if (fits(n, request, &plan.request)) found = n;
       }
       for (int c : index_->domain(dom).children) {
         if (found < 0) scan(c);

@@ -100,6 +100,36 @@ TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
   EXPECT_EQ(plain.find("not among"), std::string::npos) << plain;
 }
 
+// A normal pod's filter: a node whose 110 pod slots are taken is refused, one with a slot left is
+// kept; a pod asking for a resource no node has fits nowhere.
+TEST(ExtenderService, AFilterCountsPodSlotsAndRefusesAResourceNoNodeHas) {
+  Fixture f;
+  const std::string full = f.cluster.node_names[0];
+  for (int i = 0; i < 109; ++i) {
+    auto pod = pod_object("small-" + std::to_string(i), "s-" + std::to_string(i), "0", {}, {}, "10m");
+    ASSERT_TRUE(f.service->upsert_pod(bound(pod, full)).has_value());
+  }
+  auto kept = [&](const json& pod) {
+    auto r = f.service->filter(args_by_name(pod, f.cluster.node_names));
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message());
+    std::set<std::string> out;
+    if (r) {
+      for (const auto& n : (*r)["nodenames"]) out.insert(n.get<std::string>());
+    }
+    return out;
+  };
+  const json next = pod_object("next", "n-1", "0", {}, {}, "10m");
+  EXPECT_TRUE(kept(next).contains(full));  // one slot left
+  ASSERT_TRUE(f.service->upsert_pod(bound(pod_object("small-109", "s-109", "0", {}, {}, "10m"), full)));
+  const auto after = kept(next);
+  EXPECT_FALSE(after.contains(full));
+  EXPECT_EQ(after.size(), f.cluster.node_names.size() - 1);
+
+  json fpga = pod_object("fpga", "f-1", "0");
+  fpga["spec"]["containers"][0]["resources"]["requests"]["example.com/fpga"] = "1";
+  EXPECT_TRUE(kept(fpga).empty());
+}
+
 TEST(ExtenderService, PartitionedJobGetsOneLeafPerPartition) {
   Fixture f;
   auto ann = hard_gang("part", 32, 2);
