@@ -5,7 +5,7 @@
 
 namespace hypertopo::topology {
 
-void FabricGraph::catch_up_index() const {
+void FabricGraph::catch_up_index() {
   for (; indexed_ < vertices_.size(); ++indexed_)
     index_.try_emplace(vertices_[indexed_].id, static_cast<VertexId>(indexed_));
 }
@@ -53,10 +53,12 @@ void FabricGraph::add_link(VertexId a, int port_a, VertexId b, int port_b, std::
 }
 
 std::optional<VertexId> FabricGraph::find(std::string_view id) const {
-  catch_up_index();
-  auto it = index_.find(id);
-  if (it == index_.end()) return std::nullopt;
-  return it->second;
+  // Read-only: vertices added with add_new_vertex since the index last caught up are looked
+  // through one by one (only tests ask a UFM graph by id).
+  if (auto it = index_.find(id); it != index_.end()) return it->second;
+  for (std::size_t v = indexed_; v < vertices_.size(); ++v)
+    if (vertices_[v].id == id) return static_cast<VertexId>(v);
+  return std::nullopt;
 }
 
 std::size_t FabricGraph::switch_count() const {

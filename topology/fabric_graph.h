@@ -72,8 +72,8 @@ class FabricGraph {
   VertexId add_endpoint(std::string_view id, std::string_view description);
   // Adds a vertex whose id the caller knows no vertex has yet: no lookup, the id moved in. For
   // sources that key their vertices themselves (UFM, by integer GUID); the id index catches up on
-  // the next add_switch / add_endpoint / find. A repeated id here is the caller's bug: find then
-  // names the first vertex with it.
+  // the next add_switch / add_endpoint (find looks through the vertices it lacks). A repeated id
+  // here is the caller's bug: find then names the first vertex with it.
   VertexId add_new_vertex(VertexKind kind, std::string id, std::string_view description);
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate = {});
   void add_link(VertexId a, int port_a, VertexId b, int port_b, std::string_view rate, const PortFacts& end_a,
@@ -111,10 +111,10 @@ class FabricGraph {
     using is_transparent = void;
     std::size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
   };
-  void catch_up_index() const;
+  void catch_up_index();
 
-  mutable std::unordered_map<std::string, VertexId, IdHash, std::equal_to<>> index_;
-  mutable std::size_t indexed_ = 0;  // vertices_[0, indexed_) are in index_
+  std::unordered_map<std::string, VertexId, IdHash, std::equal_to<>> index_;
+  std::size_t indexed_ = 0;  // vertices_[0, indexed_) are in index_; find() scans the rest
   mutable bool adjacency_valid_ = false;
   mutable std::vector<std::uint32_t> adjacency_offsets_;
   mutable std::vector<VertexId> adjacency_;
