@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "bench/scheduler/generated_cluster.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/placement_session.h"
 
@@ -27,111 +28,15 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-// Built with append: GCC 12 warns falsely (-Wrestrict) on some "literal" + string forms.
-std::string name(const char* prefix, int v, int width) {
-  std::string digits = std::to_string(v);
-  if (static_cast<int>(digits.size()) < width)
-    digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
-  std::string out(prefix);
-  out.append(digits);
-  return out;
-}
-
-std::string uid(const char* kind, int v) {
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012x", static_cast<unsigned>(v * 2654435761u),
-                static_cast<unsigned>(v & 0xffff), static_cast<unsigned>(std::strlen(kind)), 0x1a2,
-                static_cast<unsigned>(v));
-  return buf;
-}
-
-json node(int n) {
-  const std::string host = name("gpu-", n, 4);
-  json status = {
-      {"allocatable",
-       {{"cpu", "224"}, {"memory", "2063731Mi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}, {"rdma/ib", "8"}}},
-      {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}},
-      {"addresses",
-       {{{"type", "InternalIP"},
-         {"address", "10.1." + std::to_string(n / 250) + "." + std::to_string(n % 250)}}}}};
-  json spec = json::object();
-  if (n % 97 == 0)
-    spec["taints"] = {{{"key", "nvidia.com/gpu-maintenance"}, {"value", "true"}, {"effect", "NoSchedule"}}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", host},
-            {"resourceVersion", std::to_string(100000 + n)},
-            {"labels",
-             {{"kubernetes.io/hostname", host},
-              {"kubernetes.io/arch", "amd64"},
-              {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-              {"node.kubernetes.io/instance-type", "dgx-h100"}}}}},
-          {"spec", spec},
-          {"status", status}};
-}
-
-json hypernode(const std::string& n, int tier, const char* tier_name, const char* type,
-               const std::vector<std::string>& members) {
-  json list = json::array();
-  for (const auto& m : members)
-    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", n}}},
-          {"spec", {{"tier", tier}, {"tierName", tier_name}, {"members", list}}},
-          {"status", {{"nodeCount", members.size()}}}};
-}
-
-json pod(int p, int on_node) {
-  const json requests = {{"cpu", "32"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}};
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", name("train-", p, 4)},
-        {"namespace", "ml-team"},
-        {"uid", uid("Pod", p)},
-        {"labels", {{"app", "train"}, {"volcano.sh/job-name", name("job-", p / 60, 2)}}}}},
-      {"spec",
-       {{"nodeName", name("gpu-", on_node, 4)},
-        {"schedulerName", "volcano"},
-        {"containers",
-         {{{"name", "main"},
-           {"image", "nvcr.io/nvidia/pytorch:24.08-py3"},
-           {"resources", {{"requests", requests}, {"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}},
-      {"status",
-       {{"phase", "Running"}, {"podIP", "10.2." + std::to_string(p / 250) + "." + std::to_string(p % 250)}}}};
-}
-
 struct ClusterText {
   std::string nodes, hypernodes, pods, job;
 };
 
 // One line per file (kubectl indents; the parsers skip whitespace at memory speed, and the size
 // stays near the 5.5 MB of the pain-point cluster's files).
-ClusterText generate_cluster() {
-  json nodes = json::array(), hns = json::array(), pods = json::array();
-  for (int n = 0; n < 6000; ++n) {
-    nodes.push_back(node(n));
-    hns.push_back(hypernode(name("nvl-", n, 4), 1, "nvlink", "Node", {name("gpu-", n, 4)}));
-  }
-  for (int p = 0; p < 3000; ++p)
-    hns.push_back(hypernode(name("pair-", p, 4), 2, "pair", "HyperNode",
-                            {name("nvl-", 2 * p, 4), name("nvl-", 2 * p + 1, 4)}));
-  for (int l = 0; l < 500; ++l) {
-    std::vector<std::string> pairs;
-    for (int k = 0; k < 6; ++k) pairs.push_back(name("pair-", 6 * l + k, 4));
-    hns.push_back(hypernode(name("leaf-", l, 3), 3, "leaf", "HyperNode", pairs));
-  }
-  for (int s = 0; s < 10; ++s) {
-    std::vector<std::string> leaves;
-    for (int k = 0; k < 50; ++k) leaves.push_back(name("leaf-", 50 * s + k, 3));
-    hns.push_back(hypernode(name("spine-", s, 2), 4, "spine", "HyperNode", leaves));
-  }
-  // 1,800 running pods of 4 GPUs, on three nodes of every ten.
-  for (int p = 0; p < 1800; ++p) pods.push_back(pod(p, (p / 3) * 10 + p % 3));
-  auto list = [](json items) {
+ClusterText cluster_text() {
+  GeneratedCluster c = generate_cluster();
+  auto list = [](std::vector<json> items) {
     return json{
         {"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}}
         .dump();
@@ -147,7 +52,7 @@ ClusterText generate_cluster() {
                        {"requests", {{"cpu", "16"}, {"memory", "64Gi"}, {"nvidia.com/gpu", "2"}}},
                        {"topology", {{"mode", "required"}, {"level", "spine"}}},
                        {"partitions", {{"total", 100}, {"size", 10}, {"level", "leaf"}}}}}}};
-  return {list(std::move(nodes)), list(std::move(hns)), list(std::move(pods)), job.dump(2)};
+  return {list(std::move(c.nodes)), list(std::move(c.hypernodes)), list(std::move(c.pods)), job.dump(2)};
 }
 
 void write_file(const fs::path& path, const std::string& text) {
@@ -171,7 +76,7 @@ struct ClusterFiles {
     std::string pattern = (fs::temp_directory_path() / "cluster-load-bench.XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir = pattern;
-    text = generate_cluster();
+    text = cluster_text();
     write_cluster(dir, text);
   }
   ~ClusterFiles() {
@@ -313,7 +218,7 @@ int main(int argc, char** argv) {
     if (!arg.starts_with(kWrite)) continue;
     const std::filesystem::path dir(arg.substr(kWrite.size()));
     std::filesystem::create_directories(dir);
-    const auto cluster = hypertopo::scheduler::generate_cluster();
+    const auto cluster = hypertopo::scheduler::cluster_text();
     hypertopo::scheduler::write_cluster(dir, cluster);
     std::cout << "wrote " << (dir / "{nodes,hypernodes,pods,job}.json").string() << " ("
               << cluster.nodes.size() + cluster.hypernodes.size() + cluster.pods.size()

@@ -1,0 +1,19 @@
+// bench/scheduler/generated_cluster.h: the cluster the scheduler benchmarks read, at Volcano's
+// pain-point scale, as Kubernetes objects: 6,000 GPU Nodes (8 GPUs each, every 97th tainted),
+// 9,510 HyperNodes (6,000 single-node NVLink domains, 3,000 pairs, 500 leaves of 12 nodes, 10
+// spines of 600) and 1,800 running Pods of 4 GPUs on three nodes of every ten. cluster_load_bench
+// writes it as kubectl's lists, extender_list_bench as an API server's pages.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace hypertopo::scheduler {
+
+struct GeneratedCluster {
+  std::vector<nlohmann::json> nodes, hypernodes, pods;
+};
+
+GeneratedCluster generate_cluster();
+
+}  // namespace hypertopo::scheduler
