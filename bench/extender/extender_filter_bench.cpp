@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "bench/scheduler/generated_cluster.h"
 #include "scheduler/extender/extender_http.h"
 #include "scheduler/extender/extender_service.h"
 
@@ -24,16 +25,6 @@ namespace hypertopo::scheduler {
 namespace {
 
 using nlohmann::json;
-
-// Built with append: GCC 12 warns falsely (-Wrestrict) on some "literal" + string forms.
-std::string name(const char* prefix, int v, int width) {
-  std::string digits = std::to_string(v);
-  if (static_cast<int>(digits.size()) < width)
-    digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
-  std::string out(prefix);
-  out.append(digits);
-  return out;
-}
 
 json hypernode(const std::string& n, int tier, const char* type, const std::vector<std::string>& members) {
   json list = json::array();
@@ -57,14 +48,14 @@ Scale& scale() {
     out.service = std::make_unique<ExtenderService>(ExtenderOptions{.clock = out.clock});
     std::vector<json> nodes, hns, pods;
     for (int n = 0; n < node_count; ++n) {
-      const std::string node = name("node-", n, 4);
+      const std::string node = padded_name("node-", n, 4);
       out.names.push_back(node);
       nodes.push_back(
           {{"metadata", {{"name", node}}},
            {"status",
             {{"allocatable", {{"cpu", "128"}, {"memory", "1Ti"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
              {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
-      hns.push_back(hypernode(name("nvl-", n, 4), 1, "Node", {node}));
+      hns.push_back(hypernode(padded_name("nvl-", n, 4), 1, "Node", {node}));
       if (n % 3 == 0) {
         pods.push_back(
             {{"metadata", {{"name", "busy-" + node}, {"namespace", "x"}, {"uid", "busy-" + node}}},
@@ -76,17 +67,17 @@ Scale& scale() {
       }
     }
     for (int p = 0; p < node_count / 2; ++p)
-      hns.push_back(hypernode(name("pair-", p, 4), 2, "HyperNode",
-                              {name("nvl-", 2 * p, 4), name("nvl-", 2 * p + 1, 4)}));
+      hns.push_back(hypernode(padded_name("pair-", p, 4), 2, "HyperNode",
+                              {padded_name("nvl-", 2 * p, 4), padded_name("nvl-", 2 * p + 1, 4)}));
     for (int l = 0; l < node_count / 12; ++l) {
       std::vector<std::string> m;
-      for (int k = 0; k < 6; ++k) m.push_back(name("pair-", 6 * l + k, 4));
-      hns.push_back(hypernode(name("leaf-", l, 3), 3, "HyperNode", m));
+      for (int k = 0; k < 6; ++k) m.push_back(padded_name("pair-", 6 * l + k, 4));
+      hns.push_back(hypernode(padded_name("leaf-", l, 3), 3, "HyperNode", m));
     }
     for (int sp = 0; sp < node_count / 60; ++sp) {
       std::vector<std::string> m;
-      for (int k = 0; k < 5; ++k) m.push_back(name("leaf-", 5 * sp + k, 3));
-      hns.push_back(hypernode(name("spine-", sp, 3), 4, "HyperNode", m));
+      for (int k = 0; k < 5; ++k) m.push_back(padded_name("leaf-", 5 * sp + k, 3));
+      hns.push_back(hypernode(padded_name("spine-", sp, 3), 4, "HyperNode", m));
     }
     if (!out.service->set_hypernodes(hns) || !out.service->set_nodes(nodes) || !out.service->set_pods(pods))
       throw std::runtime_error("building the benchmark cluster failed");

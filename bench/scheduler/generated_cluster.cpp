@@ -9,16 +9,6 @@ namespace {
 
 using nlohmann::json;
 
-// Built with append: GCC 12 warns falsely (-Wrestrict) on some "literal" + string forms.
-std::string name(const char* prefix, int v, int width) {
-  std::string digits = std::to_string(v);
-  if (static_cast<int>(digits.size()) < width)
-    digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
-  std::string out(prefix);
-  out.append(digits);
-  return out;
-}
-
 std::string uid(const char* kind, int v) {
   char buf[48];
   std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012x", static_cast<unsigned>(v * 2654435761u),
@@ -28,7 +18,7 @@ std::string uid(const char* kind, int v) {
 }
 
 json node(int n) {
-  const std::string host = name("gpu-", n, 4);
+  const std::string host = padded_name("gpu-", n, 4);
   json status = {
       {"allocatable",
        {{"cpu", "224"}, {"memory", "2063731Mi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}, {"rdma/ib", "8"}}},
@@ -71,12 +61,12 @@ json pod(int p, int on_node) {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
       {"metadata",
-       {{"name", name("train-", p, 4)},
+       {{"name", padded_name("train-", p, 4)},
         {"namespace", "ml-team"},
         {"uid", uid("Pod", p)},
-        {"labels", {{"app", "train"}, {"volcano.sh/job-name", name("job-", p / 60, 2)}}}}},
+        {"labels", {{"app", "train"}, {"volcano.sh/job-name", padded_name("job-", p / 60, 2)}}}}},
       {"spec",
-       {{"nodeName", name("gpu-", on_node, 4)},
+       {{"nodeName", padded_name("gpu-", on_node, 4)},
         {"schedulerName", "volcano"},
         {"containers",
          {{{"name", "main"},
@@ -88,6 +78,16 @@ json pod(int p, int on_node) {
 
 }  // namespace
 
+// Built with append: GCC 12 warns falsely (-Wrestrict) on some "literal" + string forms.
+std::string padded_name(const char* prefix, int v, int width) {
+  std::string digits = std::to_string(v);
+  if (static_cast<int>(digits.size()) < width)
+    digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
+  std::string out(prefix);
+  out.append(digits);
+  return out;
+}
+
 GeneratedCluster generate_cluster() {
   GeneratedCluster out;
   auto& nodes = out.nodes;
@@ -95,20 +95,20 @@ GeneratedCluster generate_cluster() {
   auto& pods = out.pods;
   for (int n = 0; n < 6000; ++n) {
     nodes.push_back(node(n));
-    hns.push_back(hypernode(name("nvl-", n, 4), 1, "nvlink", "Node", {name("gpu-", n, 4)}));
+    hns.push_back(hypernode(padded_name("nvl-", n, 4), 1, "nvlink", "Node", {padded_name("gpu-", n, 4)}));
   }
   for (int p = 0; p < 3000; ++p)
-    hns.push_back(hypernode(name("pair-", p, 4), 2, "pair", "HyperNode",
-                            {name("nvl-", 2 * p, 4), name("nvl-", 2 * p + 1, 4)}));
+    hns.push_back(hypernode(padded_name("pair-", p, 4), 2, "pair", "HyperNode",
+                            {padded_name("nvl-", 2 * p, 4), padded_name("nvl-", 2 * p + 1, 4)}));
   for (int l = 0; l < 500; ++l) {
     std::vector<std::string> pairs;
-    for (int k = 0; k < 6; ++k) pairs.push_back(name("pair-", 6 * l + k, 4));
-    hns.push_back(hypernode(name("leaf-", l, 3), 3, "leaf", "HyperNode", pairs));
+    for (int k = 0; k < 6; ++k) pairs.push_back(padded_name("pair-", 6 * l + k, 4));
+    hns.push_back(hypernode(padded_name("leaf-", l, 3), 3, "leaf", "HyperNode", pairs));
   }
   for (int s = 0; s < 10; ++s) {
     std::vector<std::string> leaves;
-    for (int k = 0; k < 50; ++k) leaves.push_back(name("leaf-", 50 * s + k, 3));
-    hns.push_back(hypernode(name("spine-", s, 2), 4, "spine", "HyperNode", leaves));
+    for (int k = 0; k < 50; ++k) leaves.push_back(padded_name("leaf-", 50 * s + k, 3));
+    hns.push_back(hypernode(padded_name("spine-", s, 2), 4, "spine", "HyperNode", leaves));
   }
   // 1,800 running pods of 4 GPUs, on three nodes of every ten.
   for (int p = 0; p < 1800; ++p) pods.push_back(pod(p, (p / 3) * 10 + p % 3));

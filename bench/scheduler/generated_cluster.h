@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace hypertopo::scheduler {
@@ -15,5 +16,8 @@ struct GeneratedCluster {
 };
 
 GeneratedCluster generate_cluster();
+
+// `prefix` and `v`, zero-padded to `width` digits: "gpu-0042". The names every bench cluster uses.
+std::string padded_name(const char* prefix, int v, int width = 0);
 
 }  // namespace hypertopo::scheduler

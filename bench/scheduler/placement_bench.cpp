@@ -5,6 +5,7 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
+#include "bench/scheduler/generated_cluster.h"
 #include "scheduler/index/topology_index.h"
 #include "scheduler/placement/placement_engine.h"
 
@@ -18,16 +19,6 @@ HyperNodeMember hn_member(const std::string& n) {
   return {HyperNodeMember::Type::kHyperNode, MemberSelector::exact(n)};
 }
 
-// Names are built with append: GCC 12 warns falsely (-Wrestrict) on some "literal" + string forms.
-std::string name(const char* prefix, int v, int width = 0) {
-  std::string digits = std::to_string(v);
-  if (static_cast<int>(digits.size()) < width)
-    digits.insert(0, static_cast<std::size_t>(width) - digits.size(), '0');
-  std::string out(prefix);
-  out.append(digits);
-  return out;
-}
-
 // 6,000 nodes; tier 1: 6,000 single-node HyperNodes (a host's NVLink domain), tier 2: 3,000 pairs,
 // tier 3: 500 leaf groups of 12 nodes, tier 4: 100 spines of 60 nodes = 9,600 HyperNodes. Every
 // third node already runs work.
@@ -37,28 +28,28 @@ TopologyIndex volcano_scale_index() {
   std::vector<BoundPod> pods;
   for (int n = 0; n < 6000; ++n) {
     NodeSpec node;
-    node.name = name("node-", n, 4);
+    node.name = padded_name("node-", n, 4);
     node.allocatable = {{"cpu", 128000}, {"memory", 1LL << 40}, {"pods", 110}, {"nvidia.com/gpu", 8}};
     nodes.push_back(node);
-    hns.push_back({name("nvl-", n, 4), 1, "nvlink", {node_member(node.name)}});
+    hns.push_back({padded_name("nvl-", n, 4), 1, "nvlink", {node_member(node.name)}});
     if (n % 3 == 0)
       pods.push_back(
           {std::string("busy-").append(node.name), node.name, {{"cpu", 32000}, {"memory", 64LL << 30}}});
   }
   for (int p = 0; p < 3000; ++p) {
-    hns.push_back({name("pair-", p, 4),
+    hns.push_back({padded_name("pair-", p, 4),
                    2,
                    "pair",
-                   {hn_member(name("nvl-", 2 * p, 4)), hn_member(name("nvl-", 2 * p + 1, 4))}});
+                   {hn_member(padded_name("nvl-", 2 * p, 4)), hn_member(padded_name("nvl-", 2 * p + 1, 4))}});
   }
   for (int l = 0; l < 500; ++l) {
-    HyperNodeSpec leaf{name("leaf-", l, 3), 3, "leaf", {}};
-    for (int k = 0; k < 6; ++k) leaf.members.push_back(hn_member(name("pair-", 6 * l + k, 4)));
+    HyperNodeSpec leaf{padded_name("leaf-", l, 3), 3, "leaf", {}};
+    for (int k = 0; k < 6; ++k) leaf.members.push_back(hn_member(padded_name("pair-", 6 * l + k, 4)));
     hns.push_back(leaf);
   }
   for (int s = 0; s < 100; ++s) {
-    HyperNodeSpec spine{name("spine-", s, 3), 4, "spine", {}};
-    for (int k = 0; k < 5; ++k) spine.members.push_back(hn_member(name("leaf-", 5 * s + k, 3)));
+    HyperNodeSpec spine{padded_name("spine-", s, 3), 4, "spine", {}};
+    for (int k = 0; k < 5; ++k) spine.members.push_back(hn_member(padded_name("leaf-", 5 * s + k, 3)));
     hns.push_back(spine);
   }
   auto index = TopologyIndex::from_hypernodes(hns, nodes, pods);
@@ -105,10 +96,10 @@ std::vector<NodeSpec> hundred_k_nodes() {
       for (int s = 0; s < 8; ++s) {
         for (int h = 0; h < 4; ++h, ++n) {
           NodeSpec node;
-          node.name = name("gpu-", n, 6);
-          node.labels = {{"topology/block", name("b", b)},
-                         {"topology/rack", name("r", r)},
-                         {"topology/nvswitch", name("s", s)},
+          node.name = padded_name("gpu-", n, 6);
+          node.labels = {{"topology/block", padded_name("b", b)},
+                         {"topology/rack", padded_name("r", r)},
+                         {"topology/nvswitch", padded_name("s", s)},
                          {kHostnameLabel, node.name}};
           node.allocatable = {{"cpu", 192000}, {"memory", 2LL << 40}, {"pods", 110}, {"nvidia.com/gpu", 8}};
           nodes.push_back(std::move(node));

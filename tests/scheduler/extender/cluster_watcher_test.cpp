@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "tests/scheduler/extender/extender_answers.h"
 #include "tests/scheduler/extender/extender_cluster.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 
@@ -126,21 +127,6 @@ TEST_F(ExtenderWatchTest, BoundPodsUseCapacityUntilDeleted) {
   }));
 }
 
-// What kube-scheduler gets back: filter and prioritize, as the HTTP routes answer them, for pods of
-// several sizes over every node.
-std::string answers(ExtenderService& service, const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& gpus : {"1", "3", "7", "8"}) {
-    const std::string body = testing::args_by_name(testing::pod_object("p", "p", gpus), names).dump();
-    auto filtered = service.filter_body(body);
-    auto prioritized = service.prioritize_body(body);
-    EXPECT_TRUE(filtered.has_value() && prioritized.has_value());
-    out += (filtered ? *filtered : filtered.error().message()) + "\n";
-    out += (prioritized ? *prioritized : prioritized.error().message()) + "\n";
-  }
-  return out;
-}
-
 // Lists served a few objects a page and read as page texts give the view the objects give: the same
 // answers as a service fed the same objects through the JSON-object path.
 TEST_F(ExtenderWatchTest, PagedListsGiveTheViewTheObjectsGive) {
@@ -173,12 +159,12 @@ TEST_F(ExtenderWatchTest, PagedListsGiveTheViewTheObjectsGive) {
   ASSERT_TRUE(objects.set_nodes(nodes->items).has_value());
   ASSERT_TRUE(objects.set_hypernodes(hypernodes->items).has_value());
   ASSERT_TRUE(objects.set_pods(pods->items).has_value());
-  const std::string want = answers(objects, cluster_.node_names);
-  EXPECT_EQ(answers(service_, cluster_.node_names), want);
+  const std::string want = testing::extender_answers(objects, cluster_.node_names);
+  EXPECT_EQ(testing::extender_answers(service_, cluster_.node_names), want);
   ExtenderService no_pods{ExtenderOptions{}};
   ASSERT_TRUE(no_pods.set_nodes(nodes->items).has_value());
   ASSERT_TRUE(no_pods.set_hypernodes(hypernodes->items).has_value());
-  EXPECT_NE(answers(no_pods, cluster_.node_names), want);  // the pods count
+  EXPECT_NE(testing::extender_answers(no_pods, cluster_.node_names), want);  // the pods count
 }
 
 // A relist (410 Gone) whose list holds a malformed Node is refused as a whole, naming the Node, and
@@ -192,7 +178,7 @@ TEST_F(ExtenderWatchTest, ARelistWithAMalformedNodeKeepsTheView) {
   json bad = testing::node_object("n-bad", 8);
   ASSERT_TRUE(client_->create(kNodes, "", bad).has_value());
   ASSERT_TRUE(eventually([&] { return service_.node_count() == cluster_.nodes.size() + 1; }));
-  const std::string before = answers(service_, cluster_.node_names);
+  const std::string before = testing::extender_answers(service_, cluster_.node_names);
   const int watches = server_.count("watch");
   // A write no watch here sees moves the store past the Node's version, then history is compacted.
   ASSERT_TRUE(
@@ -209,7 +195,7 @@ TEST_F(ExtenderWatchTest, ARelistWithAMalformedNodeKeepsTheView) {
   ASSERT_TRUE(eventually([&] { return watcher.relists() >= 1 && server_.count("watch") >= watches + 2; }))
       << watcher.relists() << " relists, " << server_.count("watch") - watches << " watches";
   EXPECT_EQ(service_.node_count(), cluster_.nodes.size() + 1);
-  EXPECT_EQ(answers(service_, cluster_.node_names), before);
+  EXPECT_EQ(testing::extender_answers(service_, cluster_.node_names), before);
 
   auto listed = client_->list_pages(kNodes, "", {.page_size = 7});
   ASSERT_TRUE(listed.has_value());

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "scheduler/extender/extender_service.h"
+#include "tests/scheduler/extender/extender_answers.h"
 #include "tests/scheduler/extender/extender_cluster.h"
 
 namespace hypertopo::scheduler {
@@ -66,21 +67,6 @@ std::vector<json> cluster_pods() {
   return pods;
 }
 
-// What kube-scheduler gets back: filter and prioritize for pods of several sizes over every node,
-// as the HTTP routes answer them.
-std::string answers(ExtenderService& service, const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& gpus : {"1", "3", "7", "8"}) {
-    const std::string body = args_by_name(pod_object("p" + std::string(gpus), "p", gpus), names).dump();
-    auto filtered = service.filter_body(body);
-    auto prioritized = service.prioritize_body(body);
-    EXPECT_TRUE(filtered.has_value() && prioritized.has_value());
-    out += (filtered ? *filtered : filtered.error().message()) + "\n";
-    out += (prioritized ? *prioritized : prioritized.error().message()) + "\n";
-  }
-  return out;
-}
-
 // A hard gang's first pod and the plan made for it.
 std::string gang_plan(ExtenderService& service, const std::vector<std::string>& names) {
   auto gang = service.filter(args_by_name(pod_object("g-0", "g-0", "4",
@@ -117,8 +103,8 @@ TEST(ExtenderListPages, PagedListsGiveTheViewTheObjectsGive) {
     Views v;
     v.set_both(per_page);
     EXPECT_EQ(v.pages.node_count(), v.cluster.nodes.size());
-    const std::string want = answers(v.objects, v.cluster.node_names);
-    EXPECT_EQ(answers(v.pages, v.cluster.node_names), want) << per_page << " a page";
+    const std::string want = testing::extender_answers(v.objects, v.cluster.node_names);
+    EXPECT_EQ(testing::extender_answers(v.pages, v.cluster.node_names), want) << per_page << " a page";
     EXPECT_EQ(gang_plan(v.pages, v.cluster.node_names), gang_plan(v.objects, v.cluster.node_names));
     // The pods count: n-00-0 is full, so the 8-GPU pod is kept off it.
     auto eight = v.pages.filter(args_by_name(pod_object("e", "e", "8"), {"n-00-0", "n-00-1"}));
@@ -127,7 +113,7 @@ TEST(ExtenderListPages, PagedListsGiveTheViewTheObjectsGive) {
     ExtenderService empty_pods{ExtenderOptions{}};
     ASSERT_TRUE(empty_pods.set_hypernodes(v.cluster.hypernodes).has_value());
     ASSERT_TRUE(empty_pods.set_nodes(v.cluster.nodes).has_value());
-    EXPECT_NE(answers(empty_pods, v.cluster.node_names), want);
+    EXPECT_NE(testing::extender_answers(empty_pods, v.cluster.node_names), want);
   }
   // An empty list empties the view, as an empty list of objects does.
   Views v;
@@ -141,7 +127,7 @@ TEST(ExtenderListPages, PagedListsGiveTheViewTheObjectsGive) {
 TEST(ExtenderListPages, AMalformedObjectIsTheSameErrorAndTheViewStays) {
   Views v;
   v.set_both(5);
-  const std::string before = answers(v.pages, v.cluster.node_names);
+  const std::string before = testing::extender_answers(v.pages, v.cluster.node_names);
   const std::size_t nodes_before = v.pages.node_count();
 
   auto check = [&](auto set_objects, auto set_pages, const std::vector<json>& items, const std::string& kind,
@@ -190,11 +176,12 @@ TEST(ExtenderListPages, AMalformedObjectIsTheSameErrorAndTheViewStays) {
   ASSERT_FALSE(not_a_list.has_value());
   EXPECT_NE(not_a_list.error().message().find("page 2"), std::string::npos) << not_a_list.error().message();
 
-  EXPECT_EQ(answers(v.pages, v.cluster.node_names), answers(v.objects, v.cluster.node_names));
+  EXPECT_EQ(testing::extender_answers(v.pages, v.cluster.node_names),
+            testing::extender_answers(v.objects, v.cluster.node_names));
   EXPECT_EQ(v.pages.node_count(), nodes_before);
   Views fresh;
   fresh.set_both(5);
-  EXPECT_EQ(answers(fresh.pages, fresh.cluster.node_names), before);
+  EXPECT_EQ(testing::extender_answers(fresh.pages, fresh.cluster.node_names), before);
 }
 
 // What simdjson refuses is read as the API client's nlohmann parse reads it: nesting past 128 levels
@@ -203,7 +190,7 @@ TEST(ExtenderListPages, AMalformedObjectIsTheSameErrorAndTheViewStays) {
 TEST(ExtenderListPages, WhatSimdjsonRefusesReadsAsBefore) {
   Views v;
   v.set_both(5);
-  const std::string before = answers(v.pages, v.cluster.node_names);
+  const std::string before = testing::extender_answers(v.pages, v.cluster.node_names);
   const std::string deep = std::string(200, '[') + std::string(200, ']');
   const std::string odd_spec = "\"spec\":{\"x-deep\":" + deep + ",\"x-big\":123456789012345678901234567890}";
   std::vector<json> nodes = v.cluster.nodes;
@@ -218,8 +205,8 @@ TEST(ExtenderListPages, WhatSimdjsonRefusesReadsAsBefore) {
   auto read = v.pages.set_node_pages(pages);
   ASSERT_TRUE(read.has_value()) << read.error().message();
   EXPECT_EQ(v.pages.node_count(), v.cluster.nodes.size() - 1);
-  const std::string after = answers(v.pages, v.cluster.node_names);
-  EXPECT_EQ(after, answers(v.objects, v.cluster.node_names));
+  const std::string after = testing::extender_answers(v.pages, v.cluster.node_names);
+  EXPECT_EQ(after, testing::extender_answers(v.objects, v.cluster.node_names));
   EXPECT_NE(after, before);
 
   std::vector<std::string> bad = pages_of("NodeList", v.cluster.nodes, 5);
@@ -230,7 +217,7 @@ TEST(ExtenderListPages, WhatSimdjsonRefusesReadsAsBefore) {
   EXPECT_NE(refused.error().message().find("page 4 is not valid JSON"), std::string::npos)
       << refused.error().message();
   EXPECT_EQ(v.pages.node_count(), v.cluster.nodes.size() - 1);
-  EXPECT_EQ(answers(v.pages, v.cluster.node_names), after);
+  EXPECT_EQ(testing::extender_answers(v.pages, v.cluster.node_names), after);
 }
 
 }  // namespace
