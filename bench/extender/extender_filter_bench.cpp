@@ -169,6 +169,18 @@ void BM_PrioritizeBodyNormalPod(benchmark::State& state) {
 }
 BENCHMARK(BM_PrioritizeBodyNormalPod)->Unit(benchmark::kMillisecond);
 
+// How many feasible nodes kube-scheduler looks for before it stops and hands them to the extenders
+// (kubernetes/kubernetes pkg/scheduler/schedule_one.go, numFeasibleNodesToFind): every node below
+// 100 (minFeasibleNodesToFind); else `percentage` of them, where 0 means 50 - nodes/125 and at
+// least 5 (minFeasibleNodesPercentageToFind); never fewer than 100.
+std::size_t feasible_nodes_to_find(int percentage, std::size_t nodes) {
+  constexpr std::size_t kMinFeasibleNodes = 100;
+  constexpr int kMinPercentage = 5;
+  if (nodes < kMinFeasibleNodes || percentage >= 100) return nodes;
+  if (percentage == 0) percentage = std::max(50 - static_cast<int>(nodes / 125), kMinPercentage);
+  return std::max(nodes * static_cast<std::size_t>(percentage) / 100, kMinFeasibleNodes);
+}
+
 // One pod as kube-scheduler schedules it: filter over all 6,000 names, then prioritize over the
 // names filter kept, in its order (the prioritize call reuses the node ids filter resolved).
 // calls_per_core_s counts both calls per CPU second.
@@ -264,6 +276,8 @@ class PlainHttpConnection {
 // the first byte of the filter request to the last byte of the prioritize answer. Wall time: the
 // work is on the server's threads. What kube-scheduler spends encoding the request and decoding the
 // answers is on its side and not counted.
+// The argument is the profile's percentageOfNodesToScore: 100 offers every node (the gang profile),
+// 0 the nodes kube-scheduler's default stops at (300 of 6,000; the single-pod profile).
 void BM_FilterThenPrioritizeOverHttp(benchmark::State& state) {
   Scale& s = scale();
   net::HttpServer server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0});
@@ -278,7 +292,10 @@ void BM_FilterThenPrioritizeOverHttp(benchmark::State& state) {
     return;
   }
   const json the_pod = pod("web", "", "1");
-  const std::string filter_body = json{{"pod", the_pod}, {"nodenames", s.names}}.dump();
+  const auto offered = feasible_nodes_to_find(static_cast<int>(state.range(0)), s.names.size());
+  const std::vector<std::string> names(s.names.begin(),
+                                       s.names.begin() + static_cast<std::ptrdiff_t>(offered));
+  const std::string filter_body = json{{"pod", the_pod}, {"nodenames", names}}.dump();
   auto [first_status, first] = connection.post("/scheduler/filter", filter_body);
   if (first_status != 200) {
     state.SkipWithError("filter over HTTP failed");
@@ -294,9 +311,15 @@ void BM_FilterThenPrioritizeOverHttp(benchmark::State& state) {
     bytes = filter_body.size() + prioritize_body.size() + f.size() + p.size();
   });
   state.counters["bytes_per_pod"] = static_cast<double>(bytes);
+  state.counters["nodes_offered"] = static_cast<double>(offered);
   server.stop();
 }
-BENCHMARK(BM_FilterThenPrioritizeOverHttp)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_FilterThenPrioritizeOverHttp)
+    ->ArgName("percentageOfNodesToScore")
+    ->Arg(100)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The floor: simdjson reading the same body's 6,000 names and nothing else.
 void BM_ParseBodyOnly(benchmark::State& state) {

@@ -93,7 +93,9 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
                               (offered ? std::string()
                                        : ", which was not among the " + std::to_string(names.size()) +
                                              " nodes offered (kube-scheduler offers every feasible node only "
-                                             "with percentageOfNodesToScore: 100)"));
+                                             "with percentageOfNodesToScore: 100, as the profile "
+                                             "hypertopo-gang-scheduler in deploy/overlays/extender "
+                                             "does)"));
       }
     }
   } else {

@@ -339,8 +339,16 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
       YAML::Load((*scheduler)["data"]["kube-scheduler-config.yaml"].as<std::string>());
   EXPECT_EQ(scheduler_config["extenders"][0]["urlPrefix"].as<std::string>(),
             "http://127.0.0.1:8888/scheduler");
-  // Every feasible node is offered to the extender, so a gang pod's planned node always is.
-  EXPECT_EQ(scheduler_config["percentageOfNodesToScore"].as<int>(), 100);
+  // Single pods keep kube-scheduler's own sampling of feasible nodes (no global value); the gang
+  // profile offers every feasible node to the extender, so a gang pod's planned node always is.
+  EXPECT_FALSE(scheduler_config["percentageOfNodesToScore"].IsDefined());
+  std::map<std::string, YAML::Node> profiles;
+  for (const YAML::Node& p : scheduler_config["profiles"])
+    profiles.emplace(p["schedulerName"].as<std::string>(), p);
+  ASSERT_EQ(profiles.size(), 2u);
+  ASSERT_TRUE(profiles.contains("hypertopo-scheduler") && profiles.contains("hypertopo-gang-scheduler"));
+  EXPECT_FALSE(profiles["hypertopo-scheduler"]["percentageOfNodesToScore"].IsDefined());
+  EXPECT_EQ(profiles["hypertopo-gang-scheduler"]["percentageOfNodesToScore"].as<int>(), 100);
 }
 
 // UFM from the agent's config alone: the Secret and the CA are mounted read-only where the config

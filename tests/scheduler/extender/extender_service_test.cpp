@@ -90,6 +90,7 @@ TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
             std::string::npos)
       << why;
   EXPECT_NE(why.find("percentageOfNodesToScore: 100"), std::string::npos) << why;
+  EXPECT_NE(why.find("hypertopo-gang-scheduler"), std::string::npos) << why;
   // Offered again with its node, the pod is admitted there, and the reason names the plan alone.
   others.push_back(planned);
   auto again = f.service->filter(args_by_name(pod, others));
