@@ -22,7 +22,7 @@ using simdjson::error_code;
 bool json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Eight bytes at a time: most values are short, and a call to memchr costs more than the scan.
-bool has_backslash(std::string_view text) {
+[[gnu::always_inline]] inline bool has_backslash(std::string_view text) {
   constexpr std::uint64_t kOnes = 0x0101010101010101ull;
   constexpr std::uint64_t kHigh = 0x8080808080808080ull;
   constexpr std::uint64_t kBackslashes = kOnes * '\\';
@@ -41,12 +41,12 @@ bool has_backslash(std::string_view text) {
 // A field's value as text: strings as they are, numbers as their JSON token; nullopt for null,
 // booleans, arrays and objects (left unread, so the parser skips them). A string without escapes
 // is its bytes in the body; only one with a backslash is unescaped (into the parser's buffer).
-error_code read_text(od::value& v, std::optional<std::string_view>& out) {
+[[gnu::always_inline]] inline error_code read_text(od::value& v, std::optional<std::string_view>& out) {
   std::string_view raw = v.raw_json_token();
   while (!raw.empty() && json_space(raw.back())) raw.remove_suffix(1);
   if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"' &&
-      !has_backslash(raw.substr(1, raw.size() - 2))) {
-    out = raw.substr(1, raw.size() - 2);
+      !has_backslash(std::string_view(raw.data() + 1, raw.size() - 2))) {
+    out = std::string_view(raw.data() + 1, raw.size() - 2);
     return simdjson::SUCCESS;
   }
   od::json_type type;
@@ -63,7 +63,7 @@ error_code read_text(od::value& v, std::optional<std::string_view>& out) {
 
 // The first quote or backslash at or after `text`, eight bytes at a time. The key it scans has its
 // closing quote (stage 1 checked), and simdjson's padding lets the last word read past it.
-const char* quote_or_backslash(const char* text) {
+[[gnu::always_inline]] inline const char* quote_or_backslash(const char* text) {
   constexpr std::uint64_t kOnes = 0x0101010101010101ull;
   constexpr std::uint64_t kHigh = 0x8080808080808080ull;
   for (;; text += 8) {
@@ -77,7 +77,7 @@ const char* quote_or_backslash(const char* text) {
 }
 
 // A field's key: its bytes in the body, or unescaped when it holds a backslash (no UFM key does).
-error_code key_of(od::field& field, std::string_view& out) {
+[[gnu::always_inline]] inline error_code key_of(od::field& field, std::string_view& out) {
   const char* begin = field.key().raw();
   const char* end = quote_or_backslash(begin);
   if (*end == '"') {
@@ -96,7 +96,7 @@ int to_int(std::string_view text) {
 // Eight hex digits, the first in the lowest byte of `chars`, as their value; nullopt when one is not
 // a hex digit. Every port record carries three or four GUIDs of sixteen digits: a word at a time
 // instead of a table lookup per digit.
-std::optional<std::uint32_t> hex8(std::uint64_t chars) {
+[[gnu::always_inline]] inline std::optional<std::uint32_t> hex8(std::uint64_t chars) {
   constexpr std::uint64_t kOnes = 0x0101010101010101ull;
   constexpr std::uint64_t kHigh = 0x8080808080808080ull;
   if (chars & kHigh) return std::nullopt;
@@ -114,7 +114,7 @@ std::optional<std::uint32_t> hex8(std::uint64_t chars) {
 }
 
 // parse_guid (ufm_fabric.h), kept in this file's namespace so that the record readers inline it.
-std::optional<std::uint64_t> guid_value(std::string_view text) {
+[[gnu::always_inline]] inline std::optional<std::uint64_t> guid_value(std::string_view text) {
   static constexpr auto kDigit = [] {
     std::array<std::uint8_t, 256> digit{};
     digit.fill(0xff);
@@ -151,7 +151,7 @@ std::optional<std::uint64_t> guid_value(std::string_view text) {
   return value;
 }
 
-std::optional<std::uint64_t> guid_of(std::optional<std::string_view> text) {
+[[gnu::always_inline]] inline std::optional<std::uint64_t> guid_of(std::optional<std::string_view> text) {
   return text ? guid_value(*text) : std::nullopt;
 }
 

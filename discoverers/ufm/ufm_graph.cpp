@@ -1,5 +1,6 @@
 // The FabricGraph a UFM fabric's ports and links describe (see ufm_fabric.h, build_ufm_graph):
 // integer-keyed open-addressing tables from GUIDs and (GUID, port) to records and vertices.
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -97,6 +98,46 @@ class FlatMap {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
 
+// The cables added so far, by both ends: a set of 16-byte keys with no flag beside them (a free slot
+// holds a key no cable has: vertex kNone), so that the table a fabric needs stays a few MiB.
+class CableSet {
+ public:
+  explicit CableSet(std::size_t expected) { rehash(capacity_for(expected)); }
+  void prefetch(const CableKey& key) const { __builtin_prefetch(&slots_[hash_of(key) & mask_]); }
+  // Whether `key` was new (and is now in the set).
+  bool insert(const CableKey& key) {
+    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+    for (std::size_t i = hash_of(key) & mask_;; i = (i + 1) & mask_) {
+      CableKey& slot = slots_[i];
+      if (slot == kFree) {
+        slot = key;
+        ++size_;
+        return true;
+      }
+      if (slot == key) return false;
+    }
+  }
+
+ private:
+  static constexpr CableKey kFree{~std::uint64_t{0}, ~std::uint64_t{0}};  // vertex kNone, port -1
+  static std::size_t capacity_for(std::size_t entries) {
+    std::size_t capacity = 16;
+    while (capacity < entries * 2) capacity *= 2;
+    return capacity;
+  }
+  void rehash(std::size_t capacity) {
+    std::vector<CableKey> old(capacity, kFree);
+    std::swap(old, slots_);
+    mask_ = capacity - 1;
+    size_ = 0;
+    for (const CableKey& key : old)
+      if (key != kFree) insert(key);
+  }
+  std::vector<CableKey> slots_;
+  std::size_t mask_ = 0;
+  std::size_t size_ = 0;
+};
+
 // What the ports answer says of one GUID, and the vertex it names in the graph.
 struct GuidFacts {
   std::uint32_t ca_port = kNone;  // the first CA port record with this port GUID
@@ -115,7 +156,7 @@ class GraphAssembler {
         guids_(fabric.ports.size()),
         port_at_(fabric.ports.size()),
         unlisted_(16),
-        seen_(fabric.links.size() + fabric.ports.size() / 2),
+        seen_(fabric.links.size()),
         cabled_(fabric.ports.size()) {
     graph_.reserve(fabric.ports.size(), fabric.ports.size());
     const auto& ports = fabric.ports;
@@ -148,20 +189,48 @@ class GraphAssembler {
     port_at_.prefetch(GuidPort{guid, port});
   }
 
+  struct End {
+    topology::VertexId vertex = 0;
+    const UfmFabric::Port* port = nullptr;  // the record of this end's port, when listed
+    bool switch_end = false;                // a switch, named by the GUID
+    bool unlisted = false;                  // a CA port resources/ports does not list
+  };
+  // A cable whose two ends are resolved to vertices (and their vertices made), not yet added.
+  struct Cable {
+    std::uint64_t guid_a = 0, guid_b = 0;
+    int port_a = 0, port_b = 0;
+    End a, b;
+    CableKey key() const {
+      const std::uint64_t ka = std::uint64_t{a.vertex} << 32 | static_cast<std::uint32_t>(port_a);
+      const std::uint64_t kb = std::uint64_t{b.vertex} << 32 | static_cast<std::uint32_t>(port_b);
+      return ka < kb ? CableKey{ka, kb} : CableKey{kb, ka};
+    }
+  };
+
+  // Resolving a cable's ends is what makes vertices, so cables are resolved in answer order; what
+  // adding one then touches (the set of cables, the ends' records) can be asked for ahead of it.
+  Cable resolve(std::uint64_t a, int pa, UfmFabric::Text a_desc, std::uint64_t b, int pb,
+                UfmFabric::Text b_desc) {
+    return Cable{a, b, pa, pb, end(a, pa, a_desc), end(b, pb, b_desc)};  // a's end first: in order
+  }
+  void prefetch(const Cable& c) const {
+    seen_.prefetch(c.key());
+    if (c.a.port) __builtin_prefetch(&cabled_[static_cast<std::size_t>(c.a.port - fabric_.ports.data())], 1);
+    if (c.b.port) __builtin_prefetch(&cabled_[static_cast<std::size_t>(c.b.port - fabric_.ports.data())], 1);
+  }
+  void add(const Cable& c) {
+    remember(c.a, c.guid_a, c.port_a, c.b, c.guid_b, c.port_b);
+    remember(c.b, c.guid_b, c.port_b, c.a, c.guid_a, c.port_a);
+    if (!seen_.insert(c.key())) return;
+    std::string_view rate = c.a.port ? fabric_.text(c.a.port->rate) : std::string_view();
+    if (rate.empty() && c.b.port) rate = fabric_.text(c.b.port->rate);
+    graph_.add_link(c.a.vertex, c.port_a, c.b.vertex, c.port_b, rate,
+                    c.a.port ? c.a.port->facts : topology::PortFacts{},
+                    c.b.port ? c.b.port->facts : topology::PortFacts{});
+  }
   void link(std::uint64_t a, int pa, UfmFabric::Text a_desc, std::uint64_t b, int pb,
             UfmFabric::Text b_desc) {
-    const End end_a = end(a, pa, a_desc);
-    const End end_b = end(b, pb, b_desc);
-    remember(end_a, a, pa, end_b, b, pb);
-    remember(end_b, b, pb, end_a, a, pa);
-    const std::uint64_t ka = std::uint64_t{end_a.vertex} << 32 | static_cast<std::uint32_t>(pa);
-    const std::uint64_t kb = std::uint64_t{end_b.vertex} << 32 | static_cast<std::uint32_t>(pb);
-    if (!seen_.try_emplace(ka < kb ? CableKey{ka, kb} : CableKey{kb, ka}, 1).second) return;
-    std::string_view rate = end_a.port ? fabric_.text(end_a.port->rate) : std::string_view();
-    if (rate.empty() && end_b.port) rate = fabric_.text(end_b.port->rate);
-    graph_.add_link(end_a.vertex, pa, end_b.vertex, pb, rate,
-                    end_a.port ? end_a.port->facts : topology::PortFacts{},
-                    end_b.port ? end_b.port->facts : topology::PortFacts{});
+    add(resolve(a, pa, a_desc, b, pb, b_desc));
   }
 
   // Whether the cable port record `i` names by its peer fields was already added from the links
@@ -188,13 +257,6 @@ class GraphAssembler {
   }
 
  private:
-  struct End {
-    topology::VertexId vertex = 0;
-    const UfmFabric::Port* port = nullptr;  // the record of this end's port, when listed
-    bool switch_end = false;                // a switch, named by the GUID
-    bool unlisted = false;                  // a CA port resources/ports does not list
-  };
-
   // A cable end (guid, port) resolved to the port record it names, and the other end it met.
   struct Cabled {
     std::uint64_t owner = 0;
@@ -299,7 +361,7 @@ class GraphAssembler {
   FlatMap<std::uint64_t, GuidFacts> guids_;
   FlatMap<GuidPort, std::uint32_t> port_at_;        // (owner GUID, port number) -> port record
   FlatMap<GuidPort, topology::VertexId> unlisted_;  // CA ports named "<node guid>_<port>"
-  FlatMap<CableKey, std::uint8_t> seen_;
+  CableSet seen_;
   std::vector<Cabled> cabled_;  // by port record
   std::size_t unlisted_ca_ports_ = 0;
 };
@@ -309,16 +371,24 @@ class GraphAssembler {
 topology::FabricGraph build_ufm_graph(const UfmFabric& fabric, std::vector<std::string>* notes) {
   GraphAssembler assembler(fabric, notes);
   constexpr std::size_t kAhead = GraphAssembler::kAhead;
+  // Cable i is resolved kBehind cables before it is added, its slots asked for in between.
+  constexpr std::size_t kBehind = 8;
+  std::array<GraphAssembler::Cable, kBehind> resolved;
   const auto& links = fabric.links;
-  for (std::size_t i = 0; i < links.size(); ++i) {
+  for (std::size_t i = 0; i < links.size() + kBehind; ++i) {
     if (i + kAhead < links.size()) {
       const UfmFabric::Link& ahead = links[i + kAhead];
       assembler.prefetch(ahead.source_guid, ahead.source_port);
       assembler.prefetch(ahead.destination_guid, ahead.destination_port);
     }
-    const UfmFabric::Link& l = links[i];
-    assembler.link(l.source_guid, l.source_port, l.source_description, l.destination_guid, l.destination_port,
-                   l.destination_description);
+    GraphAssembler::Cable& slot = resolved[i % kBehind];
+    if (i >= kBehind) assembler.add(slot);  // cable i - kBehind
+    if (i < links.size()) {
+      const UfmFabric::Link& l = links[i];
+      slot = assembler.resolve(l.source_guid, l.source_port, l.source_description, l.destination_guid,
+                               l.destination_port, l.destination_description);
+      assembler.prefetch(slot);
+    }
   }
   // The ports' own peer fields fill in cables the links answer lacks (or a server without it).
   const auto& ports = fabric.ports;
