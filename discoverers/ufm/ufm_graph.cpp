@@ -98,46 +98,6 @@ class FlatMap {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
 
-// The cables added so far, by both ends: a set of 16-byte keys with no flag beside them (a free slot
-// holds a key no cable has: vertex kNone), so that the table a fabric needs stays a few MiB.
-class CableSet {
- public:
-  explicit CableSet(std::size_t expected) { rehash(capacity_for(expected)); }
-  void prefetch(const CableKey& key) const { __builtin_prefetch(&slots_[hash_of(key) & mask_]); }
-  // Whether `key` was new (and is now in the set).
-  bool insert(const CableKey& key) {
-    if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
-    for (std::size_t i = hash_of(key) & mask_;; i = (i + 1) & mask_) {
-      CableKey& slot = slots_[i];
-      if (slot == kFree) {
-        slot = key;
-        ++size_;
-        return true;
-      }
-      if (slot == key) return false;
-    }
-  }
-
- private:
-  static constexpr CableKey kFree{~std::uint64_t{0}, ~std::uint64_t{0}};  // vertex kNone, port -1
-  static std::size_t capacity_for(std::size_t entries) {
-    std::size_t capacity = 16;
-    while (capacity < entries * 2) capacity *= 2;
-    return capacity;
-  }
-  void rehash(std::size_t capacity) {
-    std::vector<CableKey> old(capacity, kFree);
-    std::swap(old, slots_);
-    mask_ = capacity - 1;
-    size_ = 0;
-    for (const CableKey& key : old)
-      if (key != kFree) insert(key);
-  }
-  std::vector<CableKey> slots_;
-  std::size_t mask_ = 0;
-  std::size_t size_ = 0;
-};
-
 // What the ports answer says of one GUID, and the vertex it names in the graph.
 struct GuidFacts {
   std::uint32_t ca_port = kNone;  // the first CA port record with this port GUID
@@ -221,7 +181,7 @@ class GraphAssembler {
   void add(const Cable& c) {
     remember(c.a, c.guid_a, c.port_a, c.b, c.guid_b, c.port_b);
     remember(c.b, c.guid_b, c.port_b, c.a, c.guid_a, c.port_a);
-    if (!seen_.insert(c.key())) return;
+    if (!seen_.try_emplace(c.key(), 1).second) return;
     std::string_view rate = c.a.port ? fabric_.text(c.a.port->rate) : std::string_view();
     if (rate.empty() && c.b.port) rate = fabric_.text(c.b.port->rate);
     graph_.add_link(c.a.vertex, c.port_a, c.b.vertex, c.port_b, rate,
@@ -361,8 +321,8 @@ class GraphAssembler {
   FlatMap<std::uint64_t, GuidFacts> guids_;
   FlatMap<GuidPort, std::uint32_t> port_at_;        // (owner GUID, port number) -> port record
   FlatMap<GuidPort, topology::VertexId> unlisted_;  // CA ports named "<node guid>_<port>"
-  CableSet seen_;
-  std::vector<Cabled> cabled_;  // by port record
+  FlatMap<CableKey, std::uint8_t> seen_;            // the cables added so far, by both ends
+  std::vector<Cabled> cabled_;                      // by port record
   std::size_t unlisted_ca_ports_ = 0;
 };
 
