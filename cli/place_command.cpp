@@ -54,6 +54,7 @@ void add_place_command(CLI::App& app, Action& action) {
         std::cerr << "hypertopo place: " << report.error().message() << "\n";
         return 2;
       }
+      for (const auto& w : report->warnings) std::cerr << "hypertopo place: warning: " << w << "\n";
       std::cout << scheduler::render_report(*report, *format);
       if (*timings) {
         std::cerr << "timings (" << report->semantics << "): parse " << report->parse_ms << " ms, index "

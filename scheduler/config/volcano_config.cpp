@@ -4,11 +4,17 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
+#include <regex>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "io/bounded_file.h"
 #include "io/config_reader.h"
@@ -26,62 +32,280 @@ std::string trim(std::string s) {
   return s;
 }
 
-// Volcano reads plugin arguments leniently (a number may arrive as a string, a negative weight
-// becomes 1); a value that is no number at all is an error naming the key.
-std::expected<double, Error> number(const io::ConfigReader& r, const YAML::Node& v, const std::string& path) {
-  double value = 0;
-  if (!v.IsScalar() || !YAML::convert<double>::decode(v, value) || std::isnan(value))
-    return r.bad(path,
-                 "must be a number, got '" + (v.IsScalar() ? v.Scalar() : std::string("a collection")) + "'");
-  return value;
-}
+// The Go value Volcano's scheduler holds for one plugin argument. Volcano unmarshals
+// volcano-scheduler.conf with gopkg.in/yaml.v2 (pkg/scheduler/util.go UnmarshalSchedulerConf) into
+// map[string]interface{}, so a scalar becomes what yaml.v2's resolve() (resolve.go) makes of it: a
+// quoted scalar is a string; a plain one is a bool (y/yes/on/true... in any of its listed cases), a
+// null, an int (strconv.ParseInt base 0 after dropping '_': 0x.., 0o.., 0b.., 0-prefixed octal), a
+// uint64 beyond int64, a float, a timestamp, or else a string.
+struct GoValue {
+  enum class Kind { kString, kInt, kUint, kFloat, kBool, kNull, kOther };
+  Kind kind = Kind::kOther;
+  std::int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string text;
+};
 
-std::expected<int, Error> clamped_int(const io::ConfigReader& r, const YAML::Node& args,
-                                      const std::string& key, const std::string& path) {
-  if (!args[key]) return 1;
-  auto v = number(r, args[key], io::key_path(path, key));
-  if (!v) return std::unexpected(v.error());
-  // Volcano's weights are ints; anything beyond is as heavy (or as light) as an int can say.
-  const int value = static_cast<int>(std::clamp(*v, static_cast<double>(std::numeric_limits<int>::min()),
-                                                static_cast<double>(std::numeric_limits<int>::max())));
-  return value < 0 ? 1 : value;
-}
-
-// The arguments of one network-topology-aware plugin entry (at `path`).
-std::expected<void, Error> read_plugin_arguments(const io::ConfigReader& r, const YAML::Node& args,
-                                                 const std::string& path, SchedulerConfig& cfg) {
-  auto w = clamped_int(r, args, "weight", path);
-  if (!w) return std::unexpected(w.error());
-  cfg.binpack.weight = *w;
-  for (const char* resource : {"cpu", "memory"}) {
-    auto v = clamped_int(r, args, std::string("hypernode.binpack.") + resource, path);
-    if (!v) return std::unexpected(v.error());
-    cfg.binpack.resources[resource] = *v;
+const char* kind_name(GoValue::Kind k) {
+  switch (k) {
+    case GoValue::Kind::kString: return "a string";
+    case GoValue::Kind::kInt: return "an integer";
+    case GoValue::Kind::kUint: return "an integer beyond int64";
+    case GoValue::Kind::kFloat: return "a float";
+    case GoValue::Kind::kBool: return "a bool";
+    case GoValue::Kind::kNull: return "null";
+    case GoValue::Kind::kOther: return "neither a number, a bool nor a string";
   }
-  if (auto list = args["hypernode.binpack.resources"]) {
-    auto text = r.text(list, io::key_path(path, "hypernode.binpack.resources"));
-    if (!text) return std::unexpected(text.error());
-    std::stringstream ss(*text);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      item = trim(item);
-      if (item.empty() || item == "cpu" || item == "memory") continue;
-      auto v = clamped_int(r, args, "hypernode.binpack.resources." + item, path);
-      if (!v) return std::unexpected(v.error());
-      cfg.binpack.resources[item] = *v;
+  return "";
+}
+
+// strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64): an optional sign (ParseInt only), then 0x/0o/0b
+// or a leading 0 (octal) or decimal digits, the whole string.
+std::optional<std::int64_t> go_parse_int(std::string_view s, bool allow_sign, bool& out_of_range) {
+  out_of_range = false;
+  bool negative = false;
+  if (allow_sign && !s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  int base = 10;
+  if (s.size() > 1 && s[0] == '0') {
+    const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    if (c == 'x' || c == 'o' || c == 'b') {
+      base = c == 'x' ? 16 : c == 'o' ? 8 : 2;
+      s.remove_prefix(2);
+    } else {
+      base = 8;
+      s.remove_prefix(1);
     }
   }
-  if (auto enable = args["hypernode.binpack.normal-pod.enable"]) {
-    auto on = r.boolean(enable, io::key_path(path, "hypernode.binpack.normal-pod.enable"));
-    if (!on) return std::unexpected(on.error());
-    cfg.binpack.normal_pod_enable = *on;
+  if (s.empty()) return std::nullopt;
+  unsigned long long value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, base);
+  if (ptr != s.data() + s.size()) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    out_of_range = true;
+    return std::nullopt;
   }
-  if (auto fading = args["hypernode.binpack.normal-pod.fading"]) {
-    auto v = number(r, fading, io::key_path(path, "hypernode.binpack.normal-pod.fading"));
-    if (!v) return std::unexpected(v.error());
-    cfg.binpack.fading = *v < 0 ? 0.8 : *v;
+  if (ec != std::errc()) return std::nullopt;
+  const unsigned long long limit =
+      static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+  if (allow_sign && value > limit) {
+    out_of_range = true;
+    return std::nullopt;
   }
-  return {};
+  if (!allow_sign) return static_cast<std::int64_t>(value);  // only tested for success
+  return negative ? static_cast<std::int64_t>(0 - value) : static_cast<std::int64_t>(value);
+}
+
+GoValue go_value(const YAML::Node& v) {
+  GoValue out;
+  if (!v || v.IsNull()) {
+    out.kind = GoValue::Kind::kNull;
+    return out;
+  }
+  if (!v.IsScalar()) return out;
+  out.text = v.Scalar();
+  // yaml-cpp marks a quoted scalar with the non-specific tag "!" and a plain one with "?".
+  if (v.Tag() != "?") {
+    out.kind = GoValue::Kind::kString;
+    return out;
+  }
+  const std::string& in = out.text;
+  static const std::map<std::string, bool> kBools = {
+      {"y", true},      {"Y", true},      {"yes", true},   {"Yes", true},   {"YES", true},  {"true", true},
+      {"True", true},   {"TRUE", true},   {"on", true},    {"On", true},    {"ON", true},   {"n", false},
+      {"N", false},     {"no", false},    {"No", false},   {"NO", false},   {"false", false},
+      {"False", false}, {"FALSE", false}, {"off", false},  {"Off", false},  {"OFF", false}};
+  if (auto it = kBools.find(in); it != kBools.end()) {
+    out.kind = GoValue::Kind::kBool;
+    out.b = it->second;
+    return out;
+  }
+  for (const char* s : {".nan", ".NaN", ".NAN"}) {
+    if (in == s) {
+      out.kind = GoValue::Kind::kFloat;
+      out.f = std::numeric_limits<double>::quiet_NaN();
+      return out;
+    }
+  }
+  for (const char* s : {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF"}) {
+    if (in == s) {
+      out.kind = GoValue::Kind::kFloat;
+      out.f = (in[0] == '-' ? -1 : 1) * std::numeric_limits<double>::infinity();
+      return out;
+    }
+  }
+  out.kind = GoValue::Kind::kString;
+  if (in.empty()) return out;
+  const char first = in[0];
+  static const std::regex kFloat(R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
+  auto as_float = [&](const std::string& text) {
+    if (!std::regex_match(text, kFloat)) return false;
+    out.kind = GoValue::Kind::kFloat;
+    out.f = std::strtod(text.c_str(), nullptr);
+    return true;
+  };
+  if (first == '.') {
+    as_float(in);
+    return out;
+  }
+  if (!std::isdigit(static_cast<unsigned char>(first)) && first != '+' && first != '-') return out;
+  // A YYYY-... timestamp is neither a number nor a string to Go.
+  if (in.size() > 4 && in[4] == '-' &&
+      std::all_of(in.begin(), in.begin() + 4, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    static const std::regex kDate(R"(^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?$)");
+    if (std::regex_match(in, kDate)) {
+      out.kind = GoValue::Kind::kOther;
+      return out;
+    }
+  }
+  std::string plain;
+  for (char c : in)
+    if (c != '_') plain += c;
+  bool range = false;
+  if (auto i = go_parse_int(plain, true, range)) {
+    out.kind = GoValue::Kind::kInt;
+    out.i = *i;
+    return out;
+  }
+  if (go_parse_int(plain, false, range)) {
+    out.kind = GoValue::Kind::kUint;
+    return out;
+  }
+  as_float(plain);
+  return out;
+}
+
+// framework.Arguments.GetInt: only a Go int is taken; anything else keeps the default (logged).
+void get_int(const YAML::Node& args, const std::string& key, const std::string& path, std::int64_t& value,
+             std::vector<std::string>& warnings) {
+  if (!args[key]) return;
+  const GoValue v = go_value(args[key]);
+  if (v.kind != GoValue::Kind::kInt) {
+    warnings.push_back(io::key_path(path, key) + ": Volcano takes integers only, got " + kind_name(v.kind) +
+                       (v.text.empty() ? std::string() : " '" + v.text + "'") + "; keeping " +
+                       std::to_string(value));
+    return;
+  }
+  value = v.i;
+}
+
+// Arguments.GetFloat64: a float or an int.
+void get_float(const YAML::Node& args, const std::string& key, const std::string& path, double& value,
+               std::vector<std::string>& warnings) {
+  if (!args[key]) return;
+  const GoValue v = go_value(args[key]);
+  if (v.kind == GoValue::Kind::kInt) {
+    value = static_cast<double>(v.i);
+  } else if (v.kind == GoValue::Kind::kFloat && std::isfinite(v.f)) {
+    value = v.f;
+  } else {
+    // A NaN or infinite fading would turn every score into NaN; Volcano would take it.
+    std::ostringstream keep;
+    keep << value;
+    warnings.push_back(io::key_path(path, key) + ": expected a number, got " +
+                       (v.kind == GoValue::Kind::kFloat ? std::string("a non-finite float") : kind_name(v.kind)) +
+                       (v.text.empty() ? std::string() : " '" + v.text + "'") + "; keeping " + keep.str());
+  }
+}
+
+// Arguments.GetBool: a bool, or a string strconv.ParseBool accepts.
+void get_bool(const YAML::Node& args, const std::string& key, const std::string& path, bool& value,
+              std::vector<std::string>& warnings) {
+  if (!args[key]) return;
+  const GoValue v = go_value(args[key]);
+  if (v.kind == GoValue::Kind::kBool) {
+    value = v.b;
+    return;
+  }
+  if (v.kind == GoValue::Kind::kString) {
+    static const std::map<std::string, bool> kParseBool = {
+        {"1", true},  {"t", true},  {"T", true},  {"TRUE", true},  {"true", true},  {"True", true},
+        {"0", false}, {"f", false}, {"F", false}, {"FALSE", false}, {"false", false}, {"False", false}};
+    if (auto it = kParseBool.find(v.text); it != kParseBool.end()) {
+      value = it->second;
+      return;
+    }
+  }
+  warnings.push_back(io::key_path(path, key) + ": expected a bool, got " + kind_name(v.kind) +
+                     (v.text.empty() ? std::string() : " '" + v.text + "'") + "; keeping " +
+                     (value ? "true" : "false"));
+}
+
+constexpr const char* kWeight = "weight";
+constexpr const char* kCpu = "hypernode.binpack.cpu";
+constexpr const char* kMemory = "hypernode.binpack.memory";
+constexpr const char* kResources = "hypernode.binpack.resources";
+constexpr const char* kResourcePrefix = "hypernode.binpack.resources.";
+constexpr const char* kNormalPodEnable = "hypernode.binpack.normal-pod.enable";
+constexpr const char* kNormalPodFading = "hypernode.binpack.normal-pod.fading";
+constexpr const char* kEvictMax = "hypernode.gradient.evict.max-hypernodes";
+
+// The arguments of one network-topology-aware plugin entry (at `path`), read as Volcano's New()
+// reads them (getPriorityWeight, getNormalPodConfig): a value of the wrong type keeps the default,
+// a negative weight becomes 1, a negative fading 0.8. What Volcano would silently ignore is a
+// warning naming the key.
+void read_plugin_arguments(const YAML::Node& args, const std::string& path, SchedulerConfig& cfg) {
+  BinpackWeights w;  // each plugin entry starts from Volcano's defaults
+  auto& warnings = cfg.warnings;
+  get_int(args, kWeight, path, w.weight, warnings);
+  if (w.weight < 0) w.weight = 1;
+  for (const char* key : {kCpu, kMemory}) {
+    std::int64_t v = 1;
+    get_int(args, key, path, v, warnings);
+    w.resources[key == kCpu ? "cpu" : "memory"] = v < 0 ? 1 : v;
+  }
+  std::set<std::string> listed;
+  if (auto list = args[kResources]) {
+    const GoValue v = go_value(list);
+    if (v.kind != GoValue::Kind::kString) {
+      warnings.push_back(io::key_path(path, kResources) + ": Volcano takes a comma-separated string, got " +
+                         kind_name(v.kind) + "; no extra resources are weighted");
+    } else {
+      std::stringstream ss(v.text);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        item = trim(item);
+        if (item.empty()) continue;
+        listed.insert(item);
+        // cpu and memory keep their own keys' weights (getBinPackWeight never looks them up here).
+        if (item == "cpu" || item == "memory") {
+          warnings.push_back(io::key_path(path, kResources) + ": " + item + " is weighted by hypernode.binpack." +
+                             item + ", not by this list");
+          continue;
+        }
+        std::int64_t rw = 1;
+        get_int(args, kResourcePrefix + item, path, rw, warnings);
+        w.resources[item] = rw < 0 ? 1 : rw;
+      }
+    }
+  }
+  get_bool(args, kNormalPodEnable, path, w.normal_pod_enable, warnings);
+  get_float(args, kNormalPodFading, path, w.fading, warnings);
+  if (w.fading < 0) w.fading = 0.8;
+  if (args[kEvictMax]) {
+    std::int64_t evict = 8;
+    get_int(args, kEvictMax, path, evict, warnings);
+  }
+  // Keys Volcano reads nowhere.
+  for (const auto& entry : args) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    if (key == kWeight || key == kCpu || key == kMemory || key == kResources || key == kNormalPodEnable ||
+        key == kNormalPodFading || key == kEvictMax)
+      continue;
+    if (key.starts_with(kResourcePrefix)) {
+      const std::string resource = key.substr(std::string(kResourcePrefix).size());
+      if (listed.contains(resource) && resource != "cpu" && resource != "memory") continue;
+      warnings.push_back(io::key_path(path, key) + ": ignored, as Volcano ignores it: " + resource +
+                         " is not listed in " + kResources);
+      continue;
+    }
+    warnings.push_back(io::key_path(path, key) + ": ignored, as Volcano ignores it: not an argument of " +
+                       kPlugin);
+  }
+  cfg.binpack = w;
 }
 
 // Our own `hypertopo:` block.
@@ -132,10 +356,15 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
   SchedulerConfig cfg;
   if (!doc.IsMap()) return fail(ErrorCode::kParse, origin + ": expected a mapping with 'tiers'");
   // Volcano's SchedulerConfiguration (pkg/scheduler/conf/scheduler_conf.go): actions, tiers,
-  // configurations, metrics; plus our `hypertopo:` block. Anything else is a typo that would
-  // silently change nothing.
-  if (auto ok = r.only_keys(doc, {"actions", "tiers", "configurations", "metrics", "hypertopo"}, ""); !ok)
-    return std::unexpected(ok.error());
+  // configurations, metrics; plus our `hypertopo:` block. yaml.v2 drops any other key without a
+  // word, so Volcano loads such a file: it loads here too, with a warning naming the key.
+  for (const auto& entry : doc) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string("?");
+    static const std::set<std::string> kKnown = {"actions", "tiers", "configurations", "metrics", "hypertopo"};
+    if (!kKnown.contains(key))
+      cfg.warnings.push_back(key + ": ignored, as Volcano ignores it (known: actions, configurations, hypertopo, "
+                                   "metrics, tiers)");
+  }
   if (doc["hypertopo"]) {
     if (auto ok = read_own_block(r, doc["hypertopo"], cfg); !ok) return std::unexpected(ok.error());
   }
@@ -150,13 +379,14 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
           YAML::Node args = plugins[p]["arguments"];
           if (!args || !args.IsMap()) continue;
           const std::string path = io::indexed(io::indexed("tiers", t) + ".plugins", p) + ".arguments";
-          if (auto ok = read_plugin_arguments(r, args, path, cfg); !ok) return std::unexpected(ok.error());
+          read_plugin_arguments(args, path, cfg);
         }
       }
     }
   } catch (const YAML::Exception& e) {
     return fail(ErrorCode::kParse, origin + ": " + e.msg);
   }
+  for (auto& w : cfg.warnings) w = origin + ": " + w;
   return cfg;
 }
 

@@ -317,6 +317,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     auto c = load_scheduler_config_file(*in.scheduler_config);
     if (!c) return std::unexpected(c.error());
     config = *c;
+    report.warnings = config.warnings;
   }
   if (!in.fabric_health.empty()) {
     auto mode = parse_fabric_health_mode(in.fabric_health);

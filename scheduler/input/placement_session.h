@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 
@@ -48,6 +49,7 @@ struct PlaceInputs {
 struct PlacementReport {
   nlohmann::json result;  // {"fit", "reason", "podSets": [{"name", "assignment", "domains", "tier"}]}
   std::string semantics;  // what actually ran: engine | kueue
+  std::vector<std::string> warnings;  // the scheduler config's (SchedulerConfig::warnings)
   double parse_ms = 0, index_ms = 0, place_ms = 0;
 };
 

@@ -1,34 +1,78 @@
 #include "scheduler/placement/volcano_score.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 namespace hypertopo::scheduler {
 namespace {
 
+// Whether Volcano counts `amount` of `name` as requested: Resource.ResourceNames() lists a resource
+// whose amount is at least 0.1 in its units (millicores, bytes, milli-units of scalars), which for
+// our whole amounts is at least 1. `pods` never is: a task's Resreq is built from its containers'
+// requests (GetPodResourceWithoutInitContainers), where no pod count appears; the engine's
+// pods-per-set figure is ours.
+bool requested(const std::string& name, std::int64_t amount) { return amount >= 1 && name != "pods"; }
+
 // Binpack over explicit allocatable/used figures; `alloc`/`used` return 0 for unknown resources.
 template <typename Alloc, typename Used>
 double binpack(const ResourceAmounts& request, const BinpackWeights& weights, Alloc alloc, Used used) {
   double numerator = 0.0;
   double denominator = 0.0;
-  for (const auto& [name, w] : weights.resources) {
-    if (w <= 0) continue;
-    auto it = request.find(name);
-    const std::int64_t req = it == request.end() ? 0 : it->second;
+  for (const auto& [name, req] : request) {
+    if (!requested(name, req)) continue;
+    auto w = weights.resources.find(name);
+    if (w == weights.resources.end()) continue;
     const std::int64_t a = alloc(name);
     const std::int64_t u = used(name);
-    if (a <= 0) {
-      if (req > 0) return 0.0;  // asked for what the domain does not have: overflow
-      continue;
-    }
-    if (u + req > a) return 0.0;
-    numerator += static_cast<double>(w) * static_cast<double>(u + req) / static_cast<double>(a);
-    denominator += w;
+    if (u + req > a) return 0.0;  // also a resource the domain does not have at all
+    numerator += static_cast<double>(w->second) * static_cast<double>(u + req) / static_cast<double>(a);
+    denominator += static_cast<double>(w->second);
   }
   return denominator > 0.0 ? numerator / denominator : 0.0;
 }
 
+// The tier weights fading^(t-1) for t = first .. top (index t; lower entries unused).
+std::vector<double> tier_weights(int first, int top, double fading) {
+  std::vector<double> w(static_cast<std::size_t>(top) + 1, 0.0);
+  // std::pow(0, 0) is 1, as Go's math.Pow: a fading of 0 leaves tier 1 alone weighing.
+  for (int t = first; t <= top; ++t) w[static_cast<std::size_t>(t)] = std::pow(fading, t - 1);
+  return w;
+}
+
+// The lowest common domain of two domains (the root at worst).
+int common_domain(const TopologyIndex& index, int a, int b) {
+  std::vector<int> up;
+  for (int d = a; d >= 0; d = index.domain(d).parent) up.push_back(d);
+  for (int d = b; d >= 0; d = index.domain(d).parent) {
+    if (std::find(up.begin(), up.end(), d) != up.end()) return d;
+  }
+  return index.root();
+}
+
+// The node's domain of the lowest tier (Volcano's FindHyperNodeForNode looks only there); -1 when no
+// domain of that tier holds it.
+int lowest_tier_domain(const TopologyIndex& index, int node, int first_tier) {
+  for (int d = index.node(node).domain; d >= 0; d = index.domain(d).parent) {
+    if (index.domain(d).tier == first_tier) return d;
+  }
+  return -1;
+}
+
+bool holds(const TopologyIndex& index, int domain, int node) {
+  for (int d = index.node(node).domain; d >= 0; d = index.domain(d).parent) {
+    if (d == domain) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+int lowest_tier(const TopologyIndex& index) {
+  int lowest = index.domain(index.root()).tier;
+  for (const IndexDomain& d : index.domains()) lowest = std::min(lowest, d.tier);
+  return lowest;
+}
 
 double hypernode_binpack_score(const TopologyIndex& index, int domain, const ResourceAmounts& request,
                                const BinpackWeights& weights) {
@@ -40,14 +84,14 @@ double hypernode_binpack_score(const TopologyIndex& index, int domain, const Res
 NormalPodScorer::NormalPodScorer(const TopologyIndex& index, const ResourceAmounts& request,
                                  const BinpackWeights& weights)
     : index_(index), domain_score_(index.domains().size(), std::numeric_limits<double>::quiet_NaN()) {
-  for (const auto& [name, w] : weights.resources) {
-    if (w <= 0) continue;
-    auto it = request.find(name);
-    weighted_.push_back({index.resource_id(name), it == request.end() ? 0 : it->second, w});
+  for (const auto& [name, req] : request) {
+    if (!requested(name, req)) continue;
+    auto w = weights.resources.find(name);
+    if (w == weights.resources.end()) continue;
+    weighted_.push_back({index.resource_id(name), req, w->second});
   }
-  const int top = index.max_tier() + 1;
-  tier_weight_.assign(static_cast<std::size_t>(top) + 1, 0.0);
-  for (int t = 1; t <= top; ++t) tier_weight_[static_cast<std::size_t>(t)] = std::pow(weights.fading, t - 1);
+  first_tier_ = lowest_tier(index);
+  tier_weight_ = tier_weights(first_tier_, index.domain(index.root()).tier, weights.fading);
 }
 
 // hypernode_binpack_score's sum, over the resolved resources.
@@ -60,19 +104,12 @@ double NormalPodScorer::domain_score(int domain) {
   for (const Weighted& r : weighted_) {
     const std::int64_t a = r.resource < 0 ? 0 : index_.domain_allocatable(domain, r.resource);
     const std::int64_t u = r.resource < 0 ? 0 : index_.domain_used(domain, r.resource);
-    if (a <= 0) {
-      if (r.request > 0) {
-        result = 0.0;
-        break;
-      }
-      continue;
-    }
     if (u + r.request > a) {
       result = 0.0;
       break;
     }
     numerator += static_cast<double>(r.weight) * static_cast<double>(u + r.request) / static_cast<double>(a);
-    denominator += r.weight;
+    denominator += static_cast<double>(r.weight);
   }
   if (result < 0.0) result = denominator > 0.0 ? numerator / denominator : 0.0;
   memo = result;
@@ -87,7 +124,7 @@ double NormalPodScorer::score(int node) {
   double total = 0.0;
   double weight_sum = 0.0;
   const int top = static_cast<int>(tier_weight_.size()) - 1;
-  for (int t = 1; t <= top; ++t) {
+  for (int t = first_tier_; t <= top; ++t) {
     int chosen = -1;
     for (int d : branch_) {
       if (index_.domain(d).tier == t) chosen = d;
@@ -101,21 +138,65 @@ double NormalPodScorer::score(int node) {
 
 double normal_pod_node_score(const TopologyIndex& index, int node, const ResourceAmounts& request,
                              const BinpackWeights& weights) {
-  // The domain holding the node at each tier, from the lowest to the virtual cluster top.
+  // The domain holding the node at each tier, from the lowest tier present to the virtual cluster top.
   std::map<int, int> by_tier;
   for (int d = index.node(node).domain; d >= 0; d = index.domain(d).parent) by_tier[index.domain(d).tier] = d;
-  const int top = index.max_tier() + 1;
+  const int first = lowest_tier(index);
+  const int top = index.domain(index.root()).tier;
+  const std::vector<double> tier_weight = tier_weights(first, top, weights.fading);
   double total = 0.0;
   double weight_sum = 0.0;
-  for (int t = 1; t <= top; ++t) {
-    const double tier_weight = std::pow(weights.fading, t - 1);
+  for (int t = first; t <= top; ++t) {
     double s = 1.0;
     if (auto it = by_tier.find(t); it != by_tier.end())
       s = hypernode_binpack_score(index, it->second, request, weights);
-    total += tier_weight * s;
-    weight_sum += tier_weight;
+    total += tier_weight[static_cast<std::size_t>(t)] * s;
+    weight_sum += tier_weight[static_cast<std::size_t>(t)];
   }
   return weight_sum > 0.0 ? total / weight_sum : 0.0;
+}
+
+std::vector<double> allocated_gang_node_scores(const TopologyIndex& index, int allocated,
+                                               std::span<const int> candidates, std::span<const int> task_nodes,
+                                               const BinpackWeights& weights) {
+  std::vector<double> scores(candidates.size(), 0.0);
+  if (allocated < 0) return scores;  // the gang's first pods: Volcano leaves every node unscored
+  const int min_tier = lowest_tier(index);
+  const int max_tier = index.domain(index.root()).tier;
+  // scoreHyperNodeWithTier: (maxTier - tier) / (maxTier - minTier), 1 when there is one tier.
+  auto tier_score = [&](int tier) {
+    if (min_tier == max_tier) return 1.0;
+    if (tier < min_tier || tier > max_tier) return 0.0;
+    return static_cast<double>(max_tier - tier) / static_cast<double>(max_tier - min_tier);
+  };
+  std::vector<int> home(candidates.size(), -1);
+  double best = -1.0;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    home[i] = candidates[i] < 0 ? -1 : lowest_tier_domain(index, candidates[i], min_tier);
+    double s = 0.0;  // networkTopologyAwareScore: a node in no lowest-tier HyperNode scores 0
+    if (home[i] == allocated) {
+      s = 1.0;
+    } else if (home[i] >= 0) {
+      s = tier_score(index.domain(common_domain(index, home[i], allocated)).tier);
+    }
+    scores[i] = s;
+    best = std::max(best, s);
+  }
+  // scoreWithTaskNum: when several nodes share the best score, each gains the share of the gang's
+  // tasks (pending ones counted in the whole) that run under its lowest-tier HyperNode.
+  const auto tied = static_cast<std::size_t>(std::count(scores.begin(), scores.end(), best));
+  if (tied > 1 && !task_nodes.empty()) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (scores[i] != best || home[i] < 0) continue;
+      std::size_t here = 0;
+      for (int n : task_nodes) {
+        if (n >= 0 && holds(index, home[i], n)) ++here;
+      }
+      scores[i] += static_cast<double>(here) / static_cast<double>(task_nodes.size());
+    }
+  }
+  for (double& s : scores) s *= 100.0 * static_cast<double>(weights.weight);
+  return scores;
 }
 
 }  // namespace hypertopo::scheduler

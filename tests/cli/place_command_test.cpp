@@ -212,7 +212,7 @@ TEST_F(PlaceCommandTest, WrongJsonTypesNameTheFileAndTheKey) {
   expect_invalid(place(bad_containers), "containers");
 }
 
-TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownSchedulerConfigKeysAreErrors) {
+TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownOwnSchedulerConfigKeysAreErrors) {
   const json job = kueue_job(1, json::object());
   for (const std::string text : {"just some text\n", "[1, 2]\n", R"({"kind": "NodeList", "items": []})"}) {
     expect_invalid(place(job, {"--pods", text_file("pods.txt", text)}), "pods.txt");
@@ -223,9 +223,11 @@ TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownSchedulerConfigKeysAreE
     EXPECT_EQ(sim.code, 2) << sim.out << sim.err;
     EXPECT_NE(sim.err.find("pods.txt"), std::string::npos) << sim.err;
   }
-  expect_invalid(place(job, {"--scheduler-config",
-                             text_file("sched.yaml", "actions: \"enqueue, allocate\"\ntierz: []\n")}),
-                 "tierz");
+  // Volcano loads a conf with a key it does not know (yaml.v2 drops it): a warning names the key.
+  auto unknown = place(job, {"--scheduler-config",
+                             text_file("sched.yaml", "actions: \"enqueue, allocate\"\ntierz: []\n")});
+  EXPECT_EQ(unknown.code, 0) << unknown.err;
+  EXPECT_NE(unknown.err.find("sched.yaml: tierz: ignored"), std::string::npos) << unknown.err;
   expect_invalid(place(job, {"--scheduler-config", text_file("sched.yaml", "hypertopo: {profil: kueue}\n")}),
                  "hypertopo.profil");
 }
