@@ -73,7 +73,7 @@ int run_extender(const ExtenderFlags& flags) {
   http.tls_cert_file = cfg->tls_cert_file;
   http.tls_key_file = cfg->tls_key_file;
   http.tls_client_ca_file = cfg->tls_client_ca_file;
-  http.max_body_bytes = 64u << 20;  // full Node objects of a large cluster
+  http.limits = net::kExtenderHttpLimits;
   http.threads = 2;
   net::HttpServer server(http);
   scheduler::register_extender_routes(server, service, cfg->url_prefix);

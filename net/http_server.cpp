@@ -1,10 +1,16 @@
 // The only translation unit of the HTTP server that includes Boost.Beast (it compiles slowly).
 //
 // Every connection is a Session on its own strand: read a request (header first, so that
-// "Expect: 100-continue" can be answered), run the handler, write the response, and read the next
-// one while the client keeps the connection alive. One deadline covers the whole read of a request;
-// the TCP stream's timer turns a stalled client into beast::error::timeout. stop() closes the
-// listener and every open connection on its own strand, so the I/O threads run out of work and join.
+// "Expect: 100-continue" can be answered and a body refused before it is read), run the handler,
+// write the response, and read the next one while the client keeps the connection alive. One
+// deadline covers the whole read of a request; the TCP stream's timer turns a stalled client into
+// beast::error::timeout. stop() closes the listener and every open connection on its own strand, so
+// the I/O threads run out of work and join.
+//
+// The limits of net/http_limits.h: each session publishes its phase (an atomic the accepting strand
+// reads) so that a new connection at the cap can evict the session that has waited longest for a
+// request; a body's declared length, times the memory factor, is taken from one shared budget before
+// the body is read and given back once the answer is written.
 #include "net/http_server.h"
 
 #include <openssl/ssl.h>
@@ -16,6 +22,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -42,8 +49,8 @@ using boost::system::error_code;
 // A response can be large (a full plan list) and the client slow to take it; writes get at least
 // this long even when read_timeout is short.
 constexpr std::chrono::milliseconds kMinWriteTimeout{30000};
-// Request headers bigger than this are refused (400); bodies have their own limit.
-constexpr std::uint32_t kHeaderLimit = 64 * 1024;
+// What is read and thrown away of a refused request before the connection is closed.
+constexpr std::size_t kMaxDrainBytes = 1u << 20;
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -63,12 +70,60 @@ ReadFailure classify(const error_code& ec) {
   return ReadFailure::kClose;  // the client went away, timed out, or the server is stopping
 }
 
-// A connection as stop() sees it.
+// Where a connection is in its life, as the accepting strand sees it when it looks for one to evict.
+enum class Phase : int {
+  kWaiting,   // TLS handshake or waiting for (the rest of) a request header: idle keep-alive too
+  kBody,      // reading a body it holds a share of the in-flight budget for
+  kHandling,  // in the handler
+  kWriting,   // writing the answer
+  kDraining,  // answered with an error; reading what the client still sends before closing
+};
+
+// Lower is evicted first; -1 never.
+int eviction_rank(Phase phase) {
+  switch (phase) {
+    case Phase::kDraining:
+      return 0;
+    case Phase::kWaiting:
+      return 1;
+    case Phase::kWriting:
+      return 2;
+    case Phase::kBody:
+    case Phase::kHandling:
+      return -1;
+  }
+  return -1;
+}
+
+// Methods whose requests carry no body (RFC 9110 gives GET, HEAD, DELETE and OPTIONS bodies no
+// meaning); none of our routes reads one.
+bool takes_no_body(std::string_view method) {
+  return method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS" ||
+         method == "TRACE" || method == "CONNECT";
+}
+
+std::int64_t now_ticks() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+// A connection as stop() and the accepting strand see it.
 class SessionHandle {
  public:
   virtual ~SessionHandle() = default;
   virtual void close_for_stop() = 0;
+
+  void set_phase(Phase p) {
+    phase_since_.store(now_ticks(), std::memory_order_relaxed);
+    phase_.store(p, std::memory_order_relaxed);
+  }
+  Phase phase() const { return phase_.load(std::memory_order_relaxed); }
+  std::int64_t phase_since() const { return phase_since_.load(std::memory_order_relaxed); }
+  std::atomic<bool> closing{false};  // evicted or stopping: no longer counted against the cap
+
+ private:
+  std::atomic<Phase> phase_{Phase::kWaiting};
+  std::atomic<std::int64_t> phase_since_{now_ticks()};
 };
+
+enum class RouteMatch { kFound, kNoPath, kBadMethod };
 
 // What the sessions share with the server: options, routes and the registry of open connections.
 struct ServerCore {
@@ -83,9 +138,62 @@ struct ServerCore {
   std::uint64_t next_session_id = 0;
   std::unordered_map<std::uint64_t, std::weak_ptr<SessionHandle>> sessions;
 
+  std::atomic<std::size_t> inflight{0};
+  std::atomic<std::size_t> peak_inflight{0};
+  std::atomic<std::uint64_t> evicted{0}, refused{0}, accept_errors{0}, busy{0}, too_large{0};
+
   explicit ServerCore(HttpServerOptions o) : options(std::move(o)) {}
 
-  std::chrono::milliseconds write_timeout() const { return std::max(options.read_timeout, kMinWriteTimeout); }
+  const HttpServerLimits& limits() const { return options.limits; }
+  std::chrono::milliseconds write_timeout() const {
+    return std::max(options.limits.read_timeout, kMinWriteTimeout);
+  }
+
+  // Takes `bytes` from the shared budget; false (and nothing taken) when they do not fit now.
+  bool reserve(std::size_t bytes) {
+    std::size_t current = inflight.load();
+    do {
+      if (bytes > limits().max_inflight_bytes || current > limits().max_inflight_bytes - bytes) return false;
+    } while (!inflight.compare_exchange_weak(current, current + bytes));
+    std::size_t peak = peak_inflight.load();
+    while (current + bytes > peak && !peak_inflight.compare_exchange_weak(peak, current + bytes)) {
+    }
+    return true;
+  }
+  void release(std::size_t bytes) { inflight.fetch_sub(bytes); }
+
+  RouteMatch match(const std::string& path, const std::string& method, std::string& allow) {
+    std::lock_guard lock(routes_mutex);
+    auto found = routes.find(path);
+    if (found == routes.end()) return RouteMatch::kNoPath;
+    if (found->second.contains(method)) return RouteMatch::kFound;
+    for (const auto& [name, unused] : found->second) allow += (allow.empty() ? "" : ", ") + name;
+    return RouteMatch::kBadMethod;
+  }
+
+  // At the cap, marks the session to evict (the caller closes it) or answers nullptr when the cap
+  // is not reached (`room` true) or nothing may go. Called with sessions_mutex held.
+  std::shared_ptr<SessionHandle> pick_victim_locked(bool& room, bool only_idle) {
+    std::size_t live = 0;
+    std::shared_ptr<SessionHandle> victim;
+    int victim_rank = 0;
+    for (const auto& [id, weak] : sessions) {
+      auto session = weak.lock();
+      if (!session || session->closing.load()) continue;
+      ++live;
+      const int rank = eviction_rank(session->phase());
+      if (rank < 0 || (only_idle && rank > 1)) continue;
+      if (!victim || rank < victim_rank ||
+          (rank == victim_rank && session->phase_since() < victim->phase_since())) {
+        victim = std::move(session);
+        victim_rank = rank;
+      }
+    }
+    room = live < limits().max_connections;
+    if (room && !only_idle) return nullptr;
+    if (victim) victim->closing = true;
+    return victim;
+  }
 
   HttpServerResponse dispatch(const HttpServerRequest& request, std::string& allow) {
     HttpHandler handler;
@@ -126,6 +234,7 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
 
   Session(ServerCore& server, Stream stream) : server_(server), stream_(std::move(stream)) {}
   ~Session() override {
+    release_reservation();
     if (id_) server_.unregister_session(*id_);
   }
 
@@ -136,19 +245,28 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
   }
 
   void close_for_stop() override {
+    closing = true;
     asio::post(stream_.get_executor(), [self = this->shared_from_this()] {
       self->stopped_ = true;
+      self->release_reservation();
       self->tcp().close();  // cancels the pending operation and the deadline timer
     });
   }
 
  private:
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+  const HttpServerLimits& limits() const { return server_.limits(); }
+
+  void release_reservation() {
+    if (reserved_ == 0) return;
+    server_.release(reserved_);
+    reserved_ = 0;
+  }
 
   void begin() {
     if (stopped_) return;
     if constexpr (kTls) {
-      tcp().expires_after(server_.options.read_timeout);
+      tcp().expires_after(limits().read_timeout);
       stream_.async_handshake(asio::ssl::stream_base::server,
                               [self = this->shared_from_this()](error_code ec) {
                                 if (ec) return self->tcp().close();
@@ -161,11 +279,13 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
 
   void read_request() {
     if (stopped_) return;
+    set_phase(Phase::kWaiting);
     parser_.emplace();
-    parser_->header_limit(kHeaderLimit);
-    parser_->body_limit(server_.options.max_body_bytes);
+    parser_->header_limit(
+        static_cast<std::uint32_t>(std::min<std::size_t>(limits().max_header_bytes, UINT32_MAX)));
+    parser_->body_limit(limits().max_body_bytes);
     // One deadline for the whole request, header and body: a client trickling bytes is dropped.
-    tcp().expires_after(server_.options.read_timeout);
+    tcp().expires_after(limits().read_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](error_code ec, std::size_t) {
                               if (ec) return self->read_failed(ec);
@@ -173,8 +293,54 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
                             });
   }
 
+  // A body is refused before a byte of it is read: on a route that does not exist or takes none,
+  // over the route's limit, or when its share of the in-flight budget is not free.
   void after_header() {
     const auto& header = parser_->get();
+    if (!parser_->is_done()) {
+      const std::string method(header.method_string());
+      const std::string target(header.target());
+      const std::string path = target.substr(0, target.find('?'));
+      std::string allow;
+      switch (server_.match(path, method, allow)) {
+        case RouteMatch::kNoPath:
+          return send_error(404, "no route for " + path + "\n");
+        case RouteMatch::kBadMethod:
+          return send_error(405, method + " is not allowed on " + path + " (allowed: " + allow + ")\n",
+                            {{"Allow", allow}});
+        case RouteMatch::kFound:
+          break;
+      }
+      const std::size_t limit = takes_no_body(method) ? 0 : limits().max_body_bytes;
+      const auto length = parser_->content_length();
+      if (limit == 0) {
+        ++server_.too_large;
+        return send_error(413, "a " + method + " request takes no body\n");
+      }
+      if (length && *length > limit) {
+        ++server_.too_large;
+        return send_error(
+            413, "the request body is larger than the limit of " + std::to_string(limit) + " bytes\n");
+      }
+      parser_->body_limit(limit);
+      const std::size_t declared = length ? static_cast<std::size_t>(*length) : limit;
+      const std::size_t factor = std::max<std::size_t>(1, limits().body_memory_factor);
+      const std::size_t cost = declared > limits().max_inflight_bytes / factor
+                                   ? limits().max_inflight_bytes + 1
+                                   : declared * factor;
+      if (cost > limits().max_inflight_bytes) {
+        ++server_.too_large;
+        return send_error(413, "the request body of " + std::to_string(declared) +
+                                   " bytes is larger than this server takes (" +
+                                   std::to_string(limits().max_inflight_bytes / factor) + " bytes)\n");
+      }
+      if (!server_.reserve(cost)) {
+        ++server_.busy;
+        return send_error(503, "too many request bodies in flight; retry\n", {{"Retry-After", "1"}});
+      }
+      reserved_ = cost;
+      set_phase(Phase::kBody);
+    }
     if (!parser_->is_done() && beast::iequals(header[http::field::expect], "100-continue")) {
       auto interim =
           std::make_shared<http::response<http::empty_body>>(http::status::continue_, header.version());
@@ -200,8 +366,9 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
   void read_failed(const error_code& ec) {
     switch (classify(ec)) {
       case ReadFailure::kTooLarge:
+        ++server_.too_large;
         return send_error(413, "the request body is larger than the limit of " +
-                                   std::to_string(server_.options.max_body_bytes) + " bytes\n");
+                                   std::to_string(limits().max_body_bytes) + " bytes\n");
       case ReadFailure::kBadRequest:
         return send_error(400, "malformed request: " + ec.message() + "\n");
       case ReadFailure::kClose:
@@ -211,13 +378,17 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
 
   // Answers and closes. The unread rest of the request is drained first: closing a socket with
   // unread bytes resets the connection, and the client would lose the answer.
-  void send_error(int status, std::string body) {
+  void send_error(int status, std::string body,
+                  std::vector<std::pair<std::string, std::string>> headers = {}) {
     if (stopped_) return;
+    release_reservation();
+    set_phase(Phase::kDraining);
     response_ = {};
     response_.version(11);
     response_.result(static_cast<unsigned>(status));
     response_.set(http::field::server, "hypertopo");
     response_.set(http::field::content_type, "text/plain; charset=utf-8");
+    for (const auto& [name, value] : headers) response_.set(name, value);
     response_.keep_alive(false);
     response_.body() = std::move(body);
     response_.prepare_payload();
@@ -226,21 +397,25 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
       if (ec) return self->tcp().close();
       error_code ignored;
       self->tcp().socket().shutdown(tcp::socket::shutdown_send, ignored);
-      self->tcp().expires_after(self->server_.options.read_timeout);
+      self->tcp().expires_after(self->limits().read_timeout);
       self->drain();
     });
   }
 
+  // At most kMaxDrainBytes: a client that goes on sending a refused body is cut off (it may then
+  // see a reset instead of the answer).
   void drain() {
     tcp().async_read_some(asio::buffer(scratch_),
-                          [self = this->shared_from_this()](error_code ec, std::size_t) {
-                            if (ec) return self->tcp().close();
+                          [self = this->shared_from_this()](error_code ec, std::size_t n) {
+                            self->drained_ += n;
+                            if (ec || self->drained_ > kMaxDrainBytes) return self->tcp().close();
                             self->drain();
                           });
   }
 
   void respond() {
     if (stopped_) return;
+    set_phase(Phase::kHandling);
     auto& message = parser_->get();
     HttpServerRequest request;
     request.method = std::string(message.method_string());
@@ -273,9 +448,11 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
                            : "the handler answered an invalid status " + std::to_string(reply.status) + "\n";
     response_.prepare_payload();
     if (stopped_) return;
+    set_phase(Phase::kWriting);
     tcp().expires_after(server_.write_timeout());
     http::async_write(stream_, response_,
                       [self = this->shared_from_this(), keep_alive](error_code ec, std::size_t) {
+                        self->release_reservation();
                         if (ec) return self->tcp().close();
                         if (keep_alive) return self->read_request();
                         self->finish();
@@ -296,6 +473,8 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
   Stream stream_;
   std::optional<std::uint64_t> id_;  // set once registered with the server
   bool stopped_ = false;
+  std::size_t reserved_ = 0;  // this session's share of the in-flight budget
+  std::size_t drained_ = 0;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
@@ -310,6 +489,8 @@ struct HttpServer::Impl : ServerCore {
   std::optional<asio::ssl::context> tls;
   asio::io_context io;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<asio::steady_timer> accept_timer;  // the back-off after a failed accept()
+  std::chrono::milliseconds accept_backoff{0};
   std::atomic<std::uint16_t> bound_port{0};
   std::vector<std::thread> threads;
 
@@ -325,11 +506,22 @@ struct HttpServer::Impl : ServerCore {
 template <typename Stream>
 void HttpServer::Impl::start_session(Stream stream) {
   auto session = std::make_shared<Session<Stream>>(*this, std::move(stream));
+  std::shared_ptr<SessionHandle> victim;
   {
     std::lock_guard lock(sessions_mutex);
     if (stopping) return;  // the session closes its socket as it goes away
+    bool room = false;
+    victim = pick_victim_locked(room, false);
+    if (!room && !victim) {
+      ++refused;
+      return;  // every connection is busy with a body or a handler: this one closes as it goes away
+    }
     session->id() = next_session_id++;
     sessions.emplace(*session->id(), session);
+  }
+  if (victim) {
+    ++evicted;
+    victim->close_for_stop();
   }
   session->run();
 }
@@ -338,16 +530,37 @@ void HttpServer::Impl::accept() {
   acceptor->async_accept(asio::make_strand(io), [this](error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted || !acceptor->is_open()) return;
     if (!ec) {
+      accept_backoff = std::chrono::milliseconds{0};
       beast::tcp_stream plain(std::move(socket));
       if (tls) {
         start_session(beast::ssl_stream<beast::tcp_stream>(std::move(plain), *tls));
       } else {
         start_session(std::move(plain));
       }
+      return accept();
     }
-    // An accept error (out of descriptors, a connection reset before accept) affects one
-    // connection; keep listening.
-    accept();
+    // Out of descriptors (EMFILE, ENFILE) or memory, the pending connection stays in the backlog and
+    // an immediate retry fails again at once, spinning a core: free a descriptor held by an idle
+    // connection and wait, longer each time, before accepting again.
+    ++accept_errors;
+    std::shared_ptr<SessionHandle> victim;
+    {
+      std::lock_guard lock(sessions_mutex);
+      bool room = false;
+      victim = pick_victim_locked(room, true);
+    }
+    if (victim) {
+      ++evicted;
+      victim->close_for_stop();
+    }
+    accept_backoff = accept_backoff.count() == 0
+                         ? options.limits.accept_backoff_min
+                         : std::min(accept_backoff * 2, options.limits.accept_backoff_max);
+    accept_timer->expires_after(accept_backoff);
+    accept_timer->async_wait([this](error_code wait_ec) {
+      if (wait_ec || !acceptor->is_open()) return;
+      accept();
+    });
   });
 }
 
@@ -425,6 +638,7 @@ std::expected<void, Error> HttpServer::Impl::listen() {
   if (ec) return fail(ErrorCode::kInvalidArgument, where + ": not an IP address (" + ec.message() + ")");
   const tcp::endpoint endpoint(address, options.port);
   acceptor.emplace(asio::make_strand(io));
+  accept_timer.emplace(acceptor->get_executor());
   auto failed = [&](const char* step) {
     return fail(ErrorCode::kUnavailable, where + ": " + ec.message() + " (" + step + ")");
   };
@@ -450,6 +664,7 @@ std::expected<void, Error> HttpServer::start() {
                    : s.load_tls();
   if (ready) ready = s.listen();
   if (!ready) {  // nothing runs yet: leave the server as new, so that start() may be tried again
+    s.accept_timer.reset();
     s.acceptor.reset();
     s.tls.reset();
     s.bound_port = 0;
@@ -480,6 +695,7 @@ void HttpServer::stop() {
     asio::post(s.acceptor->get_executor(), [&s] {
       error_code ignored;
       s.acceptor->close(ignored);
+      s.accept_timer->cancel();
     });
   }
   for (const auto& session : open) session->close_for_stop();
@@ -492,6 +708,26 @@ void HttpServer::stop() {
 }
 
 std::uint16_t HttpServer::port() const { return impl_->bound_port; }
+
+HttpServerStats HttpServer::stats() const {
+  const Impl& s = *impl_;
+  HttpServerStats out;
+  {
+    std::lock_guard lock(impl_->sessions_mutex);
+    for (const auto& [id, weak] : s.sessions) {
+      auto session = weak.lock();
+      if (session && !session->closing.load()) ++out.connections_open;
+    }
+  }
+  out.inflight_bytes = s.inflight.load();
+  out.peak_inflight_bytes = s.peak_inflight.load();
+  out.connections_evicted = s.evicted.load();
+  out.connections_refused = s.refused.load();
+  out.accept_errors = s.accept_errors.load();
+  out.requests_busy = s.busy.load();
+  out.requests_too_large = s.too_large.load();
+  return out;
+}
 
 HttpServerResponse HttpServer::dispatch(const HttpServerRequest& request) {
   std::string allow;

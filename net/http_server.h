@@ -2,8 +2,9 @@
 // scheduler extender's webhook routes.
 //
 // Routes are exact (method, path) pairs; the query string is split off before matching. An unknown
-// path answers 404, a known path with another method 405 (with Allow), a body over max_body_bytes
-// 413, a request not fully read within read_timeout is dropped. A handler that throws answers 500
+// path answers 404, a known path with another method 405 (with Allow). What a server holds at once
+// (connections, header and body bytes, bytes in flight, accept back-off) is bounded by
+// options.limits: the policy and its two profiles are in net/http_limits.h. A handler that throws answers 500
 // with the exception's text; the server keeps running. Keep-alive is honoured. With tls_cert_file
 // and tls_key_file set, every connection is TLS (PEM files, read at start()); with tls_client_ca_file
 // too, a client that presents no certificate, or one that CA did not sign, fails the handshake and
@@ -29,6 +30,7 @@
 #include <string>
 
 #include "errors/error.h"
+#include "net/http_limits.h"
 
 namespace hypertopo::net {
 
@@ -55,9 +57,20 @@ struct HttpServerOptions {
   std::string tls_cert_file;  // both set: HTTPS only
   std::string tls_key_file;
   std::string tls_client_ca_file;  // set: clients must present a certificate this CA bundle signed
-  std::size_t max_body_bytes = 1u << 20;
-  std::chrono::milliseconds read_timeout{30000};
+  HttpServerLimits limits = kAgentHttpLimits;
   int threads = 1;  // I/O threads; handlers run on them
+};
+
+// What the server holds and has refused since start(), for metrics and tests.
+struct HttpServerStats {
+  std::size_t connections_open = 0;
+  std::size_t inflight_bytes = 0;         // body bytes counted (times body_memory_factor) right now
+  std::size_t peak_inflight_bytes = 0;    // the most at any time
+  std::uint64_t connections_evicted = 0;  // closed at the cap to make room for a new one
+  std::uint64_t connections_refused = 0;  // closed at once: at the cap with none to evict
+  std::uint64_t accept_errors = 0;        // accept() failures (EMFILE, ...), each followed by a back-off
+  std::uint64_t requests_busy = 0;        // 503: the body did not fit in what is in flight now
+  std::uint64_t requests_too_large = 0;   // 413: the body is over the route's limit
 };
 
 class HttpServer {
@@ -76,6 +89,7 @@ class HttpServer {
   // One request through the routes as a connection would run it, without a socket (fuzzing).
   HttpServerResponse dispatch(const HttpServerRequest& request);
   std::uint16_t port() const;  // the bound port after start()
+  HttpServerStats stats() const;
 
  private:
   struct Impl;

@@ -7,19 +7,24 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "net/http_transport.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::agent {
@@ -172,7 +177,7 @@ TEST(HttpServer, AnotherMethodOnAKnownPathIs405WithAllow) {
 }
 
 TEST(HttpServer, ABodyOverTheLimitIs413) {
-  auto server = started({.address = "127.0.0.1", .port = 0, .max_body_bytes = 1024});
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = {.max_body_bytes = 1024}});
   auto client = client_for(server->port());
   Reply at_limit = call(*client, "PUT", "/upload", std::string(1024, 'a'));
   EXPECT_EQ(at_limit.status, 200);
@@ -252,7 +257,7 @@ TEST(HttpServer, ConcurrentClientsAreAllAnswered) {
 }
 
 TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
-  auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 200ms});
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = {.read_timeout = 200ms}});
   RawClient slow(server->port());
   ASSERT_TRUE(slow.connected());
   ASSERT_TRUE(slow.send("GET /echo HTTP/1.1\r\nHost: t\r\n"));  // never finishes the header
@@ -265,7 +270,7 @@ TEST(HttpServer, ASlowClientIsDroppedAndOthersAreServed) {
 
 TEST(HttpServer, StopClosesIdleKeepAliveConnectionsAndIsIdempotent) {
   // The read timeout is far longer than the test: stop() must not wait for it.
-  auto server = started({.address = "127.0.0.1", .port = 0, .read_timeout = 10min, .threads = 2});
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = {.read_timeout = 10min}, .threads = 2});
   RawClient idle(server->port(), 60s);
   ASSERT_TRUE(idle.connected());
   ASSERT_TRUE(idle.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
@@ -425,6 +430,149 @@ TEST(HttpServer, ClientCertificatesAreRequiredAndVerifiedAgainstTheClientCa) {
   failed = ca_only.start();
   ASSERT_FALSE(failed.has_value());
   EXPECT_NE(failed.error().message().find("client CA"), std::string::npos) << failed.error().message();
+}
+
+// The limits of net/http_limits.h, each through raw connections as a hostile client would open them.
+
+TEST(HttpServer, AGetWithABodyIs413BeforeTheBodyIsRead) {
+  auto server = started({.address = "127.0.0.1", .port = 0});
+  RawClient raw(server->port(), 5s);
+  ASSERT_TRUE(raw.connected());
+  // The body is announced and never sent: the answer may not wait for it.
+  ASSERT_TRUE(raw.send("GET /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"));
+  const std::string response = raw.read_response();
+  EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response;
+  EXPECT_NE(response.find("GET request takes no body"), std::string::npos) << response;
+  // A body on a path that does not exist is refused before it is read too.
+  RawClient nowhere(server->port(), 5s);
+  ASSERT_TRUE(nowhere.send("POST /nowhere HTTP/1.1\r\nHost: t\r\nContent-Length: 1000\r\n\r\n"));
+  EXPECT_EQ(nowhere.read_response().rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(server->stats().requests_too_large, 1u);
+}
+
+TEST(HttpServer, AtTheConnectionCapTheLongestIdleConnectionMakesRoom) {
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = {.max_connections = 4}});
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 4; ++i) {
+    idle.push_back(std::make_unique<RawClient>(server->port(), 5s));
+    ASSERT_TRUE(idle.back()->connected());
+    // One at a time, so that the first is the one that has waited longest.
+    ASSERT_TRUE(testing::eventually([&] { return server->stats().connections_open == idle.size(); }));
+  }
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
+  EXPECT_TRUE(idle.front()->closed_by_server());
+  const auto stats = server->stats();
+  EXPECT_EQ(stats.connections_evicted, 1u);
+  EXPECT_LE(stats.connections_open, 4u);
+  // The newer idle connections are still served.
+  ASSERT_TRUE(idle.back()->send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  EXPECT_EQ(idle.back()->read_response().rfind("HTTP/1.1 200", 0), 0u);
+}
+
+TEST(HttpServer, ABodyThatDoesNotFitInFlightIs503BeforeItIsRead) {
+  auto server = started(
+      {.address = "127.0.0.1",
+       .port = 0,
+       .limits = {.max_body_bytes = 1u << 20, .body_memory_factor = 2, .max_inflight_bytes = 3u << 20}});
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n";
+  RawClient first(server->port());
+  ASSERT_TRUE(first.send(head + std::string(1000, 'a')));  // and the rest later
+  ASSERT_TRUE(testing::eventually([&] { return server->stats().inflight_bytes == (2u << 20); }));
+  RawClient second(server->port(), 5s);
+  ASSERT_TRUE(second.send(head));
+  const std::string busy = second.read_response();
+  EXPECT_EQ(busy.rfind("HTTP/1.1 503", 0), 0u) << busy;
+  EXPECT_NE(busy.find("Retry-After: 1\r\n"), std::string::npos) << busy;
+  // The first body completes and gives its share back; the retry fits.
+  ASSERT_TRUE(first.send(std::string((1u << 20) - 1000, 'a')));
+  EXPECT_EQ(first.read_response().rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_TRUE(testing::eventually([&] { return server->stats().inflight_bytes == 0; }));
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "POST", "/echo", std::string(1u << 20, 'c')).status, 200);
+  // A body whose share could never fit is 413, not 503: a retry would not help.
+  auto big = started(
+      {.address = "127.0.0.1",
+       .port = 0,
+       .limits = {.max_body_bytes = 1u << 20, .body_memory_factor = 8, .max_inflight_bytes = 4u << 20}});
+  RawClient too_big(big->port(), 5s);
+  ASSERT_TRUE(too_big.send(head));
+  EXPECT_EQ(too_big.read_response().rfind("HTTP/1.1 413", 0), 0u);
+  EXPECT_EQ(server->stats().peak_inflight_bytes, 2u << 20);
+  EXPECT_EQ(server->stats().requests_busy, 1u);
+}
+
+// 250 connections that each announce the largest body and trickle it: the bytes held stay within the
+// budget, the connections within the cap, and a health check on a fresh connection is answered.
+TEST(HttpServer, TwoHundredFiftySlowMaximalBodiesStayBoundedAndHealthIsAnswered) {
+  const net::HttpServerLimits limits{.max_connections = 64,
+                                     .max_body_bytes = 1u << 20,
+                                     .body_memory_factor = 4,
+                                     .max_inflight_bytes = 16u << 20};
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = limits});
+  std::vector<std::unique_ptr<RawClient>> slow;
+  for (int i = 0; i < 250; ++i) {
+    slow.push_back(std::make_unique<RawClient>(server->port(), 5s));
+    slow.back()->send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n" +
+                      std::string(100, 'x'));
+  }
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "GET", "/echo").status, 200);
+  const auto stats = server->stats();
+  EXPECT_LE(stats.peak_inflight_bytes, limits.max_inflight_bytes);
+  EXPECT_LE(stats.connections_open, limits.max_connections);
+  EXPECT_GT(stats.requests_busy + stats.connections_evicted + stats.connections_refused, 0u);
+}
+
+// The server's process runs out of descriptors while idle connections hold them. It must neither
+// spin on accept() nor leave a health check unanswered until the idle connections time out: it
+// closes the longest idle one, backs off, and accepts again. The server runs in a child process
+// whose descriptor limit is a few above what it holds, so that the test's own sockets are not
+// limited.
+TEST(HttpServer, OutOfDescriptorsTheServerEvictsIdleConnectionsAndKeepsAnswering) {
+  int ready[2];
+  int quit[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(quit), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(ready[0]);
+    ::close(quit[1]);
+    int highest = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+      highest = std::max(highest, std::atoi(entry.path().filename().c_str()));
+    }
+    // epoll, its eventfd and timerfd, the listener: then room for about six connections.
+    const rlim_t limit = static_cast<rlim_t>(highest) + 12;
+    rlimit nofile{limit, limit};
+    if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) ::_exit(3);
+    net::HttpServer server({.address = "127.0.0.1", .port = 0, .limits = {.read_timeout = 10min}});
+    server.handle("GET", "/echo", echo);
+    if (!server.start()) ::_exit(4);
+    const std::uint16_t port = server.port();
+    if (::write(ready[1], &port, sizeof port) != sizeof port) ::_exit(5);
+    char byte;
+    (void)!::read(quit[0], &byte, 1);  // until the test closes its end
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  ::close(quit[0]);
+  std::uint16_t port = 0;
+  ASSERT_EQ(::read(ready[0], &port, sizeof port), static_cast<ssize_t>(sizeof port));
+  // The kernel completes these connections in the backlog whether or not the server accepts them.
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 30; ++i) idle.push_back(std::make_unique<RawClient>(port, 10s));
+  RawClient health(port, 10s);
+  ASSERT_TRUE(health.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n"));
+  const std::string response = health.read_response();
+  ::close(quit[1]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(ready[0]);
+  EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u)
+      << "no answer while idle connections hold every descriptor";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace
