@@ -1,6 +1,11 @@
-// `hypertopo agent`: the DaemonSet process (agent/runtime/agent_daemon.h): probe, publish, elect,
+// `hypertopo agent`: the agent process (agent/runtime/agent_daemon.h): probe, publish, elect,
 // rebuild and reconcile; /healthz, /readyz and /metrics; hot reload of the config; SIGTERM ends it
 // gracefully (the leader stops acting, then releases its Lease).
+//
+// --role splits the work the way node-feature-discovery splits nfd-worker and nfd-master:
+//   node    the DaemonSet: the config's node probes, this node's NodeReport; no Lease, no fabric
+//   leader  the Deployment: the Lease, the fabric sources and the reconcilers; no node probe
+//   all     both in one process (one pod per node, or a workstation)
 #include <signal.h>
 #include <unistd.h>
 
@@ -26,8 +31,11 @@
 namespace hypertopo::cli {
 namespace {
 
+enum class AgentRole { kAll, kNode, kLeader };
+
 struct AgentOptions {
   std::string config_file;
+  std::string role = "all";
   std::string kubeconfig;
   std::string context;
   std::string node_name;
@@ -50,18 +58,53 @@ std::string read_text(const std::string& path) {
   return io::read_bounded_file(path, io::kConfigFileLimit).value_or("");
 }
 
+AgentRole role_of(const std::string& name) {
+  if (name == "node") return AgentRole::kNode;
+  if (name == "leader") return AgentRole::kLeader;
+  return AgentRole::kAll;
+}
+
+// What this role runs of the config: the leader workload probes no node (the DaemonSet's pods
+// publish every NodeReport, and a leader pod on a node of its own would race them); the node role
+// never elects, so its leader sources never run.
+agent::AgentConfig for_role(agent::AgentConfig config, AgentRole role) {
+  if (role == AgentRole::kLeader) {
+    for (auto& source : config.sources) {
+      if (source.role == agent::SourceRole::kNodeProbe) source.enabled = false;
+    }
+  }
+  return config;
+}
+
+// "ib-local, nvlink" or "none".
+std::string kinds_run(const agent::AgentConfig& config, agent::SourceRole source_role) {
+  std::string out;
+  for (const auto& s : config.sources) {
+    if (!s.enabled || s.role != source_role) continue;
+    out += (out.empty() ? "" : ", ") + s.kind;
+  }
+  return out.empty() ? "none" : out;
+}
+
 int run_agent(const AgentOptions& opts) {
   auto error = [](const std::string& message) {
     std::cerr << "hypertopo: error: " << message << "\n";
     return 1;
   };
-  auto config = agent::load_agent_config(opts.config_file);
-  if (!config) return error(config.error().message());
+  const AgentRole role = role_of(opts.role);
+  auto loaded = agent::load_agent_config(opts.config_file);
+  if (!loaded) return error(loaded.error().message());
+  agent::AgentConfig config = for_role(std::move(*loaded), role);
   if (opts.check) {
-    std::cout << opts.config_file << ": ok (" << config->sources.size() << " sources)\n";
+    const std::size_t n = config.sources.size();
+    std::cout << opts.config_file << ": ok (" << n << (n == 1 ? " source" : " sources") << ")\n"
+              << "role " << opts.role << ": node probes: "
+              << (role == AgentRole::kLeader ? "none" : kinds_run(config, agent::SourceRole::kNodeProbe))
+              << "; leader sources: "
+              << (role == AgentRole::kNode ? "none" : kinds_run(config, agent::SourceRole::kLeader)) << "\n";
     return 0;
   }
-  const std::string level_name = opts.log_level.empty() ? config->log_level : opts.log_level;
+  const std::string level_name = opts.log_level.empty() ? config.log_level : opts.log_level;
   auto level = telemetry::parse_log_level(level_name);
   if (!level) return error("--log-level " + level_name + ": not one of trace, debug, info, warn, error");
   telemetry::Logger log = telemetry::make_stderr_logger(*level);
@@ -88,12 +131,17 @@ int run_agent(const AgentOptions& opts) {
   if (!client) return error(client.error().message());
   // The Lease client answers within the renew deadline or not at all (leader_elector.h).
   k8s::ClientOptions election_options;
-  election_options.connect_timeout = std::min(config->renew_deadline / 4, std::chrono::milliseconds(2000));
-  election_options.request_timeout = std::min(config->renew_deadline / 2, std::chrono::milliseconds(5000));
+  election_options.connect_timeout = std::min(config.renew_deadline / 4, std::chrono::milliseconds(2000));
+  election_options.request_timeout = std::min(config.renew_deadline / 2, std::chrono::milliseconds(5000));
   election_options.retry.max_attempts = 1;
   election_options.qps = 0;
-  auto election = k8s::KubeClient::create(*cluster, election_options);
-  if (!election) return error(election.error().message());
+  // The node role takes no part in the election: without an election client the daemon only probes.
+  std::unique_ptr<k8s::KubeClient> election;
+  if (role != AgentRole::kNode) {
+    auto made = k8s::KubeClient::create(*cluster, election_options);
+    if (!made) return error(made.error().message());
+    election = std::move(*made);
+  }
 
   // Scratch space is private: never a fixed name in a shared directory that another local user
   // could take first or point somewhere else.
@@ -123,11 +171,11 @@ int run_agent(const AgentOptions& opts) {
 
   telemetry::MetricsRegistry metrics;
   const std::uint16_t port =
-      opts.http_port >= 0 ? static_cast<std::uint16_t>(opts.http_port) : config->http_port;
+      opts.http_port >= 0 ? static_cast<std::uint16_t>(opts.http_port) : config.http_port;
   net::HttpServer http({.address = "0.0.0.0", .port = port, .threads = 1});
-  agent::AgentDaemon daemon(*config, identity,
+  agent::AgentDaemon daemon(config, identity,
                             {.client = client->get(),
-                             .election_client = election->get(),
+                             .election_client = election.get(),
                              .metrics = &metrics,
                              .log = log,
                              .work_dir = work_dir});
@@ -162,7 +210,7 @@ int run_agent(const AgentOptions& opts) {
           "config not reloaded, keeping the running one: " + next.error().message());
       continue;
     }
-    daemon.reload(std::move(*next));
+    daemon.reload(for_role(std::move(*next), role));
   }
   daemon.stop();
   http.stop();
@@ -177,9 +225,11 @@ int run_agent(const AgentOptions& opts) {
 
 void add_agent_command(CLI::App& app, Action& action) {
   auto opts = std::make_shared<AgentOptions>();
-  auto* cmd = app.add_subcommand("agent",
-                                 "Run the DaemonSet agent: probe this node, publish its NodeReport, and "
-                                 "on the elected leader keep the HyperNodes in step with the fabric");
+  auto* cmd =
+      app.add_subcommand("agent",
+                         "Run the agent: probe this node and publish its NodeReport (--role node, the "
+                         "DaemonSet), or keep the HyperNodes in step with the fabric while holding the "
+                         "Lease (--role leader, the Deployment), or both");
   cmd->footer(
       "In a pod the Kubernetes connection comes from the service account; outside, pass --kubeconfig.\n"
       "The node name comes from --node-name, $NODE_NAME or the hostname; the Lease identity from\n"
@@ -187,13 +237,18 @@ void add_agent_command(CLI::App& app, Action& action) {
       "service account's namespace or hypertopo-system. SIGTERM stops gracefully (the Lease is\n"
       "released), SIGHUP reloads the config; it is also reloaded when the file changes.\n"
       "\nExamples:\n"
-      "  hypertopo agent --config /etc/hypertopo/config.yaml\n"
-      "  hypertopo agent --config deploy/base/config.yaml --check\n"
+      "  hypertopo agent --role node --config /etc/hypertopo/config.yaml\n"
+      "  hypertopo agent --role leader --config deploy/base/config.yaml --check\n"
       "  hypertopo agent --config my.yaml --kubeconfig ~/.kube/config --node-name dgx-001 --http-port 9090");
   cmd->add_option("--config", opts->config_file, "Agent config YAML (see deploy/base/config.yaml)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--check", opts->check, "Validate the config and exit");
+  cmd->add_option("--role", opts->role,
+                  "node: probe this node and publish its NodeReport (the DaemonSet); leader: hold the Lease, "
+                  "run the fabric sources and reconcile (the leader Deployment); all: both")
+      ->check(CLI::IsMember({"all", "node", "leader"}))
+      ->capture_default_str();
+  cmd->add_flag("--check", opts->check, "Validate the config, say what the role runs, and exit");
   cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file (default: in-cluster config)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--context", opts->context, "kubeconfig context (default: the current one)");

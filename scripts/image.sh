@@ -8,6 +8,7 @@
 #   scripts/image.sh --from-build build-asan       # only the runtime stage, around DIR/bin/hypertopo
 #                                                  # (a sanitizer build: hypertopo:<version>-sanitized)
 #   scripts/image.sh --from-build build --tag hypertopo:dev
+#                                                  # (stripped, as the full build's binary is)
 #
 # Where no registry can be reached, the debian:bookworm-slim base is made locally with
 # `debootstrap --variant=minbase` from the Debian mirror apt already uses, kept in
@@ -196,7 +197,15 @@ if [[ -n $from_build ]]; then
   trap 'rm -rf "$context"' EXIT
   mkdir -p "$context/scripts/packages"
   cp scripts/packages/*.txt "$context/scripts/packages/"
-  cp "$binary" "$context/hypertopo"
+  if ((sanitized)); then
+    # The sanitizers' reports name functions and lines from the symbols: kept.
+    cp "$binary" "$context/hypertopo"
+  else
+    # A release build's symbols and debug sections (RelWithDebInfo) are most of its size; the image
+    # gets what the full build's stage strips too (Dockerfile: `strip /build/bin/hypertopo`).
+    strip --strip-unneeded -o "$context/hypertopo" "$binary"
+  fi
+  echo "image.sh: $(stat -c %s "$binary") bytes built, $(stat -c %s "$context/hypertopo") in the image"
   ((sanitized)) && args+=(--build-arg SANITIZER_RUNTIME=1)
   echo "image.sh: building $tag around $binary with $tool"
   "${build_cmd[@]}" "${build_flags[@]}" "${args[@]}" --target prebuilt -t "$tag" -f "$PWD/Dockerfile" "$context"

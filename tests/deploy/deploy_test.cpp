@@ -1,10 +1,15 @@
 // Renders every kustomize overlay under deploy/overlays with `kubectl kustomize` and checks the
 // objects: kinds present, the ConfigMap is deploy/base/config.yaml byte for byte, RBAC without
-// wildcards and with the Secret limited by name, the DaemonSet's hardening, and one image reference.
+// wildcards and with the Secret limited by name, the node DaemonSet's hardening, the split into a
+// node DaemonSet and a leader Deployment (only the leader holds credentials and devices), each
+// namespace's Pod Security level against its pods, and one image reference. Every overlay's agent
+// config is run through `hypertopo agent --role node|leader --check`.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/support/fixtures.h"
@@ -19,6 +25,8 @@
 namespace {
 
 namespace fs = std::filesystem;
+using hypertopo::testing::TempDir;
+using hypertopo::testing::write_text;
 
 const fs::path kDeploy = fs::path(HYPERTOPO_SOURCE_DIR) / "deploy";
 const char* kKubectl = "/usr/bin/kubectl";
@@ -61,6 +69,8 @@ std::vector<YAML::Node> of_kind(const Rendered& r, const std::string& kind) {
   return out;
 }
 
+// A pointer into `objs`, which must outlive it (the rvalue overload is deleted).
+const YAML::Node* named(std::vector<YAML::Node>&& objs, const std::string& name) = delete;
 const YAML::Node* named(const std::vector<YAML::Node>& objs, const std::string& name) {
   for (const auto& o : objs) {
     if (o["metadata"]["name"].as<std::string>() == name) return &o;
@@ -74,6 +84,89 @@ bool has(const YAML::Node& seq, const std::string& value) {
     if (v.as<std::string>() == value) return true;
   }
   return false;
+}
+
+// "agent --role node --config ..." : a container's args, space-separated.
+std::string args_of(const YAML::Node& container) {
+  std::string out;
+  for (const auto& a : container["args"]) out += (out.empty() ? "" : " ") + a.as<std::string>();
+  return out;
+}
+
+// The volumes of a node DaemonSet beyond what its probes need (the config, the host's /sys, its
+// scratch directory): "" when none, else their names. Credentials, CAs and devices are the leader's.
+std::string volumes_beyond_the_node_probes(const YAML::Node& daemonset) {
+  std::string extra;
+  for (const auto& v : daemonset["spec"]["template"]["spec"]["volumes"]) {
+    const bool probes_need =
+        (v["configMap"] && v["configMap"]["name"].as<std::string>().starts_with("hypertopo-agent-config")) ||
+        (v["hostPath"] && v["hostPath"]["path"].as<std::string>() == "/sys") || v["emptyDir"];
+    if (!probes_need) extra += (extra.empty() ? "" : " ") + v["name"].as<std::string>();
+  }
+  return extra;
+}
+
+// The Pod Security Standards (https://kubernetes.io/docs/concepts/security/pod-security-standards/),
+// the checks Kubernetes' admission makes (kubernetes/pod-security-admission, policy/check_*.go) that
+// our pods could fail: "" when `pod` meets `level` (0 privileged, 1 baseline, 2 restricted), else
+// the first failure.
+std::string pod_security_violation(const YAML::Node& pod, int level) {
+  if (level == 0) return "";  // privileged: no restriction
+  for (const char* host : {"hostNetwork", "hostPID", "hostIPC"}) {
+    if (pod[host] && pod[host].as<bool>()) return host;
+  }
+  static const std::set<std::string> kBaselineCaps = {
+      "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "MKNOD",
+      "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
+  for (const auto& v : pod["volumes"]) {
+    if (v["hostPath"]) return "hostPath volume " + v["name"].as<std::string>();
+    if (level >= 2) {
+      bool allowed = false;
+      for (const char* type : {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+                               "persistentVolumeClaim", "projected", "secret"})
+        allowed = allowed || v[type].IsDefined();
+      if (!allowed) return "volume type of " + v["name"].as<std::string>();
+    }
+  }
+  const YAML::Node pod_sc = pod["securityContext"];
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const auto& c : pod[list]) {
+      const std::string who = c["name"].as<std::string>() + ": ";
+      const YAML::Node sc = c["securityContext"];
+      if (sc["privileged"] && sc["privileged"].as<bool>()) return who + "privileged";
+      for (const auto& port : c["ports"]) {
+        if (port["hostPort"] && port["hostPort"].as<int>() != 0) return who + "hostPort";
+      }
+      for (const auto& cap : sc["capabilities"]["add"]) {
+        const std::string name = cap.as<std::string>();
+        if (!kBaselineCaps.contains(name)) return who + "capability " + name;
+        if (level >= 2 && name != "NET_BIND_SERVICE") return who + "capability " + name;
+      }
+      if (level < 2) continue;
+      if (!sc["allowPrivilegeEscalation"] || sc["allowPrivilegeEscalation"].as<bool>())
+        return who + "allowPrivilegeEscalation not false";
+      if (!has(sc["capabilities"]["drop"], "ALL")) return who + "capabilities not dropping ALL";
+      const YAML::Node non_root = sc["runAsNonRoot"] ? sc["runAsNonRoot"] : pod_sc["runAsNonRoot"];
+      if (!non_root || !non_root.as<bool>()) return who + "runAsNonRoot not true";
+      const YAML::Node user = sc["runAsUser"] ? sc["runAsUser"] : pod_sc["runAsUser"];
+      if (user && user.as<long>() == 0) return who + "runAsUser 0";
+      const YAML::Node seccomp = sc["seccompProfile"] ? sc["seccompProfile"] : pod_sc["seccompProfile"];
+      const std::string type = seccomp ? seccomp["type"].as<std::string>("") : "";
+      if (type != "RuntimeDefault" && type != "Localhost") return who + "seccompProfile not RuntimeDefault";
+    }
+  }
+  return "";
+}
+
+// A command's combined output and exit status.
+std::pair<std::string, int> run(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"", -1};
+  std::array<char, 4096> buf{};
+  for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0;) out.append(buf.data(), n);
+  const int status = ::pclose(pipe);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
 class DeployTest : public ::testing::Test {
@@ -178,8 +271,9 @@ TEST_F(DeployTest, DefaultOverlayHasEveryPieceAndTheExampleConfig) {
     }
   }
   auto roles = of_kind(r, "Role");
-  ASSERT_EQ(roles.size(), 1u);
-  EXPECT_EQ(roles[0]["metadata"]["namespace"].as<std::string>(), "hypertopo-system");
+  ASSERT_EQ(roles.size(), 2u);
+  for (const auto& role : roles)
+    EXPECT_EQ(role["metadata"]["namespace"].as<std::string>(), "hypertopo-system");
 
   auto ds = of_kind(r, "DaemonSet");
   ASSERT_EQ(ds.size(), 1u);
@@ -191,8 +285,7 @@ TEST_F(DeployTest, DefaultOverlayHasEveryPieceAndTheExampleConfig) {
   EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL"));
   EXPECT_FALSE(c["securityContext"]["capabilities"]["add"]) << "the probes need no capability";
   EXPECT_FALSE(c["securityContext"]["privileged"] && c["securityContext"]["privileged"].as<bool>());
-  EXPECT_EQ(c["args"][0].as<std::string>(), "agent");
-  EXPECT_EQ(c["args"][2].as<std::string>(), "/etc/hypertopo/config.yaml");
+  EXPECT_EQ(args_of(c), "agent --role node --config /etc/hypertopo/config.yaml");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
   EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 8080);
@@ -246,23 +339,29 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
     }
   }
   EXPECT_TRUE(patch_nodes);
-  auto ds = of_kind(r, "DaemonSet");
-  ASSERT_EQ(ds.size(), 1u);
-  bool enabled = false;
-  for (const auto& e : ds[0]["spec"]["template"]["spec"]["containers"][0]["env"]) {
-    if (e["name"].as<std::string>() == "HYPERTOPO_EXPORT_NODE_LABELS")
-      enabled = e["value"].as<std::string>() == "true";
-  }
-  EXPECT_TRUE(enabled);
+  // The export is on in the leader, which alone writes Nodes; the node DaemonSet does not know of it.
+  auto export_enabled = [](const YAML::Node& workload) {
+    for (const auto& e : workload["spec"]["template"]["spec"]["containers"][0]["env"]) {
+      if (e["name"].as<std::string>() == "HYPERTOPO_EXPORT_NODE_LABELS")
+        return e["value"].as<std::string>() == "true";
+    }
+    return false;
+  };
+  const auto deployments = of_kind(r, "Deployment");
+  const auto daemonsets = of_kind(r, "DaemonSet");
+  ASSERT_NE(named(deployments, "hypertopo-leader"), nullptr);
+  EXPECT_TRUE(export_enabled(*named(deployments, "hypertopo-leader")));
+  ASSERT_NE(named(daemonsets, "hypertopo-node"), nullptr);
+  EXPECT_FALSE(export_enabled(*named(daemonsets, "hypertopo-node")));
 
-  // What the leader does with Nodes, all bound to the agent's service account: list and watch them
+  // What the leader does with Nodes, all bound to the leader's service account: list and watch them
   // (the tree's hosts), get and merge-patch their labels. Never update (a PUT would overwrite
   // fields others own) and never delete.
   std::set<std::string> bound_roles;
   for (const auto& b : of_kind(r, "ClusterRoleBinding")) {
     for (const auto& subject : b["subjects"]) {
       if (subject["kind"].as<std::string>() == "ServiceAccount" &&
-          subject["name"].as<std::string>() == "hypertopo-agent" &&
+          subject["name"].as<std::string>() == "hypertopo-leader" &&
           subject["namespace"].as<std::string>() == "hypertopo-system")
         bound_roles.insert(b["roleRef"]["name"].as<std::string>());
     }
@@ -282,19 +381,22 @@ TEST_F(DeployTest, NodeLabelsOverlayGrantsNodePatchAndEnablesExport) {
   EXPECT_EQ(maps[0]["data"]["config.yaml"].as<std::string>(), read_text(kDeploy / "base" / "config.yaml"));
 }
 
-// credentials.secretRef: the agent reads the UFM Secret through the API, so every overlay lets its
-// service account `get` exactly that Secret, in its own namespace, and nothing else about Secrets.
-TEST_F(DeployTest, TheAgentMayGetOnlyTheUfmSecretAndOnlyInItsNamespace) {
-  for (const char* name : {"default", "ufm", "node-labels"}) {
+// credentials.secretRef: the leader reads the UFM Secret through the API, so every overlay lets the
+// leader's service account `get` exactly that Secret, in its own namespace, and nothing else about
+// Secrets; the node DaemonSet's account is bound to no rule about Secrets at all.
+TEST_F(DeployTest, OnlyTheLeaderMayGetOnlyTheUfmSecretAndOnlyInItsNamespace) {
+  for (const char* name : {"default", "ufm", "node-labels", "labels", "ib-walk"}) {
     Rendered r = overlay(name);
     for (const auto& role : of_kind(r, "ClusterRole")) {
       for (const auto& rule : role["rules"]) EXPECT_FALSE(has(rule["resources"], "secrets")) << name;
     }
-    std::set<std::string> bound;
+    std::set<std::string> bound, node_bound;
     for (const auto& b : of_kind(r, "RoleBinding")) {
       for (const auto& subject : b["subjects"]) {
-        if (subject["name"].as<std::string>() == "hypertopo-agent")
+        if (subject["name"].as<std::string>() == "hypertopo-leader")
           bound.insert(b["roleRef"]["name"].as<std::string>());
+        if (subject["name"].as<std::string>() == "hypertopo-node")
+          node_bound.insert(b["roleRef"]["name"].as<std::string>());
       }
     }
     int secret_rules = 0;
@@ -304,6 +406,7 @@ TEST_F(DeployTest, TheAgentMayGetOnlyTheUfmSecretAndOnlyInItsNamespace) {
         ++secret_rules;
         EXPECT_EQ(role["metadata"]["namespace"].as<std::string>(), "hypertopo-system") << name;
         EXPECT_TRUE(bound.contains(role["metadata"]["name"].as<std::string>())) << name;
+        EXPECT_FALSE(node_bound.contains(role["metadata"]["name"].as<std::string>())) << name;
         ASSERT_EQ(rule["resourceNames"].size(), 1u) << name;
         EXPECT_EQ(rule["resourceNames"][0].as<std::string>(), "hypertopo-ufm-credentials") << name;
         ASSERT_EQ(rule["verbs"].size(), 1u) << name;
@@ -351,13 +454,15 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
   EXPECT_EQ(profiles["hypertopo-gang-scheduler"]["percentageOfNodesToScore"].as<int>(), 100);
 }
 
-// UFM from the agent's config alone: the Secret and the CA are mounted read-only where the config
-// names them, the config loads as an agent config, and the Secret stays readable by its one name.
-TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
+// UFM from the agent's config alone: the Secret and the CA are mounted read-only in the leader
+// Deployment where the config names them, never in the node DaemonSet; the config loads as an agent
+// config, and the Secret stays readable by its one name.
+TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnlyInTheLeaderOnly) {
   Rendered r = overlay("ufm");
-  auto ds = of_kind(r, "DaemonSet");
-  ASSERT_EQ(ds.size(), 1u);
-  const auto pod = ds[0]["spec"]["template"]["spec"];
+  const auto deployments = of_kind(r, "Deployment");
+  const YAML::Node* leader = named(deployments, "hypertopo-leader");
+  ASSERT_NE(leader, nullptr);
+  const auto pod = (*leader)["spec"]["template"]["spec"];
   std::map<std::string, std::string> secret_of, config_map_of;
   for (const auto& v : pod["volumes"]) {
     if (v["secret"]) secret_of[v["name"].as<std::string>()] = v["secret"]["secretName"].as<std::string>();
@@ -371,6 +476,9 @@ TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
   }
   EXPECT_TRUE(read_only["/etc/hypertopo/ufm"]);
   EXPECT_TRUE(read_only["/etc/hypertopo/ufm-ca"]);
+  auto ds = of_kind(r, "DaemonSet");
+  ASSERT_EQ(ds.size(), 1u);
+  EXPECT_EQ(volumes_beyond_the_node_probes(ds[0]), "");
   auto maps = of_kind(r, "ConfigMap");
   ASSERT_EQ(maps.size(), 1u);
   const std::string config = maps[0]["data"]["config.yaml"].as<std::string>();
@@ -387,16 +495,89 @@ TEST_F(DeployTest, UfmOverlayMountsTheCredentialsAndCaReadOnly) {
   EXPECT_TRUE(secret_by_name);
 }
 
+// node-feature-discovery's split (nfd-worker DaemonSet, nfd-master Deployment), in every overlay
+// that deploys the agent: the DaemonSet runs `--role node` with the node probes' mounts and nothing
+// more; the leader Deployment runs `--role leader` in two replicas, under its own service account.
+// The node account may read and write NodeReports and nothing else; the Lease, HyperNodes, Nodes,
+// Events and Secrets are the leader's.
+TEST_F(DeployTest, EveryAgentOverlaySplitsANodeDaemonSetFromATwoReplicaLeader) {
+  std::set<std::string> agent_overlays;
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
+    const std::string name = dir.path().filename().string();
+    Rendered r = overlay(name);
+    auto daemonsets = of_kind(r, "DaemonSet");
+    auto deployments = of_kind(r, "Deployment");
+    const YAML::Node* leader = named(deployments, "hypertopo-leader");
+    if (daemonsets.empty() && leader == nullptr) continue;  // the extender
+    agent_overlays.insert(name);
+    ASSERT_EQ(daemonsets.size(), 1u) << name;
+    ASSERT_NE(leader, nullptr) << name;
+    const YAML::Node node_pod = daemonsets[0]["spec"]["template"]["spec"];
+    const YAML::Node leader_pod = (*leader)["spec"]["template"]["spec"];
+    EXPECT_EQ(args_of(node_pod["containers"][0]), "agent --role node --config /etc/hypertopo/config.yaml")
+        << name;
+    EXPECT_EQ(args_of(leader_pod["containers"][0]), "agent --role leader --config /etc/hypertopo/config.yaml")
+        << name;
+    EXPECT_EQ((*leader)["spec"]["replicas"].as<int>(), 2) << name;
+    EXPECT_EQ(volumes_beyond_the_node_probes(daemonsets[0]), "") << name;
+    // Both read the one generated config.
+    std::string node_config, leader_config;
+    for (const auto& v : node_pod["volumes"])
+      if (v["configMap"]) node_config = v["configMap"]["name"].as<std::string>();
+    for (const auto& v : leader_pod["volumes"])
+      if (v["name"].as<std::string>() == "config") leader_config = v["configMap"]["name"].as<std::string>();
+    EXPECT_TRUE(node_config.starts_with("hypertopo-agent-config")) << name;
+    EXPECT_EQ(node_config, leader_config) << name;
+    // The leader mounts nothing of the host but the umad devices where it walks.
+    for (const auto& v : leader_pod["volumes"]) {
+      if (v["hostPath"]) EXPECT_EQ(v["hostPath"]["path"].as<std::string>(), "/dev/infiniband") << name;
+    }
+
+    const std::string node_sa = node_pod["serviceAccountName"].as<std::string>();
+    const std::string leader_sa = leader_pod["serviceAccountName"].as<std::string>();
+    EXPECT_NE(node_sa, leader_sa) << name;
+    // Every resource the node account may touch, by every binding that names it.
+    std::set<std::string> bound;
+    for (const char* kind : {"RoleBinding", "ClusterRoleBinding"}) {
+      for (const auto& b : of_kind(r, kind)) {
+        for (const auto& subject : b["subjects"]) {
+          if (subject["name"].as<std::string>() == node_sa)
+            bound.insert(b["roleRef"]["kind"].as<std::string>() + "/" +
+                         b["roleRef"]["name"].as<std::string>());
+        }
+      }
+    }
+    std::set<std::string> node_resources, node_verbs;
+    for (const char* kind : {"Role", "ClusterRole"}) {
+      for (const auto& role : of_kind(r, kind)) {
+        if (!bound.contains(std::string(kind) + "/" + role["metadata"]["name"].as<std::string>())) continue;
+        for (const auto& rule : role["rules"]) {
+          for (const auto& res : rule["resources"]) node_resources.insert(res.as<std::string>());
+          for (const auto& verb : rule["verbs"]) node_verbs.insert(verb.as<std::string>());
+        }
+      }
+    }
+    EXPECT_EQ(node_resources, (std::set<std::string>{"nodereports"})) << name;
+    EXPECT_EQ(node_verbs, (std::set<std::string>{"get", "create", "update"})) << name;
+  }
+  EXPECT_EQ(agent_overlays, (std::set<std::string>{"default", "ib-walk", "labels", "node-labels", "ufm",
+                                                   "with-hypernode-crd"}));
+}
+
 // The live walk (ibnetdisc) goes through the host's umad devices: an overlay whose agent config
-// enables it mounts /dev/infiniband and adds CAP_IPC_LOCK, and one that does not grants neither.
-TEST_F(DeployTest, AnOverlayThatWalksTheFabricMountsTheUmadDevicesAndNoOtherDoes) {
+// enables it mounts /dev/infiniband and adds CAP_IPC_LOCK to the leader, and schedules the leader
+// only on nodes with an HCA, tolerating the GPU taint and no other; one that does not grants neither.
+// The node DaemonSet never gets the devices.
+TEST_F(DeployTest, OnlyAWalkingLeaderMountsTheUmadDevicesAndOnlyOnInfinibandNodes) {
   std::set<std::string> walking;
   for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
     if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
     const std::string name = dir.path().filename().string();
     Rendered r = overlay(name);
-    auto ds = of_kind(r, "DaemonSet");
-    if (ds.empty()) continue;  // the extender
+    const auto deployments = of_kind(r, "Deployment");
+    const YAML::Node* leader = named(deployments, "hypertopo-leader");
+    if (leader == nullptr) continue;  // the extender
     std::string config_text;
     for (const auto& m : of_kind(r, "ConfigMap")) {
       if (m["metadata"]["name"].as<std::string>().starts_with("hypertopo-agent-config"))
@@ -410,7 +591,7 @@ TEST_F(DeployTest, AnOverlayThatWalksTheFabricMountsTheUmadDevicesAndNoOtherDoes
           (!source["enabled"] || source["enabled"].as<bool>()))
         walks = true;
     }
-    const YAML::Node pod = ds[0]["spec"]["template"]["spec"];
+    const YAML::Node pod = (*leader)["spec"]["template"]["spec"];
     const YAML::Node c = pod["containers"][0];
     bool device_mounted = false;
     for (const auto& m : c["volumeMounts"]) {
@@ -426,9 +607,151 @@ TEST_F(DeployTest, AnOverlayThatWalksTheFabricMountsTheUmadDevicesAndNoOtherDoes
     EXPECT_EQ(ipc_lock, walks) << name;
     EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL")) << name;
     EXPECT_TRUE(c["securityContext"]["readOnlyRootFilesystem"].as<bool>()) << name;
-    if (walks) walking.insert(name);
+    if (walks) {
+      walking.insert(name);
+      EXPECT_EQ(pod["nodeSelector"]["feature.node.kubernetes.io/rdma.available"].as<std::string>(""), "true")
+          << name << ": the walking leader must land on a node with an HCA";
+    }
+    // No catch-all toleration: a leader never lands on a node it was not meant for.
+    for (const auto& t : pod["tolerations"]) {
+      EXPECT_TRUE(t["key"].IsDefined()) << name << ": a toleration of every taint";
+    }
+    auto ds = of_kind(r, "DaemonSet");
+    ASSERT_EQ(ds.size(), 1u) << name;
+    for (const auto& m : ds[0]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"])
+      EXPECT_NE(m["mountPath"].as<std::string>(), "/dev/infiniband") << name;
   }
   EXPECT_EQ(walking, (std::set<std::string>{"ib-walk"}));
+}
+
+// Pod Security admission: every namespace an overlay creates names an enforced level; each pod meets
+// its namespace's level, and the level is the strictest that all of them meet, so `restricted` is
+// enforced wherever the pods allow it.
+TEST_F(DeployTest, EachNamespaceEnforcesTheStrictestPodSecurityLevelItsPodsMeet) {
+  std::map<std::string, std::string> level_seen;  // namespace -> level, across overlays
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    if (!fs::exists(dir.path() / "kustomization.yaml")) continue;
+    const std::string name = dir.path().filename().string();
+    Rendered r = overlay(name);
+    std::map<std::string, std::string> enforced;
+    for (const auto& ns : of_kind(r, "Namespace")) {
+      const std::string level =
+          ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"].as<std::string>("");
+      enforced[ns["metadata"]["name"].as<std::string>()] = level;
+      EXPECT_TRUE(level == "privileged" || level == "baseline" || level == "restricted")
+          << name << ": namespace " << ns["metadata"]["name"] << " enforces '" << level << "'";
+    }
+    std::map<std::string, int> strictest;  // namespace -> 0 privileged, 1 baseline, 2 restricted
+    for (const auto& o : r.objects) {
+      if (!o["spec"] || !o["spec"]["template"]) continue;
+      const std::string ns = o["metadata"]["namespace"].as<std::string>("");
+      ASSERT_TRUE(enforced.contains(ns)) << name << ": " << o["metadata"]["name"] << " in " << ns;
+      const YAML::Node pod = o["spec"]["template"]["spec"];
+      const std::string workload = name + " " + o["metadata"]["name"].as<std::string>();
+      const int meets = pod_security_violation(pod, 2).empty()   ? 2
+                        : pod_security_violation(pod, 1).empty() ? 1
+                                                                 : 0;
+      strictest[ns] = strictest.contains(ns) ? std::min(strictest[ns], meets) : meets;
+      const int level = enforced[ns] == "restricted" ? 2 : enforced[ns] == "baseline" ? 1 : 0;
+      EXPECT_EQ(pod_security_violation(pod, level), "")
+          << workload << " in " << ns << " (" << enforced[ns] << ")";
+    }
+    for (const auto& [ns, meets] : strictest) {
+      const char* names[] = {"privileged", "baseline", "restricted"};
+      EXPECT_EQ(enforced[ns], names[meets])
+          << name << ": namespace " << ns << "'s pods all meet " << names[meets];
+    }
+    // One namespace, one level: two overlays that label it differently would undo each other.
+    for (const auto& [ns, level] : enforced) {
+      if (ns == "hypertopo-system") continue;  // ib-walk may lift it; checked below
+      if (level_seen.contains(ns)) EXPECT_EQ(level_seen[ns], level) << ns << " in " << name;
+      level_seen[ns] = level;
+    }
+    if (enforced.contains("hypertopo-system")) EXPECT_EQ(enforced["hypertopo-system"], "privileged") << name;
+  }
+  // The leader, in the overlays where it holds no device, is built to the restricted level itself.
+  Rendered r = overlay("ufm");
+  const auto deployments = of_kind(r, "Deployment");
+  const YAML::Node* leader = named(deployments, "hypertopo-leader");
+  ASSERT_NE(leader, nullptr);
+  EXPECT_EQ(pod_security_violation((*leader)["spec"]["template"]["spec"], 2), "");
+}
+
+// kube-scheduler must not be newer than the API server (Kubernetes' version skew policy): its version
+// is one setting, in one place, and its start needs the extension-apiserver-authentication reader.
+TEST_F(DeployTest, ExtenderOverlaySetsTheKubeSchedulerVersionOnceAndLetsItReadItsAuthConfig) {
+  Rendered r = overlay("extender");
+  // The version is one setting: the kustomization's images entry; deployment.yaml names no tag.
+  const YAML::Node k = YAML::LoadFile((kDeploy / "overlays" / "extender" / "kustomization.yaml").string());
+  std::string tag;
+  for (const auto& image : k["images"]) {
+    if (image["name"].as<std::string>() == "registry.k8s.io/kube-scheduler")
+      tag = image["newTag"].as<std::string>();
+  }
+  ASSERT_FALSE(tag.empty());
+  EXPECT_EQ(read_text(kDeploy / "overlays" / "extender" / "deployment.yaml").find("kube-scheduler:v"),
+            std::string::npos);
+  auto deployments = of_kind(r, "Deployment");
+  ASSERT_EQ(deployments.size(), 1u);
+  std::string scheduler_image;
+  for (const auto& c : deployments[0]["spec"]["template"]["spec"]["containers"]) {
+    if (c["name"].as<std::string>() == "kube-scheduler") scheduler_image = c["image"].as<std::string>();
+  }
+  EXPECT_EQ(scheduler_image, "registry.k8s.io/kube-scheduler:" + tag);
+  // kube-scheduler reads extension-apiserver-authentication in kube-system: Kubernetes' own Role.
+  bool reader = false;
+  const std::string ns = deployments[0]["metadata"]["namespace"].as<std::string>();
+  const std::string sa = deployments[0]["spec"]["template"]["spec"]["serviceAccountName"].as<std::string>();
+  for (const auto& b : of_kind(r, "RoleBinding")) {
+    if (b["metadata"]["namespace"].as<std::string>() != "kube-system") continue;
+    if (b["roleRef"]["kind"].as<std::string>() != "Role" ||
+        b["roleRef"]["name"].as<std::string>() != "extension-apiserver-authentication-reader")
+      continue;
+    for (const auto& subject : b["subjects"]) {
+      reader =
+          reader || (subject["kind"].as<std::string>() == "ServiceAccount" &&
+                     subject["name"].as<std::string>() == sa && subject["namespace"].as<std::string>() == ns);
+    }
+  }
+  EXPECT_TRUE(reader);
+  // Everything else of the overlay is in its own namespace.
+  for (const auto& o : r.objects) {
+    if (o["kind"].as<std::string>() == "RoleBinding" || !o["metadata"]["namespace"]) continue;
+    EXPECT_EQ(o["metadata"]["namespace"].as<std::string>(), ns) << o["kind"] << " " << o["metadata"]["name"];
+  }
+}
+
+// Every overlay's agent config, as rendered, loads in the binary, and each role runs its half: the
+// node role the node probes only, the leader the overlay's fabric source and no probe.
+TEST_F(DeployTest, EveryOverlaysConfigLoadsAndEachRoleRunsItsHalf) {
+  const std::map<std::string, std::string> leader_sources = {
+      {"default", "none"}, {"node-labels", "none"},  {"with-hypernode-crd", "none"},
+      {"ufm", "ufm"},      {"ib-walk", "ibnetdisc"}, {"labels", "labels"}};
+  TempDir dir;
+  for (const auto& [name, fabric] : leader_sources) {
+    Rendered r = overlay(name);
+    std::string config_text;
+    for (const auto& m : of_kind(r, "ConfigMap")) {
+      if (m["metadata"]["name"].as<std::string>().starts_with("hypertopo-agent-config"))
+        config_text = m["data"]["config.yaml"].as<std::string>();
+    }
+    ASSERT_FALSE(config_text.empty()) << name;
+    const fs::path file = dir.path() / (name + ".yaml");
+    write_text(file, config_text);
+    const auto [node_out, node_rc] = run(std::string(HT_HYPERTOPO_BINARY) + " agent --role node --config " +
+                                         file.string() + " --check 2>&1");
+    EXPECT_EQ(node_rc, 0) << name << ": " << node_out;
+    EXPECT_NE(node_out.find("role node: node probes: ib-local, nvlink; leader sources: none\n"),
+              std::string::npos)
+        << name << ": " << node_out;
+    const auto [leader_out, leader_rc] =
+        run(std::string(HT_HYPERTOPO_BINARY) + " agent --role leader --config " + file.string() +
+            " --check 2>&1");
+    EXPECT_EQ(leader_rc, 0) << name << ": " << leader_out;
+    EXPECT_NE(leader_out.find("role leader: node probes: none; leader sources: " + fabric + "\n"),
+              std::string::npos)
+        << name << ": " << leader_out;
+  }
 }
 
 }  // namespace
@@ -444,4 +767,31 @@ TEST(DeployReadme, ShowsTheExampleConfigVerbatim) {
   ASSERT_FALSE(config.str().empty());
   EXPECT_NE(readme.str().find("```yaml\n" + config.str() + "```\n"), std::string::npos)
       << "README.md does not show deploy/base/config.yaml verbatim in a ```yaml block";
+}
+
+// docs/install.md names every overlay, and every deploy/ path it names exists.
+TEST(DeployDocs, InstallDocNamesEveryOverlayAndOnlyPathsThatExist) {
+  const fs::path root(HYPERTOPO_SOURCE_DIR);
+  std::ifstream in(root / "docs" / "install.md");
+  ASSERT_TRUE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const auto& dir : fs::directory_iterator(kDeploy / "overlays")) {
+    const std::string path = "`deploy/overlays/" + dir.path().filename().string() + "`";
+    EXPECT_NE(doc.find(path), std::string::npos) << path << " is not in docs/install.md";
+  }
+  std::size_t named = 0;
+  for (std::size_t at = doc.find("deploy/"); at != std::string::npos; at = doc.find("deploy/", at + 1)) {
+    if (at > 0 && doc[at - 1] != '`' && doc[at - 1] != ' ' && doc[at - 1] != '(') continue;
+    std::size_t end = at;
+    while (end < doc.size() && (std::isalnum(static_cast<unsigned char>(doc[end])) ||
+                                std::string_view("/-_.").find(doc[end]) != std::string_view::npos))
+      ++end;
+    std::string path = doc.substr(at, end - at);
+    while (!path.empty() && (path.back() == '.' || path.back() == '/')) path.pop_back();
+    ++named;
+    EXPECT_TRUE(fs::exists(root / path)) << path << " (docs/install.md) does not exist";
+  }
+  EXPECT_GT(named, 10u);
 }

@@ -1,0 +1,219 @@
+// `hypertopo agent --role node|leader` as the two workloads of deploy/ start it, against the loopback
+// API server: the node role publishes its NodeReport and never touches the Lease or a HyperNode; the
+// leader role takes the Lease, runs the fabric source and reconciles the HyperNodes, and publishes no
+// NodeReport of its own; --check says what each role runs; a role that is not one is refused.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tests/support/apiserver/loopback_apiserver.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fixtures.h"
+
+extern char** environ;
+
+namespace hypertopo::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::uint16_t free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// One HTTP/1.0 GET on 127.0.0.1: the status line and body, "" when nothing answers.
+std::string http_get(std::uint16_t port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return "";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+  if (write(fd, request.data(), request.size()) < 0) {
+    close(fd);
+    return "";
+  }
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) response.append(buf, static_cast<std::size_t>(n));
+  close(fd);
+  return response;
+}
+
+std::pair<std::string, int> run(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {"", -1};
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+struct Agent {
+  pid_t pid = -1;
+  std::uint16_t port = 0;
+  ~Agent() {
+    if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+  }
+  int stop() {  // SIGTERM, then the exit status (-1: none within 15 s)
+    kill(pid, SIGTERM);
+    int status = 0;
+    const bool exited = eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s, 20ms);
+    if (!exited) return -1;
+    pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+};
+
+void spawn(Agent& agent, const std::string& role, const std::filesystem::path& config,
+           const std::filesystem::path& kubeconfig, const std::string& node,
+           const std::filesystem::path& work) {
+  agent.port = free_port();
+  std::vector<std::string> args = {HT_HYPERTOPO_BINARY,
+                                   "agent",
+                                   "--role",
+                                   role,
+                                   "--config",
+                                   config.string(),
+                                   "--kubeconfig",
+                                   kubeconfig.string(),
+                                   "--node-name",
+                                   node,
+                                   "--pod-name",
+                                   role + "-" + node,
+                                   "--namespace",
+                                   "hypertopo-system",
+                                   "--work-dir",
+                                   work.string(),
+                                   "--http-port",
+                                   std::to_string(agent.port)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  if (posix_spawn(&agent.pid, HT_HYPERTOPO_BINARY, nullptr, nullptr, argv.data(), environ) != 0)
+    agent.pid = -1;
+}
+
+const std::string kReports = "hypertopo.io/v1alpha1/nodereports";
+const std::string kHyperNodes = "topology.volcano.sh/v1alpha1/hypernodes";
+const std::string kLeases = "coordination.k8s.io/v1/leases";
+
+class AgentRoleTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_.set_raw_handler([this](const RawHttpRequest& request) -> std::optional<RawHttpResponse> {
+      if (request.target.find("/leases") != std::string::npos) ++lease_requests_;
+      return std::nullopt;
+    });
+    ASSERT_TRUE(server_.start());
+    kubeconfig_ = dir_.path() / "kubeconfig";
+    write_text(
+        kubeconfig_,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: loop\n  cluster:\n    server: " + server_.url() +
+            "\nusers:\n- name: me\n  user:\n    token: t0ken\ncontexts:\n- name: loop\n"
+            "  context:\n    cluster: loop\n    user: me\ncurrent-context: loop\n");
+    // One config for both workloads, as deploy/ mounts it: a node probe and a fabric source.
+    config_ = dir_.path() / "config.yaml";
+    write_text(config_,
+               "hostRoot: " + (dir_.path() / "host").string() +
+                   "\nsources:\n  - kind: ib-local\n    interval: 10m\n"
+                   "  - kind: demo\n    config: {mode: model}\n    interval: 1h\n"
+                   "tierNames: [leaf, spine, core]\n"
+                   "leaderElection:\n  leaseDuration: 3s\n  renewDeadline: 2s\n  retryPeriod: 500ms\n"
+                   "reconcile:\n  debounce: 100ms\n");
+  }
+  LoopbackApiServer server_{{.bearer_token = "t0ken"}};
+  TempDir dir_;
+  std::filesystem::path kubeconfig_, config_;
+  std::atomic<int> lease_requests_{0};
+};
+
+TEST_F(AgentRoleTest, TheNodeRolePublishesItsReportAndNeverTouchesTheLeaseOrHyperNodes) {
+  Agent node;
+  spawn(node, "node", config_, kubeconfig_, "gpu-node-1", dir_.path() / "work-node");
+  ASSERT_GT(node.pid, 0);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return server_.store()
+            .object("hypertopo.io/v1alpha1/nodereports", "hypertopo-system", "gpu-node-1")
+            .has_value();
+      },
+      30s, 20ms));
+  ASSERT_TRUE(eventually([&] { return http_get(node.port, "/readyz").find(" 200 ") != std::string::npos; },
+                         30s, 20ms));
+  const std::string metrics = http_get(node.port, "/metrics");
+  EXPECT_EQ(metrics.find("\nhypertopo_leader 1"), std::string::npos) << metrics;
+  EXPECT_EQ(node.stop(), 0);
+  EXPECT_EQ(lease_requests_.load(), 0) << "the node role asked for the Lease";
+  EXPECT_EQ(server_.store().object_count(kLeases), 0u);
+  EXPECT_EQ(server_.store().object_count(kHyperNodes), 0u);
+  EXPECT_EQ(server_.store().object_count(kReports), 1u);
+}
+
+TEST_F(AgentRoleTest, TheLeaderRoleLeadsAndReconcilesAndProbesNoNode) {
+  Agent leader;
+  spawn(leader, "leader", config_, kubeconfig_, "cpu-node-1", dir_.path() / "work-leader");
+  ASSERT_GT(leader.pid, 0);
+  // Ready at once: it publishes nothing, so nothing to wait for.
+  ASSERT_TRUE(eventually([&] { return http_get(leader.port, "/readyz").find(" 200 ") != std::string::npos; },
+                         30s, 20ms));
+  ASSERT_TRUE(eventually([&] { return server_.store().object_count(kHyperNodes) == 7; }, 30s, 20ms))
+      << http_get(leader.port, "/metrics");
+  const std::string metrics = http_get(leader.port, "/metrics");
+  EXPECT_NE(metrics.find("\nhypertopo_leader 1"), std::string::npos) << metrics;
+  EXPECT_EQ(metrics.find("source=\"ib-local\""), std::string::npos) << "the leader ran a node probe:\n"
+                                                                    << metrics;
+  EXPECT_EQ(server_.store().object_count(kReports), 0u) << "the leader published a NodeReport";
+  EXPECT_EQ(leader.stop(), 0);
+  EXPECT_GT(lease_requests_.load(), 0) << "the requests for the Lease are seen";
+  auto lease = server_.store().object(kLeases, "hypertopo-system", "hypertopo-agent");
+  ASSERT_TRUE(lease);
+  EXPECT_EQ((*lease)["spec"].value("holderIdentity", std::string("?")), "") << "released on SIGTERM";
+}
+
+TEST_F(AgentRoleTest, CheckSaysWhatEachRoleRunsAndAnUnknownRoleIsRefused) {
+  const std::string base = std::string(HT_HYPERTOPO_BINARY) + " agent --config " + config_.string();
+  auto [node_out, node_rc] = run(base + " --role node --check 2>&1");
+  EXPECT_EQ(node_rc, 0) << node_out;
+  EXPECT_NE(node_out.find("role node: node probes: ib-local; leader sources: none\n"), std::string::npos)
+      << node_out;
+  auto [leader_out, leader_rc] = run(base + " --role leader --check 2>&1");
+  EXPECT_EQ(leader_rc, 0) << leader_out;
+  EXPECT_NE(leader_out.find("role leader: node probes: none; leader sources: demo\n"), std::string::npos)
+      << leader_out;
+  auto [all_out, all_rc] = run(base + " --check 2>&1");
+  EXPECT_EQ(all_rc, 0) << all_out;
+  EXPECT_NE(all_out.find("role all: node probes: ib-local; leader sources: demo\n"), std::string::npos)
+      << all_out;
+  auto [bad_out, bad_rc] = run(base + " --role master --check 2>&1");
+  EXPECT_NE(bad_rc, 0) << bad_out;
+  EXPECT_NE(bad_out.find("--role"), std::string::npos) << bad_out;
+}
+
+}  // namespace
+}  // namespace hypertopo::testing
