@@ -7,6 +7,7 @@
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/pod_request.h"
 
 namespace hypertopo::scheduler {
 
@@ -27,6 +28,15 @@ bool same_for_scheduling(const NodeSpec& a, const NodeSpec& b) {
 
 ExtenderService::ExtenderService(ExtenderOptions options) : options_(std::move(options)) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
+  if (!options_.state_file.empty()) saver_ = std::jthread([this](std::stop_token stop) { run_saver(stop); });
+}
+
+ExtenderService::~ExtenderService() {
+  if (saver_.joinable()) {
+    saver_.request_stop();
+    saver_.join();
+  }
+  flush_state();
 }
 
 // ---- cluster view ----------------------------------------------------------------------------
@@ -59,6 +69,7 @@ std::expected<void, Error> ExtenderService::upsert_hypernode(const json& hyperno
     return std::unexpected(
         parsed.error().context("HyperNode " + str_at(member(hypernode, "metadata"), "name")));
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   for (auto& h : *parsed) hypernodes_[h.name] = std::move(h);
   dirty_ = true;
   return {};
@@ -66,6 +77,7 @@ std::expected<void, Error> ExtenderService::upsert_hypernode(const json& hyperno
 
 void ExtenderService::remove_hypernode(const std::string& name) {
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   hypernodes_.erase(name);
   dirty_ = true;
 }
@@ -95,6 +107,7 @@ std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
   auto parsed = parse_node_items(std::span(&node, 1));
   if (!parsed) return std::unexpected(parsed.error());
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   for (auto& n : *parsed) {
     // Heartbeat-only status updates change nothing the index holds: no rebuild for those.
     auto it = nodes_.find(n.name);
@@ -107,19 +120,44 @@ std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
 
 void ExtenderService::remove_node(const std::string& name) {
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   nodes_.erase(name);
   dirty_ = true;
 }
 
+ExtenderService::PodInfo ExtenderService::pod_info(ListedPod&& pod) const {
+  PodInfo info{std::move(pod.uid), std::move(pod.name), std::move(pod.ns), std::move(pod.bound.node),
+               std::move(pod.bound.requests)};
+  if (pod.gang_marks.empty()) return info;
+  json marks(pod.gang_marks);
+  const json doc{{"metadata", {{"namespace", info.ns}, {"name", info.name}, {"labels", marks}, {"annotations", marks}}}};
+  identify(doc, info);
+  return info;
+}
+
+void ExtenderService::identify(const json& pod, PodInfo& info) const {
+  if (auto key = gang_key(pod); key && *key) info.gang = **key;
+  if (info.gang.empty()) return;
+  if (auto index = pod_index(pod); index && *index) info.index = **index;
+}
+
 void ExtenderService::replace_pods(std::vector<ListedPod> pods) {
+  std::lock_guard lock(mu_);
   std::map<std::string, PodInfo> parsed;
   for (auto& pod : pods) {
     std::string id = pod.uid.empty() ? pod.bound.name : pod.uid;
-    parsed[std::move(id)] = PodInfo{std::move(pod.uid), std::move(pod.name), std::move(pod.ns),
-                                    std::move(pod.bound.node), std::move(pod.bound.requests)};
+    parsed[std::move(id)] = pod_info(std::move(pod));
   }
-  std::lock_guard lock(mu_);
   pods_ = std::move(parsed);
+  // A relist (start-up after a state file, a watch gap): slots whose pod is no longer bound in the
+  // cluster were released while unseen.
+  std::vector<std::string> gone;
+  for (const auto& [key, plan] : plans_) {
+    for (const auto& slot : plan.slots) {
+      if (slot.state == SlotState::kBound && !pods_.contains(slot.pod_uid)) gone.push_back(slot.pod_uid);
+    }
+  }
+  for (const auto& uid : gone) release_slot_of(uid, false);
   for (const auto& [uid, p] : pods_) record_binding(p);
   dirty_ = true;
 }
@@ -138,23 +176,47 @@ std::expected<void, Error> ExtenderService::set_pod_pages(std::span<const std::s
   return {};
 }
 
+// A pod's usage on the index, in place: kube-scheduler's cache does the same (AddPod/RemovePod).
+// Without a built index (or with one already due for a rebuild) the rebuild counts pods_ anyway.
+void ExtenderService::count_pod(const PodInfo& pod, int sign) {
+  if (!index_ || dirty_ || pod.node.empty()) return;
+  const int id = index_->find_node(pod.node);
+  if (id < 0) return;  // a node outside the view: the index holds nothing of it
+  (void)index_->add_pods(id, pod.requests, sign);
+  ++counters_.index_pod_updates;
+}
+
 std::expected<void, Error> ExtenderService::upsert_pod(const json& pod) {
   auto parsed = parse_pod_items(std::span(&pod, 1));
   if (!parsed) return std::unexpected(parsed.error());
   const json& meta = member(pod, "metadata");
   const std::string uid = str_at(meta, "uid");
   const std::string id = uid.empty() ? pod_label(pod) : uid;
+  const std::string phase = str_at(member(pod, "status"), "phase");
+  // A pod with a deletionTimestamp is on its way out: its controller may already have made the
+  // pod that replaces it (Job's podReplacementPolicy TerminatingOrFailed), which takes the slot.
+  const bool terminating = meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null();
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
+  auto old = pods_.find(id);
   if (parsed->empty()) {  // pending or finished: uses nothing
-    if (pods_.erase(id) > 0) dirty_ = true;
+    if (old != pods_.end()) {
+      count_pod(old->second, -1);
+      pods_.erase(old);
+    }
+    if (phase == "Succeeded" || phase == "Failed") release_slot_of(uid, phase == "Succeeded");
     return {};
   }
-  ListedPod& listed = parsed->front();
-  PodInfo info{std::move(listed.uid), std::move(listed.name), std::move(listed.ns),
-               std::move(listed.bound.node), std::move(listed.bound.requests)};
-  record_binding(info);
+  PodInfo info = pod_info(std::move(parsed->front()));
+  identify(pod, info);  // the whole pod: env RANK and every rank key
+  if (old != pods_.end()) count_pod(old->second, -1);
+  count_pod(info, +1);
+  if (terminating) {
+    release_slot_of(uid, false);
+  } else {
+    record_binding(info);
+  }
   pods_[id] = std::move(info);
-  dirty_ = true;
   return {};
 }
 
@@ -162,13 +224,12 @@ void ExtenderService::remove_pod(const json& pod) {
   const json& meta = member(pod, "metadata");
   const std::string uid = str_at(meta, "uid");
   std::lock_guard lock(mu_);
-  pods_.erase(uid.empty() ? pod_label(pod) : uid);
-  for (auto& [key, plan] : plans_) {
-    for (auto& slot : plan.slots) {
-      if (!uid.empty() && slot.pod_uid == uid && !slot.bound) slot.pod_uid.clear();  // the slot is free again
-    }
+  ++counters_.watch_events;
+  if (auto it = pods_.find(uid.empty() ? pod_label(pod) : uid); it != pods_.end()) {
+    count_pod(it->second, -1);
+    pods_.erase(it);
   }
-  dirty_ = true;
+  release_slot_of(uid, false);
 }
 
 namespace {
@@ -193,6 +254,7 @@ void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups) {
 
 void ExtenderService::upsert_pod_group(const json& pod_group) {
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   if (auto n = min_member(pod_group)) {
     pod_group_min_member_[pod_label(pod_group)] = *n;
   } else {
@@ -202,21 +264,56 @@ void ExtenderService::upsert_pod_group(const json& pod_group) {
 
 void ExtenderService::remove_pod_group(const json& pod_group) {
   std::lock_guard lock(mu_);
+  ++counters_.watch_events;
   pod_group_min_member_.erase(pod_label(pod_group));
 }
 
-// A gang pod that bound: its slot stops being a reservation (the pod itself now counts as used).
+// A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).
 void ExtenderService::record_binding(const PodInfo& pod) {
   if (pod.uid.empty() || pod.node.empty()) return;
   for (auto& [key, plan] : plans_) {
     for (auto& slot : plan.slots) {
-      if (slot.pod_uid == pod.uid && !slot.bound) {
-        slot.bound = true;
-        slot.node = pod.node;
-        plan.last_activity = options_.clock->now();
-        save_state();
+      if (slot.pod_uid != pod.uid || slot.state != SlotState::kReserved) continue;
+      set_reservation(plan, slot, -1);
+      scheduler::bind(slot, pod.uid, pod.node);
+      if (index_ && !dirty_) {
+        if (const int n = index_->find_node(pod.node); n >= 0)
+          slot.domain_path = index_->domain_path(index_->node(n).domain);
+      }
+      plan.last_activity = options_.clock->now();
+      mark_changed();
+      return;
+    }
+  }
+}
+
+// The pod `uid` went away (deleted, failed, evicted, terminating) or succeeded: its slot is free
+// for the pod that replaces it, on the same node (gang_slot.h: release, complete).
+void ExtenderService::release_slot_of(const std::string& uid, bool succeeded) {
+  if (uid.empty()) return;
+  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
+    GangPlan& plan = it->second;
+    for (auto& slot : plan.slots) {
+      if (slot.pod_uid != uid) continue;
+      if (succeeded && scheduler::complete(slot)) {
+        mark_changed();
         return;
       }
+      const bool was_bound = slot.state == SlotState::kBound;
+      if (!scheduler::release(slot)) return;
+      if (was_bound) {
+        set_reservation(plan, slot, +1);
+        ++counters_.slots_released;
+      }
+      if (was_bound && plan.abandoned()) {
+        // Every pod of the gang went away (the whole gang restarts, or it was deleted): nothing is
+        // left to keep together, and its reservations would hold a whole domain for nobody. The
+        // next pod plans the gang afresh.
+        reserve(plan, -1);
+        plans_.erase(it);
+      }
+      mark_changed();
+      return;
     }
   }
 }
@@ -233,12 +330,16 @@ ExtenderCounters ExtenderService::counters() const {
 
 // ---- index -------------------------------------------------------------------------------------
 
+void ExtenderService::set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign) {
+  if (!index_ || dirty_) return;  // the rebuild reserves every slot that holds a reservation
+  const int id = index_->find_node(slot.node);
+  if (id >= 0) (void)index_->add_pods(id, plan.request.per_pod, sign);
+}
+
 void ExtenderService::reserve(const GangPlan& plan, int sign) {
-  if (!index_) return;
+  if (!index_ || dirty_) return;
   for (const auto& slot : plan.slots) {
-    if (slot.bound) continue;
-    const int id = index_->find_node(slot.node);
-    if (id >= 0) (void)index_->add_pods(id, plan.request.per_pod, sign);
+    if (slot.holds_reservation()) set_reservation(plan, slot, sign);
   }
 }
 
@@ -257,15 +358,20 @@ std::expected<void, Error> ExtenderService::ensure_index() {
   auto index = TopologyIndex::from_hypernodes(hns, std::move(nodes), bound);
   if (!index) return std::unexpected(index.error().context("building the topology index"));
   index_ = std::move(*index);
-  for (const auto& [key, plan] : plans_) reserve(plan, +1);
   dirty_ = false;
+  for (const auto& [key, plan] : plans_) reserve(plan, +1);
   ++counters_.index_rebuilds;
   return {};
 }
 
-bool ExtenderService::node_usable(const std::string& name) const {
+// The slot's node can still take the gang's pod: it is in the view, and kube-scheduler's own node
+// filters (NodeUnschedulable, NodeAffinity and nodeSelector, TaintToleration, readiness) pass it.
+bool ExtenderService::node_usable_for(const GangPlan& plan, const std::string& name) const {
   auto it = nodes_.find(name);
-  return it != nodes_.end() && it->second.ready && !it->second.unschedulable;
+  if (it == nodes_.end()) return false;
+  const PodSetRequest& r = plan.request;
+  return it->second.ready && !it->second.unschedulable &&
+         check_node_constraints(it->second, r.node_selector, r.affinity, r.tolerations).passed();
 }
 
 ExtenderService::ResolvedRequest ExtenderService::resolve(const ResourceAmounts& request) const {
@@ -287,16 +393,10 @@ bool ExtenderService::fits(int node, const ResolvedRequest& request, const PodSe
   if (request.unknown) return false;
   const IndexNode& n = index_->node(node);
   if (!n.spec.ready || n.spec.unschedulable) return false;
-  for (const auto& taint : n.spec.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    const bool tolerated = ps && std::any_of(ps->tolerations.begin(), ps->tolerations.end(),
-                                             [&](const Toleration& t) { return t.tolerates(taint); });
-    if (!tolerated) return false;
-  }
-  if (ps) {
-    for (const auto& [k, v] : ps->node_selector) {
-      auto it = n.spec.labels.find(k);
-      if (it == n.spec.labels.end() || it->second != v) return false;
+  if (ps && !check_node_constraints(n.spec, ps->node_selector, ps->affinity, ps->tolerations).passed()) return false;
+  if (!ps) {
+    for (const auto& taint : n.spec.taints) {
+      if (taint.effect == "NoSchedule" || taint.effect == "NoExecute") return false;
     }
   }
   for (const auto& [r, amount] : request.amounts) {

@@ -75,9 +75,11 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
   }
   if (doc["planTTLSeconds"]) {
     // A plan idle for longer than a week is a plan nobody will come back for.
-    auto ttl = r.integer(doc["planTTLSeconds"], "planTTLSeconds", 1, 7 * 24 * 3600);
+    // A duration ("10m", "1h") or, as the key's name says, a number of seconds.
+    auto ttl = r.period(doc["planTTLSeconds"], "planTTLSeconds");
     if (!ttl) return std::unexpected(ttl.error());
-    cfg.service.plan_ttl = std::chrono::seconds(*ttl);
+    if (*ttl > std::chrono::hours(7 * 24)) return r.bad("planTTLSeconds", "must be at most 168h (a week)");
+    cfg.service.plan_ttl = *ttl;
   }
   if (doc["listen"]) {
     auto l = r.text(doc["listen"], "listen");

@@ -33,9 +33,11 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,18 +46,20 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "errors/error.h"
+#include "scheduler/extender/gang_slot.h"
 #include "scheduler/index/topology_index.h"
+#include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/pod_request.h"
 #include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/volcano_score.h"
 #include "timing/clock.h"
 
 namespace hypertopo::scheduler {
-
-struct ListedPod;  // scheduler/input/cluster_loader.h
 
 inline constexpr std::int64_t kMaxExtenderPriority = 10;  // extender/v1 MaxExtenderPriority
 inline constexpr const char* kRankAnnotation = "hypertopo.io/rank";
@@ -69,39 +73,22 @@ struct ExtenderOptions {
   std::vector<std::string> gang_label_keys{"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"};
   std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang"};
   std::filesystem::path state_file;      // empty: plans live in memory only
+  // How long the plans must be quiet before the state file is written (off the request path).
+  std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
-};
-
-// One planned pod position.
-struct PlanSlot {
-  std::int32_t rank = 0;
-  std::string node;
-  std::vector<std::string> domain_path;
-  std::string pod_uid;  // empty: not yet taken
-  bool bound = false;
-  std::string taken_by;  // how the pod chose it: "podIndex" (its own index) or "arrivalOrder"
-};
-
-struct GangPlan {
-  std::string key;  // namespace/name
-  // The first pod's annotations and spec, which the request is read from (persisted; re-read on load).
-  nlohmann::json pod_doc;
-  PodSetRequest request;
-  std::string job_domain;   // the domain the engine chose (empty when spread)
-  int partition_tier = -1;  // tier of a partition's domain, -1 without partitions
-  std::int32_t partition_size = 0;
-  std::vector<PlanSlot> slots;
-  // How fabric health shaped the plan (PodSetPlacement::fabric_health): the degraded HyperNode
-  // avoided or used and why, degraded nodes given pods last.
-  std::vector<std::string> fabric_health;
-  timing::Clock::TimePoint last_activity{};
-  int replans = 0;
-  int swaps = 0;
 };
 
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
                plans_expired = 0, errors = 0, index_rebuilds = 0;
+  // Pod events applied to the index in place (bindings, deletions, request changes): no rebuild.
+  std::int64_t index_pod_updates = 0;
+  // Slots whose pod went away (deleted, failed, evicted, terminating) and that wait for its
+  // replacement; slots grown for pods beyond a gang's minimum; gangs planned around pods already
+  // bound (after a restart without state, or for pods another replica bound).
+  std::int64_t slots_released = 0, slots_grown = 0, plans_adopted = 0;
+  // Watch events applied to the view (Pods, Nodes, HyperNodes, PodGroups), whatever they changed.
+  std::int64_t watch_events = 0;
   // filter/prioritize bodies read by the text path (the rest took the JSON tree path).
   std::int64_t text_path_calls = 0;
   // prioritize calls that reused the node ids their pod's filter call resolved.
@@ -150,6 +137,12 @@ class ExtenderService {
   nlohmann::json plans();
   // Loads plans from the state file (a missing file is no error).
   std::expected<void, Error> load_state();
+  // Writes the state file now when the plans changed since it was last written (it is otherwise
+  // written in the background, state_debounce after the plans go quiet, and on destruction).
+  void flush_state();
+  ~ExtenderService();
+  ExtenderService(const ExtenderService&) = delete;
+  ExtenderService& operator=(const ExtenderService&) = delete;
   // Checks planned nodes and swaps or re-plans; filter() calls it too.
   void check_plans();
   ExtenderCounters counters() const;
@@ -159,7 +152,14 @@ class ExtenderService {
   struct PodInfo {
     std::string uid, name, ns, node;
     ResourceAmounts requests;
+    std::string gang;               // namespace/name of its gang, "" for a normal pod
+    std::optional<PodIndex> index;  // its rank key, when it has one
   };
+  PodInfo pod_info(ListedPod&& pod) const;
+  // The gang and rank of a pod, from its labels and annotations (and env RANK).
+  void identify(const nlohmann::json& pod, PodInfo& info) const;
+  // The plans changed: the state file is written soon, off the request path.
+  void mark_changed();
   void replace_hypernodes(std::vector<HyperNodeSpec> hypernodes);
   void replace_nodes(std::vector<NodeSpec> nodes);
   void replace_pods(std::vector<ListedPod> pods);
@@ -183,12 +183,12 @@ class ExtenderService {
                                                                    std::span<const std::string_view> names);
   std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key);
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count);
-  bool node_usable(const std::string& name) const;
-  bool swap_slot(GangPlan& plan, PlanSlot& slot);
   void expire_plans();
   void check_plans_locked();
   void reserve(const GangPlan& plan, int sign);
-  void save_state();
+  std::string state_text() const;
+  void write_state(const std::string& text);
+  void run_saver(std::stop_token stop);
   std::expected<std::vector<std::string>, Error> candidates(const nlohmann::json& args) const;
   // A request with the index's resource ids looked up once (a filter asks of thousands of nodes).
   struct ResolvedRequest {
@@ -198,7 +198,27 @@ class ExtenderService {
   };
   ResolvedRequest resolve(const ResourceAmounts& request) const;
   bool fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const;
+  // Pod events: the pod's usage on the index in place (or a rebuild when none is built), and its
+  // gang slot's transition (gang_slot.h).
+  void count_pod(const PodInfo& pod, int sign);
   void record_binding(const PodInfo& pod);
+  void release_slot_of(const std::string& uid, bool succeeded);
+  // A plan for the bound pods of a gang that has none (restart without state, another replica).
+  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count);
+  // A free node for one more pod of `plan`, inside `limit`, searched from `start` outwards; -1: none.
+  int find_room(const GangPlan& plan, int start, int limit, int exclude,
+                const std::function<bool(int)>& allowed) const;
+  // Moves a slot that holds a reservation to a node with room inside its constraint domain,
+  // nearest first, among the nodes `allowed` admits (all when empty); false when none has room.
+  bool relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed);
+  // The innermost constraint domain of a slot: its partition's domain, else the job domain, else
+  // the root; -1 when that domain is gone.
+  int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const;
+  // The lowest domain holding every placed slot of the plan (the root when none).
+  int common_domain(const GangPlan& plan) const;
+  std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank);
+  void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);
+  bool node_usable_for(const GangPlan& plan, const std::string& name) const;
 
   // kube-scheduler calls prioritize right after filter for the same pod, with the names filter
   // kept, in the order it kept them. The last normal pod's kept names and their node ids are held
@@ -228,6 +248,12 @@ class ExtenderService {
   std::map<std::string, std::int32_t> pod_group_min_member_;  // namespace/name -> spec.minMember
   std::map<std::string, GangPlan> plans_;
   ExtenderCounters counters_;
+  // The state file's writer: a version bumped on every change and the thread that writes it.
+  std::mutex save_mu_;
+  std::condition_variable_any save_cv_;
+  std::uint64_t state_version_ = 0, saved_version_ = 0;
+  std::mutex write_mu_;  // one writer of the file at a time
+  std::jthread saver_;   // last: stopped and joined before the members it reads go
 };
 
 }  // namespace hypertopo::scheduler

@@ -1,6 +1,7 @@
 // The extender verbs as kube-scheduler calls them (k8s.io/kube-scheduler/extender/v1).
 #include <algorithm>
 #include <cmath>
+#include <unordered_set>
 
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
@@ -74,6 +75,19 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
       auto taken = take_slot(p, pod, names);
       if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
       PlanSlot* mine = taken ? *taken : nullptr;
+      auto offered_at = [&](const std::string& node) {
+        return std::find(names.begin(), names.end(), node) != names.end();
+      };
+      if (mine && mine->holds_reservation() && !offered_at(mine->node)) {
+        // kube-scheduler found the planned node infeasible for this pod (its own filters: a pod
+        // bound there meanwhile by another profile, ports, volumes, a taint we have not seen yet):
+        // the slot moves to an offered node inside its constraint domain, nearest first.
+        std::unordered_set<int> offered_ids;
+        for (const auto& n : names) {
+          if (const int id = index_->find_node(n); id >= 0) offered_ids.insert(id);
+        }
+        relocate(p, *mine, [&](int n) { return offered_ids.contains(n); });
+      }
       bool offered = false;
       for (std::size_t i = 0; i < names.size(); ++i) {
         if (mine && names[i] == mine->node) {
@@ -84,18 +98,24 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
       }
       if (!mine) {
         out.reasons.push_back(taken.error().message());
+      } else if (!mine->waiting.empty()) {
+        out.reasons.push_back(mine->waiting);
       } else {
         // kube-scheduler offers the nodes it found feasible, and stops looking after
         // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:
         // 5% at 6,000 nodes by default): a planned node it did not reach is never admitted.
-        out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " +
-                              mine->node +
-                              (offered ? std::string()
-                                       : ", which was not among the " + std::to_string(names.size()) +
-                                             " nodes offered (kube-scheduler offers every feasible node only "
-                                             "with percentageOfNodesToScore: 100, as the profile "
-                                             "hypertopo-gang-scheduler in deploy/overlays/extender "
-                                             "does)"));
+        const int limit = constraint_domain(p, *mine);
+        out.reasons.push_back(
+            "gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " + mine->node +
+            (offered ? std::string()
+                     : ", which was not among the " + std::to_string(names.size()) +
+                           " nodes offered, and no offered node of " +
+                           (limit < 0 ? std::string("its domain")
+                                      : limit == index_->root() ? std::string("the cluster")
+                                                                : index_->domain(limit).name) +
+                           " has room for it (kube-scheduler offers every feasible node only with "
+                           "percentageOfNodesToScore: 100, as the profile hypertopo-gang-scheduler in "
+                           "deploy/overlays/extender does)"));
       }
     }
   } else {

@@ -1,8 +1,11 @@
-// The gang plans as served on /plans and persisted to the state file (temp file + rename).
+// The gang plans as served on /plans and persisted to the state file (a cache: the cluster is the
+// source of truth, and a gang without a plan is planned around its bound pods).
 #include <fstream>
+#include <iostream>
 #include <limits>
 
 #include "io/bounded_file.h"
+#include "io/durable_file.h"
 #include "io/json_reader.h"
 #include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
@@ -16,16 +19,19 @@ using namespace fields;
 
 namespace {
 json slot_json(const PlanSlot& s) {
-  return json{
-      {"rank", s.rank},
-      {"node", s.node},
-      {"domainPath", join_path(s.domain_path)},
-      {"domains", s.domain_path},
-      {"podUID", s.pod_uid},
-      {"bound", s.bound},
-      {"takenBy", s.taken_by},
-      {"annotations",
-       {{kRankAnnotation, std::to_string(s.rank)}, {kDomainPathAnnotation, join_path(s.domain_path)}}}};
+  json out{{"rank", s.rank},
+           {"node", s.node},
+           {"domainPath", join_path(s.domain_path)},
+           {"domains", s.domain_path},
+           {"state", to_string(s.state)},
+           {"podUID", s.pod_uid},
+           {"bound", s.state == SlotState::kBound},
+           {"takenBy", to_string(s.claim)},
+           {"releases", s.releases},
+           {"annotations",
+            {{kRankAnnotation, std::to_string(s.rank)}, {kDomainPathAnnotation, join_path(s.domain_path)}}}};
+  if (!s.waiting.empty()) out["waiting"] = s.waiting;
+  return out;
 }
 }  // namespace
 
@@ -37,7 +43,7 @@ json ExtenderService::plans() {
     std::int64_t by_arrival = 0;
     for (const auto& s : p.slots) {
       slots.push_back(slot_json(s));
-      by_arrival += s.taken_by == "arrivalOrder" ? 1 : 0;
+      by_arrival += s.claim == SlotClaim::kArrivalOrder ? 1 : 0;
     }
     // Pods without an index took their slots in arrival order: their rank hints are not their ranks.
     gangs.push_back({{"key", key},
@@ -46,48 +52,104 @@ json ExtenderService::plans() {
                      {"slotsTakenInArrivalOrder", by_arrival},
                      {"swaps", p.swaps},
                      {"replans", p.replans},
+                     {"grown", p.grown},
                      {"slots", slots}});
   }
   return json{{"gangs", gangs}};
 }
 
-void ExtenderService::save_state() {
-  if (options_.state_file.empty()) return;
+// What replanning needs of each plan (the request's sources, the slots), as one line of JSON.
+std::string ExtenderService::state_text() const {
   json plans = json::array();
   for (const auto& [key, p] : plans_) {
     json slots = json::array();
-    for (const auto& s : p.slots) slots.push_back(slot_json(s));
+    for (const auto& s : p.slots) {
+      slots.push_back({{"rank", s.rank},
+                       {"node", s.node},
+                       {"domains", s.domain_path},
+                       {"state", to_string(s.state)},
+                       {"podUID", s.pod_uid},
+                       {"takenBy", to_string(s.claim)},
+                       {"releases", s.releases}});
+    }
     plans.push_back({{"key", key},
                      {"pod", p.pod_doc},
-                     {"count", p.slots.size()},
+                     {"count", p.request.count},
                      {"jobDomain", p.job_domain},
                      {"fabricHealth", p.fabric_health},
                      {"partitionTier", p.partition_tier},
                      {"partitionSize", p.partition_size},
                      {"swaps", p.swaps},
                      {"replans", p.replans},
+                     {"grown", p.grown},
                      {"slots", slots}});
   }
   const json doc{{"apiVersion", "hypertopo.io/v1alpha1"}, {"kind", "ExtenderState"}, {"plans", plans}};
-  // Written next to the target and renamed over it, so a crash leaves the old or the new file whole.
-  auto tmp = options_.state_file;
-  tmp += ".tmp";
+  return doc.dump() + "\n";
+}
+
+void ExtenderService::mark_changed() {
+  if (options_.state_file.empty()) return;
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << io::json_text(doc, 1) << "\n";
-    if (!out) {
-      ++counters_.errors;
-      return;
-    }
+    std::lock_guard lock(save_mu_);
+    ++state_version_;
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, options_.state_file, ec);
-  if (ec) ++counters_.errors;
+  save_cv_.notify_one();
+}
+
+void ExtenderService::write_state(const std::string& text) {
+  // A fresh private temporary file, synced and renamed over the target: a crash or a full disk
+  // leaves the old or the new file whole, and no planted link is followed.
+  if (auto ok = io::write_file_durably(options_.state_file, text); !ok) {
+    std::cerr << "hypertopo extender: state not saved: " << ok.error().message() << "\n";
+    std::lock_guard lock(mu_);
+    ++counters_.errors;
+  }
+}
+
+void ExtenderService::flush_state() {
+  if (options_.state_file.empty()) return;
+  std::lock_guard write_lock(write_mu_);
+  std::uint64_t version = 0;
+  {
+    std::lock_guard lock(save_mu_);
+    version = state_version_;
+    if (version == saved_version_) return;
+  }
+  std::string text;
+  {
+    std::lock_guard lock(mu_);
+    text = state_text();
+  }
+  write_state(text);
+  std::lock_guard lock(save_mu_);
+  saved_version_ = std::max(saved_version_, version);
+}
+
+// The state file is written off the request path: filter and bind events only bump a version,
+// and this thread writes the newest state once the plans have been quiet for state_debounce.
+void ExtenderService::run_saver(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(save_mu_);
+      save_cv_.wait(lock, stop, [&] { return state_version_ != saved_version_; });
+      if (stop.stop_requested()) return;
+      // Debounce: a burst of filter calls (a gang of 1,000 pods) costs one write.
+      std::uint64_t seen = state_version_;
+      while (!stop.stop_requested()) {
+        save_cv_.wait_for(lock, stop, options_.state_debounce, [&] { return state_version_ != seen; });
+        if (state_version_ == seen) break;
+        seen = state_version_;
+      }
+    }
+    flush_state();
+  }
 }
 
 std::expected<void, Error> ExtenderService::load_state() {
   if (options_.state_file.empty() || !std::filesystem::exists(options_.state_file)) return {};
   const std::string where = "state file " + options_.state_file.string();
+  auto read = [&]() -> std::expected<std::map<std::string, GangPlan>, Error> {
   auto text = io::read_bounded_file(options_.state_file, io::kDataFileLimit);
   if (!text) return std::unexpected(text.error());
   auto parsed = io::parse_json(*text, where);
@@ -125,14 +187,27 @@ std::expected<void, Error> ExtenderService::load_state() {
       plan.partition_size = p.value("partitionSize", 0);
       plan.swaps = p.value("swaps", 0);
       plan.replans = p.value("replans", 0);
+      plan.grown = p.value("grown", 0);
       plan.last_activity = options_.clock->now();
       for (const auto& s : member(p, "slots")) {
         PlanSlot slot;
         slot.rank = s.value("rank", 0);
         slot.node = str_at(s, "node");
         slot.pod_uid = str_at(s, "podUID");
-        slot.bound = s.value("bound", false);
-        slot.taken_by = str_at(s, "takenBy");
+        if (auto state = slot_state_from(str_at(s, "state"))) {
+          slot.state = *state;
+        } else {  // files written before slots had states
+          slot.state = s.value("bound", false) ? SlotState::kBound
+                       : slot.pod_uid.empty()  ? SlotState::kPlanned
+                                               : SlotState::kReserved;
+        }
+        if ((slot.state == SlotState::kReserved || slot.state == SlotState::kBound) && slot.pod_uid.empty())
+          slot.state = SlotState::kPlanned;
+        const std::string claim = str_at(s, "takenBy");
+        slot.claim = claim == "podIndex"       ? SlotClaim::kPodIndex
+                     : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
+                                               : SlotClaim::kNone;
+        slot.releases = s.value("releases", 0);
         if (s.contains("domains") && s["domains"].is_array())
           slot.domain_path = s["domains"].get<std::vector<std::string>>();
         plan.slots.push_back(std::move(slot));
@@ -142,8 +217,25 @@ std::expected<void, Error> ExtenderService::load_state() {
   } catch (const json::exception& e) {
     return fail(ErrorCode::kParse, where + ": " + e.what());
   }
+  return loaded;
+  };
+  auto loaded = read();
+  if (!loaded) {
+    // The file cannot be read at all (permissions): that is the deployment's to fix.
+    if (loaded.error().code() == ErrorCode::kPermission || loaded.error().code() == ErrorCode::kUnavailable)
+      return std::unexpected(loaded.error());
+    // It does not parse (a crash of the disk, a hand edit): the plans are a cache of what the cluster
+    // holds, so start without them and keep the file for a look.
+    auto moved = io::set_aside(options_.state_file);
+    if (!moved) return std::unexpected(std::move(moved.error()).context(loaded.error().message()));
+    std::cerr << "hypertopo extender: " << loaded.error().message() << "; set aside as " << moved->string()
+              << ", starting without saved plans\n";
+    std::lock_guard lock(mu_);
+    ++counters_.errors;
+    return {};
+  }
   std::lock_guard lock(mu_);
-  plans_ = std::move(loaded);
+  plans_ = std::move(*loaded);
   dirty_ = true;
   return {};
 }

@@ -1,4 +1,5 @@
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/pod_request.h"
 
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
@@ -619,6 +620,16 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
     if (!bound) return std::unexpected(bound.error().context("Pod " + pod.ns + "/" + pod.name));
     if (!*bound) continue;  // pending or finished: uses nothing
     pod.bound = std::move(**bound);
+    if (meta) {
+      for (const char* kind : {"annotations", "labels"}) {  // labels last: they win
+        const auto marks = meta->find(kind);
+        if (!marks || !marks->is_object()) continue;
+        for (const auto& key : gang_identity_keys()) {
+          const auto v = marks->find(key);
+          if (v && v->is_string()) pod.gang_marks[key] = std::string(v->string());
+        }
+      }
+    }
     out.push_back(std::move(pod));
   }
   return out;

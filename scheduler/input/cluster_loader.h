@@ -92,6 +92,9 @@ struct ListedPod {
   std::string ns;
   std::string name;
   BoundPod bound;
+  // The pod's labels and annotations among gang_identity_keys() (pod_request.h), labels first:
+  // which gang a bound pod is in and its rank, for planning around it.
+  std::map<std::string, std::string> gang_marks;
 };
 std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
 std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);

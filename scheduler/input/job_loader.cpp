@@ -1,5 +1,6 @@
 #include "scheduler/input/job_loader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <optional>
@@ -96,6 +97,82 @@ std::vector<Toleration> tolerations(const json& list) {
   return out;
 }
 
+// One NodeSelectorRequirement list (matchExpressions or matchFields) of a term.
+std::expected<std::vector<NodeSelectorRequirement>, Error> requirements(const json& term, const char* key,
+                                                                        const std::string& where) {
+  std::vector<NodeSelectorRequirement> out;
+  auto list = typed_field(term, key, json::value_t::array, where);
+  if (!list) return std::unexpected(list.error());
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const json& r = (*list)[i];
+    const std::string rw = where + "." + key + "[" + std::to_string(i) + "]";
+    if (!r.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
+    NodeSelectorRequirement req{str(r, "key"), str(r, "operator"), {}};
+    static const char* const kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+    if (std::find(std::begin(kOps), std::end(kOps), req.op) == std::end(kOps)) {
+      return fail(ErrorCode::kInvalidArgument,
+                  rw + ".operator must be In, NotIn, Exists, DoesNotExist, Gt or Lt, got '" + req.op + "'");
+    }
+    auto values = typed_field(r, "values", json::value_t::array, rw);
+    if (!values) return std::unexpected(values.error());
+    for (const auto& v : *values) {
+      if (!v.is_string()) return fail(ErrorCode::kInvalidArgument, rw + ".values must be strings");
+      req.values.push_back(v.get<std::string>());
+    }
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+std::expected<NodeSelectorTerm, Error> selector_term(const json& term, const std::string& where) {
+  if (!term.is_object()) return fail(ErrorCode::kInvalidArgument, where + " must be an object");
+  NodeSelectorTerm out;
+  auto exprs = requirements(term, "matchExpressions", where);
+  if (!exprs) return std::unexpected(exprs.error());
+  auto fields = requirements(term, "matchFields", where);
+  if (!fields) return std::unexpected(fields.error());
+  out.match_expressions = std::move(*exprs);
+  out.match_fields = std::move(*fields);
+  return out;
+}
+
+// spec.affinity.nodeAffinity (core/v1 NodeAffinity).
+std::expected<NodeAffinity, Error> node_affinity(const json& spec, const std::string& where) {
+  NodeAffinity out;
+  auto affinity = typed_field(spec, "affinity", json::value_t::object, where + " spec");
+  if (!affinity) return std::unexpected(affinity.error());
+  const std::string aw = where + " spec.affinity.nodeAffinity";
+  auto na = typed_field(*affinity, "nodeAffinity", json::value_t::object, where + " spec.affinity");
+  if (!na) return std::unexpected(na.error());
+  auto required = typed_field(*na, "requiredDuringSchedulingIgnoredDuringExecution", json::value_t::object, aw);
+  if (!required) return std::unexpected(required.error());
+  if (na->contains("requiredDuringSchedulingIgnoredDuringExecution") &&
+      !(*na)["requiredDuringSchedulingIgnoredDuringExecution"].is_null()) {
+    out.has_required = true;
+    const std::string rw = aw + ".requiredDuringSchedulingIgnoredDuringExecution";
+    auto terms = typed_field(*required, "nodeSelectorTerms", json::value_t::array, rw);
+    if (!terms) return std::unexpected(terms.error());
+    for (std::size_t i = 0; i < terms->size(); ++i) {
+      auto t = selector_term((*terms)[i], rw + ".nodeSelectorTerms[" + std::to_string(i) + "]");
+      if (!t) return std::unexpected(t.error());
+      out.required.push_back(std::move(*t));
+    }
+  }
+  auto preferred = typed_field(*na, "preferredDuringSchedulingIgnoredDuringExecution", json::value_t::array, aw);
+  if (!preferred) return std::unexpected(preferred.error());
+  for (std::size_t i = 0; i < preferred->size(); ++i) {
+    const json& p = (*preferred)[i];
+    const std::string pw = aw + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]";
+    if (!p.is_object()) return fail(ErrorCode::kInvalidArgument, pw + " must be an object");
+    auto weight = integer(p, "weight", 0, pw, 0, 100);
+    if (!weight) return std::unexpected(weight.error());
+    auto t = selector_term(p.value("preference", json::object()), pw + ".preference");
+    if (!t) return std::unexpected(t.error());
+    out.preferred.push_back({static_cast<std::int32_t>(*weight), std::move(*t)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::expected<void, Error> read_pod_spec(const json& spec, PodSetRequest& ps, const std::string& where) {
@@ -133,6 +210,9 @@ std::expected<void, Error> read_pod_spec(const json& spec, PodSetRequest& ps, co
     }
   }
   ps.tolerations = tolerations(*tols);
+  auto affinity = node_affinity(spec, where);
+  if (!affinity) return std::unexpected(affinity.error());
+  ps.affinity = std::move(*affinity);
   return {};
 }
 

@@ -44,26 +44,96 @@ std::expected<std::int32_t, Error> positive_count(const std::string& value, cons
   return static_cast<std::int32_t>(*n);
 }
 
+const std::vector<std::string>& gang_identity_keys() {
+  static const std::vector<std::string> keys{
+      "scheduling.x-k8s.io/pod-group", "hypertopo.io/gang", "scheduling.k8s.io/group-name",
+      kRankKey, kJobSetJobIndex, kJobSetReplicas, kCompletionIndex, kKubeflowReplicaIndex, kKubeflowReplicaType,
+      kLwsWorkerIndex, kPodIndexKey, kVolcanoTaskIndex};
+  return keys;
+}
+
+namespace {
+
+// The literal value of env var `name` in the pod's first container that sets it ("" when none).
+std::string env_value(const json& pod, const char* name) {
+  auto spec = pod.find("spec");
+  if (spec == pod.end() || !spec->is_object()) return {};
+  auto containers = spec->find("containers");
+  if (containers == spec->end() || !containers->is_array()) return {};
+  for (const auto& c : *containers) {
+    auto env = c.is_object() ? c.find("env") : c.end();
+    if (!c.is_object() || env == c.end() || !env->is_array()) continue;
+    for (const auto& e : *env) {
+      if (e.is_object() && str_at(e, "name") == name) return str_at(e, "value");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
   const json& meta = member(pod, "metadata");
   const json& annotations = member(meta, "annotations");
   const json& labels = member(meta, "labels");
-  static const char* const kKeys[] = {"batch.kubernetes.io/job-completion-index",
-                                      "apps.kubernetes.io/pod-index", "volcano.sh/task-index",
-                                      "hypertopo.io/rank"};
-  for (const char* key : kKeys) {
-    for (const json* where : {&annotations, &labels}) {
+  const std::string who = "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name");
+  // The value of `key` (label first, then annotation) as an index, or why it is none.
+  auto read = [&](const char* key) -> std::expected<std::optional<std::int32_t>, Error> {
+    for (const json* where : {&labels, &annotations}) {
       const std::string v = str_at(*where, key);
       if (v.empty()) continue;
       auto n = whole_number(v, 0, kInt32Max - 1);
       if (!n) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name") + ": " +
-                        (where == &annotations ? "annotation " : "label ") + key +
-                        " must be a pod index (an integer from 0), got '" + v + "'");
+        return fail(ErrorCode::kInvalidArgument, who + ": " + (where == &annotations ? "annotation " : "label ") +
+                                                     key + " must be a pod index (an integer from 0), got '" + v +
+                                                     "'");
       }
-      return std::optional<PodIndex>(PodIndex{static_cast<std::int32_t>(*n), key});
+      return std::optional<std::int32_t>(static_cast<std::int32_t>(*n));
     }
+    return std::optional<std::int32_t>();
+  };
+  // Our explicit rank first: it overrides whatever the workload controller numbered.
+  auto explicit_rank = read(kRankKey);
+  if (!explicit_rank) return std::unexpected(explicit_rank.error());
+  if (*explicit_rank) return std::optional<PodIndex>(PodIndex{**explicit_rank, kRankKey});
+  auto completion = read(kCompletionIndex);
+  if (!completion) return std::unexpected(completion.error());
+  // JobSet (sigs.k8s.io/jobset pkg/controllers/jobset_controller.go labels every pod with its
+  // child Job's index): rank = job index x pods per Job + completion index; the pods per Job are
+  // the gang's size over the replicated Job's replicas, which the plan knows (PodIndex::group).
+  auto job_index = read(kJobSetJobIndex);
+  if (!job_index) return std::unexpected(job_index.error());
+  if (*job_index && *completion) {
+    auto replicas = read(kJobSetReplicas);
+    if (!replicas) return std::unexpected(replicas.error());
+    PodIndex out{**completion, std::string(kJobSetJobIndex) + " + " + kCompletionIndex};
+    out.group = **job_index;
+    out.groups = replicas->value_or(0);
+    return std::optional<PodIndex>(out);
+  }
+  if (*completion) return std::optional<PodIndex>(PodIndex{**completion, kCompletionIndex});
+  // Kubeflow's training operator (kubeflow/training-operator pkg/controller.v1/pytorch/envvar.go,
+  // setPodEnv) writes each pod's global rank as the literal env var RANK: the master is rank 0 and
+  // worker i is rank i + 1 when the job has a master. Without RANK the replica index is the rank.
+  auto replica = read(kKubeflowReplicaIndex);
+  if (!replica) return std::unexpected(replica.error());
+  if (*replica) {
+    if (const std::string rank = env_value(pod, "RANK"); !rank.empty()) {
+      auto n = whole_number(rank, 0, kInt32Max - 1);
+      if (!n) {
+        return fail(ErrorCode::kInvalidArgument,
+                    who + ": env RANK must be an integer from 0 (training.kubeflow.org pods), got '" + rank + "'");
+      }
+      return std::optional<PodIndex>(PodIndex{static_cast<std::int32_t>(*n), "env RANK (training.kubeflow.org)"});
+    }
+    return std::optional<PodIndex>(PodIndex{**replica, kKubeflowReplicaIndex});
+  }
+  // LeaderWorkerSet: the worker index is the rank inside its group (0 = the leader); its pods also
+  // carry apps.kubernetes.io/pod-index, which for the leader is the group's index, not a rank.
+  for (const char* key : {kLwsWorkerIndex, kPodIndexKey, kVolcanoTaskIndex}) {
+    auto v = read(key);
+    if (!v) return std::unexpected(v.error());
+    if (*v) return std::optional<PodIndex>(PodIndex{**v, key});
   }
   return std::optional<PodIndex>();
 }

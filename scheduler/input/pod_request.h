@@ -11,9 +11,14 @@
 //       hypertopo.io/partition-size             pods per partition (totalPartitions = gang size / this)
 //       hypertopo.io/min-partitions             Volcano minPartitions (default: all)
 //       hypertopo.io/partition-highest-tier-allowed  N       (or ...partition-highest-tier-name)
-// A pod's index (its rank in the gang) comes from the first of: batch.kubernetes.io/job-completion-
-// index (Indexed Job, JobSet; annotation or label), apps.kubernetes.io/pod-index (StatefulSet,
-// LeaderWorkerSet), volcano.sh/task-index, hypertopo.io/rank.
+// A pod's index (its rank in the gang; each key a label or an annotation) comes from the first of:
+//   hypertopo.io/rank                                      an explicit rank
+//   jobset.sigs.k8s.io/job-index + job-completion-index    JobSet: job index x pods per Job + index
+//   batch.kubernetes.io/job-completion-index               Indexed Job
+//   training.kubeflow.org/replica-index                    Kubeflow training operator (env RANK first)
+//   leaderworkerset.sigs.k8s.io/worker-index               LeaderWorkerSet (0 = the leader)
+//   apps.kubernetes.io/pod-index                           StatefulSet
+//   volcano.sh/task-index                                  Volcano Job
 //
 //   auto ps = pod_set_request(pod, /*count=*/16, /*gang=*/true);   // PodSetRequest or an Error
 //   auto index = pod_index(pod);                                    // optional<int32_t> or an Error
@@ -24,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "scheduler/placement/job_request.h"
@@ -33,10 +39,33 @@ namespace hypertopo::scheduler {
 // `count` pods like this one; `gang` false reads only the pod's resources, selector and tolerations.
 std::expected<PodSetRequest, Error> pod_set_request(const nlohmann::json& pod, std::int32_t count, bool gang);
 
+inline constexpr const char* kRankKey = "hypertopo.io/rank";
+inline constexpr const char* kCompletionIndex = "batch.kubernetes.io/job-completion-index";
+inline constexpr const char* kJobSetJobIndex = "jobset.sigs.k8s.io/job-index";
+inline constexpr const char* kJobSetReplicas = "jobset.sigs.k8s.io/replicatedjob-replicas";
+inline constexpr const char* kKubeflowReplicaIndex = "training.kubeflow.org/replica-index";
+inline constexpr const char* kKubeflowReplicaType = "training.kubeflow.org/replica-type";
+inline constexpr const char* kLwsWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index";
+inline constexpr const char* kPodIndexKey = "apps.kubernetes.io/pod-index";
+inline constexpr const char* kVolcanoTaskIndex = "volcano.sh/task-index";
+
 struct PodIndex {
   std::int32_t value = 0;
   std::string key;  // the annotation or label it came from
+  // JobSet: the child Job's index and the replicated Job's replicas (0: unknown); the rank is
+  // group x (gang size / groups) + value (rank_in()).
+  std::int32_t group = -1;
+  std::int32_t groups = 0;
+  // The rank in a gang of `gang_size` pods: value, or for a JobSet pod its global position.
+  std::int32_t rank_in(std::int32_t gang_size) const {
+    if (group < 0) return value;
+    const std::int32_t per_job = groups > 0 && gang_size % groups == 0 ? gang_size / groups : 0;
+    return per_job > 0 ? group * per_job + value : value;
+  }
 };
+// The labels and annotations that say which gang a pod is in and its rank: what the extender keeps
+// of a bound pod to plan around it after a restart.
+const std::vector<std::string>& gang_identity_keys();
 // No index key at all: nullopt. A key whose value is not an integer in [0, 2^31): an error naming it.
 std::expected<std::optional<PodIndex>, Error> pod_index(const nlohmann::json& pod);
 

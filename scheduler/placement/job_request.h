@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "scheduler/index/cluster_model.h"
+#include "scheduler/index/node_affinity.h"
 
 namespace hypertopo::scheduler {
 
@@ -51,6 +52,8 @@ struct PodSetRequest {
   ResourceAmounts per_pod;
   std::map<std::string, std::string> node_selector;
   std::vector<Toleration> tolerations;
+  // spec.affinity.nodeAffinity: required terms filter nodes, preferred terms break ties.
+  NodeAffinity affinity;
   TopologyMode mode = TopologyMode::kNone;
   std::string level;
   std::vector<SliceLayerRequest> slices;

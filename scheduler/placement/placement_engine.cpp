@@ -21,28 +21,6 @@ const char* to_string(TopologyMode mode) {
   return "none";
 }
 
-namespace {
-
-bool tolerated(const NodeSpec& node, const std::vector<Toleration>& tolerations) {
-  for (const auto& taint : node.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    bool ok = std::any_of(tolerations.begin(), tolerations.end(),
-                          [&](const Toleration& t) { return t.tolerates(taint); });
-    if (!ok) return false;
-  }
-  return true;
-}
-
-bool selected(const NodeSpec& node, const std::map<std::string, std::string>& selector) {
-  for (const auto& [k, v] : selector) {
-    auto it = node.labels.find(k);
-    if (it == node.labels.end() || it->second != v) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
 PlacementEngine::PlacementEngine(TopologyIndex& index, BinpackWeights weights, FabricHealthMode health)
     : index_(index), weights_(std::move(weights)), health_(health) {
   domains_by_tier_.resize(index_.domains().size());
@@ -70,14 +48,19 @@ void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
   }
   dense.emplace_back(index_.resource_id("pods"), 1);
   node_fit_.assign(index_.nodes().size(), 0);
+  excluded_nodes_.clear();
   if (impossible) return;
+  // Nodes kube-scheduler's own filters drop for this pod, by reason: a no-fit message names them.
+  std::map<std::string, std::int64_t> excluded;
   for (std::size_t n = 0; n < index_.nodes().size(); ++n) {
     const NodeSpec& spec = index_.nodes()[n].spec;
     if (!in_scope(static_cast<int>(n))) continue;
-    if (!spec.ready || spec.unschedulable || !tolerated(spec, ps.tolerations) ||
-        !selected(spec, ps.node_selector)) {
+    const NodeConstraintCheck check = check_node_constraints(spec, ps.node_selector, ps.affinity, ps.tolerations);
+    if (!check.passed()) {
+      ++excluded[check.message()];
       continue;
     }
+    if (!spec.ready || spec.unschedulable) continue;
     std::int64_t fit = std::numeric_limits<std::int64_t>::max();
     for (const auto& [r, amount] : dense) {
       const int node = static_cast<int>(n);
@@ -85,6 +68,18 @@ void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
       fit = std::min(fit, free <= 0 ? 0 : free / amount);
     }
     node_fit_[n] = fit;
+  }
+  std::int64_t total = 0;
+  for (const auto& [why, n] : excluded) total += n;
+  if (total > 0) {
+    excluded_nodes_ = std::to_string(total) + " of " + std::to_string(index_.nodes().size()) +
+                      " nodes are excluded by the pod's node constraints (";
+    bool first = true;
+    for (const auto& [why, n] : excluded) {
+      excluded_nodes_ += (first ? "" : ", ") + std::to_string(n) + " " + why;
+      first = false;
+    }
+    excluded_nodes_ += ")";
   }
 }
 
@@ -346,6 +341,7 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
     if (remaining > 0) {
       result.reason = "the cluster holds only " + std::to_string(ps.count - remaining) + " of " +
                       std::to_string(ps.count) + " pods";
+      if (!excluded_nodes_.empty()) result.reason += "; " + excluded_nodes_;
       return result;
     }
     std::sort(pieces.begin(), pieces.end());
@@ -444,6 +440,7 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       result.reason += best_seen.empty()
                            ? std::string("; no node has room for one")
                            : "; the largest, " + best_seen + ", holds " + std::to_string(best_cap_seen);
+      if (!excluded_nodes_.empty()) result.reason += "; " + excluded_nodes_;
       if (!excluded_fit.empty()) {
         result.reason += "; " + excluded_fit + " (fabric health mode exclude)";
         result.fabric_health.push_back(excluded_fit);
@@ -503,6 +500,15 @@ bool PlacementEngine::in_scope(int node) const {
     if (d == scope_) return true;
   }
   return false;
+}
+
+std::expected<JobPlacement, Error> PlacementEngine::place_within(const JobRequest& job, int domain) {
+  if (domain < 0 || static_cast<std::size_t>(domain) >= index_.domains().size())
+    return fail(ErrorCode::kInvalidArgument, "job " + job.name + ": no such domain to place within");
+  scope_ = domain;
+  auto r = place_pod_sets(job);
+  scope_ = -1;
+  return r;
 }
 
 std::expected<JobPlacement, Error> PlacementEngine::place(const JobRequest& job) {

@@ -73,6 +73,10 @@ class PlacementEngine {
   // a request that simply does not fit returns fit = false with a reason.
   std::expected<JobPlacement, Error> place(const JobRequest& job);
 
+  // The same, with only the nodes inside `domain` counted (a gang that grows or is completed
+  // around pods already bound there).
+  std::expected<JobPlacement, Error> place_within(const JobRequest& job, int domain);
+
   // Removes a placement's pods from the index again (a job leaving).
   void release(const JobRequest& job, const JobPlacement& placement);
 
@@ -106,6 +110,7 @@ class PlacementEngine {
   std::vector<std::int64_t> domain_cap_;
   std::vector<std::int64_t> open_cap_;  // under exclude: the capacity were nothing excluded
   ResourceAmounts request_total_;
+  std::string excluded_nodes_;  // nodes the pod set's node constraints drop, by reason ("" when none)
   int scope_ = -1;  // when >= 0, only nodes inside this domain count (job-level topology)
 };
 

@@ -203,13 +203,16 @@ TEST_F(ExtenderHttpTest, PodsWithoutIndexTakeSlotsInArrivalOrderAndThePlanSaysSo
   const json g = call("GET", "/plans").doc()["gangs"][0];
   EXPECT_EQ(g["slotsTakenInArrivalOrder"], 3);
   EXPECT_EQ(g["slots"][0]["takenBy"], "arrivalOrder");
-  // An index outside the gang is refused with a reason naming the key.
-  Reply r = filter(
-      {{"pod", indexed_pod("arrivals", 7, hard_gang("arrivals", 3))}, {"nodenames", cluster_.node_names}});
-  ASSERT_EQ(r.status, 200);
-  EXPECT_TRUE(r.doc()["nodenames"].empty());
-  EXPECT_NE(r.body.find("job-completion-index 7 is outside gang ml/arrivals of 3 pods"), std::string::npos)
-      << r.body;
+  // A rank beyond the gang's size joins it (an elastic gang: minMember below the replicas), inside
+  // the gang's leaf, and the plan says it grew.
+  const std::string leaf = cluster_.leaf_of.at(g["slots"][0]["node"].get<std::string>());
+  const std::string joined = admitted(indexed_pod("arrivals", 7, hard_gang("arrivals", 3)));
+  ASSERT_FALSE(joined.empty());
+  EXPECT_EQ(cluster_.leaf_of.at(joined), leaf);
+  const json grown = call("GET", "/plans").doc()["gangs"][0];
+  EXPECT_EQ(grown["grown"], 1);
+  EXPECT_EQ(grown["slots"].size(), 4u);
+  EXPECT_EQ(grown["slots"][3]["rank"], 7);
 }
 
 TEST_F(ExtenderHttpTest, VolcanoPodAnnotationsAndCoschedulingPodGroupGiveTheSamePlanAsOurKeys) {

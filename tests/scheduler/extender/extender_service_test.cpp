@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <set>
 
 #include "scheduler/extender/extender_config.h"
@@ -78,15 +79,17 @@ TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
   auto pod = pod_object("w-0", "u-0", "1", hard_gang("llm", 8, 1));
   const std::string planned = f.place(pod);
   ASSERT_FALSE(planned.empty());
+  // Nodes outside the planned node's leaf: the slot cannot move to any of them.
   std::vector<std::string> others;
   for (const auto& n : f.cluster.node_names)
-    if (n != planned && others.size() < 40) others.push_back(n);
+    if (f.cluster.leaf_of[n] != f.cluster.leaf_of[planned] && others.size() < 40) others.push_back(n);
   auto r = f.service->filter(args_by_name(pod, others));
   ASSERT_TRUE(r.has_value()) << r.error().message();
   EXPECT_TRUE((*r)["nodenames"].empty()) << r->dump();
   ASSERT_EQ((*r)["failedNodes"].size(), others.size()) << r->dump();
   const std::string why = (*r)["failedNodes"][others[0]].get<std::string>();
-  EXPECT_NE(why.find("is planned on " + planned + ", which was not among the 40 nodes offered"),
+  EXPECT_NE(why.find("is planned on " + planned + ", which was not among the 40 nodes offered, and no offered node of " +
+                     f.cluster.leaf_of[planned] + " has room for it"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find("percentageOfNodesToScore: 100"), std::string::npos) << why;
@@ -99,6 +102,24 @@ TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
   EXPECT_EQ((*again)["nodenames"][0], planned);
   const std::string plain = (*again)["failedNodes"][others[0]].get<std::string>();
   EXPECT_EQ(plain.find("not among"), std::string::npos) << plain;
+  // Another pod of the gang whose planned node kube-scheduler found infeasible (taken meanwhile by
+  // another profile's pod, say) while other nodes of the leaf are offered: its slot moves to one.
+  auto next = pod_object("w-1", "u-1", "1", hard_gang("llm", 8, 1));
+  ASSERT_TRUE(f.service->filter(args_by_name(next, f.cluster.node_names)).has_value());
+  std::string next_planned;
+  const json plans_now = f.service->plans();
+  for (const auto& s : plans_now["gangs"][0]["slots"]) {
+    if (s["podUID"] == "u-1") next_planned = s["node"];
+  }
+  ASSERT_FALSE(next_planned.empty());
+  std::vector<std::string> same_leaf;
+  for (const auto& n : f.cluster.node_names)
+    if (n != next_planned && f.cluster.leaf_of[n] == f.cluster.leaf_of[next_planned]) same_leaf.push_back(n);
+  auto moved = f.service->filter(args_by_name(next, same_leaf));
+  ASSERT_TRUE(moved.has_value());
+  ASSERT_EQ((*moved)["nodenames"].size(), 1u) << moved->dump();
+  EXPECT_EQ(f.cluster.leaf_of[(*moved)["nodenames"][0].get<std::string>()], f.cluster.leaf_of[next_planned]);
+  EXPECT_EQ(f.service->plans()["gangs"][0]["swaps"], 1);
 }
 
 // A normal pod's filter: a node whose 110 pod slots are taken is refused, one with a slot left is
@@ -267,6 +288,7 @@ TEST(ExtenderService, PlanSurvivesARestart) {
     }
     const json plans = f.service->plans();
     for (const auto& s : plans["gangs"][0]["slots"]) planned.insert(s["node"].get<std::string>());
+    f.service->flush_state();  // written in the background otherwise, off the request path
     ASSERT_TRUE(std::filesystem::exists(state));
   }
   Fixture g(state);
@@ -410,15 +432,17 @@ TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIn
   kept.pop_back();
   same_as_reference(args_by_name(pod, kept));
   EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
-  // A pod bound between the calls rebuilds the index: node ids are looked up again, and the
-  // scores see the new pod.
+  // A pod bound between the calls changes usage in place, not the index's node ids: the ids are
+  // reused and the scores see the new pod.
   kept = kept_by_filter();
+  const auto rebuilds = f.service->counters().index_rebuilds;
   for (Fixture* x : {&f, &reference}) {
     ASSERT_TRUE(
         x->service->upsert_pod(bound(pod_object("busy", "b-1", "0", {}, {}, "48"), kept[1])).has_value());
   }
   same_as_reference(args_by_name(pod, kept));
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 2);
+  EXPECT_EQ(f.service->counters().index_rebuilds, rebuilds);
   // The HTTP routes' text path, as kube-scheduler sends it: filter, then prioritize over the kept.
   auto filtered = f.service->filter_body(args_by_name(pod, names).dump());
   ASSERT_TRUE(filtered.has_value());
@@ -428,7 +452,7 @@ TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIn
   auto want = reference.service->prioritize(json{{"pod", pod}, {"nodenames", kept_text}});
   ASSERT_TRUE(want.has_value());
   EXPECT_EQ(json::parse(*scores), *want);
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 2);
+  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 3);
   EXPECT_EQ(reference.service->counters().prioritize_reused_filter, 0);
 }
 
@@ -458,8 +482,10 @@ TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   // Wrong types and values out of range read as every config file's do: file, key path, what.
   const std::string where = bad.string() + ": ";
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
-           {"planTTLSeconds: 0\n", "planTTLSeconds: must be an integer in [1, 604800]"},
-           {"planTTLSeconds: 1e400\n", "planTTLSeconds: must be an integer in [1, 604800]"},
+           {"planTTLSeconds: 0\n", "planTTLSeconds: must be greater than 0"},
+           {"planTTLSeconds: 1e400\n",
+            "planTTLSeconds: '1e400' is not a duration (Go style: 90s, 5m, 1h30m, 500ms; or a number of seconds)"},
+           {"planTTLSeconds: 169h\n", "planTTLSeconds: must be at most 168h (a week)"},
            {"tls: {certFile: a.crt}\n", "tls.keyFile: is required with tls.certFile"},
            {"tls: [a]\n", "tls: must be a mapping"},
            {"gangLabelKeys: [a, '']\n", "gangLabelKeys[1]: must not be empty"},
@@ -471,6 +497,11 @@ TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
     ASSERT_FALSE(err.has_value()) << text;
     EXPECT_EQ(err.error().message(), where + message) << text;
   }
+  // The plan TTL is a duration like every other time in our configs, or plain seconds.
+  std::ofstream(bad) << "planTTLSeconds: 10m\n";
+  auto ten_minutes = load_extender_config(bad);
+  ASSERT_TRUE(ten_minutes.has_value()) << ten_minutes.error().message();
+  EXPECT_EQ(ten_minutes->service.plan_ttl, std::chrono::minutes(10));
 }
 
 TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
@@ -496,6 +527,118 @@ TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
                 "c.yaml: fabricHealth: must be prefer-healthy, exclude or ignore, got 'avoid'"),
             std::string::npos)
       << err.error().message();
+}
+
+// Every workload's rank key gives the plan the completion index gives: rank r lands where the plan
+// put rank r, whatever order the pods come in.
+TEST(ExtenderService, EveryRankKeyGivesTheSamePlanAsTheCompletionIndex) {
+  constexpr int kPods = 16;
+  using Marks = std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>;  // annotations, labels
+  auto run = [&](const std::function<Marks(int)>& marks, const std::function<void(json&, int)>& edit) {
+    Fixture f;
+    std::map<int, std::string> node_of;
+    std::vector<int> order(kPods);
+    for (int i = 0; i < kPods; ++i) order[i] = (i * 7) % kPods;  // not index order
+    for (int r : order) {
+      auto [annotations, labels] = marks(r);
+      auto a = hard_gang("ranks", kPods, 2);
+      annotations.insert(a.begin(), a.end());
+      json pod = pod_object("p-" + std::to_string(r), "uid-" + std::to_string(r), "4", annotations, labels);
+      if (edit) edit(pod, r);
+      node_of[r] = f.place(pod);
+      EXPECT_FALSE(node_of[r].empty()) << r;
+    }
+    const json plans_now = f.service->plans();
+  for (const auto& s : plans_now["gangs"][0]["slots"]) {
+      EXPECT_EQ(s["takenBy"], "podIndex");
+      EXPECT_EQ(node_of[s["rank"].get<int>()], s["node"]) << s["rank"];
+    }
+    return node_of;
+  };
+  const auto want = run([](int r) { return Marks{{{"batch.kubernetes.io/job-completion-index", std::to_string(r)}}, {}}; },
+                        {});
+  std::set<std::string> used;
+  for (const auto& [r, node] : want) used.insert(node);
+  ASSERT_GT(used.size(), 1u);
+  // Kubeflow's training operator: a master (replica-index 0) and workers whose env RANK is their
+  // replica index + 1; without RANK, the replica index.
+  EXPECT_EQ(run(
+                [](int r) {
+                  return Marks{{},
+                               {{"training.kubeflow.org/replica-type", r == 0 ? "master" : "worker"},
+                                {"training.kubeflow.org/replica-index", std::to_string(r == 0 ? 0 : r - 1)}}};
+                },
+                [](json& pod, int r) {
+                  pod["spec"]["containers"][0]["env"] = json::array({{{"name", "RANK"}, {"value", std::to_string(r)}}});
+                }),
+            want);
+  EXPECT_EQ(run([](int r) { return Marks{{}, {{"training.kubeflow.org/replica-index", std::to_string(r)}}}; }, {}),
+            want);
+  // LeaderWorkerSet: the worker index, though the leader's pod-index is its group's index.
+  EXPECT_EQ(run(
+                [](int r) {
+                  return Marks{{},
+                               {{"leaderworkerset.sigs.k8s.io/worker-index", std::to_string(r)},
+                                {"leaderworkerset.sigs.k8s.io/group-index", "5"},
+                                {"apps.kubernetes.io/pod-index", std::to_string(r == 0 ? 5 : r)}}};
+                },
+                {}),
+            want);
+  // JobSet: two replicated Jobs of eight, each pod its Job's index and its completion index.
+  EXPECT_EQ(run(
+                [](int r) {
+                  return Marks{{{"batch.kubernetes.io/job-completion-index", std::to_string(r % 8)}},
+                               {{"jobset.sigs.k8s.io/job-index", std::to_string(r / 8)},
+                                {"jobset.sigs.k8s.io/replicatedjob-replicas", "2"},
+                                {"batch.kubernetes.io/job-completion-index", std::to_string(r % 8)}}};
+                },
+                {}),
+            want);
+  EXPECT_EQ(run([](int r) { return Marks{{}, {{"apps.kubernetes.io/pod-index", std::to_string(r)}}}; }, {}), want);
+  EXPECT_EQ(run([](int r) { return Marks{{{"volcano.sh/task-index", std::to_string(r)}}, {}}; }, {}), want);
+  EXPECT_EQ(run([](int r) { return Marks{{{"hypertopo.io/rank", std::to_string(r)}}, {}}; }, {}), want);
+}
+
+// A pod bound, deleted, replaced: the view changes usage in place, and every answer is the one a
+// service that rebuilds its index from a fresh list gives.
+TEST(ExtenderService, AnswersAfterInPlaceUpdatesEqualThoseOfAFreshRebuild) {
+  Fixture f;
+  std::vector<json> bound_pods;
+  auto rebuilt = [&] {
+    Fixture fresh;
+    EXPECT_TRUE(fresh.service->set_pods(bound_pods).has_value());
+    return fresh;
+  };
+  const auto rebuilds = [&] { return f.service->counters().index_rebuilds; };
+  ASSERT_TRUE(f.service->filter(args_by_name(pod_object("warm", "w", "1"), f.cluster.node_names)).has_value());
+  const auto before = rebuilds();
+  for (int i = 0; i < 40; ++i) {
+    json pod = pod_object("n-" + std::to_string(i), "nu-" + std::to_string(i), std::to_string(1 + i % 4));
+    auto scores = f.service->prioritize(args_by_name(pod, f.cluster.node_names));
+    ASSERT_TRUE(scores.has_value());
+    Fixture fresh = rebuilt();
+    auto want = fresh.service->prioritize(args_by_name(pod, f.cluster.node_names));
+    ASSERT_TRUE(want.has_value());
+    ASSERT_EQ(*scores, *want) << i;
+    // kube-scheduler binds it on the best node; every fifth bound pod is deleted again.
+    std::string best;
+    std::int64_t top = -1;
+    for (const auto& s : *scores) {
+      if (s["score"].get<std::int64_t>() > top) {
+        top = s["score"];
+        best = s["host"];
+      }
+    }
+    json b = bound(pod, best);
+    ASSERT_TRUE(f.service->upsert_pod(b).has_value());
+    bound_pods.push_back(b);
+    if (i % 5 == 4) {
+      f.service->remove_pod(bound_pods.front());
+      bound_pods.erase(bound_pods.begin());
+    }
+  }
+  EXPECT_EQ(rebuilds(), before);
+  EXPECT_EQ(f.service->counters().index_pod_updates, 40 + 8);
 }
 
 }  // namespace

@@ -1,0 +1,111 @@
+// scheduler/extender/gang_slot.h: the life of a gang's planned pod position, as one state machine.
+//
+// A gang plan holds one slot per rank. Each slot is in one of four states, and only the transitions
+// below change it (every one is a function of this file; nothing else writes `state`):
+//
+//   state      the slot's node holds          meaning
+//   kPlanned   a reservation (plan.per_pod)   a position with no pod yet, or whose pod went away
+//   kReserved  a reservation (plan.per_pod)   a pending pod (uid) was admitted to the slot's node
+//   kBound     nothing (the pod counts)       the pod (uid) is bound to the slot's node
+//   kDone      nothing                        the pod succeeded; the position is not needed again
+//
+//   from        event                                                    to          function
+//   kPlanned    a pod of the slot's rank (or, without a rank, the first  kReserved   reserve()
+//               pod offered the slot's node) filters
+//   kReserved   the pod is seen bound (watch: spec.nodeName set)         kBound      bind()
+//   kPlanned    a bound pod of the gang is seen with no plan entry       kBound      bind()
+//               (extender restarted without its state, another replica)
+//   kReserved   the pod is deleted or fails before it binds              kPlanned    release()
+//   kBound      the pod is deleted, fails, is evicted or starts          kPlanned    release()
+//               terminating: the slot waits on its node for the pod
+//               that replaces it (same rank; Job, JobSet, PyTorchJob and
+//               LeaderWorkerSet restarts keep the index)
+//   kBound      the pod succeeded                                        kDone       complete()
+//   kPlanned,   the slot's node is gone, NotReady, unschedulable,       same state  move()
+//   kReserved   tainted against the pod or no longer selected: the slot  (new node)
+//               moves to a node with room inside the innermost
+//               constraint domain (partition domain, else job domain),
+//               nearest first (Kueue's TASFailedNodeReplacement)
+//   kPlanned,   as above but no node of that domain has room: the slot   same state  wait()
+//   kReserved   stays and says why (`waiting`), shown by /plans and in
+//               the filter's reason; it never leaves its domain
+//
+// A bound slot whose node fails keeps its state: the pod is still there until the node lifecycle
+// controller (or a person) deletes it, and then release() and move() take over.
+// The ExtenderService applies each transition's effect on the TopologyIndex: a slot in kPlanned or
+// kReserved holds a reservation of the plan's per-pod request on its node, kBound and kDone hold none.
+//
+//   PlanSlot slot{.rank = 3, .node = "n-1"};
+//   reserve(slot, "uid-7", SlotClaim::kPodIndex);     // kPlanned -> kReserved
+//   bind(slot, "uid-7", "n-1");                       // kReserved -> kBound
+//   release(slot);                                    // kBound -> kPlanned (on n-1, reservation back)
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scheduler/placement/job_request.h"
+#include "timing/clock.h"
+
+namespace hypertopo::scheduler {
+
+enum class SlotState { kPlanned, kReserved, kBound, kDone };
+const char* to_string(SlotState state);
+std::optional<SlotState> slot_state_from(std::string_view text);
+
+// How a pod came to its slot: its own rank, or kube-scheduler's order for pods without one.
+enum class SlotClaim { kNone, kPodIndex, kArrivalOrder };
+const char* to_string(SlotClaim claim);  // "", "podIndex", "arrivalOrder"
+
+// One planned pod position.
+struct PlanSlot {
+  std::int32_t rank = 0;
+  std::string node;
+  std::vector<std::string> domain_path;
+  SlotState state = SlotState::kPlanned;
+  std::string pod_uid;  // kReserved, kBound: the pod holding it
+  SlotClaim claim = SlotClaim::kNone;
+  std::string waiting;        // why the slot cannot move off a node it cannot use ("" when it need not)
+  std::int32_t releases = 0;  // pods that held it and went away (restarts)
+
+  bool holds_reservation() const { return state == SlotState::kPlanned || state == SlotState::kReserved; }
+  bool free() const { return state == SlotState::kPlanned; }
+};
+
+struct GangPlan {
+  std::string key;  // namespace/name
+  // What the request is read from after a restart: the first pod's annotations, labels and the
+  // parts of its spec that placement reads (resources, nodeSelector, affinity, tolerations).
+  nlohmann::json pod_doc;
+  PodSetRequest request;
+  std::string job_domain;   // the domain the engine chose (empty when spread)
+  int partition_tier = -1;  // tier of a partition's domain, -1 without partitions
+  std::int32_t partition_size = 0;
+  std::vector<PlanSlot> slots;
+  // How fabric health shaped the plan (PodSetPlacement::fabric_health): the degraded HyperNode
+  // avoided or used and why, degraded nodes given pods last.
+  std::vector<std::string> fabric_health;
+  timing::Clock::TimePoint last_activity{};
+  int replans = 0;
+  int swaps = 0;
+  int grown = 0;  // slots added after the plan was made (elastic gangs, pods beyond minMember)
+
+  bool any_bound() const;
+  // No slot is held by a pod any more (every pod of the gang went away): nothing to keep together.
+  bool abandoned() const;
+};
+
+// The transitions. Each returns false (and changes nothing) when the slot is not in a state the
+// transition starts from.
+bool reserve(PlanSlot& slot, const std::string& pod_uid, SlotClaim claim);
+bool bind(PlanSlot& slot, const std::string& pod_uid, const std::string& node);
+bool release(PlanSlot& slot);
+bool complete(PlanSlot& slot);
+bool move(PlanSlot& slot, const std::string& node, std::vector<std::string> domain_path);
+bool wait(PlanSlot& slot, std::string why);
+
+}  // namespace hypertopo::scheduler

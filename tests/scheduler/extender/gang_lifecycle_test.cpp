@@ -1,0 +1,377 @@
+// A gang's life in a live cluster, through the path kube-scheduler takes: pods created in the loopback
+// API server, scheduled by the kube-scheduler stand-in (kube_scheduler_standin.h: framework filters,
+// then the extender's filter and prioritize over HTTP, then the bind), the extender fed by its own
+// list + watch. Pods are deleted and recreated as the Job controller does (same completion index, a
+// new uid), nodes are cordoned, the extender restarts without its state, gangs grow.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+
+#include "scheduler/extender/cluster_watcher.h"
+#include "scheduler/extender/extender_http.h"
+#include "tests/scheduler/extender/extender_cluster.h"
+#include "tests/scheduler/extender/kube_scheduler_standin.h"
+#include "tests/support/apiserver/loopback_apiserver.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+const k8s::Resource kNodes{"", "v1", "nodes", false};
+const k8s::Resource kPods{"", "v1", "pods", true};
+const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
+
+struct Extender {
+  ExtenderService service;
+  ClusterWatcher watcher;
+  net::HttpServer server;
+  explicit Extender(k8s::KubeClient& client, std::filesystem::path state)
+      : service(ExtenderOptions{.state_file = std::move(state)}),
+        watcher(client, service, std::chrono::milliseconds(5)),
+        server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
+    register_extender_routes(server, service, "/scheduler");
+  }
+};
+
+class GangLifecycleTest : public ::testing::Test {
+ protected:
+  // 2 spines x 8 leaves x 8 nodes of 8 GPUs: 128 GPU Nodes under 16 leaves.
+  void SetUp() override { start_cluster(testing::make_cluster(2, 8, 8)); }
+
+  void start_cluster(testing::ExtenderCluster cluster) {
+    cluster_ = std::move(cluster);
+    ASSERT_TRUE(api_.start().has_value());
+    k8s::ClusterConfig config;
+    config.server = api_.url();
+    k8s::ClientOptions options;
+    options.qps = 0;
+    auto c = k8s::KubeClient::create(config, options);
+    ASSERT_TRUE(c.has_value());
+    client_ = std::move(*c);
+    for (const auto& n : cluster_.nodes) {
+      auto made = client_->create(kNodes, "", n);
+      ASSERT_TRUE(made.has_value());
+      json with_status = *made;
+      with_status["status"] = n["status"];
+      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
+    }
+    for (const auto& h : cluster_.hypernodes) ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value());
+    start_extender("state.json");
+  }
+
+  void start_extender(const std::string& state) {
+    scheduler_.reset();
+    http_.reset();
+    ext_.reset();
+    ext_ = std::make_unique<Extender>(*client_, dir_.path() / state);
+    ASSERT_TRUE(ext_->service.load_state().has_value());
+    ext_->watcher.start();
+    ASSERT_TRUE(ext_->watcher.wait_synced(std::chrono::seconds(20)));
+    ASSERT_TRUE(ext_->server.start().has_value());
+    auto t = net::HttpTransport::create({.host = "127.0.0.1", .port = std::to_string(ext_->server.port())});
+    ASSERT_TRUE(t.has_value());
+    http_ = std::move(*t);
+    scheduler_ = std::make_unique<testing::KubeSchedulerStandIn>(*client_, *http_, "/scheduler", "ml");
+    // kube-scheduler's next cycle finds the binding in its cache; the extender learns it from its
+    // watch. Wait for the watch so that each cycle sees the one before it.
+    scheduler_->after_bind = [this](const std::string& pod, const std::string&) {
+      EXPECT_TRUE(testing::eventually([&] { return pod_seen_bound(pod); })) << pod;
+    };
+  }
+
+  bool pod_seen_bound(const std::string& pod) {
+    auto p = client_->get(kPods, "ml", pod);
+    if (!p) return false;
+    const std::string uid = (*p)["metadata"]["uid"];
+    const json plans_now = ext_->service.plans();
+    for (const auto& g : plans_now["gangs"]) {
+      for (const auto& s : g["slots"]) {
+        if (s["podUID"] == uid) return s["state"] == "bound";
+      }
+    }
+    return ext_->service.counters().index_pod_updates > 0;  // a normal pod: counted in place
+  }
+
+  // A pod as its controller creates it: no uid (the API server gives one), a completion index.
+  json job_pod(const std::string& job, int index, const std::string& gpus,
+               const std::map<std::string, std::string>& annotations, json spec_extra = json::object()) {
+    auto a = annotations;
+    a["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+    json pod = testing::pod_object(job + "-" + std::to_string(index), "", gpus, a);
+    pod["metadata"].erase("uid");
+    for (const auto& [k, v] : spec_extra.items()) pod["spec"][k] = v;
+    pod.erase("status");
+    return pod;
+  }
+
+  std::string create(const json& pod) {
+    auto made = client_->create(kPods, "ml", pod);
+    EXPECT_TRUE(made.has_value());
+    return made ? (*made)["metadata"]["uid"].get<std::string>() : std::string();
+  }
+
+  std::string node_of(const std::string& pod) {
+    auto p = client_->get(kPods, "ml", pod);
+    if (!p) return {};
+    return (*p)["spec"].value("nodeName", std::string());
+  }
+
+  // Runs `change` on the API server and waits until the extender's watch has applied it.
+  template <typename F>
+  void seen(F change) {
+    const auto before = ext_->service.counters().watch_events;
+    change();
+    ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().watch_events > before; }));
+  }
+
+  // A pod that is not ours, bound straight to a node (it takes `gpus` of the node's eight).
+  void occupy(const std::string& node, const std::string& name, const std::string& gpus = "8") {
+    json pod = testing::pod_object(name, "", gpus);
+    pod["metadata"].erase("uid");
+    pod.erase("status");
+    pod["spec"]["nodeName"] = node;
+    seen([&] { ASSERT_TRUE(client_->create(kPods, "ml", pod).has_value()); });
+  }
+
+  void delete_pod(const std::string& name) {
+    seen([&] { ASSERT_TRUE(client_->delete_object(kPods, "ml", name).has_value()); });
+  }
+
+  void update_node(const std::string& node, const std::function<void(json&)>& edit) {
+    seen([&] {
+      auto r = client_->update_with_retry(kNodes, "", node, [&](json& n) {
+        edit(n);
+        return true;
+      });
+      ASSERT_TRUE(r.has_value());
+    });
+  }
+
+  void set_unschedulable(const std::string& node, bool value) {
+    update_node(node, [&](json& n) { n["spec"]["unschedulable"] = value; });
+  }
+
+  json gang_plan(const std::string& key) {
+    const json plans_now = ext_->service.plans();
+    for (const auto& g : plans_now["gangs"]) {
+      if (g["key"] == key) return g;
+    }
+    return json();
+  }
+
+  int schedule(int cycles = 1) {
+    int bound = 0;
+    for (int i = 0; i < cycles; ++i) bound += scheduler_->cycle();
+    return bound;
+  }
+
+  static std::map<std::string, std::string> hard_gang(const std::string& name, int size) {
+    return {{"scheduling.k8s.io/group-name", name},
+            {"hypertopo.io/gang-size", std::to_string(size)},
+            {"hypertopo.io/network-topology-mode", "hard"},
+            {"hypertopo.io/highest-tier-allowed", "1"}};
+  }
+
+  testing::TempDir dir_;
+  testing::LoopbackApiServer api_;
+  std::unique_ptr<k8s::KubeClient> client_;
+  testing::ExtenderCluster cluster_;
+  std::unique_ptr<Extender> ext_;
+  std::unique_ptr<net::HttpTransport> http_;
+  std::unique_ptr<testing::KubeSchedulerStandIn> scheduler_;
+};
+
+TEST_F(GangLifecycleTest, ARecreatedGangPodBindsOnItsOldNodeInOneCycle) {
+  for (int i = 0; i < 8; ++i) create(job_pod("ra", i, "8", hard_gang("ra", 8)));
+  ASSERT_EQ(schedule(), 8);
+  std::set<std::string> leaves;
+  for (int i = 0; i < 8; ++i) leaves.insert(cluster_.leaf_of.at(node_of("ra-" + std::to_string(i))));
+  ASSERT_EQ(leaves.size(), 1u);
+  const auto rebuilds = ext_->service.counters().index_rebuilds;
+  const std::string old_node = node_of("ra-3");
+  // The Job controller replaces a deleted pod: same completion index, a new uid.
+  delete_pod("ra-3");
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  create(job_pod("ra", 3, "8", hard_gang("ra", 8)));
+  ASSERT_EQ(schedule(), 1) << scheduler_->failure("ra-3");
+  EXPECT_EQ(node_of("ra-3"), old_node);
+  const json g = gang_plan("ml/ra");
+  EXPECT_EQ(g["slots"][3]["state"], "bound");
+  EXPECT_EQ(g["slots"][3]["releases"], 1);
+  // Bindings, deletions and re-creations changed usage in place: not one index rebuild.
+  EXPECT_EQ(ext_->service.counters().index_rebuilds, rebuilds);
+}
+
+TEST_F(GangLifecycleTest, ARecreatedPodWhoseNodeIsCordonedMovesInsideItsLeaf) {
+  // Six 8-GPU pods in a leaf of eight nodes: two nodes of the leaf stay free.
+  for (int i = 0; i < 6; ++i) create(job_pod("rb", i, "8", hard_gang("rb", 6)));
+  ASSERT_EQ(schedule(), 6);
+  const std::string old_node = node_of("rb-2");
+  const std::string leaf = cluster_.leaf_of.at(old_node);
+  set_unschedulable(old_node, true);
+  delete_pod("rb-2");
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  create(job_pod("rb", 2, "8", hard_gang("rb", 6)));
+  ASSERT_EQ(schedule(), 1) << scheduler_->failure("rb-2");
+  const std::string now = node_of("rb-2");
+  EXPECT_NE(now, old_node);
+  EXPECT_EQ(cluster_.leaf_of.at(now), leaf);
+  EXPECT_GE(gang_plan("ml/rb")["swaps"].get<int>(), 1);
+}
+
+TEST_F(GangLifecycleTest, AGangWhoseLeafHasNoRoomLeftWaitsThereAndSaysWhy) {
+  for (int i = 0; i < 6; ++i) create(job_pod("rc", i, "8", hard_gang("rc", 6)));
+  ASSERT_EQ(schedule(), 6);
+  const std::string old_node = node_of("rc-4");
+  const std::string leaf = cluster_.leaf_of.at(old_node);
+  // The leaf's two free nodes are taken by other work; the pod's node is cordoned.
+  int filler = 0;
+  for (const auto& [node, l] : cluster_.leaf_of) {
+    if (l != leaf) continue;
+    bool used = false;
+    for (int i = 0; i < 6; ++i) used = used || node_of("rc-" + std::to_string(i)) == node;
+    if (!used) occupy(node, "filler-" + std::to_string(filler++));
+  }
+  ASSERT_EQ(filler, 2);
+  set_unschedulable(old_node, true);
+  delete_pod("rc-4");
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  create(job_pod("rc", 4, "8", hard_gang("rc", 6)));
+  EXPECT_EQ(schedule(2), 0);
+  EXPECT_TRUE(node_of("rc-4").empty());
+  // kube-scheduler's FailedScheduling text and /plans both say why, and name the leaf.
+  const std::string failure = scheduler_->failure("rc-4");
+  EXPECT_NE(failure.find("rank 4 waits for room in " + leaf), std::string::npos) << failure;
+  EXPECT_NE(failure.find("unschedulable (cordoned)"), std::string::npos) << failure;
+  const json slot = gang_plan("ml/rc")["slots"][4];
+  EXPECT_EQ(slot["state"], "reserved");  // the new pod holds its rank's slot, and waits with it
+  EXPECT_NE(slot["waiting"].get<std::string>().find(leaf), std::string::npos);
+  // Room comes back in the leaf: the pod binds there, never outside.
+  delete_pod("filler-0");
+  ASSERT_EQ(schedule(), 1) << scheduler_->failure("rc-4");
+  EXPECT_EQ(cluster_.leaf_of.at(node_of("rc-4")), leaf);
+}
+
+TEST_F(GangLifecycleTest, AnExtenderRestartedWithoutItsStateKeepsTheRestOfTheGangWithTheBoundPods) {
+  for (int i = 0; i < 4; ++i) create(job_pod("rd", i, "8", hard_gang("rd", 8)));
+  ASSERT_EQ(schedule(), 4);
+  const std::string leaf = cluster_.leaf_of.at(node_of("rd-0"));
+  // Make another leaf the binpack favourite, so a fresh plan would go there.
+  std::string other;
+  for (const auto& [node, l] : cluster_.leaf_of) {
+    if (l != leaf && other.empty()) other = l;
+  }
+  int filler = 0;
+  for (const auto& [node, l] : cluster_.leaf_of) {
+    if (l == other && filler < 3) occupy(node, "busy-" + std::to_string(filler++), "4");
+  }
+  start_extender("no-such-state.json");  // a new replica, or a restart that lost its file
+  for (int i = 4; i < 8; ++i) create(job_pod("rd", i, "8", hard_gang("rd", 8)));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("rd-4");
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(cluster_.leaf_of.at(node_of("rd-" + std::to_string(i))), leaf) << i;
+  EXPECT_EQ(ext_->service.counters().plans_adopted, 1);
+  const json g = gang_plan("ml/rd");
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(g["slots"][i]["state"], "bound") << i;
+}
+
+TEST_F(GangLifecycleTest, RequiredNodeAffinityExcludingTheBinpackFavouriteBindsTheGangElsewhereInOneLeaf) {
+  // leaf-00 is the binpack favourite (partly used) and its nodes are pool=reserved.
+  std::string favourite = "leaf-00";
+  for (const auto& [node, l] : cluster_.leaf_of) {
+    if (l != favourite) continue;
+    update_node(node, [&](json& n) { n["metadata"]["labels"]["pool"] = "reserved"; });
+  }
+  occupy("n-00-0", "busy", "4");
+  const json affinity{
+      {"nodeAffinity",
+       {{"requiredDuringSchedulingIgnoredDuringExecution",
+         {{"nodeSelectorTerms",
+           json::array(
+               {{{"matchExpressions",
+                  json::array({{{"key", "pool"}, {"operator", "NotIn"}, {"values", {"reserved"}}}})}}})}}}}}};
+  // Without the affinity a gang takes the favourite; it then leaves again.
+  for (int i = 0; i < 4; ++i) create(job_pod("plain", i, "8", hard_gang("plain", 4)));
+  ASSERT_EQ(schedule(), 4);
+  EXPECT_EQ(cluster_.leaf_of.at(node_of("plain-0")), favourite);
+  for (int i = 0; i < 4; ++i) delete_pod("plain-" + std::to_string(i));
+  // With it, the same gang binds elsewhere, whole, in one leaf.
+  for (int i = 0; i < 4; ++i) create(job_pod("aff", i, "8", hard_gang("aff", 4), {{"affinity", affinity}}));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("aff-0");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) leaves.insert(cluster_.leaf_of.at(node_of("aff-" + std::to_string(i))));
+  EXPECT_EQ(leaves.size(), 1u);
+  EXPECT_FALSE(leaves.contains(favourite));
+}
+
+TEST_F(GangLifecycleTest, TaintsAreAvoidedUnlessTolerated) {
+  for (const auto& [node, l] : cluster_.leaf_of) {
+    if (l != "leaf-00") continue;
+    update_node(node, [&](json& n) {
+      n["spec"]["taints"] =
+          json::array({{{"key", "gpu-maintenance"}, {"value", "true"}, {"effect", "NoSchedule"}}});
+    });
+  }
+  occupy("n-00-0", "busy", "4");  // the favourite, were it not tainted
+  // A gang that tolerates the taint takes the favourite; it then leaves again.
+  const json tolerations =
+      json::array({{{"key", "gpu-maintenance"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
+  for (int i = 0; i < 4; ++i)
+    create(job_pod("tol", i, "8", hard_gang("tol", 4), {{"tolerations", tolerations}}));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("tol-0");
+  EXPECT_EQ(cluster_.leaf_of.at(node_of("tol-0")), "leaf-00");
+  for (int i = 0; i < 4; ++i) delete_pod("tol-" + std::to_string(i));
+  // One that does not goes elsewhere, whole.
+  for (int i = 0; i < 4; ++i) create(job_pod("t", i, "8", hard_gang("t", 4)));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("t-0");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) leaves.insert(cluster_.leaf_of.at(node_of("t-" + std::to_string(i))));
+  EXPECT_EQ(leaves.size(), 1u);
+  EXPECT_FALSE(leaves.contains("leaf-00"));
+}
+
+class ElasticGangTest : public GangLifecycleTest {
+ protected:
+  // 1 spine x 2 leaves x 8 nodes.
+  void SetUp() override { start_cluster(testing::make_cluster(1, 2, 8)); }
+};
+
+TEST_F(ElasticGangTest, MinMemberFourOfEightStartsWhereFourFitAndTheRestJoinThatLeafWhenItFrees) {
+  // A coscheduling PodGroup with minMember 4 for a job of 8 (Volcano's minAvailable below replicas).
+  json pg{{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "el"}, {"namespace", "ml"}}},
+          {"spec", {{"minMember", 4}}}};
+  ASSERT_TRUE(client_->create(kPodGroups, "ml", pg).has_value());
+  start_extender("state.json");  // listed at start: the gang's size is known before its first pod
+  // leaf-00 has 4 free nodes; leaf-01 is full.
+  for (int i = 0; i < 4; ++i) occupy("n-00-" + std::to_string(i), "a-" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) occupy("n-01-" + std::to_string(i), "b-" + std::to_string(i));
+  const std::map<std::string, std::string> gang{{"hypertopo.io/network-topology-mode", "hard"},
+                                                {"hypertopo.io/highest-tier-allowed", "1"}};
+  for (int i = 0; i < 8; ++i) {
+    json pod = job_pod("el", i, "8", gang);
+    pod["metadata"]["labels"]["scheduling.x-k8s.io/pod-group"] = "el";
+    create(pod);
+  }
+  EXPECT_EQ(schedule(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(cluster_.leaf_of.at(node_of("el-" + std::to_string(i))), "leaf-00");
+  for (int i = 4; i < 8; ++i) EXPECT_TRUE(node_of("el-" + std::to_string(i)).empty());
+  // leaf-01 frees first: the joining pods still wait for their gang's leaf, and say so.
+  for (int i = 0; i < 8; ++i) delete_pod("b-" + std::to_string(i));
+  EXPECT_EQ(schedule(), 0);
+  EXPECT_NE(scheduler_->failure("el-4").find("waits for room in leaf-00"), std::string::npos)
+      << scheduler_->failure("el-4");
+  for (int i = 0; i < 4; ++i) delete_pod("a-" + std::to_string(i));
+  EXPECT_EQ(schedule(), 4);
+  for (int i = 4; i < 8; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("el-" + std::to_string(i))), "leaf-00") << i;
+  EXPECT_EQ(gang_plan("ml/el")["grown"], 4);
+}
+
+}  // namespace
+}  // namespace hypertopo::scheduler
