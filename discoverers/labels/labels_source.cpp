@@ -1,6 +1,7 @@
 #include "discoverers/labels/labels_source.h"
 
 #include "discoverers/labels/label_config.h"
+#include "discoverers/labels/label_presets.h"
 #include "discoverers/labels/label_tree.h"
 #include "discoverers/registry/source_config.h"
 
@@ -51,11 +52,12 @@ std::expected<std::unique_ptr<Discoverer>, Error> make_labels_source(const Sourc
 SourceEntry labels_source_entry() {
   const std::vector<ConfigKey> keys = {
       {"file", "a label config file: Volcano's networkTopologyTypes or a Kueue Topology"},
-      {"networkTopologyTypes", "the levels inline, as in Volcano's label source config"}};
+      {"networkTopologyTypes", "the levels inline, as in Volcano's label source config"},
+      {"preset", "a cloud provider's topology labels: eks, eks-4-layers, gke, topograph"}};
   return {.kind = "labels",
           .summary =
-              "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology; needs "
-              "--nodes)",
+              "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology) or "
+              "labels:preset=eks|eks-4-layers|gke|topograph (needs --nodes)",
           .role = SourceRole::kLeader,
           .cache = CachePolicy::kEveryRebuild,
           .keys = keys,
@@ -66,7 +68,19 @@ SourceEntry labels_source_entry() {
             auto c = std::make_shared<LabelsSourceConfig>();
             auto file = block.text("file");
             if (!file) return std::unexpected(file.error());
+            auto preset = block.text("preset");
+            if (!preset) return std::unexpected(preset.error());
             const bool inline_levels = block.has("networkTopologyTypes");
+            if (*preset) {
+              if (*file || inline_levels)
+                return at.bad("preset", "give one of file, networkTopologyTypes or preset");
+              auto levels = labels::preset_label_config(**preset);
+              if (!levels) return at.bad("preset", levels.error().message());
+              c->preset = **preset;
+              c->origin = "preset " + **preset;
+              c->inline_levels = std::move(*levels);
+              return c;
+            }
             if (*file && inline_levels)
               return at.bad("networkTopologyTypes", "give either file or networkTopologyTypes, not both");
             if (!*file && !inline_levels)
@@ -83,9 +97,23 @@ SourceEntry labels_source_entry() {
             c->inline_levels = std::move(*levels);
             return c;
           },
-          .parse_arg = single_arg_parser(
-              "a config file: --source labels:CONFIG (Volcano's networkTopologyTypes or a Kueue Topology)",
-              &LabelsSourceConfig::file),
+          .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
+            // labels:preset=NAME names a provider's labels; anything else is a config file.
+            if (arg.starts_with("preset=")) {
+              const std::string name = arg.substr(7);
+              auto levels = labels::preset_label_config(name);
+              if (!levels) return std::unexpected(levels.error().context("--source labels:" + arg));
+              auto c = std::make_shared<LabelsSourceConfig>();
+              c->preset = name;
+              c->origin = "preset " + name;
+              c->inline_levels = std::move(*levels);
+              return c;
+            }
+            return single_arg_parser(
+                "a config file: --source labels:CONFIG (Volcano's networkTopologyTypes or a Kueue Topology) "
+                "or a provider's labels: --source labels:preset=eks|eks-4-layers|gke|topograph",
+                &LabelsSourceConfig::file)(arg);
+          },
           .factory = make_labels_source};
 }
 

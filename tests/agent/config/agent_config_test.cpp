@@ -216,7 +216,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "config.yaml: sources[0].config.networkTopologyTypes: give either file or networkTopologyTypes, not "
        "both"},
       {"sources: [{kind: labels, config: {types: {}}}]\n",
-       "config.yaml: sources[0].config.types: unknown key (known: file, networkTopologyTypes)"},
+       "config.yaml: sources[0].config.types: unknown key (known: file, networkTopologyTypes, preset)"},
       {"sources: [{kind: ibsim, config: {netFile: x.net, networkTopologyTypes: {a: []}}}]\n",
        "config.yaml: sources[0].config.networkTopologyTypes: unknown key (known: netFile)"},
       {"sources: [{kind: ibnetdisc, config: {port: 1}}]\n",
