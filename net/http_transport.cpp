@@ -3,6 +3,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <mutex>
@@ -125,6 +127,47 @@ std::expected<std::unique_ptr<Connection>, Error> connect(const TransportConfig&
   return conn;
 }
 
+// What Go's net/http refuses before it sends (http.Transport.roundTrip checks every header with
+// golang.org/x/net/http/httpguts ValidHeaderFieldName and ValidHeaderFieldValue; client-go inherits
+// it): a name outside RFC 9110's token characters, a value with a control character other than a
+// tab, and here a method or target with a space or control character too. A CR or LF would end the
+// header and start another one of the sender's choosing. The error names the header, never its value
+// (a token).
+bool is_token_char(unsigned char c) {
+  return std::isalnum(c) != 0 ||
+         std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+std::optional<Error> invalid_request(const HttpRequest& request) {
+  auto bad_text = [](std::string_view text, bool allow_tab) {
+    return std::any_of(text.begin(), text.end(), [&](char ch) {
+      const auto c = static_cast<unsigned char>(ch);
+      return (c < 0x20 && !(allow_tab && c == '\t')) || c == 0x7f;
+    });
+  };
+  if (request.method.empty() || !std::all_of(request.method.begin(), request.method.end(), [](char c) {
+        return is_token_char(static_cast<unsigned char>(c));
+      })) {
+    return Error(ErrorCode::kInvalidArgument, "refusing to send a request with an invalid method");
+  }
+  if (bad_text(request.target, false) || request.target.find(' ') != std::string::npos) {
+    return Error(ErrorCode::kInvalidArgument,
+                 "refusing to send a request whose path has a space or control character");
+  }
+  for (const auto& [name, value] : request.headers) {
+    if (name.empty() || !std::all_of(name.begin(), name.end(),
+                                     [](char c) { return is_token_char(static_cast<unsigned char>(c)); })) {
+      return Error(ErrorCode::kInvalidArgument, "refusing to send a header with an invalid name");
+    }
+    if (bad_text(value, true)) {
+      return Error(ErrorCode::kInvalidArgument,
+                   "refusing to send the " + name +
+                       " header: its value holds a control character (CR, LF or another)");
+    }
+  }
+  return std::nullopt;
+}
+
 http::request<http::string_body> make_request(const HttpRequest& request, const std::string& host_header) {
   http::request<http::string_body> req;
   req.method_string(request.method);
@@ -224,6 +267,7 @@ class BeastTransport final : public HttpTransport {
   std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
                                                          std::chrono::milliseconds timeout,
                                                          bool idempotent) override {
+    if (auto invalid = invalid_request(request)) return std::unexpected(TransportError{*invalid, false});
     auto req = make_request(request, host_header_);
     for (int attempt = 0;; ++attempt) {
       bool reused = false;
@@ -280,6 +324,7 @@ class BeastTransport final : public HttpTransport {
 
   std::expected<std::unique_ptr<HttpStream>, TransportError> open_stream(
       const HttpRequest& request, std::chrono::milliseconds timeout) override {
+    if (auto invalid = invalid_request(request)) return std::unexpected(TransportError{*invalid, false});
     auto conn = open();  // a watch holds its connection for minutes: never take one from the pool
     if (!conn) return std::unexpected(TransportError{conn.error(), false});
     auto req = make_request(request, host_header_);

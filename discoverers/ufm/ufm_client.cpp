@@ -239,6 +239,20 @@ std::expected<void, Error> check_cleartext(const net::HttpUrl& url, bool insecur
                   "them anyway");
 }
 
+// The token goes into the Authorization header as it is: a control character in it (CR or LF would
+// add a header of its choosing) is refused naming where it came from, never the token itself.
+std::expected<void, Error> check_token(std::string_view token, const std::string& source) {
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return fail(ErrorCode::kInvalidArgument, source + ": the token holds a control character (byte " +
+                                                   std::to_string(c) + " at offset " + std::to_string(i) +
+                                                   "); it would be sent as an HTTP header");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options,
@@ -258,6 +272,10 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
       return it == options.credentials.end() ? std::string() : trim_secret(it->second);
     };
     if (!value("token").empty()) {
+      if (auto ok =
+              check_token(value("token"), "UFM credentials " + credentials_origin(options) + " key 'token'");
+          !ok)
+        return std::unexpected(ok.error());
       authorization = "Basic " + value("token");
       base_path = "/ufmRestV3";
     } else if (!value("username").empty() && !value("password").empty()) {
@@ -283,6 +301,8 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
     if (std::filesystem::exists(token_file)) {
       auto token = read_secret(token_file);
       if (!token) return std::unexpected(token.error().context("UFM token"));
+      if (auto ok = check_token(*token, "UFM token file " + token_file.string()); !ok)
+        return std::unexpected(ok.error());
       authorization = "Basic " + *token;
       base_path = "/ufmRestV3";
     } else {

@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
@@ -87,6 +89,67 @@ std::expected<std::string, Error> data_or_file(const YAML::Node& node, const std
 
 }  // namespace
 
+// A bearer token goes into the Authorization header as it is: a control character in it (a CR or LF
+// would add a header of the token's choosing) is refused, as Go's net/http refuses such a header value
+// (golang.org/x/net/http/httpguts ValidHeaderFieldValue) before client-go sends it. The message
+// names where the token came from and the byte's position, never the token.
+namespace {
+std::expected<void, Error> check_token(std::string_view token, const std::string& source) {
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    const auto c = static_cast<unsigned char>(token[i]);
+    if (c < 0x20 || c == 0x7f) {
+      return fail(ErrorCode::kInvalidArgument, source + ": the token holds a control character (byte " +
+                                                   std::to_string(c) + " at offset " + std::to_string(i) +
+                                                   "); it would be sent as an HTTP header");
+    }
+  }
+  return {};
+}
+
+// Go's net/http.ProxyFromEnvironment (golang.org/x/net/http/httpproxy, config.proxyForURL and
+// useProxy), which client-go uses by default: HTTPS_PROXY (or https_proxy) for https:// servers,
+// HTTP_PROXY for http://, never for localhost or a loopback address, and not for a host NO_PROXY
+// names ("*", the host, or a domain it is under; CIDR entries are not read here and so do not
+// exempt). We implement no proxy: where client-go would use one, the connection would go around it,
+// so that is refused with an error instead of ignored.
+std::expected<void, Error> refuse_proxy_environment(const std::string& server, const std::string& what) {
+  const bool tls = server.starts_with("https://");
+  auto env = [](const char* upper, const char* lower) -> std::string {
+    if (const char* v = std::getenv(upper); v != nullptr && *v != '\0') return v;
+    if (const char* v = std::getenv(lower); v != nullptr && *v != '\0') return v;
+    return "";
+  };
+  const std::string proxy = tls ? env("HTTPS_PROXY", "https_proxy") : env("HTTP_PROXY", "http_proxy");
+  if (proxy.empty()) return {};
+  std::string host = server.substr(server.find("://") + 3);
+  host = host.substr(0, host.find('/'));
+  if (host.starts_with("[")) {
+    host = host.substr(1, host.find(']') - 1);
+  } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
+    host = host.substr(0, colon);
+  }
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || host == "::1" || host.starts_with("127.")) return {};
+  std::stringstream no_proxy(env("NO_PROXY", "no_proxy"));
+  for (std::string entry; std::getline(no_proxy, entry, ',');) {
+    entry.erase(0, entry.find_first_not_of(" \t"));
+    entry.erase(entry.find_last_not_of(" \t") + 1);
+    std::transform(entry.begin(), entry.end(), entry.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    if (entry.empty()) continue;
+    if (entry == "*") return {};
+    if (const auto colon = entry.rfind(':'); colon != std::string::npos && entry.find(':') == colon)
+      entry = entry.substr(0, colon);  // host:port, port not compared
+    const std::string domain = entry.starts_with(".") ? entry : "." + entry;
+    if (host == entry || host == domain.substr(1) || host.ends_with(domain)) return {};
+  }
+  return fail(ErrorCode::kInvalidArgument,
+              what + ": " + std::string(tls ? "HTTPS_PROXY" : "HTTP_PROXY") +
+                  " is set, but hypertopo does not use proxies; unset it or add " + host +
+                  " to NO_PROXY, so that the API server is reached directly");
+}
+}  // namespace
+
 struct TokenSource::State {
   enum class Kind { kNone, kFixed, kFile } kind = Kind::kNone;
   std::filesystem::path path;
@@ -131,7 +194,10 @@ std::expected<std::string, Error> TokenSource::token() const {
   if (changed) {
     auto text = read_file(s.path);
     if (!text) return fail(ErrorCode::kPermission, "cannot read the bearer token file " + s.path.string());
-    s.token = trim_space(*text);
+    std::string token = trim_space(*text);
+    if (auto ok = check_token(token, "the bearer token file " + s.path.string()); !ok)
+      return std::unexpected(ok.error());
+    s.token = std::move(token);
     s.loaded = true;
     s.inode = st.st_ino;
     s.size = st.st_size;
@@ -177,6 +243,11 @@ std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
       return fail(ErrorCode::kInvalidArgument,
                   where(cluster_where + ".server must be an http(s) URL, found \"" + config.server + "\""));
     }
+    if (cluster["proxy-url"]) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where(cluster_where + ".proxy-url is not supported: hypertopo connects to the API server "
+                                        "directly; remove it, or run where the API server is reachable"));
+    }
     config.tls.insecure_skip_verify =
         cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
     config.tls.server_name = scalar(cluster, "tls-server-name");
@@ -211,6 +282,8 @@ std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
         config.tls.client_cert_pem = *cert;
         config.tls.client_key_pem = *key;
         if (std::string token = scalar(user, "token"); !token.empty()) {
+          if (auto ok = check_token(token, where(user_where + ".token")); !ok)
+            return std::unexpected(ok.error());
           config.token = TokenSource::fixed(token);
         } else if (std::string file = scalar(user, "tokenFile"); !file.empty()) {
           std::filesystem::path p(file);
@@ -231,7 +304,11 @@ std::expected<ClusterConfig, Error> load_kubeconfig(const std::filesystem::path&
                                                     const std::string& context) {
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error().context("while loading the kubeconfig"));
-  return parse_kubeconfig(*text, path.parent_path(), context, path.string());
+  auto config = parse_kubeconfig(*text, path.parent_path(), context, path.string());
+  if (!config) return config;
+  if (auto ok = refuse_proxy_environment(config->server, "kubeconfig " + path.string()); !ok)
+    return std::unexpected(ok.error());
+  return config;
 }
 
 InClusterSource InClusterSource::from_environment() {
@@ -249,6 +326,8 @@ std::expected<ClusterConfig, Error> in_cluster_config(const InClusterSource& sou
   ClusterConfig config;
   bool ipv6 = source.host.find(':') != std::string::npos;
   config.server = "https://" + (ipv6 ? "[" + source.host + "]" : source.host) + ":" + source.port;
+  if (auto ok = refuse_proxy_environment(config.server, "in-cluster config"); !ok)
+    return std::unexpected(ok.error());
   config.token = TokenSource::file(source.token_file);
   if (auto t = config.token.token(); !t) return std::unexpected(t.error().context("in-cluster config"));
   auto ca = read_file(source.ca_file);

@@ -575,5 +575,33 @@ TEST(HttpServer, OutOfDescriptorsTheServerEvictsIdleConnectionsAndKeepsAnswering
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
+// Every header the transport sends is checked: a value with CR or LF (a token read from a file, say)
+// is refused before a byte goes out, and the error names the header, not the value.
+TEST(HttpTransport, AHeaderValueWithCrOrLfIsRefusedAndNothingIsSent) {
+  std::atomic<int> requests{0};
+  auto server = std::make_unique<net::HttpServer>(net::HttpServerOptions{.address = "127.0.0.1", .port = 0});
+  server->handle("GET", "/echo", [&](const net::HttpServerRequest& req) {
+    ++requests;
+    return echo(req);
+  });
+  ASSERT_TRUE(server->start().has_value());
+  auto client = client_for(server->port());
+  for (const std::string bad :
+       {"Bearer abc\r\nImpersonate-User: system:admin", "Bearer abc\nX: y", "a\x7f"}) {
+    auto r = client->round_trip({"GET", "/echo", {{"Authorization", bad}}, ""}, 10s, true);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_FALSE(r.error().sent);
+    EXPECT_NE(r.error().error.message().find("Authorization header"), std::string::npos)
+        << r.error().error.message();
+    EXPECT_EQ(r.error().error.message().find("system:admin"), std::string::npos);
+  }
+  EXPECT_FALSE(client->round_trip({"GET", "/echo HTTP/1.1\r\nX: y", {}, ""}, 10s, true).has_value());
+  EXPECT_FALSE(client->open_stream({"GET", "/echo", {{"X-Probe", "a\r\nb"}}, ""}, 10s).has_value());
+  EXPECT_EQ(requests.load(), 0);
+  // A tab is allowed in a value, as RFC 9110 and Go's net/http allow it.
+  EXPECT_EQ(call(*client, "GET", "/echo", "", {{"X-Probe", "a\tb"}}).status, 200);
+  EXPECT_EQ(requests.load(), 1);
+}
+
 }  // namespace
 }  // namespace hypertopo::agent

@@ -748,6 +748,28 @@ TEST_F(UfmServerTest, GuidMappingBeatsSystemNameWhichBeatsTheDescription) {
   expect_no_secret(run->outcomes[0].source);  // it names the credentials directory, never its contents
 }
 
+// A token goes into Authorization as it is: one with CR or LF (which would add a header of its
+// choosing) is refused naming its file or Secret key, before any request.
+TEST_F(UfmServerTest, ATokenWithALineBreakIsRefusedBeforeAnyRequest) {
+  serve({});
+  testing::write_text(dir.path() / "token-creds" / "token", "abc\r\nImpersonate-User: system:admin\n");
+  UfmClientOptions o = options();
+  o.credentials_dir = dir.path() / "token-creds";
+  auto found = discoverers::ufm::discover_ufm(o);
+  ASSERT_FALSE(found.has_value());
+  EXPECT_NE(found.error().message().find((dir.path() / "token-creds" / "token").string()), std::string::npos)
+      << found.error().message();
+  EXPECT_NE(found.error().message().find("control character"), std::string::npos);
+  EXPECT_EQ(found.error().message().find("system:admin"), std::string::npos);
+  o.credentials = {{"token", "abc\nX-Evil: 1"}};
+  o.credentials_origin = "Secret ns/ufm";
+  auto from_secret = discoverers::ufm::discover_ufm(o);
+  ASSERT_FALSE(from_secret.has_value());
+  EXPECT_NE(from_secret.error().message().find("Secret ns/ufm key 'token'"), std::string::npos)
+      << from_secret.error().message();
+  EXPECT_EQ(server.requests(), 0);
+}
+
 TEST_F(UfmServerTest, WrongPasswordIsOneClearErrorAfterOneRequest) {
   serve({});
   server.set_basic_auth(kUser, "a-different-password");

@@ -172,5 +172,78 @@ TEST(TokenSource, ReReadsARotatedFile) {
   EXPECT_FALSE(source.token().has_value());
 }
 
+// A token goes into the Authorization header as it is: a CR or LF in it would add a header of the
+// token's choosing (Impersonate-User: system:admin). client-go's transport refuses such a value; so
+// do we, naming where the token came from and never the token.
+TEST(Kubeconfig, ATokenWithAControlCharacterIsRefusedNamingItsSource) {
+  TempDir dir;
+  const std::string inline_user =
+      "- name: dev-user\n  user:\n    token: \"abc\\r\\nImpersonate-User: system:admin\"\n";
+  auto inline_token = parse_kubeconfig(two_contexts(inline_user), dir.path(), "dev", "kc.yaml");
+  ASSERT_FALSE(inline_token);
+  EXPECT_NE(inline_token.error().message().find("kubeconfig kc.yaml: users[dev-user].user.token"),
+            std::string::npos)
+      << inline_token.error().message();
+  EXPECT_NE(inline_token.error().message().find("control character"), std::string::npos);
+  EXPECT_EQ(inline_token.error().message().find("system:admin"), std::string::npos);
+
+  write_text(dir.path() / "token", "abc\nImpersonate-User: system:admin\n");
+  auto file_token = parse_kubeconfig(two_contexts("- name: dev-user\n  user:\n    tokenFile: token\n"),
+                                     dir.path(), "dev", "kc.yaml");
+  ASSERT_FALSE(file_token);
+  EXPECT_NE(file_token.error().message().find((dir.path() / "token").string()), std::string::npos)
+      << file_token.error().message();
+  EXPECT_NE(file_token.error().message().find("tokenFile"), std::string::npos);
+
+  // A rotated file picks up the bad token later: refused when it is read, never sent.
+  write_text(dir.path() / "token", "good\n");
+  auto rotated = parse_kubeconfig(two_contexts("- name: dev-user\n  user:\n    tokenFile: token\n"),
+                                  dir.path(), "dev", "kc.yaml");
+  ASSERT_TRUE(rotated) << rotated.error().message();
+  write_text(dir.path() / "token", "good\rX-Evil: 1\n");
+  auto later = rotated->token.token();
+  ASSERT_FALSE(later);
+  EXPECT_NE(later.error().message().find("control character"), std::string::npos);
+}
+
+// We implement no proxy; client-go would use one, so a proxy the kubeconfig or the environment
+// names is an error rather than silently bypassed.
+TEST(Kubeconfig, AProxyIsRefusedWithAClearError) {
+  TempDir dir;
+  std::string with_proxy = two_contexts(kUsers);
+  const std::string anchor = "    server: https://dev.example:6443\n";
+  with_proxy.replace(with_proxy.find(anchor), anchor.size(), anchor + "    proxy-url: http://proxy:3128\n");
+  auto proxied = parse_kubeconfig(with_proxy, dir.path(), "dev", "kc.yaml");
+  ASSERT_FALSE(proxied);
+  EXPECT_NE(proxied.error().message().find("clusters[dev-cluster].cluster.proxy-url is not supported"),
+            std::string::npos)
+      << proxied.error().message();
+
+  write_text(dir.path() / "config", two_contexts(kUsers));
+  const char* saved_proxy = std::getenv("HTTPS_PROXY");
+  const char* saved_no_proxy = std::getenv("NO_PROXY");
+  const std::string keep_proxy = saved_proxy ? saved_proxy : "";
+  const std::string keep_no_proxy = saved_no_proxy ? saved_no_proxy : "";
+  ::setenv("HTTPS_PROXY", "http://proxy:3128", 1);
+  ::unsetenv("NO_PROXY");
+  ::unsetenv("no_proxy");
+  auto from_env = load_kubeconfig(dir.path() / "config", "dev");
+  ::setenv("NO_PROXY", "localhost,.example", 1);
+  auto exempt = load_kubeconfig(dir.path() / "config", "dev");
+  if (saved_proxy)
+    ::setenv("HTTPS_PROXY", keep_proxy.c_str(), 1);
+  else
+    ::unsetenv("HTTPS_PROXY");
+  if (saved_no_proxy)
+    ::setenv("NO_PROXY", keep_no_proxy.c_str(), 1);
+  else
+    ::unsetenv("NO_PROXY");
+  ASSERT_FALSE(from_env);
+  EXPECT_NE(from_env.error().message().find("HTTPS_PROXY is set"), std::string::npos)
+      << from_env.error().message();
+  EXPECT_NE(from_env.error().message().find("dev.example"), std::string::npos) << from_env.error().message();
+  EXPECT_TRUE(exempt) << exempt.error().message();
+}
+
 }  // namespace
 }  // namespace hypertopo::k8s
