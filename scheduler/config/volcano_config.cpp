@@ -11,7 +11,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -99,6 +98,48 @@ std::optional<std::int64_t> go_parse_int(std::string_view s, bool allow_sign, bo
   return negative ? static_cast<std::int64_t>(0 - value) : static_cast<std::int64_t>(value);
 }
 
+bool digits(std::string_view s, std::size_t& at) {
+  const std::size_t start = at;
+  while (at < s.size() && std::isdigit(static_cast<unsigned char>(s[at]))) ++at;
+  return at > start;
+}
+
+// yaml.v2's yamlStyleFloat, ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$, matched by hand
+// (a scalar may be long; std::regex recurses per character).
+bool yaml_style_float(std::string_view s) {
+  std::size_t at = 0;
+  if (at < s.size() && (s[at] == '+' || s[at] == '-')) ++at;
+  if (at < s.size() && s[at] == '.') {
+    ++at;
+    if (!digits(s, at)) return false;
+  } else {
+    if (!digits(s, at)) return false;
+    if (at < s.size() && s[at] == '.') {
+      ++at;
+      digits(s, at);
+    }
+  }
+  if (at < s.size() && (s[at] == 'e' || s[at] == 'E')) {
+    ++at;
+    if (at < s.size() && (s[at] == '+' || s[at] == '-')) ++at;
+    if (!digits(s, at)) return false;
+  }
+  return at == s.size();
+}
+
+// What yaml.v2 tries as a timestamp (four digits, '-', then a date time.Parse may take).
+bool looks_like_date(std::string_view s) {
+  std::size_t at = 0;
+  if (!digits(s, at) || at != 4 || at >= s.size() || s[at] != '-') return false;
+  ++at;
+  const std::size_t month = at;
+  if (!digits(s, at) || at - month > 2 || at >= s.size() || s[at] != '-') return false;
+  ++at;
+  const std::size_t day = at;
+  if (!digits(s, at) || at - day > 2) return false;
+  return at == s.size() || s[at] == 'T' || s[at] == 't' || s[at] == ' ';
+}
+
 GoValue go_value(const YAML::Node& v) {
   GoValue out;
   if (!v || v.IsNull()) {
@@ -140,9 +181,8 @@ GoValue go_value(const YAML::Node& v) {
   out.kind = GoValue::Kind::kString;
   if (in.empty()) return out;
   const char first = in[0];
-  static const std::regex kFloat(R"(^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$)");
   auto as_float = [&](const std::string& text) {
-    if (!std::regex_match(text, kFloat)) return false;
+    if (!yaml_style_float(text)) return false;
     out.kind = GoValue::Kind::kFloat;
     out.f = std::strtod(text.c_str(), nullptr);
     return true;
@@ -152,14 +192,10 @@ GoValue go_value(const YAML::Node& v) {
     return out;
   }
   if (!std::isdigit(static_cast<unsigned char>(first)) && first != '+' && first != '-') return out;
-  // A YYYY-... timestamp is neither a number nor a string to Go.
-  if (in.size() > 4 && in[4] == '-' &&
-      std::all_of(in.begin(), in.begin() + 4, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    static const std::regex kDate(R"(^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?$)");
-    if (std::regex_match(in, kDate)) {
-      out.kind = GoValue::Kind::kOther;
-      return out;
-    }
+  // A YYYY-M-D... timestamp is neither a number nor a string to Go.
+  if (looks_like_date(in)) {
+    out.kind = GoValue::Kind::kOther;
+    return out;
   }
   std::string plain;
   for (char c : in)

@@ -162,7 +162,9 @@ TEST(VolcanoScorer, WeightsAreIntegersOnlyAndFadingAnyNumber) {
   const std::vector<Case> cases = {{"7", 7, false},     {"0x10", 16, false}, {"010", 8, false},
                                    {"1_000", 1000, false}, {"0", 0, false},  {"-4", 1, false},
                                    {"\"5\"", 1, true},  {"2.5", 1, true},    {"true", 1, true},
-                                   {"9223372036854775808", 1, true}};
+                                   {"9223372036854775808", 1, true}, {"2024-01-02", 1, true},
+                                   // A long scalar is read without recursing per character.
+                                   {std::string(200000, '7'), 1, true}, {"1." + std::string(200000, '5'), 1, true}};
   for (const auto& c : cases) {
     auto cfg = scheduler::parse_scheduler_config(
         volcano_configmap("      weight: " + c.value + "\n      hypernode.binpack.resources.nvidia.com/gpu: " +
