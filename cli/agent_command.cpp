@@ -41,7 +41,7 @@ struct AgentOptions {
   std::string node_name;
   std::string pod_name;
   std::string namespace_;
-  std::string work_dir;  // "": a private directory made for this run (mkdtemp, 0700)
+  std::string work_dir;  // where the private work directory (mkdtemp, 0700) is made; "": $TMPDIR
   std::string log_level;
   int http_port = -1;  // -1: the config's http.port
   double reload_seconds = 5;
@@ -145,20 +145,24 @@ int run_agent(const AgentOptions& opts) {
 
   // Scratch space is private: never a fixed name in a shared directory that another local user
   // could take first or point somewhere else.
-  std::string work_dir = opts.work_dir;
+  // --work-dir names where that directory is made (created when missing); what is there already,
+  // or a symlink's target, is never chmod-ed (--work-dir /tmp must leave /tmp as it is).
+  std::string work_dir;
   bool own_work_dir = false;
-  if (work_dir.empty()) {
+  {
     std::error_code ec;
-    std::string pattern = (std::filesystem::temp_directory_path(ec) / "hypertopo-agent-XXXXXX").string();
+    std::filesystem::path parent = opts.work_dir;
+    if (parent.empty()) {
+      parent = std::filesystem::temp_directory_path(ec);
+    } else {
+      std::filesystem::create_directories(parent, ec);
+      if (ec) return error("--work-dir " + opts.work_dir + ": " + ec.message());
+    }
+    std::string pattern = (parent / "hypertopo-agent-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr)
       return error("cannot make a private work directory under " + pattern + ": " + std::strerror(errno));
     work_dir = pattern;
     own_work_dir = true;
-  } else {
-    std::error_code ec;
-    std::filesystem::create_directories(work_dir, ec);
-    if (ec) return error("--work-dir " + work_dir + ": " + ec.message());
-    std::filesystem::permissions(work_dir, std::filesystem::perms::owner_all, ec);
   }
 
   // Signals go to the thread that waits for them, never to the worker threads started below.
@@ -256,7 +260,8 @@ void add_agent_command(CLI::App& app, Action& action) {
   cmd->add_option("--pod-name", opts->pod_name, "Identity in the leader Lease");
   cmd->add_option("--namespace", opts->namespace_, "Namespace of NodeReports, the Lease and Events");
   cmd->add_option("--work-dir", opts->work_dir,
-                  "Scratch directory (default: a private directory made for this run, removed at exit)");
+                  "Where the private scratch directory of this run is made (default: $TMPDIR); it is "
+                  "removed at exit");
   cmd->add_option("--log-level", opts->log_level,
                   "trace, debug, info, warn or error (default: the config's)");
   cmd->add_option("--http-port", opts->http_port,
