@@ -22,6 +22,7 @@
 #include "agent/runtime/agent_daemon.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "cli/unit_flags.h"
 #include "io/bounded_file.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
@@ -267,9 +268,9 @@ void add_agent_command(CLI::App& app, Action& action) {
   cmd->add_option("--http-port", opts->http_port,
                   "Port of /healthz, /readyz, /metrics (default: the config's; 0: any)")
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--reload-interval", opts->reload_seconds, "Seconds between checks of the config file")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_duration_flag(cmd, "--reload-interval", opts->reload_seconds,
+                    "Time between checks of the config file: 5s, 1m, or seconds (default 5s)",
+                    std::chrono::milliseconds(1), std::chrono::hours(24));
   cmd->callback([opts, &action] { action = [opts] { return run_agent(*opts); }; });
 }
 

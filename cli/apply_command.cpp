@@ -119,8 +119,10 @@ void add_apply_command(CLI::App& app, Action& action) {
       "\nExamples:\n"
       "  hypertopo apply --kubeconfig ~/.kube/config --source ibnetdiscover:fabric.out --dry-run\n"
       "  hypertopo apply --kubeconfig ~/.kube/config --context prod --source demo");
-  cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--context", opts->context, "kubeconfig context (default: the current one)");
+  cmd->add_option("--kubeconfig", opts->kubeconfig,
+                  "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
+                  "service account)");
+  cmd->add_option("--context", opts->context, "kubeconfig context (default: its current-context)");
   cmd->add_option("-s,--source", opts->setup.sources, "A discovery source, KIND[:ARG]")->required();
   cmd->add_option("--nodes", opts->nodes_file, "Node list file (default: list the cluster's Nodes)")
       ->check(CLI::ExistingFile);

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/cluster_flags.h"
 #include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "k8s/client/kube_config.h"
@@ -98,9 +99,9 @@ std::expected<std::string, Error> resolve_node_name(const std::string& flag) {
 
 std::expected<std::unique_ptr<k8s::KubeClient>, Error> connect_with_kubeconfig(const std::string& kubeconfig,
                                                                                const std::string& context) {
-  auto config = k8s::load_kubeconfig(kubeconfig, context);
-  if (!config) return std::unexpected(config.error().context("--kubeconfig"));
-  return k8s::KubeClient::create(*config, {.qps = 20, .burst = 40});
+  auto cluster = resolve_cluster({.kubeconfig = kubeconfig, .context = context});
+  if (!cluster) return std::unexpected(cluster.error());
+  return k8s::KubeClient::create(cluster->config, {.qps = 20, .burst = 40});
 }
 
 }  // namespace hypertopo::cli

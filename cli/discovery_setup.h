@@ -36,8 +36,9 @@ std::expected<void, Error> prepare_pipeline_input(const DiscoverySetup& setup, c
 // variable), else the hostname; it must be a Kubernetes object name.
 std::expected<std::string, Error> resolve_node_name(const std::string& flag);
 
-// A client for a workstation command (apply, status): the kubeconfig's named or current context,
-// paced at 20 requests/s with bursts of 40. Errors name --kubeconfig.
+// A client for a workstation command (apply, status), the cluster found as kubectl finds it
+// (cli/cluster_flags.h: --kubeconfig, $KUBECONFIG, ~/.kube/config, the service account), paced at
+// 20 requests/s with bursts of 40. Errors name where the config came from.
 std::expected<std::unique_ptr<k8s::KubeClient>, Error> connect_with_kubeconfig(const std::string& kubeconfig,
                                                                                const std::string& context);
 

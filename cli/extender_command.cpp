@@ -4,6 +4,7 @@
 #include <ctime>
 #include <iostream>
 
+#include "cli/cluster_flags.h"
 #include "cli/commands.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
@@ -42,13 +43,12 @@ int run_extender(const ExtenderFlags& flags) {
     return 2;
   }
   [[maybe_unused]] const bool exposed = !scheduler::listen_is_protected(*cfg);
-  auto cluster = flags.kubeconfig.empty() ? k8s::in_cluster_config(k8s::InClusterSource::from_environment())
-                                          : k8s::load_kubeconfig(flags.kubeconfig, flags.context);
+  auto cluster = resolve_cluster({.kubeconfig = flags.kubeconfig, .context = flags.context});
   if (!cluster) {
     std::cerr << "hypertopo extender: " << cluster.error().message() << "\n";
     return 2;
   }
-  auto client = k8s::KubeClient::create(*cluster);
+  auto client = k8s::KubeClient::create(cluster->config);
   if (!client) {
     std::cerr << "hypertopo extender: " << client.error().message() << "\n";
     return 2;
@@ -114,9 +114,10 @@ void add_extender_command(CLI::App& app, Action& action) {
                   "extender config (YAML; see scheduler/extender/extender_config.h)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--kubeconfig", flags->kubeconfig, "kubeconfig file (default: in-cluster service account)")
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--context", flags->context, "kubeconfig context (default: current-context)");
+  cmd->add_option("--kubeconfig", flags->kubeconfig,
+                  "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
+                  "service account)");
+  cmd->add_option("--context", flags->context, "kubeconfig context (default: its current-context)");
   cmd->add_option("--listen", flags->listen, "ADDR:PORT to serve on (overrides the config's listen)");
   cmd->add_option("--state", flags->state, "plan state file (overrides the config's stateFile)");
   cmd->add_flag("--insecure-listen", flags->insecure_listen,

@@ -291,8 +291,10 @@ void add_status_command(CLI::App& app, Action& action) {
       "(DEGRADED <reason> and the bad links); lists the HyperNodes that are not managed by hypertopo and "
       "any that break the rules Volcano's scheduler needs.\n"
       "Example:\n  hypertopo status --kubeconfig ~/.kube/config -o json");
-  cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--context", opts->context, "kubeconfig context (default: current-context)");
+  cmd->add_option("--kubeconfig", opts->kubeconfig,
+                  "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
+                  "service account)");
+  cmd->add_option("--context", opts->context, "kubeconfig context (default: its current-context)");
   cmd->add_option("-o,--output", opts->output, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

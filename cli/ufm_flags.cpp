@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <memory>
 
+#include "cli/unit_flags.h"
+
 namespace hypertopo::cli {
 
 void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSourceConfig& flags) {
@@ -15,11 +17,12 @@ void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSourceConfig& flags) {
   cmd->add_flag(
       "--ufm-insecure", flags.insecure,
       "Do not verify the UFM server's TLS certificate, and allow http:// (credentials in clear text)");
-  cmd->add_option("--ufm-timeout", flags.timeout_seconds,
-                  "Seconds for the whole UFM fetch: every request, retry and backoff (default 30)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--ufm-max-bytes", flags.max_bytes, "Largest UFM response accepted (default 512 MiB)")
-      ->check(CLI::PositiveNumber);
+  add_duration_flag(cmd, "--ufm-timeout", flags.timeout_seconds,
+                    "Time for the whole UFM fetch, every request, retry and backoff: 30s, 2m, or seconds "
+                    "(default 30s)",
+                    std::chrono::milliseconds(1), std::chrono::hours(1));
+  add_size_flag(cmd, "--ufm-max-bytes", flags.max_bytes,
+                "Largest UFM response accepted: 512Mi, 2Gi, or bytes (default 512Mi)", 1, 64ULL << 30);
   cmd->add_option("--ufm-page-size", flags.page_size, "Ask UFM for pages of N records (default: unpaged)")
       ->check(CLI::PositiveNumber);
 }

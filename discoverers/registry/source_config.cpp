@@ -1,6 +1,7 @@
 #include "discoverers/registry/source_config.h"
 
 #include "io/config_reader.h"
+#include "io/size_and_duration.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -49,6 +50,28 @@ std::expected<std::optional<double>, Error> ConfigBlock::number(const char* key,
   if (!has(key)) return std::nullopt;
   auto n = io::ConfigReader(at_.file).number(node_[key], at_.key(key), min, max);
   if (!n) return std::unexpected(n.error());
+  return *n;
+}
+
+std::expected<std::optional<std::chrono::milliseconds>, Error> ConfigBlock::duration(
+    const char* key, std::chrono::milliseconds min, std::chrono::milliseconds max) const {
+  if (!has(key)) return std::nullopt;
+  auto d = io::ConfigReader(at_.file).duration(node_[key], at_.key(key));
+  if (!d) return std::unexpected(d.error());
+  if (*d < min || *d > max)
+    return at_.bad(key, "must be from " + io::format_duration(min) + " to " + io::format_duration(max));
+  return *d;
+}
+
+std::expected<std::optional<std::uint64_t>, Error> ConfigBlock::byte_size(const char* key, std::uint64_t min,
+                                                                          std::uint64_t max) const {
+  if (!has(key)) return std::nullopt;
+  const YAML::Node value = node_[key];
+  if (!value.IsScalar()) return at_.bad(key, "must be a size (bytes, or a quantity: 512Mi, 2Gi, 1G)");
+  auto n = io::parse_byte_size(value.Scalar());
+  if (!n) return at_.bad(key, n.error().message());
+  if (*n < min || *n > max)
+    return at_.bad(key, "must be from " + io::format_byte_size(min) + " to " + io::format_byte_size(max));
   return *n;
 }
 

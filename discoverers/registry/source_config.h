@@ -14,6 +14,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
+#include <cstdint>
 #include <expected>
 #include <optional>
 #include <string>
@@ -38,6 +40,12 @@ class ConfigBlock {
   std::expected<std::optional<std::string>, Error> text(const char* key) const;  // non-empty string
   std::expected<std::optional<bool>, Error> boolean(const char* key) const;
   std::expected<std::optional<double>, Error> number(const char* key, double min, double max) const;
+  // "30s", "10m", "1h30m" or a number of seconds (io::parse_duration), within [min, max].
+  std::expected<std::optional<std::chrono::milliseconds>, Error> duration(
+      const char* key, std::chrono::milliseconds min, std::chrono::milliseconds max) const;
+  // "512Mi", "2Gi", "1G" or a number of bytes (io::parse_byte_size), within [min, max].
+  std::expected<std::optional<std::uint64_t>, Error> byte_size(const char* key, std::uint64_t min,
+                                                               std::uint64_t max) const;
   std::expected<std::vector<std::string>, Error> strings(const char* key) const;  // a list of strings
   // Required: the error names the key.
   std::expected<std::string, Error> required_text(const char* key) const;

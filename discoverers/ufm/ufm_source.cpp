@@ -76,8 +76,8 @@ const std::vector<ConfigKey> kUfmKeys = {
     {"credentialsDir", "a directory holding the same keys as files (a mounted Secret)"},
     {"caFile", "PEM CA bundle that signs UFM's certificate (default: the system store)"},
     {"insecureSkipVerify", "do not verify UFM's certificate (default false; warned on every run)"},
-    {"timeout", "seconds per request (default 30)"},
-    {"maxBytes", "largest response accepted (default 512 MiB)"},
+    {"timeout", "time for the whole fetch, a duration (30s, 2m) or seconds (default 30s)"},
+    {"maxBytes", "largest response accepted, a size (512Mi, 2Gi) or bytes (default 512Mi)"},
     {"pageSize", "ask for pages of N records (default: unpaged)"}};
 
 std::expected<SettingsPtr, Error> parse_ufm_config(const YAML::Node& node, const ConfigAt& at) {
@@ -118,12 +118,12 @@ std::expected<SettingsPtr, Error> parse_ufm_config(const YAML::Node& node, const
   if (*insecure) c->insecure = **insecure;
   if (c->insecure && !c->ca_file.empty())
     return at.bad("insecureSkipVerify", "contradicts caFile: verify against the CA, or do not verify");
-  auto timeout = block.number("timeout", 0.001, 3600);
+  auto timeout = block.duration("timeout", std::chrono::milliseconds(1), std::chrono::hours(1));
   if (!timeout) return std::unexpected(timeout.error());
-  if (*timeout) c->timeout_seconds = **timeout;
-  auto max_bytes = block.number("maxBytes", 1, 64.0 * 1024 * 1024 * 1024);
+  if (*timeout) c->timeout_seconds = std::chrono::duration<double>(**timeout).count();
+  auto max_bytes = block.byte_size("maxBytes", 1, 64ULL << 30);
   if (!max_bytes) return std::unexpected(max_bytes.error());
-  if (*max_bytes) c->max_bytes = static_cast<std::uint64_t>(**max_bytes);
+  if (*max_bytes) c->max_bytes = **max_bytes;
   auto page = block.number("pageSize", 1, 1e7);
   if (!page) return std::unexpected(page.error());
   if (*page) c->page_size = static_cast<std::size_t>(**page);
