@@ -11,6 +11,9 @@
 //                      and is then the bottom.
 //   gke                https://cloud.google.com/ai-hypercomputer/docs/workloads/schedule-gke-workloads-tas
 //                      cloud.google.com/gce-topology-block > -subblock > -host.
+//   coreweave          https://docs.coreweave.com/products/networking/hpc-interconnect/infiniband-roce-labels
+//                      backend.coreweave.cloud/fabric > backend.coreweave.cloud/leafgroup (the
+//                      fabric-agnostic backend labels CKS puts on InfiniBand and RoCE nodes).
 //   topograph          https://github.com/NVIDIA/topograph/blob/main/docs/engines/k8s.md
 //                      network.topology.nvidia.com/core > spine > leaf (NVIDIA topograph's labels).
 //

@@ -53,11 +53,11 @@ SourceEntry labels_source_entry() {
   const std::vector<ConfigKey> keys = {
       {"file", "a label config file: Volcano's networkTopologyTypes or a Kueue Topology"},
       {"networkTopologyTypes", "the levels inline, as in Volcano's label source config"},
-      {"preset", "a cloud provider's topology labels: eks, eks-4-layers, gke, topograph"}};
+      {"preset", "a cloud provider's topology labels: eks, eks-4-layers, gke, coreweave, topograph"}};
   return {.kind = "labels",
           .summary =
               "node labels as levels: labels:CONFIG (Volcano networkTopologyTypes or a Kueue Topology) or "
-              "labels:preset=eks|eks-4-layers|gke|topograph (needs --nodes)",
+              "labels:preset=eks|eks-4-layers|gke|coreweave|topograph (needs --nodes)",
           .role = SourceRole::kLeader,
           .cache = CachePolicy::kEveryRebuild,
           .keys = keys,
@@ -111,7 +111,7 @@ SourceEntry labels_source_entry() {
             }
             return single_arg_parser(
                 "a config file: --source labels:CONFIG (Volcano's networkTopologyTypes or a Kueue Topology) "
-                "or a provider's labels: --source labels:preset=eks|eks-4-layers|gke|topograph",
+                "or a provider's labels: --source labels:preset=eks|eks-4-layers|gke|coreweave|topograph",
                 &LabelsSourceConfig::file)(arg);
           },
           .factory = make_labels_source};

@@ -79,6 +79,19 @@ std::vector<Host> gke_hosts() {
   return hosts;
 }
 
+// Six InfiniBand nodes as CoreWeave labels them: one fabric, two leaf groups.
+std::vector<Host> coreweave_hosts() {
+  std::vector<Host> hosts;
+  for (int i = 0; i < 6; ++i) {
+    hosts.push_back({"g" + std::to_string(100 + i) + "c3",
+                     {{"backend.coreweave.cloud/flavor", "infiniband"},
+                      {"backend.coreweave.cloud/fabric", "us-east-04a-ib"},
+                      {"backend.coreweave.cloud/leafgroup", i < 4 ? "lg07" : "lg08"},
+                      {"node.coreweave.cloud/rack", std::to_string(40 + i / 2)}}});
+  }
+  return hosts;
+}
+
 // Four nodes labelled by NVIDIA topograph's Kubernetes engine: one core, one spine, two leaves.
 std::vector<Host> topograph_hosts() {
   std::vector<Host> hosts;
@@ -161,6 +174,16 @@ TEST(LabelPresets, GkeBlockSubblockHost) {
   EXPECT_TRUE(s.tier1_nodes.contains({"gke-a4-pool-8f2c1d0e-0"}));
 }
 
+TEST(LabelPresets, CoreweaveFabricLeafgroup) {
+  auto found = discover({"labels", "preset=coreweave", nullptr}, nodes_of(coreweave_hosts()));
+  ASSERT_TRUE(found.has_value()) << found.error().message();
+  const Shape s = shape_of(*found->tree);
+  EXPECT_EQ(s.tiers.size(), 2u);
+  EXPECT_EQ(s.tiers.at(2), std::make_pair(std::string("backend.coreweave.cloud/fabric"), 1));
+  EXPECT_EQ(s.tiers.at(1), std::make_pair(std::string("backend.coreweave.cloud/leafgroup"), 2));
+  EXPECT_TRUE(s.tier1_nodes.contains({"g104c3", "g105c3"}));
+}
+
 TEST(LabelPresets, TopographCoreSpineLeaf) {
   auto found = discover({"labels", "preset=topograph", nullptr}, nodes_of(topograph_hosts()));
   ASSERT_TRUE(found.has_value()) << found.error().message();
@@ -174,15 +197,16 @@ TEST(LabelPresets, TopographCoreSpineLeaf) {
 TEST(LabelPresets, AnUnknownPresetNamesTheKnownOnes) {
   auto found = discover({"labels", "preset=aks", nullptr}, nodes_of(eks_hosts()));
   ASSERT_FALSE(found.has_value());
-  EXPECT_THAT(found.error().message(), HasSubstr("unknown label preset 'aks' (known: eks, eks-4-layers, gke, topograph)"));
-  EXPECT_EQ(labels::label_presets().size(), 4u);
+  EXPECT_THAT(found.error().message(), HasSubstr("unknown label preset 'aks' (known: eks, eks-4-layers, gke, coreweave, topograph)"));
+  EXPECT_EQ(labels::label_presets().size(), 5u);
 }
 
 // The command a user runs: the tree the provider's labels describe, as HyperNodes.
 TEST(LabelPresets, DiscoverWithAPresetOnTheCommandLine) {
   testing::TempDir dir;
   for (const auto& [preset, hosts, tiers] : std::vector<std::tuple<std::string, std::vector<Host>, int>>{
-           {"eks", eks_hosts(), 3}, {"gke", gke_hosts(), 3}, {"topograph", topograph_hosts(), 3}}) {
+           {"eks", eks_hosts(), 3}, {"gke", gke_hosts(), 3}, {"coreweave", coreweave_hosts(), 2},
+           {"topograph", topograph_hosts(), 3}}) {
     const auto file = dir.path() / (preset + "-nodes.json");
     testing::write_text(file, node_list(hosts).dump());
     auto run = testing::run_captured(cli::run_cli, {"discover", "--source", "labels:preset=" + preset, "--nodes",
