@@ -1,6 +1,10 @@
 #include "agent/reconciler/node_label_reconciler.h"
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
 
 namespace hypertopo::agent {
 
@@ -28,12 +32,10 @@ LabelMap string_map(const json* map) {
 }
 
 // The keys the annotation names; an annotation someone mangled yields what can be read from it.
-std::set<std::string> annotated_keys(const json& node) {
+std::set<std::string> annotated_keys(const std::string* annotation) {
   std::set<std::string> keys;
-  const LabelMap annotations = string_map(metadata_map(node, "annotations"));
-  auto it = annotations.find(std::string(kExportedLabelsAnnotation));
-  if (it == annotations.end()) return keys;
-  const std::string& text = it->second;
+  if (annotation == nullptr) return keys;
+  const std::string& text = *annotation;
   std::size_t start = 0;
   while (start <= text.size()) {
     std::size_t end = text.find(',', start);
@@ -45,6 +47,18 @@ std::set<std::string> annotated_keys(const json& node) {
     start = end + 1;
   }
   return keys;
+}
+
+std::optional<std::string> exported_annotation(const json& node) {
+  const LabelMap annotations = string_map(metadata_map(node, "annotations"));
+  auto it = annotations.find(std::string(kExportedLabelsAnnotation));
+  if (it == annotations.end()) return std::nullopt;
+  return it->second;
+}
+
+std::set<std::string> annotated_keys(const json& node) {
+  const auto text = exported_annotation(node);
+  return annotated_keys(text ? &*text : nullptr);
 }
 
 std::string join(const std::set<std::string>& keys) {
@@ -76,10 +90,10 @@ std::string describe(const json& patch, const LabelMap& current) {
 
 }  // namespace
 
-std::optional<json> node_export_patch(const json& node, const LabelMap& desired,
-                                      const NodeLabelExportOptions& options, bool allow_removal) {
-  const LabelMap current = string_map(metadata_map(node, "labels"));
-  const std::set<std::string> annotated = annotated_keys(node);
+std::optional<json> node_export_patch(const LabelMap& current, const std::string* exported,
+                                      const LabelMap& desired, const NodeLabelExportOptions& options,
+                                      bool allow_removal) {
+  const std::set<std::string> annotated = annotated_keys(exported);
   const LabelMap& want = options.enabled ? desired : LabelMap{};
 
   json labels = json::object();
@@ -100,18 +114,32 @@ std::optional<json> node_export_patch(const json& node, const LabelMap& desired,
 
   json patch = json::object();
   if (!labels.empty()) patch["metadata"]["labels"] = std::move(labels);
-  const LabelMap annotations = string_map(metadata_map(node, "annotations"));
-  const auto have = annotations.find(std::string(kExportedLabelsAnnotation));
   const std::string next = join(owned_after);
   if (owned_after.empty()) {
-    if (have != annotations.end())
-      patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = nullptr;
-  } else if (have == annotations.end() || have->second != next) {
+    if (exported != nullptr) patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = nullptr;
+  } else if (exported == nullptr || *exported != next) {
     patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = next;
   }
   if (patch.empty()) return std::nullopt;
   return patch;
 }
+
+std::optional<json> node_export_patch(const json& node, const LabelMap& desired,
+                                      const NodeLabelExportOptions& options, bool allow_removal) {
+  const auto exported = exported_annotation(node);
+  return node_export_patch(string_map(metadata_map(node, "labels")), exported ? &*exported : nullptr, desired,
+                           options, allow_removal);
+}
+
+bool export_owns_key(std::string_view key, const std::string* exported, const NodeLabelExportOptions& options,
+                     bool claim_prefix) {
+  if (claim_prefix || options.enabled) {
+    if (topology::exporters::is_our_label_key(key, options.labels)) return true;
+  }
+  return annotated_keys(exported).contains(std::string(key));
+}
+
+std::set<std::string> exported_label_keys(const std::string* annotation) { return annotated_keys(annotation); }
 
 bool differs_only_in_export(const json& before, const json& after, const NodeLabelExportOptions& options) {
   std::set<std::string> annotated = annotated_keys(before);
@@ -148,6 +176,23 @@ std::string NodeLabelResult::summary_line() const {
 NodeLabelReconciler::NodeLabelReconciler(k8s::KubeClient& client, NodeLabelExportOptions options)
     : client_(client), options_(std::move(options)) {}
 
+void plan_node_labels_of(const std::string& name, const LabelMap& labels, const std::string* exported,
+                         const LabelMap& want, const NodeLabelExportOptions& options, bool allow_removal,
+                         NodeLabelPlan& plan) {
+  auto patch = node_export_patch(labels, exported, want, options, allow_removal);
+  if (!allow_removal) {
+    // Would a complete run remove something here? Then this Node keeps keys it should lose.
+    auto full = node_export_patch(labels, exported, want, options, true);
+    if (full && (!patch || *full != *patch)) ++plan.held;
+  }
+  if (!patch) {
+    ++plan.unchanged;
+    return;
+  }
+  std::string detail = describe(*patch, labels);
+  plan.writes.push_back({name, std::move(*patch), std::move(detail)});
+}
+
 NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::string, json>& nodes,
                                const NodeLabelExportOptions& options, bool allow_removal) {
   std::map<std::string, LabelMap> desired;
@@ -156,19 +201,9 @@ NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::s
   NodeLabelPlan plan;
   for (const auto& [name, node] : nodes) {
     auto it = desired.find(name);
-    const LabelMap& want = it == desired.end() ? kNone : it->second;
-    auto patch = node_export_patch(node, want, options, allow_removal);
-    if (!allow_removal) {
-      // Would a complete run remove something here? Then this Node keeps keys it should lose.
-      auto full = node_export_patch(node, want, options, true);
-      if (full && (!patch || *full != *patch)) ++plan.held;
-    }
-    if (!patch) {
-      ++plan.unchanged;
-      continue;
-    }
-    std::string detail = describe(*patch, string_map(metadata_map(node, "labels")));
-    plan.writes.push_back({name, std::move(*patch), std::move(detail)});
+    const auto exported = exported_annotation(node);
+    plan_node_labels_of(name, string_map(metadata_map(node, "labels")), exported ? &*exported : nullptr,
+                        it == desired.end() ? kNone : it->second, options, allow_removal, plan);
   }
   return plan;
 }
@@ -178,29 +213,54 @@ NodeLabelResult NodeLabelReconciler::reconcile(const topology::Tree* tree,
   return apply(plan_node_labels(tree, nodes, options_, allow_removal));
 }
 
-NodeLabelResult NodeLabelReconciler::apply(const NodeLabelPlan& plan) {
+NodeLabelResult NodeLabelReconciler::apply(NodeLabelPlan plan, const NodeLabelApplyOptions& how) {
   NodeLabelResult result;
   result.unchanged = plan.unchanged;
   result.held = plan.held;
-  for (const auto& w : plan.writes) {
-    // No resourceVersion precondition: the patch names only our keys, which no one else writes, and
-    // a key set to null that is already gone is no change.
-    auto sent = client_.patch(k8s::kNodesResource, "", w.node, w.patch);
-    if (sent) {
-      ++result.writes["ok"];
-      ++result.patched;
-      result.stored[w.node] = std::move(*sent);
-      result.changes.push_back({w.node, w.detail, ""});
-    } else if (sent.error().not_found()) {
-      ++result.writes["notfound"];  // deleted since the watch saw it: nothing left to label
-    } else {
-      ++result.writes["error"];
-      ++result.failed;
-      std::string why = sent.error().error.message();
-      if (sent.error().http_status) why += " (HTTP " + std::to_string(sent.error().http_status) + ")";
-      result.changes.push_back({w.node, w.detail, why});
+  std::mutex mutex;  // result, and one on_written at a time
+  std::atomic<std::size_t> next{0};
+  auto send = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= plan.writes.size()) return;
+      auto& w = plan.writes[i];
+      if (how.superseded && how.superseded()) {
+        std::lock_guard lock(mutex);
+        ++result.unsent;
+        continue;
+      }
+      // No resourceVersion precondition: the patch names only our keys, which no one else writes, and
+      // a key set to null that is already gone is no change.
+      auto sent = client_.patch(k8s::kNodesResource, "", w.node, w.patch);
+      w.patch = json();  // sent: nothing of it is kept
+      std::lock_guard lock(mutex);
+      if (sent) {
+        ++result.writes["ok"];
+        ++result.patched;
+        if (how.on_written) how.on_written(w.node, *sent);
+        result.changes.push_back({w.node, std::move(w.detail), ""});
+      } else if (sent.error().not_found()) {
+        ++result.writes["notfound"];  // deleted since the watch saw it: nothing left to label
+      } else {
+        ++result.writes["error"];
+        ++result.failed;
+        std::string why = sent.error().error.message();
+        if (sent.error().http_status) why += " (HTTP " + std::to_string(sent.error().http_status) + ")";
+        result.changes.push_back({w.node, std::move(w.detail), why});
+      }
     }
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(1, how.parallel)), plan.writes.size());
+  if (threads <= 1) {
+    send();
+  } else {
+    std::vector<std::jthread> senders;
+    senders.reserve(threads);
+    for (std::size_t t = 0; t < threads; ++t) senders.emplace_back(send);
   }
+  std::sort(result.changes.begin(), result.changes.end(),
+            [](const NodeLabelChange& a, const NodeLabelChange& b) { return a.node < b.node; });
   return result;
 }
 

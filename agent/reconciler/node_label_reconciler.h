@@ -22,13 +22,16 @@
 // the annotation keeps naming the ones left in place so a later complete run can remove them.
 //
 //   NodeLabelReconciler labels(*client, {.enabled = true, .labels = {.topograph_compatible = true}});
-//   auto result = labels.reconcile(&tree, nodes_by_name, run->complete);
+//   auto result = labels.reconcile(&tree, nodes_by_name, run->complete);   // or plan_node_labels_of per
+//                                                                         // Node, then apply(plan, {.parallel = 8})
 //   std::cout << result.summary_line() << "\n";    // patched=3 unchanged=97 failed=0 held=0
 #pragma once
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,12 +50,28 @@ struct NodeLabelExportOptions {
   topology::exporters::NodeLabelOptions labels;
 };
 
-// The merge patch {"metadata": {"labels": {...}, "annotations": {...}}} that takes `node` (a Node
-// object) to carry `desired` among our keys; nullopt when nothing differs. With `allow_removal`
-// false no key is removed (set to null); the annotation then keeps naming the keys left in place.
+// The merge patch {"metadata": {"labels": {...}, "annotations": {...}}} that takes a Node carrying
+// `labels` (at least every key the export owns or `desired` names; other keys are ignored) and the
+// ownership annotation `exported` (null: absent) to carry `desired` among our keys; nullopt when
+// nothing differs. With `allow_removal` false no key is removed (set to null); the annotation then
+// keeps naming the keys left in place.
+std::optional<nlohmann::json> node_export_patch(const topology::exporters::LabelMap& labels,
+                                                const std::string* exported,
+                                                const topology::exporters::LabelMap& desired,
+                                                const NodeLabelExportOptions& options, bool allow_removal);
+// The same over a whole Node object.
 std::optional<nlohmann::json> node_export_patch(const nlohmann::json& node,
                                                 const topology::exporters::LabelMap& desired,
                                                 const NodeLabelExportOptions& options, bool allow_removal);
+
+// The label keys an ownership annotation names (null: absent, no keys).
+std::set<std::string> exported_label_keys(const std::string* annotation);
+
+// True when `key` is one the export may set or remove on a Node whose ownership annotation is
+// `exported` (null: absent): the annotation names it or, with `claim_prefix`, it has our prefix (or is
+// a topograph key with topographCompatible).
+bool export_owns_key(std::string_view key, const std::string* exported, const NodeLabelExportOptions& options,
+                     bool claim_prefix);
 
 // True when `after` differs from `before` only in what the export itself writes (our labels, the
 // annotation) and in server bookkeeping (resourceVersion, managedFields): the agent's own patches
@@ -71,14 +90,14 @@ struct NodeLabelResult {
   int unchanged = 0;  // Nodes already as wanted
   int failed = 0;     // writes that did not land (retried by the client first)
   int held = 0;       // Nodes that keep keys of ours because removal was not allowed this cycle
-  std::vector<NodeLabelChange> changes;          // one per Node patched or failed, sorted by name
-  std::map<std::string, nlohmann::json> stored;  // Node objects as the server returned them
-  std::map<std::string, int> writes;             // outcome (ok, notfound, error) -> PATCHes sent
-  std::string summary_line() const;              // exactly "patched=N unchanged=N failed=N held=N"
+  int unsent = 0;     // writes not sent because a newer plan superseded this one
+  std::vector<NodeLabelChange> changes;  // one per Node patched or failed, sorted by name
+  std::map<std::string, int> writes;     // outcome (ok, notfound, error) -> PATCHes sent
+  std::string summary_line() const;      // exactly "patched=N unchanged=N failed=N held=N"
 };
 
 // What a sync would write, computed without the API (so the caller may hold its own lock over
-// `nodes` meanwhile and copy nothing).
+// the Nodes meanwhile and copy nothing).
 struct NodeLabelPlan {
   struct Write {
     std::string node;
@@ -89,11 +108,26 @@ struct NodeLabelPlan {
   int unchanged = 0;
   int held = 0;  // as NodeLabelResult::held
 };
+// Adds one Node (`labels` and `exported` as node_export_patch reads them) to `plan`, which wants
+// `want` on it; Nodes must come in name order.
+void plan_node_labels_of(const std::string& name, const topology::exporters::LabelMap& labels,
+                         const std::string* exported, const topology::exporters::LabelMap& want,
+                         const NodeLabelExportOptions& options, bool allow_removal, NodeLabelPlan& plan);
 // `tree` null (or the export off): every Node's labels are taken back to none of ours. `nodes`: the
-// Node objects by name, as the agent's watch holds them; a tree host without a Node object is not
-// written.
+// Node objects by name; a tree host without a Node object is not written.
 NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::string, nlohmann::json>& nodes,
                                const NodeLabelExportOptions& options, bool allow_removal);
+
+// How apply() sends a plan.
+struct NodeLabelApplyOptions {
+  int parallel = 1;  // PATCHes in flight at once (each still waits for the client's rate limit)
+  // Asked before each write: true stops sending (a newer plan replaces this one); what was not sent
+  // is counted as unsent.
+  std::function<bool()> superseded;
+  // Each write that landed, with the Node as the server returned it; nothing of it is kept after.
+  // Called from the sending threads, one at a time.
+  std::function<void(const std::string& node, const nlohmann::json& stored)> on_written;
+};
 
 class NodeLabelReconciler {
  public:
@@ -101,8 +135,8 @@ class NodeLabelReconciler {
   // plan_node_labels, then apply.
   NodeLabelResult reconcile(const topology::Tree* tree, const std::map<std::string, nlohmann::json>& nodes,
                             bool allow_removal);
-  // Sends the plan's patches. A Node deleted meanwhile (404) is no failure.
-  NodeLabelResult apply(const NodeLabelPlan& plan);
+  // Sends the plan's patches, each patch dropped once sent. A Node deleted meanwhile (404) is no failure.
+  NodeLabelResult apply(NodeLabelPlan plan, const NodeLabelApplyOptions& how = {});
 
  private:
   k8s::KubeClient& client_;

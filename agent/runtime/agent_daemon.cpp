@@ -13,6 +13,7 @@
 #include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
+#include "io/json_view.h"
 
 namespace hypertopo::agent {
 
@@ -320,7 +321,8 @@ void AgentDaemon::on_started_leading() {
     std::lock_guard lock(mutex_);
     synced_watches_ = 0;
     reports_.clear();
-    nodes_.clear();
+    nodes_.begin_relist();
+    nodes_.end_relist();  // empty: the new term lists them again
     dirty_ = false;
   }
   leader_thread_ = std::jthread([this](std::stop_token stop) { leader_loop(stop); });
@@ -368,16 +370,9 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     if (name.empty()) return false;
     std::lock_guard lock(mutex_);
     if (!reports) {
-      if (deleted) {
-        nodes_.erase(name);
-        return true;
-      }
-      auto it = nodes_.find(name);
+      if (deleted) return nodes_.erase(name);
       // The export's own label patches come back through this watch: they need no rebuild.
-      const bool matters =
-          it == nodes_.end() || !differs_only_in_export(it->second, object, label_export_options(config_));
-      nodes_[name] = object;
-      return matters;
+      return nodes_.apply(io::NlohmannView(object), label_export_options(config_));
     }
     if (deleted) {
       reports_.erase(name);
@@ -403,8 +398,34 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
   };
   while (!stop.stop_requested()) {
     if (need_list) {
-      auto listed = deps_.client->list(resource, ns);
+      // Page by page, each page read into the view and dropped: a list of 10,000 Nodes never sits in
+      // memory whole. What the list no longer has leaves the view when it ends.
+      std::set<std::string> listed_reports;
+      if (!reports) {
+        std::lock_guard lock(mutex_);
+        nodes_.begin_relist();
+      }
+      auto listed = deps_.client->list_each_page(
+          resource, ns, {}, [&](std::string& page) -> k8s::ApiResult<void> {
+            if (!reports) {
+              std::lock_guard lock(mutex_);
+              auto read = nodes_.apply_page(page, label_export_options(config_));
+              if (!read) return std::unexpected(k8s::ApiError{read.error(), 200, "", read.error().message(), {}});
+              return {};
+            }
+            json parsed = json::parse(page, nullptr, /*allow_exceptions=*/false);
+            if (parsed.is_discarded() || !parsed.contains("items") || !parsed["items"].is_array()) return {};
+            for (const auto& item : parsed["items"]) {
+              listed_reports.insert(object_name(item));
+              apply(item, false);
+            }
+            return {};
+          });
       if (!listed) {
+        if (!reports) {
+          std::lock_guard lock(mutex_);
+          nodes_.end_relist();
+        }
         log(telemetry::LogLevel::kWarn, "listing " + resource.plural + ": " + listed.error().error.message());
         pause(std::chrono::seconds(2));
         continue;
@@ -412,13 +433,12 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       {
         std::lock_guard lock(mutex_);
         if (reports) {
-          reports_.clear();
+          std::erase_if(reports_, [&](const auto& entry) { return !listed_reports.contains(entry.first); });
         } else {
-          nodes_.clear();
+          nodes_.end_relist();
         }
       }
-      for (const auto& item : listed->items) apply(item, false);
-      rv = listed->resource_version;
+      rv = *listed;
       need_list = false;
       if (!counted_sync) {
         std::lock_guard lock(mutex_);

@@ -36,6 +36,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/reconciler/node_label_reconciler.h"
+#include "agent/runtime/node_view.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
 #include "errors/error.h"
@@ -147,7 +148,7 @@ class AgentDaemon {
   timing::Clock::TimePoint first_event_{}, last_event_{};
   std::uint64_t generation_ = 0;  // bumped by every event and reload: the leader loop re-plans
   std::map<std::string, topology::NodeReport> reports_;         // by object name
-  std::map<std::string, nlohmann::json> nodes_;                 // Node objects by name
+  NodeView nodes_;                                              // what the leader reads of each Node
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged
   Counters counters_;

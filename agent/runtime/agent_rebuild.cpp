@@ -8,6 +8,9 @@
 #include "agent/reconciler/node_label_reconciler.h"
 #include "agent/runtime/agent_daemon.h"
 #include "agent/runtime/source_cache.h"
+#include "discoverers/labels/label_config.h"
+#include "discoverers/labels/labels_source.h"
+#include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 
 namespace hypertopo::agent {
@@ -72,17 +75,28 @@ std::optional<std::string> decode_base64(std::string_view in) {
   return out;
 }
 
-bool selector_matches(const std::map<std::string, std::string>& selector, const json& node) {
-  const json* labels = nullptr;
-  if (auto m = node.find("metadata"); m != node.end() && m->is_object()) {
-    if (auto l = m->find("labels"); l != m->end() && l->is_object()) labels = &*l;
+// The label keys the discovery pipeline reads of a Node under this config: the NVLink clique label,
+// and each labels source's levels and type selectors. nullopt (every label) when a labels source's
+// file cannot be read here: the source reports that itself.
+std::optional<std::set<std::string>> pipeline_label_keys(const AgentConfig& config) {
+  std::set<std::string> keys = {discoverers::nvlink::kCliqueLabel};
+  for (const auto& s : config.sources) {
+    if (!s.enabled || s.kind != "labels" || !s.settings) continue;
+    const auto* c = dynamic_cast<const discoverers::LabelsSourceConfig*>(s.settings.get());
+    if (c == nullptr) return std::nullopt;
+    std::optional<discoverers::labels::LabelConfig> loaded;
+    if (!c->inline_levels) {
+      auto read = discoverers::labels::load_label_config(c->file);
+      if (!read) return std::nullopt;
+      loaded = std::move(*read);
+    }
+    for (const auto& type : (c->inline_levels ? *c->inline_levels : *loaded).types) {
+      keys.insert(type.levels.begin(), type.levels.end());
+      if (!type.node_label.empty()) keys.insert(type.node_label);
+      for (const auto& [key, value] : type.node_selector) keys.insert(key);
+    }
   }
-  for (const auto& [key, value] : selector) {
-    if (labels == nullptr) return false;
-    auto it = labels->find(key);
-    if (it == labels->end() || !it->is_string() || it->get<std::string>() != value) return false;
-  }
-  return true;
+  return keys;
 }
 
 // "a, b, c" of the first `n` items.
@@ -171,14 +185,22 @@ void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
 void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tree* tree,
                                    bool allow_removal) {
   const NodeLabelExportOptions options = label_export_options(config);
+  std::map<std::string, LabelMap> desired;
+  if (options.enabled && tree != nullptr) desired = topology::exporters::node_labels(*tree, options.labels);
   NodeLabelPlan plan;
   {
-    // Planned over the watch's view in place: Node objects are large, and there may be thousands.
+    // Planned over the view in place; only a Node's own export keys are read out of it.
     std::lock_guard lock(mutex_);
-    plan = plan_node_labels(tree, nodes_, options, allow_removal);
+    plan = plan_node_labels(nodes_, &desired, options, allow_removal);
   }
   NodeLabelReconciler reconciler(*deps_.client, options);
-  const NodeLabelResult result = reconciler.apply(plan);
+  const NodeLabelResult result = reconciler.apply(
+      std::move(plan), {.on_written = [&](const std::string&, const json& stored) {
+        // What the server stored now stands in the view, so a rebuild before the watch event comes
+        // does not send the same patch again; the answer itself is not kept.
+        std::lock_guard lock(mutex_);
+        nodes_.apply(io::NlohmannView(stored), options);
+      }});
   auto& label_writes = deps_.metrics->counter("hypertopo_node_label_writes_total", "", {"outcome"});
   int sent = 0;
   for (const auto& [outcome, n] : result.writes) {
@@ -191,11 +213,6 @@ void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tr
     std::lock_guard lock(mutex_);
     counters_.node_label_writes += sent;
     counters_.last_label_summary = result.summary_line();
-    // What the server stored now stands in the view, so a rebuild before the watch event comes
-    // does not send the same patch again.
-    for (const auto& [name, object] : result.stored) {
-      if (nodes_.contains(name)) nodes_[name] = object;
-    }
   }
   // One line per changed Node, up to a handful; a whole-fabric relabel is one more line.
   constexpr std::size_t kLinesShown = 10;
@@ -221,16 +238,12 @@ void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tr
 void AgentDaemon::rebuild() {
   AgentConfig cfg;
   std::vector<topology::NodeReport> reports;
-  json node_items = json::array();
   {
     std::lock_guard lock(mutex_);
     dirty_ = false;
     cfg = config_;
     reports.reserve(reports_.size());
     for (const auto& [name, r] : reports_) reports.push_back(r);
-    for (const auto& [name, n] : nodes_) {
-      if (selector_matches(cfg.node_selector, n)) node_items.push_back(n);
-    }
   }
   auto fail_cycle = [&](const std::string& why) {
     deps_.metrics->counter("hypertopo_reconcile_failures_total", "", {}).inc({});
@@ -270,11 +283,16 @@ void AgentDaemon::rebuild() {
              const std::string& name) -> std::expected<std::map<std::string, std::string>, Error> {
     return read_secret(ns.empty() ? identity_.namespace_ : ns, name);
   };
-  auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items}});
-  if (!nodes) return fail_cycle("rebuild skipped: the Node list: " + nodes.error().message());
+  // The Nodes the selector takes, with only the labels the sources read: a projection of the view.
+  k8s::NodeList nodes;
+  const auto label_keys = pipeline_label_keys(cfg);
+  {
+    std::lock_guard lock(mutex_);
+    nodes = nodes_.node_list(cfg.node_selector, label_keys);
+  }
   // No Node at all (a fresh test cluster, or a watch that never filled): hosts are not filtered,
   // because filtering by an empty list would make every HyperNode look deleted.
-  if (!nodes->items.empty()) input.deps.nodes = &*nodes;
+  if (!nodes.items.empty()) input.deps.nodes = &nodes;
 
   const auto start = std::chrono::steady_clock::now();
   auto run = discoverers::run_discovery(registry_->registry(), input);
@@ -347,7 +365,7 @@ void AgentDaemon::rebuild() {
   }
   log(telemetry::LogLevel::kInfo,
       std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) + " NodeReports, " +
-          std::to_string(node_items.size()) + " Nodes" + (run->complete ? "" : ", discovery incomplete") +
+          std::to_string(nodes.items.size()) + " Nodes" + (run->complete ? "" : ", discovery incomplete") +
           "): " + summary + labels);
 }
 

@@ -71,8 +71,9 @@ std::expected<discoverers::Discovery, Error> SourceCache::discover(const discove
     auto interval = intervals_.find(key);
     if (it != cache_.end() && interval != intervals_.end() &&
         clock_.now() < it->second.at + interval->second) {
-      runs_.push_back({key, false, it->second.result.has_value(), 0, ""});
-      return it->second.result;
+      runs_.push_back({key, false, it->second.last_good != nullptr, 0, ""});
+      if (it->second.last_good) return *it->second.last_good;
+      return std::unexpected(it->second.error.value_or(Error(ErrorCode::kInternal, "no result")));
     }
   }
   // How long the run took is measured in real time, whatever clock plans the intervals.
@@ -92,13 +93,12 @@ std::expected<discoverers::Discovery, Error> SourceCache::discover(const discove
     entry.at = clock_.now();
     if (entry.last_good) {
       runs_.back().error += " (the last good result is used until the next run)";
-      entry.result = *entry.last_good;
       return *entry.last_good;
     }
-    entry.result = std::unexpected(result.error());
+    entry.error = result.error();
     return result;
   }
-  cache_[key] = Entry{*result, *result, clock_.now()};
+  cache_[key] = Entry{std::make_shared<const discoverers::Discovery>(*result), std::nullopt, clock_.now()};
   return result;
 }
 

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <expected>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -48,9 +49,11 @@ class SourceCache {
 
  private:
   class CachedSource;
+  // What a cached source answers until its next run: its last good result (one copy, however often
+  // it is handed out: a 10,000-host fabric is megabytes), else the error of its last run.
   struct Entry {
-    std::expected<discoverers::Discovery, Error> result = std::unexpected(Error(ErrorCode::kInternal, ""));
-    std::optional<discoverers::Discovery> last_good;
+    std::shared_ptr<const discoverers::Discovery> last_good;
+    std::optional<Error> error;  // set only while there is no good result
     timing::Clock::TimePoint at;
   };
   std::expected<discoverers::Discovery, Error> discover(const discoverers::SourceSpec& spec,

@@ -189,6 +189,13 @@ class KubeClient {
   // Every page, following `continue`. A 410 here means the continue token expired: list again.
   ApiResult<ObjectList> list(const Resource& resource, const std::string& ns,
                              const ListOptions& options = {});
+  // Every page, following `continue`, handed to `on_page` as its JSON text (an object with an `items`
+  // array, checked) before the next is fetched: a list of any length costs one page of memory, as
+  // client-go's reflector pages its initial list. An error `on_page` returns ends the list. Returns
+  // the list's resourceVersion (of its first page): start a watch there.
+  ApiResult<std::string> list_each_page(const Resource& resource, const std::string& ns,
+                                        const ListOptions& options,
+                                        const std::function<ApiResult<void>(std::string& page)>& on_page);
   // list() with each page's text handed back unparsed: the same requests, paging, errors and 410
   // meaning; a page is checked (a JSON object with an items array) but its items are not parsed.
   ApiResult<PageList> list_pages(const Resource& resource, const std::string& ns,

@@ -312,6 +312,40 @@ TEST_F(KubeClientTest, ListPagesHandsBackThePagesListReads) {
   EXPECT_EQ(items, listed->items);
 }
 
+// list_each_page() hands each page over as it comes, before the next is asked for, and stops when
+// the reader says so: a list of any length never sits in memory whole.
+TEST_F(KubeClientTest, ListEachPageHandsOverOnePageAtATime) {
+  start();
+  auto client = make_client();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client->create(kThings, "", thing("t" + std::to_string(100 + i))));
+  auto listed = client->list(kThings, "", {.page_size = 4});
+  ASSERT_TRUE(listed);
+  server_->reset_counts();
+  std::vector<json> items;
+  std::vector<int> lists_before_page;
+  auto rv = client->list_each_page(kThings, "", {.page_size = 4}, [&](std::string& page) -> ApiResult<void> {
+    lists_before_page.push_back(server_->count("list"));
+    const json doc = json::parse(page);
+    for (const auto& item : doc["items"]) items.push_back(item);
+    return {};
+  });
+  ASSERT_TRUE(rv) << rv.error().error.message();
+  EXPECT_EQ(*rv, listed->resource_version);
+  EXPECT_EQ(lists_before_page, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(items, listed->items);
+
+  server_->reset_counts();
+  int pages = 0;
+  auto stopped = client->list_each_page(kThings, "", {.page_size = 4}, [&](std::string&) -> ApiResult<void> {
+    ++pages;
+    return std::unexpected(ApiError{Error(ErrorCode::kParse, "page 1 refused"), 200, "", "", {}});
+  });
+  ASSERT_FALSE(stopped);
+  EXPECT_EQ(stopped.error().error.message(), "page 1 refused");
+  EXPECT_EQ(pages, 1);
+  EXPECT_EQ(server_->count("list"), 1);
+}
+
 // A raw page for `things` lists, the store answering everything else.
 std::unique_ptr<LoopbackApiServer> serve_list_body(std::string body) {
   auto server = std::make_unique<LoopbackApiServer>();
