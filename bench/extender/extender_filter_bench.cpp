@@ -16,6 +16,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 
 #include "bench/scheduler/generated_cluster.h"
 #include "scheduler/extender/extender_http.h"
@@ -41,12 +42,18 @@ struct Scale {
 
 // `scripts/bench.sh --smoke` (HYPERTOPO_BENCH_SMOKE=1) proves the benchmarks run, under the
 // sanitizers: a tenth of the cluster (600 nodes, same shape) there.
-Scale& scale() {
-  static Scale s = [] {
+struct ClusterObjects {
+  std::vector<json> nodes, hypernodes, pods;
+  std::vector<std::string> names;
+};
+
+const ClusterObjects& cluster_objects() {
+  static const ClusterObjects objects = [] {
     const int node_count = std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr ? 600 : 6000;
-    Scale out;
-    out.service = std::make_unique<ExtenderService>(ExtenderOptions{.clock = out.clock});
-    std::vector<json> nodes, hns, pods;
+    ClusterObjects out;
+    std::vector<json>& nodes = out.nodes;
+    std::vector<json>& hns = out.hypernodes;
+    std::vector<json>& pods = out.pods;
     for (int n = 0; n < node_count; ++n) {
       const std::string node = padded_name("node-", n, 4);
       out.names.push_back(node);
@@ -79,7 +86,19 @@ Scale& scale() {
       for (int k = 0; k < 5; ++k) m.push_back(padded_name("leaf-", 5 * sp + k, 3));
       hns.push_back(hypernode(padded_name("spine-", sp, 3), 4, "HyperNode", m));
     }
-    if (!out.service->set_hypernodes(hns) || !out.service->set_nodes(nodes) || !out.service->set_pods(pods))
+    return out;
+  }();
+  return objects;
+}
+
+Scale& scale() {
+  static Scale s = [] {
+    Scale out;
+    out.service = std::make_unique<ExtenderService>(ExtenderOptions{.clock = out.clock});
+    const ClusterObjects& o = cluster_objects();
+    out.names = o.names;
+    if (!out.service->set_hypernodes(o.hypernodes) || !out.service->set_nodes(o.nodes) ||
+        !out.service->set_pods(o.pods))
       throw std::runtime_error("building the benchmark cluster failed");
     return out;
   }();
@@ -382,6 +401,127 @@ void BM_PrioritizeNormalPod(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_PrioritizeNormalPod)->Unit(benchmark::kMillisecond);
+
+// The real load between two calls: kube-scheduler binds each pod it scheduled, and the extender's
+// watch delivers that binding (the Pod update with spec.nodeName, then the kubelet's Running status)
+// before the next pod's filter. Each iteration: filter over every node, prioritize over the kept
+// ones, bind on the best-scored node, the two watch events applied as the service receives them.
+// Only the service's own work is timed (the request bodies are made and the answers read outside).
+// rebuilds_per_1k_pods counts index rebuilds per 1,000 bound pods (a binding changes usage, not
+// topology: the target is 0); calls_per_core_s counts filter and prioritize calls per second of the
+// timed work. Arg 1 replays the cost a binding had before usage was updated in place: each binding
+// is followed by a Node update that changes a label, which rebuilds the index on the next call.
+void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
+  Scale& s = scale();
+  static int round = 0;
+  const bool rebuild_each = state.range(0) == 1;
+  const std::string names = json(s.names).dump();
+  (void)s.service->filter(
+      json{{"pod", pod("warm-up", "", "1")}, {"nodenames", s.names}});  // the index is built
+  const auto rebuilds_before = s.service->counters().index_rebuilds;
+  std::vector<json> bound_pods;
+  std::vector<double> ms;
+  double total_s = 0;
+  std::size_t i = 0;
+  json node_doc = cluster_objects().nodes.front();
+  for (auto _ : state) {
+    const std::string uid = "bind-" + std::to_string(round) + "-" + std::to_string(i++);
+    json the_pod = pod(uid, "", "1");
+    const std::string filter_body = "{\"pod\":" + the_pod.dump() + ",\"nodenames\":" + names + "}";
+    auto t0 = std::chrono::steady_clock::now();
+    auto f = s.service->filter_body(filter_body);
+    double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!f) {
+      state.SkipWithError("filter failed");
+      return;
+    }
+    const std::string prioritize_body =
+        json{{"pod", the_pod}, {"nodenames", json::parse(*f).at("nodenames")}}.dump();
+    t0 = std::chrono::steady_clock::now();
+    auto p = s.service->prioritize_body(prioritize_body);
+    spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!p) {
+      state.SkipWithError("prioritize failed");
+      return;
+    }
+    std::string best;
+    std::int64_t top = -1;
+    for (const auto& h : json::parse(*p)) {
+      if (h["score"].get<std::int64_t>() > top) {
+        top = h["score"].get<std::int64_t>();
+        best = h["host"].get<std::string>();
+      }
+    }
+    the_pod["spec"]["nodeName"] = best;
+    json running = the_pod;
+    running["status"]["phase"] = "Running";
+    node_doc["metadata"]["labels"]["bench-tick"] = std::to_string(i);
+    t0 = std::chrono::steady_clock::now();
+    (void)s.service->upsert_pod(the_pod);  // the binding
+    (void)s.service->upsert_pod(running);  // the kubelet's status
+    if (rebuild_each) (void)s.service->upsert_node(node_doc);
+    spent += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(spent);
+    ms.push_back(spent * 1000.0);
+    total_s += spent;
+    bound_pods.push_back(std::move(running));
+  }
+  report(state, ms);
+  const auto rebuilds = s.service->counters().index_rebuilds - rebuilds_before;
+  state.counters["rebuilds_per_1k_pods"] = 1000.0 * static_cast<double>(rebuilds) /
+                                           static_cast<double>(std::max<std::int64_t>(1, state.iterations()));
+  state.counters["calls_per_core_s"] =
+      total_s > 0 ? 2.0 * static_cast<double>(state.iterations()) / total_s : 0.0;
+  // The pods leave again, so that the other benchmarks see the cluster they expect.
+  for (const auto& b : bound_pods) s.service->remove_pod(b);
+  node_doc["metadata"]["labels"].erase("bench-tick");
+  (void)s.service->upsert_node(node_doc);
+  ++round;
+}
+BENCHMARK(BM_FilterPrioritizeBindLoop)
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(400);
+
+// Gang pods' filter calls with 2,000 gang plans held and a state file: the file is written off the
+// request path (debounced in the background), so the filter's cost should match the same calls
+// without a state file (Arg 0: no state file, Arg 1: a state file).
+void BM_FilterGangPodWith2000Plans(benchmark::State& state) {
+  Scale& s = scale();
+  const bool with_file = state.range(0) == 1;
+  const auto dir = std::filesystem::temp_directory_path() / ("hypertopo-bench-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ExtenderService service(ExtenderOptions{
+      .state_file = with_file ? dir / "state.json" : std::filesystem::path(), .clock = s.clock});
+  if (!service.set_hypernodes(cluster_objects().hypernodes) || !service.set_nodes(cluster_objects().nodes)) {
+    state.SkipWithError("building the cluster failed");
+    return;
+  }
+  const int plans = std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr ? 200 : 2000;
+  for (int g = 0; g < plans; ++g) {
+    json p = pod("plan-" + std::to_string(g), "plan-" + std::to_string(g), "1");
+    p["metadata"]["annotations"]["hypertopo.io/gang-size"] = "2";
+    (void)service.filter(json{{"pod", p}, {"nodenames", s.names}});
+  }
+  service.flush_state();
+  static int gangs = 0;
+  timed(state, [&](std::size_t i) {
+    const std::string gang = "s" + std::to_string(gangs) + "-" + std::to_string(i / 2);
+    json p = pod(gang + "-" + std::to_string(i % 2), gang, "1");
+    p["metadata"]["annotations"]["hypertopo.io/gang-size"] = "2";
+    auto r = service.filter(json{{"pod", p}, {"nodenames", s.names}});
+    benchmark::DoNotOptimize(r);
+  });
+  ++gangs;
+  service.flush_state();
+  std::error_code ec;
+  state.counters["state_file_kib"] =
+      with_file ? static_cast<double>(std::filesystem::file_size(dir / "state.json", ec)) / 1024.0 : 0.0;
+  std::filesystem::remove_all(dir, ec);
+}
+BENCHMARK(BM_FilterGangPodWith2000Plans)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(400);
 
 }  // namespace
 }  // namespace hypertopo::scheduler

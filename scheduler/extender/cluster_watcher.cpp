@@ -7,6 +7,7 @@ const k8s::Resource kNodesResource{"", "v1", "nodes", false};
 const k8s::Resource kPodsResource{"", "v1", "pods", true};
 const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
+const k8s::Resource kVolcanoPodGroupsResource{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
 
 }  // namespace
 
@@ -17,7 +18,7 @@ ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
 void ClusterWatcher::start() {
-  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups}) {
+  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups}) {
     threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
   }
 }
@@ -30,15 +31,16 @@ void ClusterWatcher::stop() {
 
 bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 4; });
+  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 5; });
 }
 
 k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resource& resource) {
   const k8s::ListOptions options{.page_size = list_page_size_};
-  if (kind == Kind::kPodGroups) {
+  if (kind == Kind::kPodGroups || kind == Kind::kVolcanoPodGroups) {
     auto listed = client_.list(resource, "", options);
     if (!listed) return std::unexpected(listed.error());
-    service_.set_pod_groups(listed->items);
+    service_.set_pod_groups(listed->items, kind == Kind::kPodGroups ? PodGroupKind::kCoscheduling
+                                                                    : PodGroupKind::kVolcano);
     return std::move(listed->resource_version);
   }
   auto listed = client_.list_pages(resource, "", options);
@@ -56,6 +58,7 @@ k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resourc
       (void)service_.set_hypernode_pages(listed->pages);
       break;
     case Kind::kPodGroups:
+    case Kind::kVolcanoPodGroups:
       break;
   }
   return std::move(listed->resource_version);
@@ -86,11 +89,14 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
         (void)service_.upsert_hypernode(event.object);
       break;
     case Kind::kPodGroups:
+    case Kind::kVolcanoPodGroups: {
+      const PodGroupKind group = kind == Kind::kPodGroups ? PodGroupKind::kCoscheduling : PodGroupKind::kVolcano;
       if (gone)
-        service_.remove_pod_group(event.object);
+        service_.remove_pod_group(event.object, group);
       else
-        service_.upsert_pod_group(event.object);
+        service_.upsert_pod_group(event.object, group);
       break;
+    }
   }
   if (kind == Kind::kNodes) service_.check_plans();  // a planned node may just have failed
 }
@@ -99,7 +105,8 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
   const k8s::Resource& resource = kind == Kind::kNodes        ? kNodesResource
                                   : kind == Kind::kPods       ? kPodsResource
                                   : kind == Kind::kHyperNodes ? kHyperNodesResource
-                                                              : kPodGroupsResource;
+                                  : kind == Kind::kPodGroups  ? kPodGroupsResource
+                                                              : kVolcanoPodGroupsResource;
   bool counted = false;
   auto pause = [&] {
     std::unique_lock lock(mu_);
@@ -109,8 +116,9 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
     auto listed = relist(kind, resource);
     if (!listed) {
       const int status = listed.error().http_status;
-      const bool optional_kind = kind == Kind::kHyperNodes || kind == Kind::kPodGroups;
-      if (!counted && optional_kind && (status == 404 || (status == 403 && kind == Kind::kPodGroups))) {
+      const bool pod_groups = kind == Kind::kPodGroups || kind == Kind::kVolcanoPodGroups;
+      const bool optional_kind = kind == Kind::kHyperNodes || pod_groups;
+      if (!counted && optional_kind && (status == 404 || (status == 403 && pod_groups))) {
         // No HyperNode CRD: nodes alone still make a usable (flat) view. No PodGroup CRD: gangs are
         // sized by their annotations (also when RBAC does not grant PodGroups: older installs).
         std::lock_guard lock(mu_);

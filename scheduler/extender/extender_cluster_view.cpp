@@ -233,7 +233,8 @@ void ExtenderService::remove_pod(const json& pod) {
 }
 
 namespace {
-// sigs.k8s.io/scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec.MinMember (int32).
+// sigs.k8s.io/scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec.MinMember (int32); Volcano's
+// apis pkg/apis/scheduling/v1beta1 PodGroupSpec.MinMember has the same name and type.
 std::optional<std::int32_t> min_member(const json& pod_group) {
   const json& v = member(member(pod_group, "spec"), "minMember");
   if (!v.is_number_integer()) return std::nullopt;
@@ -243,29 +244,47 @@ std::optional<std::int32_t> min_member(const json& pod_group) {
 }
 }  // namespace
 
-void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups) {
+void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKind kind) {
   std::map<std::string, std::int32_t> parsed;
   for (const auto& pg : pod_groups) {
     if (auto n = min_member(pg)) parsed[pod_label(pg)] = *n;
   }
+  std::map<std::string, json> topologies;
+  if (kind == PodGroupKind::kVolcano) {
+    for (const auto& pg : pod_groups) {
+      const json& nt = member(member(pg, "spec"), "networkTopology");
+      if (!nt.empty()) topologies[pod_label(pg)] = nt;
+    }
+  }
   std::lock_guard lock(mu_);
-  pod_group_min_member_ = std::move(parsed);
+  (kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_) = std::move(parsed);
+  if (kind == PodGroupKind::kVolcano) volcano_group_topology_ = std::move(topologies);
 }
 
-void ExtenderService::upsert_pod_group(const json& pod_group) {
+void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
   std::lock_guard lock(mu_);
   ++counters_.watch_events;
+  auto& sizes = kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_;
   if (auto n = min_member(pod_group)) {
-    pod_group_min_member_[pod_label(pod_group)] = *n;
+    sizes[pod_label(pod_group)] = *n;
   } else {
-    pod_group_min_member_.erase(pod_label(pod_group));  // without a usable size it sizes nothing
+    sizes.erase(pod_label(pod_group));  // without a usable size it sizes nothing
+  }
+  if (kind == PodGroupKind::kVolcano) {
+    const json& nt = member(member(pod_group, "spec"), "networkTopology");
+    if (nt.empty()) {
+      volcano_group_topology_.erase(pod_label(pod_group));
+    } else {
+      volcano_group_topology_[pod_label(pod_group)] = nt;
+    }
   }
 }
 
-void ExtenderService::remove_pod_group(const json& pod_group) {
+void ExtenderService::remove_pod_group(const json& pod_group, PodGroupKind kind) {
   std::lock_guard lock(mu_);
   ++counters_.watch_events;
-  pod_group_min_member_.erase(pod_label(pod_group));
+  (kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_).erase(pod_label(pod_group));
+  if (kind == PodGroupKind::kVolcano) volcano_group_topology_.erase(pod_label(pod_group));
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).

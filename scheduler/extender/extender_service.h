@@ -78,6 +78,8 @@ struct ExtenderOptions {
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
 };
 
+enum class PodGroupKind { kCoscheduling, kVolcano };
+
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
                plans_expired = 0, errors = 0, index_rebuilds = 0;
@@ -116,10 +118,15 @@ class ExtenderService {
   std::expected<void, Error> set_hypernode_pages(std::span<const std::string> pages);
   std::expected<void, Error> set_node_pages(std::span<const std::string> pages);
   std::expected<void, Error> set_pod_pages(std::span<const std::string> pages);
-  // Coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1): their spec.minMember sizes gangs.
-  void set_pod_groups(const std::vector<nlohmann::json>& pod_groups);
-  void upsert_pod_group(const nlohmann::json& pod_group);
-  void remove_pod_group(const nlohmann::json& pod_group);
+  // PodGroups: their spec.minMember sizes the gangs whose pods name them: coscheduling's
+  // (scheduling.x-k8s.io/v1alpha1, pod label scheduling.x-k8s.io/pod-group) and Volcano's
+  // (scheduling.volcano.sh/v1beta1, pod annotation scheduling.k8s.io/group-name). A gang whose
+  // minMember is below its pods' count is elastic: it starts with minMember pods in one domain and
+  // the others join that domain as room appears.
+  void set_pod_groups(const std::vector<nlohmann::json>& pod_groups,
+                      PodGroupKind kind = PodGroupKind::kCoscheduling);
+  void upsert_pod_group(const nlohmann::json& pod_group, PodGroupKind kind = PodGroupKind::kCoscheduling);
+  void remove_pod_group(const nlohmann::json& pod_group, PodGroupKind kind = PodGroupKind::kCoscheduling);
 
   // Extender verbs. An error means the request itself is malformed (answer 400 with its message).
   std::expected<nlohmann::json, Error> filter(const nlohmann::json& args);
@@ -245,7 +252,10 @@ class ExtenderService {
   std::map<std::string, PodInfo> pods_;  // by uid
   std::optional<TopologyIndex> index_;
   bool dirty_ = true;
-  std::map<std::string, std::int32_t> pod_group_min_member_;  // namespace/name -> spec.minMember
+  std::map<std::string, std::int32_t> pod_group_min_member_;      // namespace/name -> spec.minMember
+  std::map<std::string, std::int32_t> volcano_group_min_member_;  // the same, of Volcano's PodGroups
+  // Volcano PodGroups' spec.networkTopology (the Job's, copied there by Volcano's job controller).
+  std::map<std::string, nlohmann::json> volcano_group_topology_;
   std::map<std::string, GangPlan> plans_;
   ExtenderCounters counters_;
   // The state file's writer: a version bumped on every change and the thread that writes it.

@@ -37,6 +37,7 @@ namespace {
 constexpr const char* kGangSize = "hypertopo.io/gang-size";
 constexpr const char* kKueueGroupCount = "kueue.x-k8s.io/pod-group-total-count";
 constexpr const char* kCoschedulingLabel = "scheduling.x-k8s.io/pod-group";
+constexpr const char* kVolcanoGroupAnnotation = "scheduling.k8s.io/group-name";
 
 // What a plan keeps of its first pod to read the request again after a restart.
 // Only what placement reads: no env values, no last-applied-configuration, no volumes.
@@ -82,6 +83,11 @@ std::expected<std::int32_t, Error> ExtenderService::gang_size(const json& pod, c
                                                kCoschedulingLabel + ") not found");
     }
     return it->second;
+  }
+  // Volcano: the annotation scheduling.k8s.io/group-name names a scheduling.volcano.sh PodGroup
+  // (made by Volcano's job controller, minMember = the Job's minAvailable).
+  if (!str_at(annotations, kVolcanoGroupAnnotation).empty()) {
+    if (auto it = volcano_group_min_member_.find(key); it != volcano_group_min_member_.end()) return it->second;
   }
   return 1;
 }
@@ -134,6 +140,22 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
   GangPlan plan;
   plan.key = key;
   plan.pod_doc = request_source(pod);
+  // A Volcano Job's pods carry no topology: Volcano's job controller puts the Job's
+  // spec.networkTopology on its PodGroup. Read there, it is kept as the pod-level keys say it.
+  if (auto it = volcano_group_topology_.find(key); it != volcano_group_topology_.end()) {
+    json& annotations = plan.pod_doc["metadata"]["annotations"];
+    if (!annotations.is_object()) annotations = json::object();
+    const bool has_own = annotations.contains("volcano.sh/network-topology-mode") ||
+                         annotations.contains("hypertopo.io/network-topology-mode");
+    const json& nt = it->second;
+    if (!has_own) {
+      annotations["volcano.sh/network-topology-mode"] = nt.value("mode", std::string("hard"));
+      if (nt.contains("highestTierAllowed") && nt["highestTierAllowed"].is_number_integer())
+        annotations["volcano.sh/network-topology-highest-tier"] = std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
+      if (nt.contains("highestTierName") && nt["highestTierName"].is_string())
+        annotations["hypertopo.io/highest-tier-name"] = nt["highestTierName"];
+    }
+  }
   auto request = pod_set_request(plan.pod_doc, *count, true);
   if (!request) return std::unexpected(request.error());
   plan.request = *request;

@@ -81,6 +81,7 @@ struct GangPlan {
   // What the request is read from after a restart: the first pod's annotations, labels and the
   // parts of its spec that placement reads (resources, nodeSelector, affinity, tolerations).
   nlohmann::json pod_doc;
+  mutable std::string pod_text;  // pod_doc as JSON text, made once for the state file
   PodSetRequest request;
   std::string job_domain;   // the domain the engine chose (empty when spread)
   int partition_tier = -1;  // tier of a partition's domain, -1 without partitions

@@ -58,34 +58,63 @@ json ExtenderService::plans() {
   return json{{"gangs", gangs}};
 }
 
-// What replanning needs of each plan (the request's sources, the slots), as one line of JSON.
-std::string ExtenderService::state_text() const {
-  json plans = json::array();
-  for (const auto& [key, p] : plans_) {
-    json slots = json::array();
-    for (const auto& s : p.slots) {
-      slots.push_back({{"rank", s.rank},
-                       {"node", s.node},
-                       {"domains", s.domain_path},
-                       {"state", to_string(s.state)},
-                       {"podUID", s.pod_uid},
-                       {"takenBy", to_string(s.claim)},
-                       {"releases", s.releases}});
-    }
-    plans.push_back({{"key", key},
-                     {"pod", p.pod_doc},
-                     {"count", p.request.count},
-                     {"jobDomain", p.job_domain},
-                     {"fabricHealth", p.fabric_health},
-                     {"partitionTier", p.partition_tier},
-                     {"partitionSize", p.partition_size},
-                     {"swaps", p.swaps},
-                     {"replans", p.replans},
-                     {"grown", p.grown},
-                     {"slots", slots}});
+namespace {
+
+// A JSON string, its invalid bytes replaced (io/json_writer.h).
+void append_string(std::string& out, const std::string& value) { out += io::json_text(json(value)); }
+
+void append_strings(std::string& out, const std::vector<std::string>& values) {
+  out += '[';
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    append_string(out, values[i]);
   }
-  const json doc{{"apiVersion", "hypertopo.io/v1alpha1"}, {"kind", "ExtenderState"}, {"plans", plans}};
-  return doc.dump() + "\n";
+  out += ']';
+}
+
+}  // namespace
+
+// What replanning needs of each plan (the request's sources, the slots), as one line of JSON,
+// written as text: it runs under the service's lock, and a tree of 2,000 plans costs a filter call
+// several times over. Each plan's pod document never changes, so its text is kept.
+std::string ExtenderService::state_text() const {
+  std::string out = R"({"apiVersion":"hypertopo.io/v1alpha1","kind":"ExtenderState","plans":[)";
+  bool first_plan = true;
+  for (const auto& [key, p] : plans_) {
+    if (p.pod_text.empty()) p.pod_text = io::json_text(p.pod_doc);
+    out += first_plan ? "{" : ",{";
+    first_plan = false;
+    out += "\"key\":";
+    append_string(out, key);
+    out += ",\"pod\":" + p.pod_text;
+    out += ",\"count\":" + std::to_string(p.request.count);
+    out += ",\"jobDomain\":";
+    append_string(out, p.job_domain);
+    out += ",\"fabricHealth\":";
+    append_strings(out, p.fabric_health);
+    out += ",\"partitionTier\":" + std::to_string(p.partition_tier);
+    out += ",\"partitionSize\":" + std::to_string(p.partition_size);
+    out += ",\"swaps\":" + std::to_string(p.swaps) + ",\"replans\":" + std::to_string(p.replans) +
+           ",\"grown\":" + std::to_string(p.grown) + ",\"slots\":[";
+    for (std::size_t i = 0; i < p.slots.size(); ++i) {
+      const PlanSlot& s = p.slots[i];
+      out += i > 0 ? ",{" : "{";
+      out += "\"rank\":" + std::to_string(s.rank) + ",\"node\":";
+      append_string(out, s.node);
+      out += ",\"domains\":";
+      append_strings(out, s.domain_path);
+      out += ",\"state\":\"";
+      out += to_string(s.state);
+      out += "\",\"podUID\":";
+      append_string(out, s.pod_uid);
+      out += ",\"takenBy\":\"";
+      out += to_string(s.claim);
+      out += "\",\"releases\":" + std::to_string(s.releases) + "}";
+    }
+    out += "]}";
+  }
+  out += "]}\n";
+  return out;
 }
 
 void ExtenderService::mark_changed() {
@@ -134,9 +163,11 @@ void ExtenderService::run_saver(std::stop_token stop) {
       std::unique_lock lock(save_mu_);
       save_cv_.wait(lock, stop, [&] { return state_version_ != saved_version_; });
       if (stop.stop_requested()) return;
-      // Debounce: a burst of filter calls (a gang of 1,000 pods) costs one write.
+      // Debounce: a burst of filter calls (a gang of 1,000 pods) costs one write; under changes
+      // that never pause, the file is still written every ten debounce periods.
       std::uint64_t seen = state_version_;
-      while (!stop.stop_requested()) {
+      const auto deadline = std::chrono::steady_clock::now() + 10 * options_.state_debounce;
+      while (!stop.stop_requested() && std::chrono::steady_clock::now() < deadline) {
         save_cv_.wait_for(lock, stop, options_.state_debounce, [&] { return state_version_ != seen; });
         if (state_version_ == seen) break;
         seen = state_version_;

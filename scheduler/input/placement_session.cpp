@@ -38,7 +38,10 @@ json engine_result(const JobPlacement& placement) {
     }
     p["domains"] = ps.fit ? json(ps.domains) : json::array();
     p["tier"] = ps.fit ? ps.tier : 0;
-    if (!ps.fit) p["reason"] = ps.reason;
+    // A fitting pod set has a reason only when it started with fewer pods than asked (minPartitions,
+    // minAvailable): it says how many.
+    if (!ps.fit || !ps.reason.empty()) p["reason"] = ps.reason;
+    p["placed"] = ps.placed;
     if (!ps.fabric_health.empty()) p["fabricHealth"] = ps.fabric_health;
     out["podSets"].push_back(p);
   }

@@ -58,6 +58,9 @@ struct PodSetRequest {
   std::string level;
   std::vector<SliceLayerRequest> slices;
   std::optional<PartitionRequest> partitions;
+  // An elastic gang (Volcano minAvailable): it starts with as many pods as fit, at least this
+  // many, in one domain under its constraint; 0 means all `count`.
+  std::int32_t min_count = 0;
   // Kueue's podset-group-name: pod sets of one group are placed together (leader + workers).
   std::optional<std::string> group;
 };

@@ -338,7 +338,10 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       pieces.emplace_back(n, static_cast<std::int32_t>(take));
       remaining -= take;
     }
-    if (remaining > 0) {
+    if (remaining > 0 && ps.min_count > 0 && ps.count - remaining >= ps.min_count) {
+      result.reason = "placed " + std::to_string(ps.count - remaining) + " of " + std::to_string(ps.count) +
+                      " pods (minAvailable " + std::to_string(ps.min_count) + ")";
+    } else if (remaining > 0) {
       result.reason = "the cluster holds only " + std::to_string(ps.count - remaining) + " of " +
                       std::to_string(ps.count) + " pods";
       if (!excluded_nodes_.empty()) result.reason += "; " + excluded_nodes_;
@@ -355,6 +358,10 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
     if (ps.partitions && ps.partitions->min > 0) {
       min_target = ps.partitions->min * ps.partitions->size;
       step = ps.partitions->size;
+    } else if (ps.min_count > 0 && ps.min_count < ps.count) {
+      // An elastic gang: the most pods that fit in one domain, down to its minimum, in whole slices.
+      step = layers_.empty() ? 1 : layers_.front().size;
+      min_target = (ps.min_count + step - 1) / step * step;
     }
     int chosen = -1;
     int chosen_node = -1;
@@ -472,10 +479,14 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
       }
       note_degraded_pieces(chosen, pieces, result);
     }
-    if (target < ps.count) {
+    if (target < ps.count && ps.partitions) {
       result.reason = "placed " + std::to_string(target / step) + " of " +
                       std::to_string(ps.partitions->total) + " partitions (minPartitions " +
                       std::to_string(ps.partitions->min) + ")";
+    } else if (target < ps.count) {
+      result.reason = "placed " + std::to_string(target) + " of " + std::to_string(ps.count) +
+                      " pods (minAvailable " + std::to_string(ps.min_count) +
+                      "): the others join the same domain as room appears";
     }
   }
   std::int32_t rank = 0;

@@ -373,5 +373,35 @@ TEST_F(ElasticGangTest, MinMemberFourOfEightStartsWhereFourFitAndTheRestJoinThat
   EXPECT_EQ(gang_plan("ml/el")["grown"], 4);
 }
 
+TEST_F(ElasticGangTest, AVolcanoJobWithMinAvailableFourOfEightStartsFourAndTheOthersJoinTheirLeaf) {
+  // What Volcano's job controller makes of a Job with minAvailable 4, replicas 8 and a hard tier-1
+  // networkTopology: a scheduling.volcano.sh PodGroup with minMember 4 and the Job's topology, and
+  // pods annotated with the group's name and their task index (no topology on the pods).
+  const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+  json pg{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "vj-pg"}, {"namespace", "ml"}}},
+          {"spec", {{"minMember", 4}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}}}}};
+  ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
+  start_extender("state.json");
+  for (int i = 0; i < 4; ++i) occupy("n-00-" + std::to_string(i), "a-" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) occupy("n-01-" + std::to_string(i), "b-" + std::to_string(i));
+  for (int i = 0; i < 8; ++i) {
+    json pod = testing::pod_object("vj-worker-" + std::to_string(i), "", "8",
+                                   {{"scheduling.k8s.io/group-name", "vj-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
+    pod["metadata"].erase("uid");
+    pod.erase("status");
+    create(pod);
+  }
+  EXPECT_EQ(schedule(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00");
+  for (int i = 0; i < 8; ++i) delete_pod("b-" + std::to_string(i));
+  EXPECT_EQ(schedule(), 0);  // leaf-01 is free, but the gang's pods run in leaf-00
+  for (int i = 0; i < 4; ++i) delete_pod("a-" + std::to_string(i));
+  EXPECT_EQ(schedule(), 4);
+  for (int i = 4; i < 8; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00") << i;
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
