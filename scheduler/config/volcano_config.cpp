@@ -304,8 +304,7 @@ void read_plugin_arguments(const YAML::Node& args, const std::string& path, Sche
       std::string item;
       while (std::getline(ss, item, ',')) {
         item = trim(item);
-        if (item.empty()) continue;
-        listed.insert(item);
+        if (item.empty() || !listed.insert(item).second) continue;
         // cpu and memory keep their own keys' weights (getBinPackWeight never looks them up here).
         if (item == "cpu" || item == "memory") {
           warnings.push_back(io::key_path(path, kResources) + ": " + item + " is weighted by hypernode.binpack." +
@@ -333,7 +332,12 @@ void read_plugin_arguments(const YAML::Node& args, const std::string& path, Sche
       continue;
     if (key.starts_with(kResourcePrefix)) {
       const std::string resource = key.substr(std::string(kResourcePrefix).size());
-      if (listed.contains(resource) && resource != "cpu" && resource != "memory") continue;
+      if (resource == "cpu" || resource == "memory") {
+        warnings.push_back(io::key_path(path, key) + ": ignored, as Volcano ignores it: " + resource +
+                           " is weighted by hypernode.binpack." + resource);
+        continue;
+      }
+      if (listed.contains(resource)) continue;
       warnings.push_back(io::key_path(path, key) + ": ignored, as Volcano ignores it: " + resource +
                          " is not listed in " + kResources);
       continue;

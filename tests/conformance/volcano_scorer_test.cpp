@@ -123,6 +123,31 @@ TEST(VolcanoScorer, ArgumentsVolcanoWouldLoadLoadWithAWarningPerKeyItIgnores) {
   EXPECT_DOUBLE_EQ(cfg->binpack.fading, 0.8);
 }
 
+// cpu and memory keep their own keys' weights even when listed with the extra resources
+// (getBinPackWeight never looks them up there); a resource listed twice is read once.
+TEST(VolcanoScorer, CpuAndMemoryAreWeightedByTheirOwnKeysOnly) {
+  auto cfg = scheduler::parse_scheduler_config(
+      volcano_configmap("      hypernode.binpack.cpu: 3\n"
+                        "      hypernode.binpack.resources: cpu, nvidia.com/gpu, nvidia.com/gpu\n"
+                        "      hypernode.binpack.resources.cpu: 9\n"
+                        "      hypernode.binpack.resources.nvidia.com/gpu: \"2\"\n"),
+      "cm.yaml");
+  ASSERT_TRUE(cfg.has_value()) << cfg.error().message();
+  EXPECT_EQ(cfg->binpack.resources.at("cpu"), 3);
+  EXPECT_EQ(cfg->binpack.resources.at("nvidia.com/gpu"), 1);
+  ASSERT_EQ(cfg->warnings.size(), 3u);
+  EXPECT_NE(cfg->warnings[0].find("arguments.hypernode.binpack.resources: cpu is weighted by hypernode.binpack.cpu"),
+            std::string::npos)
+      << cfg->warnings[0];
+  EXPECT_NE(cfg->warnings[1].find("arguments.hypernode.binpack.resources.nvidia.com/gpu: Volcano takes integers only"),
+            std::string::npos)
+      << cfg->warnings[1];
+  EXPECT_NE(cfg->warnings[2].find("arguments.hypernode.binpack.resources.cpu: ignored, as Volcano ignores it: cpu is "
+                                  "weighted by hypernode.binpack.cpu"),
+            std::string::npos)
+      << cfg->warnings[2];
+}
+
 // GetBool takes a YAML bool (yaml.v2: true/yes/on/y... and their false forms) or a string
 // strconv.ParseBool accepts; an int 1 is neither and keeps the default.
 TEST(VolcanoScorer, NormalPodEnableReadsAsGetBoolDoes) {
