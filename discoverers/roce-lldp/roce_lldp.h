@@ -25,6 +25,7 @@
 //   auto graph = roce_lldp::build_roce_fabric(reports, *hierarchy);       // expected<FabricGraph>
 #pragma once
 
+#include <chrono>
 #include <expected>
 #include <filesystem>
 #include <functional>
@@ -54,8 +55,14 @@ struct LldpSnapshot {
   std::vector<Entry> neighbors;  // in lldpd's order; an interface may have several
 };
 
-// Reads the local lldpd through liblldpctl. `socket` empty = lldpd's default control socket.
-std::expected<LldpSnapshot, Error> read_lldpd(const std::string& socket);
+// How long one read of lldpd may take, connection included: liblldpctl's own I/O blocks without
+// a limit, so a wedged lldpd (or anything silent on its socket) would hang the probe for good.
+inline constexpr std::chrono::milliseconds kLldpdTimeout{5000};
+
+// Reads the local lldpd through liblldpctl, with liblldpctl's I/O done here on a socket of ours
+// that waits at most `timeout` in all. `socket` empty = lldpd's default control socket.
+std::expected<LldpSnapshot, Error> read_lldpd(const std::string& socket,
+                                              std::chrono::milliseconds timeout = kLldpdTimeout);
 
 // `lldpcli show neighbors -f json` (shape changes with the neighbour count) or `-f json0` (always
 // lists). `name` is used in error messages (the file name).
@@ -63,9 +70,10 @@ std::expected<LldpSnapshot, Error> parse_lldpcli_json(const nlohmann::json& doc,
 std::expected<LldpSnapshot, Error> read_lldpcli_json_file(const std::filesystem::path& path);
 
 struct RoceLldpOptions {
-  std::filesystem::path root = "/";  // sysfs is read under <root>/sys/class/net
-  std::string lldpd_socket;          // empty = lldpd's default
-  std::filesystem::path lldp_json;   // when set, replay this lldpcli JSON instead of asking lldpd
+  std::filesystem::path root = "/";                         // sysfs is read under <root>/sys/class/net
+  std::string lldpd_socket;                                 // empty = lldpd's default
+  std::chrono::milliseconds lldpd_timeout = kLldpdTimeout;  // the whole read of lldpd
+  std::filesystem::path lldp_json;  // when set, replay this lldpcli JSON instead of asking lldpd
   // Which netdevs are RoCE rails. Empty: the RoCE netdevs already in the report (ib-local), or,
   // when there are none, every interface with an LLDP neighbour.
   std::string netdev_pattern;

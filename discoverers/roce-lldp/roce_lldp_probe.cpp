@@ -2,10 +2,17 @@
 #include <lldpctl.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -52,18 +59,98 @@ void for_each_atom(lldpctl_atom_t* list, Fn fn) {
   }
 }
 
+// liblldpctl's I/O (lldpctl_new_name with our callbacks): the library's own synchronous callbacks
+// block on the socket without a limit. These wait for the socket with poll() until one deadline for
+// the whole read; past it they fail, and the library call that needed the bytes returns an error.
+struct LldpdChannel {
+  int fd = -1;
+  std::chrono::steady_clock::time_point deadline;
+  bool timed_out = false;
+  ~LldpdChannel() {
+    if (fd >= 0) ::close(fd);
+  }
+
+  bool wait(short events) {
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        return false;
+      }
+      pollfd p{.fd = fd, .events = events, .revents = 0};
+      const int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 1000)));
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) return false;
+    }
+  }
+};
+
+ssize_t channel_send(lldpctl_conn_t*, const std::uint8_t* data, std::size_t length, void* user) {
+  auto& channel = *static_cast<LldpdChannel*>(user);
+  std::size_t sent = 0;
+  while (sent < length) {
+    if (!channel.wait(POLLOUT)) return LLDPCTL_ERR_CALLBACK_FAILURE;
+    const ssize_t n = ::send(channel.fd, data + sent, length - sent, MSG_NOSIGNAL);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n <= 0) return LLDPCTL_ERR_CALLBACK_FAILURE;
+    sent += static_cast<std::size_t>(n);
+  }
+  return static_cast<ssize_t>(sent);
+}
+
+ssize_t channel_recv(lldpctl_conn_t*, const std::uint8_t* data, std::size_t length, void* user) {
+  auto& channel = *static_cast<LldpdChannel*>(user);
+  for (;;) {
+    if (!channel.wait(POLLIN)) return LLDPCTL_ERR_CALLBACK_FAILURE;
+    // The library hands its receive buffer as const (its own synchronous callback casts it too).
+    const ssize_t n = ::recv(channel.fd, const_cast<std::uint8_t*>(data), length, 0);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
+    if (n == 0) return LLDPCTL_ERR_EOF;
+    if (n < 0) return LLDPCTL_ERR_CALLBACK_FAILURE;
+    return n;
+  }
+}
+
+// A non-blocking connection to lldpd's Unix socket within the channel's deadline; "" or why not.
+std::string connect_channel(LldpdChannel& channel, const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return "the socket path is too long";
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  channel.fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (channel.fd < 0) return std::strerror(errno);
+  if (::connect(channel.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) return "";
+  if (errno != EINPROGRESS && errno != EAGAIN) return std::strerror(errno);
+  if (!channel.wait(POLLOUT)) return "no connection within the timeout";
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(channel.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  return err == 0 ? "" : std::strerror(err);
+}
+
 }  // namespace
 
-std::expected<LldpSnapshot, Error> read_lldpd(const std::string& socket) {
+std::expected<LldpSnapshot, Error> read_lldpd(const std::string& socket, std::chrono::milliseconds timeout) {
   const std::string where = socket.empty() ? str_or_empty(lldpctl_get_default_transport()) : socket;
+  LldpdChannel channel;
+  channel.deadline = std::chrono::steady_clock::now() + timeout;
+  if (const std::string failed = connect_channel(channel, where); !failed.empty()) {
+    return fail(ErrorCode::kUnavailable,
+                "lldpd control socket " + where + ": " + failed + " (is lldpd running? pass --lldpd-socket)");
+  }
   std::unique_ptr<lldpctl_conn_t, int (*)(lldpctl_conn_t*)> conn(
-      lldpctl_new_name(where.c_str(), nullptr, nullptr, nullptr), lldpctl_release);
+      lldpctl_new_name(where.c_str(), channel_send, channel_recv, &channel), lldpctl_release);
   if (!conn)
     return fail(ErrorCode::kInternal, "lldpd " + where + ": cannot allocate a liblldpctl connection");
 
   LldpSnapshot snap;
   AtomRef interfaces(lldpctl_get_interfaces(conn.get()));
   if (interfaces.atom == nullptr) {
+    if (channel.timed_out) {
+      return fail(ErrorCode::kUnavailable, "lldpd control socket " + where + ": no answer within " +
+                                               std::to_string(timeout.count()) + " ms (is lldpd wedged?)");
+    }
     return fail(ErrorCode::kUnavailable, "lldpd control socket " + where + ": " +
                                              str_or_empty(lldpctl_last_strerror(conn.get())) +
                                              " (is lldpd running? pass --lldpd-socket)");
@@ -105,6 +192,12 @@ std::expected<LldpSnapshot, Error> read_lldpd(const std::string& socket) {
       snap.neighbors.push_back({name, std::move(n)});
     });
   });
+  // A deadline passed half-way leaves ports unread: no partial answer.
+  if (channel.timed_out) {
+    return fail(ErrorCode::kUnavailable, "lldpd control socket " + where +
+                                             ": the answer did not finish within " +
+                                             std::to_string(timeout.count()) + " ms (is lldpd wedged?)");
+  }
   return snap;
 }
 
@@ -343,7 +436,7 @@ std::map<std::string, LinkState> read_link_states(const std::vector<std::string>
 
 std::expected<void, Error> probe_into(topology::NodeReport& report, const RoceLldpOptions& options) {
   std::expected<LldpSnapshot, Error> snap = options.lldp_json.empty()
-                                                ? read_lldpd(options.lldpd_socket)
+                                                ? read_lldpd(options.lldpd_socket, options.lldpd_timeout)
                                                 : read_lldpcli_json_file(options.lldp_json);
   if (!snap) return std::unexpected(snap.error());
   if (options.log) {

@@ -1,7 +1,13 @@
 // `hypertopo probe` end to end through run_cli: a fake sysfs tree (no RDMA devices exist here) and
 // the fake libnvidia-ml.so.1 (no real NVML exists here; the fake keeps NVML's ABI).
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
+#include <future>
 #include <iostream>
 #include <sstream>
 
@@ -87,6 +93,31 @@ TEST(ProbeCommand, ErrorsAreOneLineAndNonZero) {
   EXPECT_EQ(broken_nvml.code, 1);
   EXPECT_NE(broken_nvml.err.find("Driver Not Loaded"), std::string::npos) << broken_nvml.err;
   EXPECT_EQ(broken_nvml.out, "");
+}
+
+// Something listens on lldpd's control socket and never answers (a wedged lldpd): liblldpctl's own
+// I/O would wait for ever. The probe ends within its timeout (5 s) with one error naming the socket.
+TEST(ProbeCommand, ASilentLldpdSocketEndsWithinTheTimeoutWithOneError) {
+  TempDir dir;
+  const std::string path = (dir.path() / "lldpd.socket").string();
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);  // connections wait in the backlog, never accepted
+  auto probe = std::async(std::launch::async, [&] {
+    return run({"probe", "--source", "lldp", "--node-name", "n1", "--lldpd-socket", path});
+  });
+  const bool ended = probe.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  ::close(listener);  // resets a connection still waiting, so that a hung probe returns after all
+  const auto result = probe.get();
+  ASSERT_TRUE(ended) << "the probe waited on a silent lldpd socket for 30 s";
+  EXPECT_EQ(result.code, 1);
+  EXPECT_NE(result.err.find("lldpd control socket " + path + ": no answer within 5000 ms"), std::string::npos)
+      << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_EQ(result.out, "");
 }
 
 }  // namespace
