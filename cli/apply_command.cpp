@@ -21,7 +21,7 @@ struct ApplyOptions {
   DiscoverySetup setup;
   std::string nodes_file;
   bool dry_run = false;
-  double max_delete_fraction = 0.2;
+  double max_delete_fraction = 0.3;  // as the agent's config (deploy/base/config.yaml) holds
   std::string source_label = "hypertopo";
 };
 

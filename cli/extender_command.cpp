@@ -109,9 +109,31 @@ int run_extender(const ExtenderFlags& flags) {
 void add_extender_command(CLI::App& app, Action& action) {
   auto* cmd =
       app.add_subcommand("extender", "Run the kube-scheduler extender (topology-aware gang placement)");
+  cmd->footer(
+      "The config file (YAML or JSON; every key optional; an unknown key or a bad value is an error\n"
+      "naming the file and the key):\n"
+      "  apiVersion: hypertopo.io/v1alpha1\n"
+      "  kind: ExtenderConfig\n"
+      "  listen: 127.0.0.1:8888        ADDR:PORT; any address but loopback needs tls (or --insecure-listen)\n"
+      "  urlPrefix: /scheduler         filter and prioritize are served under it\n"
+      "  stateFile: PATH               gang plans survive restarts there (default: none, plans in memory)\n"
+      "  planTTLSeconds: 10m           an idle gang plan is dropped after this (a duration or seconds;\n"
+      "                                default 600, at most 168h)\n"
+      "  schedulerConfig: PATH         volcano-scheduler.conf or its ConfigMap: binpack weights\n"
+      "  fabricHealth: prefer-healthy  or exclude, ignore: gangs and FabricDegraded HyperNodes (default:\n"
+      "                                the schedulerConfig's hypertopo.fabricHealth, else prefer-healthy)\n"
+      "  tls: {certFile: PATH, keyFile: PATH, clientCAFile: PATH}\n"
+      "                                HTTPS; clients must present a certificate clientCAFile signed\n"
+      "  gangLabelKeys: [scheduling.x-k8s.io/pod-group, hypertopo.io/gang]\n"
+      "  gangAnnotationKeys: [scheduling.k8s.io/group-name, hypertopo.io/gang]\n"
+      "                                the pod label and annotation keys that name a gang, first found wins\n"
+      "\nkube-scheduler calls the extender only for pods that request one of its managedResources\n"
+      "(deploy/overlays/extender: nvidia.com/gpu). docs/placement.md: how gangs are read and planned.\n"
+      "\nExample:\n"
+      "  hypertopo extender --config extender.yaml --kubeconfig ~/.kube/config --state "
+      "/var/lib/hypertopo/plans.json");
   auto flags = std::make_shared<ExtenderFlags>();
-  cmd->add_option("--config", flags->config,
-                  "extender config (YAML; see scheduler/extender/extender_config.h)")
+  cmd->add_option("--config", flags->config, "extender config (YAML or JSON; the keys are below)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--kubeconfig", flags->kubeconfig,

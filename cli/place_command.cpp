@@ -23,15 +23,20 @@ void add_place_command(CLI::App& app, Action& action) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--job", in->job,
-                  "Volcano Job, batch/v1 Job with Kueue annotations, KaiwoJob or PlacementRequest")
+                  "The gang: a Volcano Job, a batch/v1 Job with Kueue TAS or KAI annotations, a JobSet, a "
+                  "KaiwoJob, a KEP-5732 PodGroup (alone or in a List with one of its Pods) or a "
+                  "PlacementRequest (docs/placement.md)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--pods", *pods, "kubectl get pods -o json output: bound pods count as used")
+  cmd->add_option("--pods", *pods, "kubectl get pods -A -o json output: bound pods count as used")
       ->check(CLI::ExistingFile);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--semantics", in->semantics, "auto, engine or kueue (Kueue's exact algorithm)")
-      ->check(CLI::IsMember({"auto", "engine", "kueue"}));
+  cmd->add_option("--semantics", in->semantics,
+                  "auto (Kueue's algorithm for a batch/v1 Job on a Kueue Topology, else the engine), "
+                  "engine, or kueue (Kueue's exact algorithm)")
+      ->check(CLI::IsMember({"auto", "engine", "kueue"}))
+      ->capture_default_str();
   cmd->add_option("--resource-flavor", *flavor,
                   "Kueue ResourceFlavor whose spec.nodeLabels narrow the nodes (Kueue semantics)")
       ->check(CLI::ExistingFile);
@@ -43,7 +48,8 @@ void add_place_command(CLI::App& app, Action& action) {
                   "hypertopo.fabricHealth of --scheduler-config)");
   cmd->add_flag("--timings", *timings, "print parse/index/place times to stderr");
   cmd->add_option("-o,--output", *format, "json, yaml or text")
-      ->check(CLI::IsMember({"json", "yaml", "text"}));
+      ->check(CLI::IsMember({"json", "yaml", "text"}))
+      ->capture_default_str();
   cmd->callback([&action, in, format, timings, pods, config, flavor] {
     action = [in, format, timings, pods, config, flavor]() -> int {
       if (!pods->empty()) in->pods = *pods;

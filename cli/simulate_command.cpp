@@ -31,7 +31,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", *pods,
-                  "kubectl get pods -o json output: bound pods stay used for the whole replay")
+                  "kubectl get pods -A -o json output: bound pods stay used for the whole replay")
       ->check(CLI::ExistingFile);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap (binpack weights)")
       ->check(CLI::ExistingFile);

@@ -178,8 +178,8 @@ void print_domain_text(const LiveTree& live, topology::DomainId id,
   const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
   const std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
   out << indent << d.name << " (" << d.tier_name << ", tier " << d.tier
-      << "): " << tree.nodes_under(id).size() << " nodes, GPUs " << t.used << "/" << t.allocatable
-      << " used, " << t.free() << " free";
+      << "): " << tree.nodes_under(id).size() << (tree.nodes_under(id).size() == 1 ? " node" : " nodes")
+      << ", GPUs " << t.used << "/" << t.allocatable << " used, " << t.free() << " free";
   if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
     out << "  DEGRADED " << it->second.reason << "\n" << indent << "    " << it->second.message;
   }
@@ -272,7 +272,8 @@ int run_status(const StatusOptions& opts) {
   std::cout << "\nLargest free block per tier:\n";
   for (const auto& b : blocks) {
     std::cout << "  tier " << b.tier << " (" << b.tier_name << "): " << b.domain << ", " << b.free_gpus
-              << " GPUs free, " << b.idle_nodes << " idle nodes\n";
+              << (b.free_gpus == 1 ? " GPU" : " GPUs") << " free, " << b.idle_nodes
+              << (b.idle_nodes == 1 ? " idle node\n" : " idle nodes\n");
   }
   std::cout << "\nNot ours (" << live.foreign.size() << "):\n";
   for (const auto& f : live.foreign) std::cout << "  " << f << "\n";

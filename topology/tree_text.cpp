@@ -71,8 +71,13 @@ std::string render_build_report(const BuildReport& r) {
 
 std::string render_tree_text(const Tree& tree, const TreeTextOptions& opts) {
   std::ostringstream out;
-  out << "HyperNode tree (source " << (tree.source.empty() ? "-" : tree.source) << "): " << tree.size()
-      << " HyperNodes, " << tree.node_count() << " nodes, " << tree.max_tier() << " tiers\n";
+  // "1 HyperNode", "2 HyperNodes".
+  auto counted = [](std::size_t n, const char* noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  };
+  out << "HyperNode tree (source " << (tree.source.empty() ? "-" : tree.source)
+      << "): " << counted(tree.size(), "HyperNode") << ", " << counted(tree.node_count(), "node") << ", "
+      << counted(static_cast<std::size_t>(tree.max_tier()), "tier") << "\n";
   auto roots = tree.roots();
   std::sort(roots.begin(), roots.end(), [&](DomainId a, DomainId b) {
     const auto& x = tree.domain(a);

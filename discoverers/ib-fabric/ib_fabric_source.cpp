@@ -25,7 +25,7 @@ class LiveWalkSource : public Discoverer {
     WalkOptions options = options_;
     options.notes = &found.notes;
     auto graph = ib_fabric::walk_fabric(options);
-    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
+    if (!graph) return std::unexpected(graph.error());
     found.graph = std::move(*graph);
     return found;
   }
@@ -56,15 +56,15 @@ class ComputePortsWalkSource : public Discoverer {
       if (!facts) return std::unexpected(facts.error());
       return std::move(facts->hcas);
     }();
-    if (!hcas) return std::unexpected(hcas.error().context("source " + spec_));
+    if (!hcas) return std::unexpected(hcas.error());
     auto ports = ib_fabric::select_compute_ports(*hcas, excluded_);
-    if (!ports) return std::unexpected(ports.error().context("source " + spec_));
+    if (!ports) return std::unexpected(ports.error());
     if (ports->empty()) {
       std::string looked = host ? "libibumad lists " : (root_ / "sys/class/infiniband").string() + ": ";
       looked += std::to_string(hcas->size()) + " CA(s)";
       for (std::size_t i = 0; i < hcas->size(); ++i) looked += (i ? ", " : ": ") + (*hcas)[i].name;
       return fail(ErrorCode::kNotFound,
-                  "source " + spec_ + ": no local InfiniBand port is up (" + looked +
+                  "no local InfiniBand port is up (" + looked +
                       "; a walk needs a port in state INIT, ARMED or ACTIVE); name one with "
                       "ibnetdisc:CA[:PORT] or replay a capture with ibnetdisc-cache:PATH");
     }
@@ -82,7 +82,7 @@ class ComputePortsWalkSource : public Discoverer {
           return ib_fabric::walk_fabric(options);
         },
         &found.notes);
-    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
+    if (!graph) return std::unexpected(graph.error());
     found.graph = std::move(*graph);
     found.excluded_device_patterns = excluded_;
     return found;
@@ -102,7 +102,7 @@ class CacheSource : public Discoverer {
   std::string name() const override { return spec_; }
   std::expected<Discovery, Error> discover() override {
     auto graph = ib_fabric::load_fabric_cache(path_);
-    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
+    if (!graph) return std::unexpected(graph.error());
     Discovery found;
     found.graph = std::move(*graph);
     return found;
@@ -121,9 +121,9 @@ class SimulatorSource : public Discoverer {
   std::expected<Discovery, Error> discover() override {
     ib_fabric::SimulatorOptions options;
     auto sim = ib_fabric::SimulatedFabric::start_file(netfile_, options);
-    if (!sim) return std::unexpected(sim.error().context("source " + spec_));
+    if (!sim) return std::unexpected(sim.error());
     auto graph = (*sim)->walk(ib_fabric::hypertopo_walker_command());
-    if (!graph) return std::unexpected(graph.error().context("source " + spec_));
+    if (!graph) return std::unexpected(graph.error());
     Discovery found;
     found.graph = std::move(*graph);
     found.notes.push_back("walked live on ibsim (" + std::to_string(found.graph->switch_count()) +

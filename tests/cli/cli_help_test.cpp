@@ -1,0 +1,127 @@
+// What the binary tells its user, read as the user reads it: --help names every job kind `place`
+// reads and the defaults it runs with, documents every key of the extender's config (the loader's own
+// list of keys, so the two cannot drift), `apply` holds deletions at the agent's share; errors carry
+// one "source X:" prefix, and counts read "1 HyperNode", "2 HyperNodes".
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/support/fixtures.h"
+
+namespace hypertopo::testing {
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Result hypertopo(const std::string& args) {
+  const std::string command = std::string(HT_HYPERTOPO_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) r.out.append(buf, n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Help, PlaceNamesEveryJobKindAndItsDefaults) {
+  const Result r = hypertopo("place --help");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* kind :
+       {"Volcano Job", "batch/v1 Job", "JobSet", "KaiwoJob", "PodGroup", "PlacementRequest"})
+    EXPECT_NE(r.out.find(kind), std::string::npos) << kind << "\n" << r.out;
+  EXPECT_NE(r.out.find("-o,--output TEXT:{json,yaml,text}=json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--semantics TEXT:{auto,engine,kueue}=auto"), std::string::npos) << r.out;
+  // Pods of every namespace, or the other namespaces' GPUs look free.
+  EXPECT_NE(r.out.find("kubectl get pods -A -o json"), std::string::npos) << r.out;
+}
+
+TEST(Help, ExtenderDocumentsEveryKeyItsConfigLoaderKnows) {
+  TempDir dir;
+  const auto config = dir.path() / "extender.yaml";
+  write_text(config, "noSuchKey: 1\n");
+  const Result refused = hypertopo("extender --config " + config.string());
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  const std::string marker = "unknown key (known: ";
+  const auto at = refused.out.find(marker);
+  ASSERT_NE(at, std::string::npos) << refused.out;
+  const std::string list =
+      refused.out.substr(at + marker.size(), refused.out.find(')', at) - at - marker.size());
+  const Result help = hypertopo("extender --help");
+  ASSERT_EQ(help.code, 0);
+  std::stringstream keys(list);
+  std::size_t documented = 0;
+  for (std::string key; std::getline(keys, key, ',');) {
+    key.erase(0, key.find_first_not_of(' '));
+    EXPECT_NE(help.out.find("  " + key + ": "), std::string::npos) << key << " is not in extender --help";
+    ++documented;
+  }
+  EXPECT_GE(documented, 10u) << list;
+  EXPECT_EQ(help.out.find("extender_config.h"), std::string::npos) << "--help points at a header:\n"
+                                                                   << help.out;
+  EXPECT_NE(help.out.find("managedResources"), std::string::npos) << help.out;
+}
+
+TEST(Help, ApplyHoldsDeletionsAtTheAgentsShare) {
+  // The share the agent's example config holds deletions at (deploy/base/config.yaml).
+  std::ifstream in(std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "deploy" / "base" / "config.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string key = "maxDeleteFraction: ";
+  const auto at = text.str().find(key);
+  ASSERT_NE(at, std::string::npos);
+  const std::string agent_share =
+      text.str().substr(at + key.size(), text.str().find('\n', at) - at - key.size());
+  EXPECT_EQ(agent_share, "0.3");
+  const Result r = hypertopo("apply --help");
+  EXPECT_NE(r.out.find("--max-delete-fraction FLOAT:FLOAT in [0 - 1]=" + agent_share), std::string::npos)
+      << r.out;
+}
+
+TEST(Messages, ASourceErrorCarriesItsSourceOnce) {
+  const Result r = hypertopo("discover --source ibnetdisc-cache:/nonexistent/cache.db");
+  EXPECT_NE(r.code, 0);
+  EXPECT_EQ(occurrences(r.out, "source ibnetdisc-cache:/nonexistent/cache.db"), 1u) << r.out;
+  EXPECT_NE(r.out.find("hypertopo: error: source ibnetdisc-cache:/nonexistent/cache.db: "), std::string::npos)
+      << r.out;
+}
+
+TEST(Messages, CountsAreSingularForOne) {
+  TempDir dir;
+  write_text(dir.path() / "labels.yaml",
+             "networkTopologyTypes:\n  t: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]\n");
+  auto node = [](const std::string& name, const std::string& rack) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"rack":")" +
+           rack + R"(","kubernetes.io/hostname":")" + name + R"("}}})";
+  };
+  write_text(dir.path() / "one.json",
+             R"({"apiVersion":"v1","kind":"List","items":[)" + node("n1", "r1") + "]}");
+  write_text(dir.path() / "two.json", R"({"apiVersion":"v1","kind":"List","items":[)" + node("n1", "r1") +
+                                          "," + node("n2", "r1") + "," + node("n3", "r2") + "]}");
+  const std::string labels = (dir.path() / "labels.yaml").string();
+  Result r =
+      hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "one.json").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("): 1 HyperNode, 1 node, 1 tier\n"), std::string::npos) << r.out;
+  r = hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "two.json").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("): 2 HyperNodes, 3 nodes, 1 tier\n"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace hypertopo::testing
