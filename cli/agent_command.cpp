@@ -47,6 +47,8 @@ struct AgentOptions {
   int http_port = -1;  // -1: the config's http.port
   double reload_seconds = 5;
   bool check = false;
+  double kube_api_qps = 0;  // > 0: overrides the config's apiClient.qps
+  int kube_api_burst = 0;   // > 0: overrides the config's apiClient.burst
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -128,14 +130,29 @@ int run_agent(const AgentOptions& opts) {
   if (identity.namespace_.empty() && opts.kubeconfig.empty()) identity.namespace_ = cluster->namespace_;
   if (identity.namespace_.empty()) identity.namespace_ = "hypertopo-system";
 
-  auto client = k8s::KubeClient::create(*cluster, {.qps = 20, .burst = 40});
+  // Each client has its own rate limit, as kube-controller-manager gives each controller its own
+  // (apiClient in agent_config.h says why the defaults): the label export's thousands of PATCHes
+  // never stand in the way of the HyperNode writes. The user agent names the agent and its part, for
+  // the API server's audit log and its Priority and Fairness rules.
+  if (opts.kube_api_qps > 0) config.api_qps = opts.kube_api_qps;
+  if (opts.kube_api_burst > 0) config.api_burst = opts.kube_api_burst;
+  const std::string user_agent = "hypertopo-agent (linux) " + opts.role;
+  k8s::ClientOptions api_options;
+  api_options.qps = config.api_qps;
+  api_options.burst = config.api_burst;
+  api_options.user_agent = user_agent;
+  auto client = k8s::KubeClient::create(*cluster, api_options);
   if (!client) return error(client.error().message());
+  api_options.user_agent = user_agent + " node-labels";
+  auto label_client = k8s::KubeClient::create(*cluster, api_options);
+  if (!label_client) return error(label_client.error().message());
   // The Lease client answers within the renew deadline or not at all (leader_elector.h).
   k8s::ClientOptions election_options;
   election_options.connect_timeout = std::min(config.renew_deadline / 4, std::chrono::milliseconds(2000));
   election_options.request_timeout = std::min(config.renew_deadline / 2, std::chrono::milliseconds(5000));
   election_options.retry.max_attempts = 1;
   election_options.qps = 0;
+  election_options.user_agent = user_agent + " leader-election";
   // The node role takes no part in the election: without an election client the daemon only probes.
   std::unique_ptr<k8s::KubeClient> election;
   if (role != AgentRole::kNode) {
@@ -181,6 +198,7 @@ int run_agent(const AgentOptions& opts) {
   agent::AgentDaemon daemon(config, identity,
                             {.client = client->get(),
                              .election_client = election.get(),
+                             .label_client = label_client->get(),
                              .metrics = &metrics,
                              .log = log,
                              .work_dir = work_dir});
@@ -263,6 +281,12 @@ void add_agent_command(CLI::App& app, Action& action) {
   cmd->add_option("--work-dir", opts->work_dir,
                   "Where the private scratch directory of this run is made (default: $TMPDIR); it is "
                   "removed at exit");
+  cmd->add_option("--kube-api-qps", opts->kube_api_qps,
+                  "Requests per second of each API client (default: the config's apiClient.qps, 100)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--kube-api-burst", opts->kube_api_burst,
+                  "Requests at once of each API client (default: the config's apiClient.burst, 200)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_option("--log-level", opts->log_level,
                   "trace, debug, info, warn or error (default: the config's)");
   cmd->add_option("--http-port", opts->http_port,

@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources", "networkTopologyDiscovery",
                                                 "nodeSelector", "guard",   "leaderElection",
                                                 "reconcile",    "exports", "http",
-                                                "logLevel"};
+                                                "logLevel",     "apiClient"};
 
 // The sections in the order the file documents them; the first bad one is reported.
 std::expected<void, Error> read_sections(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c) {
@@ -31,7 +31,8 @@ std::expected<void, Error> read_sections(const io::ConfigReader& r, const YAML::
   using Section = std::expected<void, Error> (*)(const io::ConfigReader&, const YAML::Node&, AgentConfig&);
   for (Section read_section : {sections::read_sources, sections::read_node_selector, sections::read_guard,
                                sections::read_leader_election, sections::read_reconcile,
-                               sections::read_exports, sections::read_http, sections::read_log_level}) {
+                               sections::read_exports, sections::read_http, sections::read_log_level,
+                               sections::read_api_client}) {
     if (auto ok = read_section(r, root, c); !ok) return ok;
   }
   return {};

@@ -103,6 +103,11 @@ ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
   if (before.http_port != after.http_port) change.needs_restart = true;
   note("http.port", std::to_string(before.http_port), std::to_string(after.http_port));
   note("logLevel", before.log_level, after.log_level);
+  // The clients are made when the agent starts; the writes in flight apply at the next sync.
+  if (before.api_qps != after.api_qps || before.api_burst != after.api_burst) change.needs_restart = true;
+  note("apiClient.qps", number(before.api_qps), number(after.api_qps));
+  note("apiClient.burst", std::to_string(before.api_burst), std::to_string(after.api_burst));
+  note("apiClient.parallelWrites", std::to_string(before.parallel_writes), std::to_string(after.parallel_writes));
   return change;
 }
 

@@ -1,5 +1,5 @@
 // The agent config's sections on how the agent runs: nodeSelector, guard, leaderElection (with
-// client-go's timing rules), reconcile, http and logLevel.
+// client-go's timing rules), reconcile, http, logLevel and apiClient.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -134,6 +134,30 @@ std::expected<void, Error> read_log_level(const io::ConfigReader& r, const YAML:
     if (std::find(kLogLevels.begin(), kLogLevels.end(), *level) == kLogLevels.end())
       return r.bad("logLevel", "unknown level '" + *level + "' (known: " + io::comma_list(kLogLevels) + ")");
     c.log_level = *level;
+  }
+  return {};
+}
+
+// apiClient: the pace of the leader's API clients (agent_config.h says why the defaults).
+std::expected<void, Error> read_api_client(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c) {
+  if (const YAML::Node n = root["apiClient"]) {
+    if (auto ok = r.mapping(n, "apiClient", {"qps", "burst", "parallelWrites"}); !ok) return ok;
+    if (n.IsMap() && n["qps"]) {
+      auto qps = r.number(n["qps"], "apiClient.qps", 0, 100000);
+      if (!qps) return std::unexpected(qps.error());
+      if (*qps <= 0) return r.bad("apiClient.qps", "must be greater than 0");
+      c.api_qps = *qps;
+    }
+    if (n.IsMap() && n["burst"]) {
+      auto burst = r.integer(n["burst"], "apiClient.burst", 1, 100000);
+      if (!burst) return std::unexpected(burst.error());
+      c.api_burst = static_cast<int>(*burst);
+    }
+    if (n.IsMap() && n["parallelWrites"]) {
+      auto parallel = r.integer(n["parallelWrites"], "apiClient.parallelWrites", 1, 64);
+      if (!parallel) return std::unexpected(parallel.error());
+      c.parallel_writes = static_cast<int>(*parallel);
+    }
   }
   return {};
 }

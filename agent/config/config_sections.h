@@ -25,6 +25,7 @@ std::expected<void, Error> read_leader_election(const io::ConfigReader& r, const
 std::expected<void, Error> read_reconcile(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c);
 std::expected<void, Error> read_http(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c);
 std::expected<void, Error> read_log_level(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c);
+std::expected<void, Error> read_api_client(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c);
 
 // config_exports.cpp: `exports`, what the leader publishes besides HyperNodes.
 std::expected<void, Error> read_exports(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c);

@@ -1,12 +1,14 @@
 #include "agent/reconciler/hypernode_reconciler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <ctime>
 #include <map>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "io/json_writer.h"
 #include "topology/hypernode.h"
@@ -212,12 +214,15 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
   }
 
   ReconcileResult result;
-  for (const auto& [name, d] : want) {
-    auto it = have.find(name);
+  std::vector<const Desired*> wanted;
+  wanted.reserve(want.size());
+  for (const auto& [name, d] : want) wanted.push_back(&d);
+  for_each_parallel(wanted.size(), result, [&](std::size_t i, ReconcileResult& local) {
+    auto it = have.find(wanted[i]->name);
     std::optional<json> current;
     if (it != have.end()) current = it->second;
-    result.actions.push_back(sync_one(d, std::move(current), result));
-  }
+    return sync_one(*wanted[i], std::move(current), local);
+  });
 
   std::vector<json> doomed;
   for (auto& [name, object] : have) {
@@ -239,7 +244,9 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
     }
     if (complete && mass && !options_.dry_run) emit_held_event(doomed.size(), owned_count, result);
   } else {
-    for (auto& object : doomed) result.actions.push_back(delete_one(std::move(object), result));
+    for_each_parallel(doomed.size(), result, [&](std::size_t i, ReconcileResult& local) {
+      return delete_one(std::move(doomed[i]), local);
+    });
   }
 
   std::stable_sort(result.actions.begin(), result.actions.end(),
@@ -269,6 +276,30 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
     }
   }
   return result;
+}
+
+void HyperNodeReconciler::for_each_parallel(
+    std::size_t count, ReconcileResult& result,
+    const std::function<ReconcileAction(std::size_t, ReconcileResult&)>& one) {
+  const std::size_t threads =
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(1, options_.parallel)), count);
+  std::vector<ReconcileAction> actions(count, ReconcileAction{ActionKind::kUnchanged, "", ""});
+  std::vector<ReconcileResult> partial(std::max<std::size_t>(threads, 1));
+  std::atomic<std::size_t> next{0};
+  auto work = [&](std::size_t slot) {
+    for (std::size_t i; (i = next.fetch_add(1)) < count;) actions[i] = one(i, partial[slot]);
+  };
+  if (threads <= 1) {
+    work(0);
+  } else {
+    std::vector<std::jthread> workers;
+    workers.reserve(threads);
+    for (std::size_t t = 0; t < threads; ++t) workers.emplace_back(work, t);
+  }
+  for (auto& a : actions) result.actions.push_back(std::move(a));
+  for (const auto& p : partial) {
+    for (const auto& [key, n] : p.writes) result.writes[key] += n;
+  }
 }
 
 ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional<json> current,

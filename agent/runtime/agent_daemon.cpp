@@ -210,7 +210,7 @@ void AgentDaemon::reload(AgentConfig next) {
   for (const auto& note : change.notes) log(telemetry::LogLevel::kInfo, "config reloaded: " + note);
   if (change.needs_restart)
     log(telemetry::LogLevel::kWarn,
-        "config reloaded: the HTTP port or the Lease name changed; "
+        "config reloaded: the HTTP port, the Lease name or the API client's qps or burst changed; "
         "they take effect when the pod restarts");
   wake_.notify_all();
   probe_wake_.notify_all();

@@ -72,6 +72,9 @@ NodeProbe real_node_probe(telemetry::Logger log);
 struct AgentDeps {
   k8s::KubeClient* client = nullptr;              // NodeReports, Nodes, HyperNodes, Events
   k8s::KubeClient* election_client = nullptr;     // the Lease: one attempt, timeout below renewDeadline
+  // The node label export's PATCHes, on a rate limit of their own so that they never hold back a
+  // HyperNode write; null: `client`.
+  k8s::KubeClient* label_client = nullptr;
   telemetry::MetricsRegistry* metrics = nullptr;  // required
   telemetry::Logger log;                          // empty: no logging
   NodeProbe probe;                                // empty: real_node_probe(log)

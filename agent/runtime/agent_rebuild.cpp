@@ -193,9 +193,9 @@ void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tr
     std::lock_guard lock(mutex_);
     plan = plan_node_labels(nodes_, &desired, options, allow_removal);
   }
-  NodeLabelReconciler reconciler(*deps_.client, options);
+  NodeLabelReconciler reconciler(deps_.label_client != nullptr ? *deps_.label_client : *deps_.client, options);
   const NodeLabelResult result = reconciler.apply(
-      std::move(plan), {.on_written = [&](const std::string&, const json& stored) {
+      std::move(plan), {.parallel = config.parallel_writes, .on_written = [&](const std::string&, const json& stored) {
         // What the server stored now stands in the view, so a rebuild before the watch event comes
         // does not send the same patch again; the answer itself is not kept.
         std::lock_guard lock(mutex_);
@@ -325,7 +325,8 @@ void AgentDaemon::rebuild() {
                       .max_delete_fraction = cfg.max_delete_fraction,
                       .min_objects_for_guard = static_cast<std::size_t>(cfg.min_objects_for_guard),
                       .event_namespace = identity_.namespace_,
-                      .reporter = "hypertopo-agent"});
+                      .reporter = "hypertopo-agent",
+                      .parallel = cfg.parallel_writes});
   auto result = reconciler.reconcile(run->tree, run->complete);
   if (!result) return fail_cycle("reconcile failed: " + result.error().message());
   for (const auto& [key, n] : result->writes) {

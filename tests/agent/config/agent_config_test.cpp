@@ -106,6 +106,9 @@ TEST(AgentConfig, DefaultsAndEveryKeySet) {
   EXPECT_EQ(defaults.resync, 10min);
   EXPECT_EQ(defaults.log_level, "info");
   EXPECT_EQ(defaults.builder.source, "hypertopo");
+  EXPECT_EQ(defaults.api_qps, 100);
+  EXPECT_EQ(defaults.api_burst, 200);
+  EXPECT_EQ(defaults.parallel_writes, 8);
 
   const AgentConfig c = parse_ok(
       "hostRoot: /hostfs\n"
@@ -127,7 +130,8 @@ TEST(AgentConfig, DefaultsAndEveryKeySet) {
       "reconcile: {debounce: 0, resync: 1h}\n"
       "exports: {nodeLabels: {enabled: true, keyPrefix: example.com/, topographCompatible: true}}\n"
       "http: {port: 9090}\n"
-      "logLevel: debug\n");
+      "logLevel: debug\n"
+      "apiClient: {qps: 30.5, burst: 60, parallelWrites: 2}\n");
   EXPECT_EQ(c.host_root, "/hostfs");
   ASSERT_EQ(c.sources.size(), 3u);
   EXPECT_EQ(c.sources[0].role, SourceRole::kNodeProbe);
@@ -163,6 +167,9 @@ TEST(AgentConfig, DefaultsAndEveryKeySet) {
   EXPECT_TRUE(c.topograph_labels);
   EXPECT_EQ(c.http_port, 9090);
   EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.api_qps, 30.5);
+  EXPECT_EQ(c.api_burst, 60);
+  EXPECT_EQ(c.parallel_writes, 2);
 }
 
 struct ErrorCase {
@@ -228,7 +235,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {kOneSource + "source: ''\n", "config.yaml: source: must not be empty"},
       // The other sections.
       {kOneSource + "colour: red\n",
-       "config.yaml: colour: unknown key (known: excludedDevicePatterns, excludedSwitchPatterns, "
+       "config.yaml: colour: unknown key (known: apiClient, excludedDevicePatterns, excludedSwitchPatterns, "
        "exports, firmwareDescriptionPatterns, guard, guidMap, hostDescriptionPattern, hostRoot, http, "
        "leaderElection, logLevel, networkTopologyDiscovery, nodeSelector, reconcile, source, sources, "
        "tierNames)"},
@@ -276,6 +283,12 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {kOneSource + "http: {port: eighty}\n", "config.yaml: http.port: must be an integer in [1, 65535]"},
       {kOneSource + "logLevel: verbose\n",
        "config.yaml: logLevel: unknown level 'verbose' (known: trace, debug, info, warn, error)"},
+      {kOneSource + "apiClient: {qps: 0}\n", "config.yaml: apiClient.qps: must be greater than 0"},
+      {kOneSource + "apiClient: {burst: 0}\n", "config.yaml: apiClient.burst: must be an integer in [1, 100000]"},
+      {kOneSource + "apiClient: {parallelWrites: 65}\n",
+       "config.yaml: apiClient.parallelWrites: must be an integer in [1, 64]"},
+      {kOneSource + "apiClient: {qpss: 5}\n",
+       "config.yaml: apiClient.qpss: unknown key (known: qps, burst, parallelWrites)"},
       // Volcano's list.
       {"networkTopologyDiscovery: [{source: ufm, config: {endpoint: 'https://u'}}, {source: ibfabric}]\n",
        "config.yaml: networkTopologyDiscovery[1].source: unknown source 'ibfabric' (known: label, roce, "

@@ -312,3 +312,45 @@ TEST_F(HyperNodeReconcilerTest, DryRunWritesNothingButReportsTheSameActions) {
 
 }  // namespace
 }  // namespace hypertopo::agent
+
+namespace hypertopo::agent {
+namespace {
+
+// Writes go out `parallel` at a time and land exactly as one after another would: the same objects,
+// the same counts, no write when nothing changed. A 429 (the API server's Priority and Fairness
+// turning a request away) is waited out for its Retry-After before that write is sent again.
+TEST_F(HyperNodeReconcilerTest, ParallelWritesLandAsSequentialOnesAndWaitOutRetryAfter) {
+  auto tree = small_tree(40, 2);
+  auto r = reconciler({.max_delete_fraction = 1.0, .parallel = 8});
+  server_->fail_next(3, 429, /*retry_after_seconds=*/2, "create");
+  auto first = r.reconcile(tree, true);
+  ASSERT_TRUE(first) << first.error().message();
+  EXPECT_EQ(first->summary_line(), "created=41 updated=0 deleted=0 unchanged=0 held=0");
+  EXPECT_EQ(server_->store().object_count(kHyperNodeCollection), 41u);
+  EXPECT_EQ(server_->count("create"), 41 + 3);
+  EXPECT_EQ(first->writes.at("create/ok"), 41);
+  EXPECT_EQ(first->writes.at("status/ok"), 41);
+  int waited_out = 0;
+  for (const auto& d : clock_->sleeps()) waited_out += d == std::chrono::seconds(2);
+  EXPECT_EQ(waited_out, 3);
+  ASSERT_EQ(first->actions.size(), 41u);
+  EXPECT_TRUE(std::is_sorted(first->actions.begin(), first->actions.end(),
+                             [](const auto& a, const auto& b) { return a.name < b.name; }));
+  EXPECT_EQ((*stored("leaf-39"))["status"]["nodeCount"], 2);
+
+  server_->reset_counts();
+  auto again = r.reconcile(tree, true);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->summary_line(), "created=0 updated=0 deleted=0 unchanged=41 held=0");
+  EXPECT_EQ(server_->writes(), 0);
+
+  auto smaller = small_tree(30, 2);
+  auto shrunk = r.reconcile(smaller, true);
+  ASSERT_TRUE(shrunk);
+  EXPECT_EQ(shrunk->summary_line(), "created=0 updated=1 deleted=10 unchanged=30 held=0");
+  EXPECT_EQ(shrunk->writes.at("delete/ok"), 10);
+  EXPECT_EQ(server_->store().object_count(kHyperNodeCollection), 31u);
+}
+
+}  // namespace
+}  // namespace hypertopo::agent
