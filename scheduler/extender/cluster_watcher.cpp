@@ -8,8 +8,25 @@ const k8s::Resource kPodsResource{"", "v1", "pods", true};
 const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
 const k8s::Resource kVolcanoPodGroupsResource{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+const k8s::Resource kUpstreamPodGroupsResource{"scheduling.k8s.io", "v1alpha2", "podgroups", true};
+const k8s::Resource kWorkloadsResource{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+
+bool is_group_kind(int kind) { return kind >= 3; }
 
 }  // namespace
+
+PodGroupKind ClusterWatcher::group_kind(Kind kind) {
+  switch (kind) {
+    case Kind::kVolcanoPodGroups:
+      return PodGroupKind::kVolcano;
+    case Kind::kUpstreamPodGroups:
+      return PodGroupKind::kUpstream;
+    case Kind::kWorkloads:
+      return PodGroupKind::kWorkload;
+    default:
+      return PodGroupKind::kCoscheduling;
+  }
+}
 
 ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service,
                                std::chrono::milliseconds retry_backoff, int list_page_size)
@@ -18,7 +35,8 @@ ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
 void ClusterWatcher::start() {
-  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups}) {
+  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups,
+                    Kind::kUpstreamPodGroups, Kind::kWorkloads}) {
     threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
   }
 }
@@ -31,16 +49,15 @@ void ClusterWatcher::stop() {
 
 bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 5; });
+  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 7; });
 }
 
 k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resource& resource) {
   const k8s::ListOptions options{.page_size = list_page_size_};
-  if (kind == Kind::kPodGroups || kind == Kind::kVolcanoPodGroups) {
+  if (is_group_kind(static_cast<int>(kind))) {
     auto listed = client_.list(resource, "", options);
     if (!listed) return std::unexpected(listed.error());
-    service_.set_pod_groups(listed->items, kind == Kind::kPodGroups ? PodGroupKind::kCoscheduling
-                                                                    : PodGroupKind::kVolcano);
+    service_.set_pod_groups(listed->items, group_kind(kind));
     return std::move(listed->resource_version);
   }
   auto listed = client_.list_pages(resource, "", options);
@@ -57,8 +74,7 @@ k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resourc
     case Kind::kHyperNodes:
       (void)service_.set_hypernode_pages(listed->pages);
       break;
-    case Kind::kPodGroups:
-    case Kind::kVolcanoPodGroups:
+    default:
       break;
   }
   return std::move(listed->resource_version);
@@ -88,9 +104,8 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
       else
         (void)service_.upsert_hypernode(event.object);
       break;
-    case Kind::kPodGroups:
-    case Kind::kVolcanoPodGroups: {
-      const PodGroupKind group = kind == Kind::kPodGroups ? PodGroupKind::kCoscheduling : PodGroupKind::kVolcano;
+    default: {
+      const PodGroupKind group = group_kind(kind);
       if (gone)
         service_.remove_pod_group(event.object, group);
       else
@@ -102,11 +117,13 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
 }
 
 void ClusterWatcher::run(Kind kind, std::stop_token stop) {
-  const k8s::Resource& resource = kind == Kind::kNodes        ? kNodesResource
-                                  : kind == Kind::kPods       ? kPodsResource
-                                  : kind == Kind::kHyperNodes ? kHyperNodesResource
-                                  : kind == Kind::kPodGroups  ? kPodGroupsResource
-                                                              : kVolcanoPodGroupsResource;
+  const k8s::Resource& resource = kind == Kind::kNodes               ? kNodesResource
+                                  : kind == Kind::kPods              ? kPodsResource
+                                  : kind == Kind::kHyperNodes        ? kHyperNodesResource
+                                  : kind == Kind::kPodGroups         ? kPodGroupsResource
+                                  : kind == Kind::kVolcanoPodGroups  ? kVolcanoPodGroupsResource
+                                  : kind == Kind::kUpstreamPodGroups ? kUpstreamPodGroupsResource
+                                                                     : kWorkloadsResource;
   bool counted = false;
   auto pause = [&] {
     std::unique_lock lock(mu_);
@@ -116,7 +133,7 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
     auto listed = relist(kind, resource);
     if (!listed) {
       const int status = listed.error().http_status;
-      const bool pod_groups = kind == Kind::kPodGroups || kind == Kind::kVolcanoPodGroups;
+      const bool pod_groups = is_group_kind(static_cast<int>(kind));
       const bool optional_kind = kind == Kind::kHyperNodes || pod_groups;
       if (!counted && optional_kind && (status == 404 || (status == 403 && pod_groups))) {
         // No HyperNode CRD: nodes alone still make a usable (flat) view. No PodGroup CRD: gangs are

@@ -1,6 +1,7 @@
 // scheduler/extender/cluster_watcher.h: feeds an ExtenderService from Kubernetes list + watch.
 //
-// One thread per kind (Nodes, Pods, Volcano HyperNodes, coscheduling and Volcano PodGroups): list, hand the whole list to
+// One thread per kind (Nodes, Pods, Volcano HyperNodes; coscheduling, Volcano and upstream
+// scheduling.k8s.io PodGroups and upstream Workloads, which size gangs): list, hand the whole list to
 // the service, then watch from the list's resourceVersion; a watch that ends resumes from the last version
 // seen, a 410 Gone lists again. Nodes, Pods and HyperNodes are listed as page texts and read with simdjson
 // (ExtenderService::set_node_pages and so on): at 6,000 Nodes and 9,510 HyperNodes the lists are most of
@@ -43,7 +44,17 @@ class ClusterWatcher {
   int relists() const { return relists_.load(); }
 
  private:
-  enum class Kind { kNodes, kPods, kHyperNodes, kPodGroups, kVolcanoPodGroups };
+  // The order matters: the kinds from kPodGroups on size gangs (is_group_kind in the .cpp).
+  enum class Kind {
+    kNodes,
+    kPods,
+    kHyperNodes,
+    kPodGroups,
+    kVolcanoPodGroups,
+    kUpstreamPodGroups,
+    kWorkloads
+  };
+  static PodGroupKind group_kind(Kind kind);
   void run(Kind kind, std::stop_token stop);
   void apply(Kind kind, const k8s::WatchEvent& event);
   // Lists `kind` and hands the list to the service; the list's resourceVersion, or why it failed.

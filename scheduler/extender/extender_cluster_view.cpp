@@ -130,7 +130,17 @@ ExtenderService::PodInfo ExtenderService::pod_info(ListedPod&& pod) const {
                std::move(pod.bound.requests)};
   if (pod.gang_marks.empty()) return info;
   json marks(pod.gang_marks);
-  const json doc{{"metadata", {{"namespace", info.ns}, {"name", info.name}, {"labels", marks}, {"annotations", marks}}}};
+  json doc{{"metadata", {{"namespace", info.ns}, {"name", info.name}, {"labels", marks}, {"annotations", marks}}}};
+  // The spec's gang references travel as marks named by their field path (cluster_loader.h).
+  for (const char* path : {kSchedulingGroupMark, kWorkloadNameMark, kWorkloadPodGroupMark, kWorkloadReplicaKeyMark}) {
+    auto it = pod.gang_marks.find(path);
+    if (it == pod.gang_marks.end()) continue;
+    const std::string_view p(path);
+    const auto dot = p.rfind('.');
+    const std::string field(p.substr(dot + 1));
+    const std::string parent(p.substr(p.find('.') + 1, dot - p.find('.') - 1));
+    doc["spec"][parent][field] = it->second;
+  }
   identify(doc, info);
   return info;
 }
@@ -233,58 +243,90 @@ void ExtenderService::remove_pod(const json& pod) {
 }
 
 namespace {
-// sigs.k8s.io/scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec.MinMember (int32); Volcano's
-// apis pkg/apis/scheduling/v1beta1 PodGroupSpec.MinMember has the same name and type.
-std::optional<std::int32_t> min_member(const json& pod_group) {
-  const json& v = member(member(pod_group, "spec"), "minMember");
+
+std::optional<std::int32_t> positive_int32(const json& v) {
   if (!v.is_number_integer()) return std::nullopt;
   const auto n = v.get<std::int64_t>();
   if (n < 1 || n > std::numeric_limits<std::int32_t>::max()) return std::nullopt;
   return static_cast<std::int32_t>(n);
 }
+
+// The gang sizes one object gives, by gang key.
+//  - sigs.k8s.io/scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec.MinMember (int32), and
+//    Volcano's pkg/apis/scheduling/v1beta1 PodGroupSpec.MinMember (the same name and type);
+//  - k8s.io/api scheduling/v1alpha2 PodGroup spec.schedulingPolicy.gang.minCount;
+//  - k8s.io/api scheduling/v1alpha1 Workload spec.podGroups[].policy.gang.minCount, one gang per
+//    pod group (pods add spec.workloadRef.podGroupReplicaKey to split one into replicas).
+std::vector<std::pair<std::string, std::int32_t>> group_sizes_of(const json& object, PodGroupKind kind) {
+  std::vector<std::pair<std::string, std::int32_t>> out;
+  const json& spec = member(object, "spec");
+  switch (kind) {
+    case PodGroupKind::kCoscheduling:
+    case PodGroupKind::kVolcano:
+      if (auto n = positive_int32(spec.is_object() && spec.contains("minMember") ? spec["minMember"] : json()))
+        out.emplace_back(pod_label(object), *n);
+      break;
+    case PodGroupKind::kUpstream:
+      if (auto n = positive_int32(member(member(spec, "schedulingPolicy"), "gang").value("minCount", json())))
+        out.emplace_back(pod_label(object), *n);
+      break;
+    case PodGroupKind::kWorkload:
+      if (spec.contains("podGroups") && spec["podGroups"].is_array()) {
+        for (const auto& g : spec["podGroups"]) {
+          const std::string name = str_at(g, "name");
+          auto n = positive_int32(member(member(g, "policy"), "gang").value("minCount", json()));
+          if (!name.empty() && n) out.emplace_back(pod_label(object) + "/" + name, *n);
+        }
+      }
+      break;
+  }
+  return out;
+}
+
 }  // namespace
 
 void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKind kind) {
   std::map<std::string, std::int32_t> parsed;
-  for (const auto& pg : pod_groups) {
-    if (auto n = min_member(pg)) parsed[pod_label(pg)] = *n;
-  }
   std::map<std::string, json> topologies;
-  if (kind == PodGroupKind::kVolcano) {
-    for (const auto& pg : pod_groups) {
+  for (const auto& pg : pod_groups) {
+    for (auto& [key, n] : group_sizes_of(pg, kind)) parsed[key] = n;
+    if (kind == PodGroupKind::kVolcano) {
       const json& nt = member(member(pg, "spec"), "networkTopology");
       if (!nt.empty()) topologies[pod_label(pg)] = nt;
     }
   }
   std::lock_guard lock(mu_);
-  (kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_) = std::move(parsed);
+  group_sizes_[kind] = std::move(parsed);
   if (kind == PodGroupKind::kVolcano) volcano_group_topology_ = std::move(topologies);
 }
 
 void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
   std::lock_guard lock(mu_);
   ++counters_.watch_events;
-  auto& sizes = kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_;
-  if (auto n = min_member(pod_group)) {
-    sizes[pod_label(pod_group)] = *n;
-  } else {
-    sizes.erase(pod_label(pod_group));  // without a usable size it sizes nothing
-  }
+  forget_pod_group(pod_group, kind);
+  // Without a usable size it sizes nothing.
+  for (auto& [key, n] : group_sizes_of(pod_group, kind)) group_sizes_[kind][key] = n;
   if (kind == PodGroupKind::kVolcano) {
     const json& nt = member(member(pod_group, "spec"), "networkTopology");
-    if (nt.empty()) {
-      volcano_group_topology_.erase(pod_label(pod_group));
-    } else {
-      volcano_group_topology_[pod_label(pod_group)] = nt;
-    }
+    if (!nt.empty()) volcano_group_topology_[pod_label(pod_group)] = nt;
   }
 }
 
 void ExtenderService::remove_pod_group(const json& pod_group, PodGroupKind kind) {
   std::lock_guard lock(mu_);
   ++counters_.watch_events;
-  (kind == PodGroupKind::kVolcano ? volcano_group_min_member_ : pod_group_min_member_).erase(pod_label(pod_group));
-  if (kind == PodGroupKind::kVolcano) volcano_group_topology_.erase(pod_label(pod_group));
+  forget_pod_group(pod_group, kind);
+}
+
+void ExtenderService::forget_pod_group(const json& pod_group, PodGroupKind kind) {
+  auto& sizes = group_sizes_[kind];
+  const std::string key = pod_label(pod_group);
+  sizes.erase(key);
+  if (kind == PodGroupKind::kWorkload) {  // its pod groups: namespace/workload/<group>
+    for (auto it = sizes.lower_bound(key + "/"); it != sizes.end() && it->first.starts_with(key + "/");)
+      it = sizes.erase(it);
+  }
+  if (kind == PodGroupKind::kVolcano) volcano_group_topology_.erase(key);
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).

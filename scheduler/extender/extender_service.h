@@ -78,7 +78,12 @@ struct ExtenderOptions {
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
 };
 
-enum class PodGroupKind { kCoscheduling, kVolcano };
+// Where a gang's size comes from: coscheduling's PodGroup (scheduling.x-k8s.io/v1alpha1,
+// spec.minMember), Volcano's (scheduling.volcano.sh/v1beta1, spec.minMember), the upstream PodGroup
+// (scheduling.k8s.io/v1alpha2, spec.schedulingPolicy.gang.minCount; pods name it in
+// spec.schedulingGroup.podGroupName) and the upstream Workload (scheduling.k8s.io/v1alpha1,
+// spec.podGroups[].policy.gang.minCount; pods name it in spec.workloadRef).
+enum class PodGroupKind { kCoscheduling, kVolcano, kUpstream, kWorkload };
 
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
@@ -163,6 +168,7 @@ class ExtenderService {
     std::optional<PodIndex> index;  // its rank key, when it has one
   };
   PodInfo pod_info(ListedPod&& pod) const;
+  void forget_pod_group(const nlohmann::json& pod_group, PodGroupKind kind);
   // The gang and rank of a pod, from its labels and annotations (and env RANK).
   void identify(const nlohmann::json& pod, PodInfo& info) const;
   // The plans changed: the state file is written soon, off the request path.
@@ -252,8 +258,8 @@ class ExtenderService {
   std::map<std::string, PodInfo> pods_;  // by uid
   std::optional<TopologyIndex> index_;
   bool dirty_ = true;
-  std::map<std::string, std::int32_t> pod_group_min_member_;      // namespace/name -> spec.minMember
-  std::map<std::string, std::int32_t> volcano_group_min_member_;  // the same, of Volcano's PodGroups
+  // Gang sizes by where they come from: namespace/name (a Workload's: namespace/workload/podGroup).
+  std::map<PodGroupKind, std::map<std::string, std::int32_t>> group_sizes_;
   // Volcano PodGroups' spec.networkTopology (the Job's, copied there by Volcano's job controller).
   std::map<std::string, nlohmann::json> volcano_group_topology_;
   std::map<std::string, GangPlan> plans_;

@@ -28,8 +28,19 @@ std::expected<std::optional<std::string>, Error> ExtenderService::gang_key(const
   for (const auto& k : options_.gang_annotation_keys) {
     if (name.empty()) name = str_at(annotations, k.c_str());
   }
-  if (name.empty()) return std::optional<std::string>();
-  return std::optional<std::string>(str_at(meta, "namespace") + "/" + name);
+  if (!name.empty()) return std::optional<std::string>(str_at(meta, "namespace") + "/" + name);
+  // The upstream Workload API (Kubernetes 1.35+): spec.schedulingGroup names a PodGroup, or
+  // spec.workloadRef a Workload's pod group (and, with podGroupReplicaKey, one replica of it).
+  const json& spec = member(pod, "spec");
+  if (const std::string group = str_at(member(spec, "schedulingGroup"), "podGroupName"); !group.empty())
+    return std::optional<std::string>(str_at(meta, "namespace") + "/" + group);
+  const json& ref = member(spec, "workloadRef");
+  if (const std::string workload = str_at(ref, "name"); !workload.empty()) {
+    std::string key = str_at(meta, "namespace") + "/" + workload + "/" + str_at(ref, "podGroup");
+    if (const std::string replica = str_at(ref, "podGroupReplicaKey"); !replica.empty()) key += "/" + replica;
+    return std::optional<std::string>(key);
+  }
+  return std::optional<std::string>();
 }
 
 namespace {
@@ -74,20 +85,36 @@ std::expected<std::int32_t, Error> ExtenderService::gang_size(const json& pod, c
     const std::string v = str_at(annotations, k);
     if (!v.empty()) return positive_count(v, std::string("annotation ") + k, "Pod " + pod_label(pod));
   }
+  auto size_of = [&](PodGroupKind kind, const std::string& group_key) -> std::optional<std::int32_t> {
+    auto sizes = group_sizes_.find(kind);
+    if (sizes == group_sizes_.end()) return std::nullopt;
+    auto it = sizes->second.find(group_key);
+    return it == sizes->second.end() ? std::nullopt : std::optional<std::int32_t>(it->second);
+  };
+  auto sized_by = [&](PodGroupKind kind, const std::string& group_key,
+                      const std::string& what) -> std::expected<std::int32_t, Error> {
+    if (auto n = size_of(kind, group_key)) return *n;
+    return fail(ErrorCode::kUnavailable, "Pod " + pod_label(pod) + ": " + what + " not found");
+  };
+  const json& spec = member(pod, "spec");
+  if (const std::string group = str_at(member(spec, "schedulingGroup"), "podGroupName"); !group.empty())
+    return sized_by(PodGroupKind::kUpstream, key, "PodGroup " + key + " (scheduling.k8s.io, spec.schedulingGroup)");
+  if (const json& ref = member(spec, "workloadRef"); !str_at(ref, "name").empty()) {
+    const std::string group_key = str_at(meta, "namespace") + "/" + str_at(ref, "name") + "/" + str_at(ref, "podGroup");
+    return sized_by(PodGroupKind::kWorkload, group_key,
+                    "pod group " + str_at(ref, "podGroup") + " of Workload " + str_at(ref, "name") +
+                        " (scheduling.k8s.io, spec.workloadRef)");
+  }
   // sigs.k8s.io/scheduler-plugins pkg/coscheduling: the pod-group label names a PodGroup in the
   // pod's namespace whose spec.minMember is the gang's quorum.
   if (!str_at(member(meta, "labels"), kCoschedulingLabel).empty()) {
-    auto it = pod_group_min_member_.find(key);
-    if (it == pod_group_min_member_.end()) {
-      return fail(ErrorCode::kUnavailable, "Pod " + pod_label(pod) + ": PodGroup " + key + " (label " +
-                                               kCoschedulingLabel + ") not found");
-    }
-    return it->second;
+    return sized_by(PodGroupKind::kCoscheduling, key,
+                    "PodGroup " + key + " (label " + std::string(kCoschedulingLabel) + ")");
   }
   // Volcano: the annotation scheduling.k8s.io/group-name names a scheduling.volcano.sh PodGroup
   // (made by Volcano's job controller, minMember = the Job's minAvailable).
   if (!str_at(annotations, kVolcanoGroupAnnotation).empty()) {
-    if (auto it = volcano_group_min_member_.find(key); it != volcano_group_min_member_.end()) return it->second;
+    if (auto n = size_of(PodGroupKind::kVolcano, key)) return *n;
   }
   return 1;
 }

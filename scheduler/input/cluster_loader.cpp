@@ -620,6 +620,14 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
     if (!bound) return std::unexpected(bound.error().context("Pod " + pod.ns + "/" + pod.name));
     if (!*bound) continue;  // pending or finished: uses nothing
     pod.bound = std::move(**bound);
+    if (const auto spec = object_at(items[i], "spec")) {
+      for (const auto& [field, mark] : {std::pair{"schedulingGroup", "podGroupName"}, {"workloadRef", "name"},
+                                        {"workloadRef", "podGroup"}, {"workloadRef", "podGroupReplicaKey"}}) {
+        const auto ref = spec->find(field);
+        const auto v = ref && ref->is_object() ? ref->find(mark) : std::nullopt;
+        if (v && v->is_string()) pod.gang_marks["spec." + std::string(field) + "." + mark] = std::string(v->string());
+      }
+    }
     if (meta) {
       for (const char* kind : {"annotations", "labels"}) {  // labels last: they win
         const auto marks = meta->find(kind);

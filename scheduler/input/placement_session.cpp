@@ -41,7 +41,7 @@ json engine_result(const JobPlacement& placement) {
     // A fitting pod set has a reason only when it started with fewer pods than asked (minPartitions,
     // minAvailable): it says how many.
     if (!ps.fit || !ps.reason.empty()) p["reason"] = ps.reason;
-    p["placed"] = ps.placed;
+    if (ps.fit && !ps.reason.empty()) p["placed"] = ps.placed;
     if (!ps.fabric_health.empty()) p["fabricHealth"] = ps.fabric_health;
     out["podSets"].push_back(p);
   }

@@ -49,6 +49,13 @@ inline constexpr const char* kLwsWorkerIndex = "leaderworkerset.sigs.k8s.io/work
 inline constexpr const char* kPodIndexKey = "apps.kubernetes.io/pod-index";
 inline constexpr const char* kVolcanoTaskIndex = "volcano.sh/task-index";
 
+// A pod's reference to the upstream PodGroup (scheduling.k8s.io/v1alpha2) or Workload
+// (scheduling.k8s.io/v1alpha1) it belongs to, carried among a bound pod's gang marks by field path.
+inline constexpr const char* kSchedulingGroupMark = "spec.schedulingGroup.podGroupName";
+inline constexpr const char* kWorkloadNameMark = "spec.workloadRef.name";
+inline constexpr const char* kWorkloadPodGroupMark = "spec.workloadRef.podGroup";
+inline constexpr const char* kWorkloadReplicaKeyMark = "spec.workloadRef.podGroupReplicaKey";
+
 struct PodIndex {
   std::int32_t value = 0;
   std::string key;  // the annotation or label it came from

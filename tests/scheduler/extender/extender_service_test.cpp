@@ -88,7 +88,8 @@ TEST(ExtenderService, AGangPodWhosePlannedNodeIsNotOfferedIsToldWhy) {
   EXPECT_TRUE((*r)["nodenames"].empty()) << r->dump();
   ASSERT_EQ((*r)["failedNodes"].size(), others.size()) << r->dump();
   const std::string why = (*r)["failedNodes"][others[0]].get<std::string>();
-  EXPECT_NE(why.find("is planned on " + planned + ", which was not among the 40 nodes offered, and no offered node of " +
+  EXPECT_NE(why.find("is planned on " + planned +
+                     ", which was not among the 40 nodes offered, and no offered node of " +
                      f.cluster.leaf_of[planned] + " has room for it"),
             std::string::npos)
       << why;
@@ -484,7 +485,8 @@ TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
   for (const auto& [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"planTTLSeconds: 0\n", "planTTLSeconds: must be greater than 0"},
            {"planTTLSeconds: 1e400\n",
-            "planTTLSeconds: '1e400' is not a duration (Go style: 90s, 5m, 1h30m, 500ms; or a number of seconds)"},
+            "planTTLSeconds: '1e400' is not a duration (Go style: 90s, 5m, 1h30m, 500ms; or a number of "
+            "seconds)"},
            {"planTTLSeconds: 169h\n", "planTTLSeconds: must be at most 168h (a week)"},
            {"tls: {certFile: a.crt}\n", "tls.keyFile: is required with tls.certFile"},
            {"tls: [a]\n", "tls: must be a mapping"},
@@ -533,7 +535,8 @@ TEST(ExtenderConfig, FabricHealthComesFromItsKeyElseTheSchedulerConfig) {
 // put rank r, whatever order the pods come in.
 TEST(ExtenderService, EveryRankKeyGivesTheSamePlanAsTheCompletionIndex) {
   constexpr int kPods = 16;
-  using Marks = std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>>;  // annotations, labels
+  using Marks = std::pair<std::map<std::string, std::string>,
+                          std::map<std::string, std::string>>;  // annotations, labels
   auto run = [&](const std::function<Marks(int)>& marks, const std::function<void(json&, int)>& edit) {
     Fixture f;
     std::map<int, std::string> node_of;
@@ -549,14 +552,17 @@ TEST(ExtenderService, EveryRankKeyGivesTheSamePlanAsTheCompletionIndex) {
       EXPECT_FALSE(node_of[r].empty()) << r;
     }
     const json plans_now = f.service->plans();
-  for (const auto& s : plans_now["gangs"][0]["slots"]) {
+    for (const auto& s : plans_now["gangs"][0]["slots"]) {
       EXPECT_EQ(s["takenBy"], "podIndex");
       EXPECT_EQ(node_of[s["rank"].get<int>()], s["node"]) << s["rank"];
     }
     return node_of;
   };
-  const auto want = run([](int r) { return Marks{{{"batch.kubernetes.io/job-completion-index", std::to_string(r)}}, {}}; },
-                        {});
+  const auto want = run(
+      [](int r) {
+        return Marks{{{"batch.kubernetes.io/job-completion-index", std::to_string(r)}}, {}};
+      },
+      {});
   std::set<std::string> used;
   for (const auto& [r, node] : want) used.insert(node);
   ASSERT_GT(used.size(), 1u);
@@ -569,10 +575,15 @@ TEST(ExtenderService, EveryRankKeyGivesTheSamePlanAsTheCompletionIndex) {
                                 {"training.kubeflow.org/replica-index", std::to_string(r == 0 ? 0 : r - 1)}}};
                 },
                 [](json& pod, int r) {
-                  pod["spec"]["containers"][0]["env"] = json::array({{{"name", "RANK"}, {"value", std::to_string(r)}}});
+                  pod["spec"]["containers"][0]["env"] =
+                      json::array({{{"name", "RANK"}, {"value", std::to_string(r)}}});
                 }),
             want);
-  EXPECT_EQ(run([](int r) { return Marks{{}, {{"training.kubeflow.org/replica-index", std::to_string(r)}}}; }, {}),
+  EXPECT_EQ(run(
+                [](int r) {
+                  return Marks{{}, {{"training.kubeflow.org/replica-index", std::to_string(r)}}};
+                },
+                {}),
             want);
   // LeaderWorkerSet: the worker index, though the leader's pod-index is its group's index.
   EXPECT_EQ(run(
@@ -594,7 +605,12 @@ TEST(ExtenderService, EveryRankKeyGivesTheSamePlanAsTheCompletionIndex) {
                 },
                 {}),
             want);
-  EXPECT_EQ(run([](int r) { return Marks{{}, {{"apps.kubernetes.io/pod-index", std::to_string(r)}}}; }, {}), want);
+  EXPECT_EQ(run(
+                [](int r) {
+                  return Marks{{}, {{"apps.kubernetes.io/pod-index", std::to_string(r)}}};
+                },
+                {}),
+            want);
   EXPECT_EQ(run([](int r) { return Marks{{{"volcano.sh/task-index", std::to_string(r)}}, {}}; }, {}), want);
   EXPECT_EQ(run([](int r) { return Marks{{{"hypertopo.io/rank", std::to_string(r)}}, {}}; }, {}), want);
 }
@@ -610,7 +626,8 @@ TEST(ExtenderService, AnswersAfterInPlaceUpdatesEqualThoseOfAFreshRebuild) {
     return fresh;
   };
   const auto rebuilds = [&] { return f.service->counters().index_rebuilds; };
-  ASSERT_TRUE(f.service->filter(args_by_name(pod_object("warm", "w", "1"), f.cluster.node_names)).has_value());
+  ASSERT_TRUE(
+      f.service->filter(args_by_name(pod_object("warm", "w", "1"), f.cluster.node_names)).has_value());
   const auto before = rebuilds();
   for (int i = 0; i < 40; ++i) {
     json pod = pod_object("n-" + std::to_string(i), "nu-" + std::to_string(i), std::to_string(1 + i % 4));
@@ -639,6 +656,60 @@ TEST(ExtenderService, AnswersAfterInPlaceUpdatesEqualThoseOfAFreshRebuild) {
   }
   EXPECT_EQ(rebuilds(), before);
   EXPECT_EQ(f.service->counters().index_pod_updates, 40 + 8);
+}
+
+// The upstream Workload API (Kubernetes 1.35+): a pod's spec.schedulingGroup names a
+// scheduling.k8s.io/v1alpha2 PodGroup (spec.schedulingPolicy.gang.minCount), spec.workloadRef a
+// pod group of a scheduling.k8s.io/v1alpha1 Workload, split by podGroupReplicaKey into gangs.
+TEST(ExtenderService, UpstreamPodGroupsAndWorkloadsNameAndSizeGangs) {
+  Fixture f;
+  f.service->set_pod_groups({json{{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+                                  {"kind", "PodGroup"},
+                                  {"metadata", {{"name", "trainer-0"}, {"namespace", "ml"}}},
+                                  {"spec", {{"schedulingPolicy", {{"gang", {{"minCount", 4}}}}}}}}},
+                            PodGroupKind::kUpstream);
+  f.service->set_pod_groups(
+      {json{{"apiVersion", "scheduling.k8s.io/v1alpha1"},
+            {"kind", "Workload"},
+            {"metadata", {{"name", "job"}, {"namespace", "ml"}}},
+            {"spec",
+             {{"podGroups", json::array({{{"name", "workers"}, {"policy", {{"gang", {{"minCount", 2}}}}}},
+                                         {{"name", "driver"}, {"policy", {{"basic", json::object()}}}}})}}}}},
+      PodGroupKind::kWorkload);
+  const std::map<std::string, std::string> hard{{"hypertopo.io/network-topology-mode", "hard"},
+                                                {"hypertopo.io/highest-tier-allowed", "1"}};
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) {
+    json pod = pod_object("sg-" + std::to_string(i), "sg-" + std::to_string(i), "8", hard);
+    pod["spec"]["schedulingGroup"] = {{"podGroupName", "trainer-0"}};
+    const std::string node = f.place(pod);
+    ASSERT_FALSE(node.empty()) << i;
+    leaves.insert(f.cluster.leaf_of[node]);
+  }
+  EXPECT_EQ(leaves.size(), 1u);
+  for (const std::string replica : {"0", "1"}) {
+    for (int i = 0; i < 2; ++i) {
+      json pod =
+          pod_object("wl-" + replica + std::to_string(i), "wl-" + replica + std::to_string(i), "8", hard);
+      pod["spec"]["workloadRef"] = {
+          {"name", "job"}, {"podGroup", "workers"}, {"podGroupReplicaKey", replica}};
+      ASSERT_FALSE(f.place(pod).empty());
+    }
+  }
+  const json plans = f.service->plans();
+  std::map<std::string, std::size_t> sizes;
+  for (const auto& g : plans["gangs"]) sizes[g["key"]] = g["slots"].size();
+  EXPECT_EQ(sizes, (std::map<std::string, std::size_t>{
+                       {"ml/job/workers/0", 2}, {"ml/job/workers/1", 2}, {"ml/trainer-0", 4}}));
+  // A pod naming a group nobody has made waits, and says which.
+  json lost = pod_object("lost", "lost", "8", hard);
+  lost["spec"]["schedulingGroup"] = {{"podGroupName", "nowhere"}};
+  auto r = f.service->filter(args_by_name(lost, f.cluster.node_names));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE((*r)["nodenames"].empty());
+  EXPECT_NE(r->dump().find("PodGroup ml/nowhere (scheduling.k8s.io, spec.schedulingGroup) not found"),
+            std::string::npos)
+      << r->dump();
 }
 
 }  // namespace
