@@ -87,6 +87,9 @@ AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps d
             "Warnings raised by a source (or the build), each counted once when it first appears.",
             {"source"});
   m.gauge("hypertopo_source_warnings", "Warnings the last rebuild's result carries, by source.", {"source"});
+  m.gauge("hypertopo_node_labels_pending",
+          "Node label PATCHes the running export pass has still to send (0 when none is running).", {});
+  m.counter("hypertopo_node_label_writes_total", "Node label PATCHes sent, by outcome.", {"outcome"});
 }
 
 AgentDaemon::~AgentDaemon() { stop(); }
@@ -154,7 +157,8 @@ AgentDaemon::Counters AgentDaemon::counters() const {
     c.node_label_writes = cycle_start_.node_label_writes;
   }
   c.reports_known = reports_.size();
-  c.rebuild_pending = dirty_ || rebuilding_;
+  c.node_labels_pending = labels_pending_;
+  c.rebuild_pending = dirty_ || rebuilding_ || label_wants_.has_value() || label_pass_running_;
   return c;
 }
 
@@ -474,6 +478,14 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   std::jthread reports_watch(
       [this](std::stop_token s) { watch_loop(s, kNodeReportsResource, identity_.namespace_); });
   std::jthread nodes_watch([this](std::stop_token s) { watch_loop(s, k8s::kNodesResource, ""); });
+  // The node label export runs beside the rebuilds: a tree change is reconciled while thousands of
+  // label PATCHes are still on their way.
+  {
+    std::lock_guard lock(mutex_);
+    label_wants_.reset();
+    labels_pending_ = 0;
+  }
+  std::jthread labels([this](std::stop_token s) { label_loop(s); });
   auto next_resync = deps_.clock->now();  // the first rebuild comes as soon as both lists are in
   std::uint64_t seen = 0;
   while (!stop.stop_requested()) {
@@ -510,6 +522,8 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   }
   reports_watch.request_stop();
   nodes_watch.request_stop();
+  labels.request_stop();
+  label_wake_.notify_all();
 }
 
 }  // namespace hypertopo::agent

@@ -114,7 +114,10 @@ class AgentDaemon {
     std::string last_summary;        // the last reconcile's summary line
     std::string last_label_summary;  // the last node label sync's summary line ("" before the first)
     std::size_t reports_known = 0;   // NodeReports in the leader's view (watch applied)
-    bool rebuild_pending = false;    // an event arrived after the last rebuild began, or one is running
+    std::size_t node_labels_pending = 0;  // label PATCHes of the running export pass not sent yet
+    // An event arrived after the last rebuild began, or one is running, or the node labels a rebuild
+    // asked for are not all written yet.
+    bool rebuild_pending = false;
   };
   // What a leader cycle changes (rebuilds, its summaries, source runs, label writes) shows when the
   // cycle has ended, all at once: a reader never sees a cycle's summary without its count.
@@ -135,8 +138,19 @@ class AgentDaemon {
   std::expected<std::map<std::string, std::string>, Error> read_secret(const std::string& ns,
                                                                        const std::string& name);
   void report_warnings(const discoverers::PipelineResult& run);
-  // Node labels (exports.nodeLabels) after a rebuild: `tree` null takes our keys off every Node.
-  void sync_node_labels(const AgentConfig& config, const topology::Tree* tree, bool allow_removal);
+  // Node labels (exports.nodeLabels) after a rebuild: hands the label loop what the tree wants of
+  // every Node (`tree` null takes our keys off every Node) and returns; a pass still writing the
+  // previous wants stops before its next write and the new ones are planned from the view.
+  void queue_node_labels(const AgentConfig& config, const topology::Tree* tree, bool allow_removal);
+  struct LabelWants {
+    std::shared_ptr<const std::map<std::string, LabelMap>> desired;  // null: none of ours anywhere
+    NodeLabelExportOptions options;
+    bool allow_removal = true;
+    int parallel = 1;
+    bool export_on = false;
+  };
+  void label_loop(std::stop_token stop);
+  void run_label_pass(const LabelWants& wants, std::uint64_t generation, std::stop_token stop);
   static NodeLabelExportOptions label_export_options(const AgentConfig& config);
 
   AgentIdentity identity_;
@@ -158,6 +172,12 @@ class AgentDaemon {
   bool rebuilding_ = false;
   Counters cycle_start_;                // counters_ when the running cycle began
   topology::LinkHistory link_history_;  // leader loop only: links that keep going down between runs
+  // The node label export's queue: the latest wants, taken by the label loop (one pass at a time).
+  std::optional<LabelWants> label_wants_;
+  std::uint64_t label_generation_ = 0;  // bumped by each new wants: a running pass stops sending
+  bool label_pass_running_ = false;
+  std::size_t labels_pending_ = 0;
+  std::condition_variable_any label_wake_;
 
   std::unique_ptr<SourceCache> registry_;
   std::unique_ptr<k8s::LeaderElector> elector_;

@@ -182,36 +182,102 @@ void AgentDaemon::report_warnings(const discoverers::PipelineResult& run) {
   warnings_seen_ = std::move(now);
 }
 
-void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tree* tree,
-                                   bool allow_removal) {
-  const NodeLabelExportOptions options = label_export_options(config);
-  std::map<std::string, LabelMap> desired;
-  if (options.enabled && tree != nullptr) desired = topology::exporters::node_labels(*tree, options.labels);
+void AgentDaemon::queue_node_labels(const AgentConfig& config, const topology::Tree* tree,
+                                    bool allow_removal) {
+  LabelWants wants;
+  wants.options = label_export_options(config);
+  wants.allow_removal = allow_removal;
+  wants.parallel = config.parallel_writes;
+  wants.export_on = config.export_node_labels;
+  if (wants.options.enabled && tree != nullptr)
+    wants.desired = std::make_shared<const std::map<std::string, LabelMap>>(
+        topology::exporters::node_labels(*tree, wants.options.labels));
+  {
+    std::lock_guard lock(mutex_);
+    label_wants_ = std::move(wants);
+    ++label_generation_;
+  }
+  label_wake_.notify_all();
+}
+
+void AgentDaemon::label_loop(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    LabelWants wants;
+    std::uint64_t generation = 0;
+    {
+      std::unique_lock lock(mutex_);
+      label_wake_.wait(lock, stop, [&] { return label_wants_.has_value(); });
+      if (stop.stop_requested()) break;
+      wants = std::move(*label_wants_);
+      label_wants_.reset();
+      generation = label_generation_;
+      label_pass_running_ = true;
+    }
+    run_label_pass(wants, generation, stop);
+    std::lock_guard lock(mutex_);
+    label_pass_running_ = false;
+    labels_pending_ = 0;
+  }
+  std::lock_guard lock(mutex_);
+  label_pass_running_ = false;
+}
+
+void AgentDaemon::run_label_pass(const LabelWants& wants, std::uint64_t generation, std::stop_token stop) {
+  const auto start = std::chrono::steady_clock::now();
   NodeLabelPlan plan;
   {
     // Planned over the view in place; only a Node's own export keys are read out of it.
     std::lock_guard lock(mutex_);
-    plan = plan_node_labels(nodes_, &desired, options, allow_removal);
+    plan = plan_node_labels(nodes_, wants.desired.get(), wants.options, wants.allow_removal);
+    labels_pending_ = plan.writes.size();
   }
-  NodeLabelReconciler reconciler(deps_.label_client != nullptr ? *deps_.label_client : *deps_.client, options);
-  const NodeLabelResult result = reconciler.apply(
-      std::move(plan), {.parallel = config.parallel_writes, .on_written = [&](const std::string&, const json& stored) {
-        // What the server stored now stands in the view, so a rebuild before the watch event comes
-        // does not send the same patch again; the answer itself is not kept.
-        std::lock_guard lock(mutex_);
-        nodes_.apply(io::NlohmannView(stored), options);
-      }});
+  auto& pending = deps_.metrics->gauge("hypertopo_node_labels_pending", "", {});
   auto& label_writes = deps_.metrics->counter("hypertopo_node_label_writes_total", "", {"outcome"});
-  int sent = 0;
+  auto& api_writes = deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"});
+  pending.set({}, static_cast<double>(plan.writes.size()));
+  const std::size_t planned = plan.writes.size();
+  NodeLabelReconciler reconciler(deps_.label_client != nullptr ? *deps_.label_client : *deps_.client,
+                                 wants.options);
+  const NodeLabelResult result = reconciler.apply(
+      std::move(plan),
+      {.parallel = wants.parallel,
+       .superseded =
+           [&] {
+             std::lock_guard lock(mutex_);
+             return stop.stop_requested() || label_generation_ != generation;
+           },
+       .on_written =
+           [&](const std::string&, const json& stored) {
+             // What the server stored now stands in the view, so a later pass does not send the same
+             // patch again; the answer itself is not kept. Progress shows as each write lands.
+             label_writes.inc({"ok"});
+             api_writes.inc({"patch", "ok"});
+             std::lock_guard lock(mutex_);
+             nodes_.apply(io::NlohmannView(stored), wants.options);
+             if (labels_pending_ > 0) --labels_pending_;
+             ++counters_.node_label_writes;
+             pending.set({}, static_cast<double>(labels_pending_));
+           }});
   for (const auto& [outcome, n] : result.writes) {
+    if (outcome == "ok") continue;  // counted as they landed
     label_writes.inc({outcome}, n);
-    deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"}).inc({"patch", outcome}, n);
-    sent += n;
+    api_writes.inc({"patch", outcome}, n);
+    std::lock_guard lock(mutex_);
+    counters_.node_label_writes += n;
+  }
+  pending.set({}, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (result.unsent > 0) {
+    // Newer wants came (the tree changed again): the next pass plans them from the view, where every
+    // write of this one already stands.
+    log(telemetry::LogLevel::kInfo, "node labels: " + std::to_string(result.patched) + " of " +
+                                        std::to_string(planned) +
+                                        " Node(s) written before newer labels were asked for");
+    return;
   }
   deps_.metrics->gauge("hypertopo_node_labels_held", "", {}).set({}, result.held);
   {
     std::lock_guard lock(mutex_);
-    counters_.node_label_writes += sent;
     counters_.last_label_summary = result.summary_line();
   }
   // One line per changed Node, up to a handful; a whole-fabric relabel is one more line.
@@ -229,7 +295,12 @@ void AgentDaemon::sync_node_labels(const AgentConfig& config, const topology::Tr
     log(telemetry::LogLevel::kInfo, "node labels: " + std::to_string(result.changes.size() - kLinesShown) +
                                         " more Node(s) changed; in all " + result.summary_line());
   }
-  if (!config.export_node_labels && result.patched > 0) {
+  if (planned > 0) {
+    char took[32];
+    std::snprintf(took, sizeof took, "%.3f", seconds);
+    log(telemetry::LogLevel::kInfo, std::string("node labels synced in ") + took + " s: " + result.summary_line());
+  }
+  if (!wants.export_on && result.patched > 0) {
     log(telemetry::LogLevel::kInfo, "node label export is off: its labels were removed from " +
                                         std::to_string(result.patched) + " Node(s)");
   }
@@ -251,7 +322,7 @@ void AgentDaemon::rebuild() {
   };
   // With the export off, the keys it once wrote come off whatever discovery does: that needs no
   // tree, and a broken source must not keep labels the admin turned off.
-  if (!cfg.export_node_labels) sync_node_labels(cfg, nullptr, true);
+  if (!cfg.export_node_labels) queue_node_labels(cfg, nullptr, true);
 
   discoverers::PipelineInput input;
   std::vector<SourceConfig> leader_sources;
@@ -339,7 +410,7 @@ void AgentDaemon::rebuild() {
     deps_.metrics->counter("hypertopo_held_deletions_total", "", {}).inc({}, result->held);
   // Node labels follow the same tree, and the same rule for taking things away: nothing is removed
   // while discovery is incomplete or the HyperNode deletions were held back.
-  if (cfg.export_node_labels) sync_node_labels(cfg, &run->tree, run->complete && result->held == 0);
+  if (cfg.export_node_labels) queue_node_labels(cfg, &run->tree, run->complete && result->held == 0);
   for (const auto& a : result->actions) {
     if (a.kind == ActionKind::kUnchanged) continue;
     log(a.kind == ActionKind::kFailed || a.kind == ActionKind::kForeign ? telemetry::LogLevel::kWarn
@@ -359,11 +430,7 @@ void AgentDaemon::rebuild() {
   deps_.metrics->gauge("hypertopo_last_reconcile_success_timestamp_seconds", "", {}).set({}, unix_seconds());
   char took[32];
   std::snprintf(took, sizeof took, "%.3f", seconds);
-  std::string labels;
-  if (cfg.export_node_labels) {
-    std::lock_guard lock(mutex_);
-    labels = "; node labels " + counters_.last_label_summary;
-  }
+  const std::string labels = cfg.export_node_labels ? "; node labels queued beside it" : "";
   log(telemetry::LogLevel::kInfo,
       std::string("reconciled in ") + took + " s (" + std::to_string(reports.size()) + " NodeReports, " +
           std::to_string(nodes.items.size()) + " Nodes" + (run->complete ? "" : ", discovery incomplete") +

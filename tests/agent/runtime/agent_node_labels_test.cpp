@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cstdio>
 #include <mutex>
@@ -53,7 +54,12 @@ class AgentNodeLabels : public ::testing::Test {
     // Counts what reaches the Nodes (answers nothing itself).
     server_.set_raw_handler(
         [this](const testing::RawHttpRequest& r) -> std::optional<testing::RawHttpResponse> {
-          if (r.method == "PATCH" && r.target.starts_with("/api/v1/nodes/")) ++node_patches_;
+          if (r.method == "PATCH" && r.target.starts_with("/api/v1/nodes/")) {
+            ++node_patches_;
+            // A held Node PATCH waits here, in flight, until the test lets it through.
+            std::unique_lock lock(gate_mutex_);
+            gate_.wait(lock, [this] { return !hold_patches_; });
+          }
           if (r.method == "PUT" && r.target.starts_with("/api/v1/nodes/")) ++node_puts_;
           return std::nullopt;
         });
@@ -68,12 +74,23 @@ class AgentNodeLabels : public ::testing::Test {
     auto agent = k8s::KubeClient::create(*cluster, {.qps = 0});
     auto election =
         k8s::KubeClient::create(*cluster, {.connect_timeout = 400ms, .request_timeout = 500ms, .qps = 0});
-    ASSERT_TRUE(client && agent && election);
+    // The export's own client, as the agent makes one; a held PATCH must not time out meanwhile.
+    auto labels = k8s::KubeClient::create(*cluster, {.request_timeout = 300s, .qps = 0});
+    ASSERT_TRUE(client && agent && election && labels);
     client_ = std::move(*client);
     agent_client_ = std::move(*agent);
     election_client_ = std::move(*election);
+    label_client_ = std::move(*labels);
+  }
+  void hold_node_patches(bool hold) {
+    {
+      std::lock_guard lock(gate_mutex_);
+      hold_patches_ = hold;
+    }
+    gate_.notify_all();
   }
   void TearDown() override {
+    hold_node_patches(false);
     if (daemon_) daemon_->stop();
     if (HasFailure()) {
       std::lock_guard lock(mutex_);
@@ -145,6 +162,7 @@ class AgentNodeLabels : public ::testing::Test {
         std::make_unique<AgentDaemon>(*config, AgentIdentity{"gpu-node-1", "agent-a", kNamespace},
                                       AgentDeps{.client = agent_client_.get(),
                                                 .election_client = election_client_.get(),
+                                                .label_client = label_client_.get(),
                                                 .metrics = &metrics_,
                                                 .log = [this](telemetry::LogLevel, const std::string& line) {
                                                   std::lock_guard lock(mutex_);
@@ -180,7 +198,10 @@ class AgentNodeLabels : public ::testing::Test {
 
   testing::TempDir dir_;
   testing::LoopbackApiServer server_;
-  std::unique_ptr<k8s::KubeClient> client_, agent_client_, election_client_;
+  std::unique_ptr<k8s::KubeClient> client_, agent_client_, election_client_, label_client_;
+  std::mutex gate_mutex_;
+  std::condition_variable gate_;
+  bool hold_patches_ = false;
   telemetry::MetricsRegistry metrics_;
   std::unique_ptr<AgentDaemon> daemon_;
   std::atomic<int> node_patches_{0}, node_puts_{0};
@@ -324,6 +345,53 @@ TEST_F(AgentNodeLabels, TopographKeysAndTurningTheExportOffRemovesOurKeysOnce) {
   EXPECT_EQ(lines_matching("node label export is off").size(), 1u);
   std::printf("[agent-numbers] node labels: export turned off by hot reload -> %d Node write(s), then 0\n",
               off_writes);
+}
+
+// The export runs beside the HyperNode reconcile, from the agent's YAML: while its PATCHes are
+// still in flight (held by the API server here), a Node joins the fabric and the HyperNode that
+// gains it is written at once; /metrics shows what is still to send. Once the PATCHes go through,
+// the export finishes against the newer tree, every Node written once.
+TEST_F(AgentNodeLabels, ATreeChangeLandsWhileLabelPatchesArePending) {
+  const std::vector<std::string> gpu = {"demo-su01-node001", "demo-su01-node002", "demo-su02-node001",
+                                        "demo-su02-node002", "demo-su03-node001"};
+  for (const auto& n : gpu) add_node(n, {{kGpu, "true"}});
+  hold_node_patches(true);
+  start(config_yaml("{nodeLabels: {enabled: true}}\napiClient: {qps: 50, burst: 100, parallelWrites: 2}"));
+  // The first tree is written; two PATCHes are in flight and held, three wait behind them.
+  ASSERT_TRUE(eventually([&] { return !branch_of("demo-su02-node002").empty() && node_patches_.load() == 2; }))
+      << daemon_->counters().last_summary;
+  EXPECT_EQ(daemon_->counters().node_labels_pending, 5u);
+  EXPECT_NE(metrics_.render().find("hypertopo_node_labels_pending 5"), std::string::npos) << metrics_.render();
+
+  // A Node joins scalable unit 3: its leaf HyperNode gains a member while the labels are held.
+  const auto leaf_before = branch_of("demo-su03-node001").at(1);
+  add_node("demo-su03-node002", {{kGpu, "true"}});
+  ASSERT_TRUE(eventually([&] {
+    const auto branch = branch_of("demo-su03-node002");
+    return branch.contains(1) && branch.at(1)["metadata"]["name"] == leaf_before["metadata"]["name"];
+  })) << daemon_->counters().last_summary;
+  EXPECT_EQ(node_patches_.load(), 2) << "the HyperNode change did not wait for the label export";
+  EXPECT_GT(daemon_->counters().node_labels_pending, 0u);
+  EXPECT_TRUE(ours(labels_of("demo-su03-node002")).empty());
+
+  hold_node_patches(false);
+  std::vector<std::string> all = gpu;
+  all.push_back("demo-su03-node002");
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& n : all) {
+      if (ours(labels_of(n)) != expected_labels(n)) return false;
+    }
+    return !daemon_->counters().rebuild_pending;
+  })) << daemon_->counters().last_label_summary;
+  EXPECT_EQ(node_patches_.load(), 6) << "each Node written once, across the superseded pass and the next";
+  EXPECT_EQ(daemon_->counters().node_labels_pending, 0u);
+  EXPECT_NE(metrics_.render().find("hypertopo_node_labels_pending 0"), std::string::npos);
+  EXPECT_NE(metrics_.render().find("hypertopo_node_label_writes_total{outcome=\"ok\"} 6"), std::string::npos)
+      << metrics_.render();
+  // Nothing changed since: another rebuild writes no Node.
+  another_rebuild("unrelated-1");
+  EXPECT_EQ(node_patches_.load(), 6);
+  EXPECT_EQ(daemon_->counters().last_label_summary, "patched=0 unchanged=6 failed=0 held=0");
 }
 
 // A source that fails makes the discovery incomplete: labels are added and changed, never removed
