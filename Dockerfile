@@ -39,7 +39,7 @@ LABEL org.opencontainers.image.title="hypertopo" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.source="${SOURCE}" \
-      org.opencontainers.image.licenses="NOASSERTION"
+      org.opencontainers.image.licenses="Apache-2.0"
 # Reading sysfs, NVML and the Kubernetes API needs no privilege. Only the live umad walk
 # (source ibnetdisc) needs more: the /dev/infiniband device and CAP_IPC_LOCK (see the README).
 USER 65532:65532
