@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/version_info.h"
 
 namespace hypertopo::cli {
 
@@ -58,7 +59,9 @@ int run_cli(int argc, char** argv) {
       "hypertopo: discovers the network topology of GPU clusters (InfiniBand, RoCE, NVLink, node labels),\n"
       "publishes it as Volcano HyperNodes and places gang workloads on it."};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "hypertopo 0.1.0");
+  // "hypertopo 0.1.0 (commit 1a2b3c4d5e6f, built 2026-11-27)" (cmake/version_info.cmake).
+  app.set_version_flag("--version", std::string("hypertopo ") + HT_VERSION + " (commit " + HT_GIT_COMMIT +
+                                        ", built " + HT_BUILD_DATE + ")");
   Action action;
   add_discover_command(app, action);
   add_probe_command(app, action);
@@ -69,6 +72,7 @@ int run_cli(int argc, char** argv) {
   add_status_command(app, action);
   add_simulate_command(app, action);
   add_agent_command(app, action);
+  add_completion_command(app, action);
   if (auto unknown = unknown_subcommand(app, argc, argv)) {
     std::cerr << "hypertopo: " << *unknown << "\nRun with --help for the subcommands.\n";
     return kUsageError;

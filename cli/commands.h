@@ -25,6 +25,8 @@ void add_extender_command(CLI::App& app, Action& action);
 void add_status_command(CLI::App& app, Action& action);
 void add_simulate_command(CLI::App& app, Action& action);
 void add_agent_command(CLI::App& app, Action& action);
+// Registered last: its script lists every subcommand registered before it.
+void add_completion_command(CLI::App& app, Action& action);
 
 // Parses argv and runs the chosen subcommand; returns the process exit code.
 int run_cli(int argc, char** argv);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -121,6 +122,65 @@ TEST(Messages, CountsAreSingularForOne) {
   r = hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "two.json").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("): 2 HyperNodes, 3 nodes, 1 tier\n"), std::string::npos) << r.out;
+}
+
+TEST(Version, NamesTheVersionTheCommitAndTheBuildDay) {
+  const Result r = hypertopo("--version");
+  ASSERT_EQ(r.code, 0) << r.out;
+  // The version is the project's (CMakeLists.txt), the commit a 12-digit hash (or "unknown" outside
+  // a checkout), the day the build ran.
+  std::ifstream in(std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "CMakeLists.txt");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch version;
+  const std::string cmake = text.str();
+  ASSERT_TRUE(std::regex_search(cmake, version, std::regex(R"(project\(hypertopo VERSION ([0-9.]+))")));
+  EXPECT_TRUE(std::regex_match(
+      r.out,
+      std::regex("hypertopo " + std::regex_replace(version[1].str(), std::regex(R"(\.)"), R"(\.)") +
+                 R"( \(commit ([0-9a-f]{12}(-dirty)?|unknown), built [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n)")))
+      << r.out;
+}
+
+// The script is bash's own completion function; run it as bash does, on the words typed so far.
+std::string complete(const std::string& script, const std::string& words, int cword) {
+  const Result r = [&] {
+    const std::string command = "bash --norc -c 'source " + script + "; COMP_WORDS=(" + words +
+                                "); COMP_CWORD=" + std::to_string(cword) +
+                                "; _hypertopo; printf \"%s\\n\" \"${COMPREPLY[@]}\"' 2>&1";
+    Result out;
+    FILE* pipe = popen(command.c_str(), "r");
+    char buf[4096];
+    for (std::size_t n; pipe != nullptr && (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.out.append(buf, n);
+    out.code = pipe != nullptr ? pclose(pipe) : -1;
+    return out;
+  }();
+  return r.out;
+}
+
+TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
+  TempDir dir;
+  const auto script = dir.path() / "hypertopo.bash";
+  const Result r = hypertopo("completion bash");
+  ASSERT_EQ(r.code, 0) << r.out;
+  write_text(script, r.out);
+  EXPECT_EQ(complete(script.string(), "hypertopo pla", 1), "place\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo st", 1), "status\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo agent --ro", 2), "--role\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo agent --role \"\"", 3), "all\nnode\nleader\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo place -o \"\"", 3), "json\nyaml\ntext\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo discover --ufm-ti", 2), "--ufm-timeout\n");
+  // A flag that takes a file completes file names.
+  write_text(dir.path() / "nodes-a.json", "{}");
+  EXPECT_EQ(complete(script.string(), "hypertopo place --nodes " + (dir.path() / "nodes-").string(), 3),
+            (dir.path() / "nodes-a.json").string() + "\n");
+  // zsh gets the same function through bashcompinit.
+  const Result zsh = hypertopo("completion zsh");
+  ASSERT_EQ(zsh.code, 0);
+  EXPECT_TRUE(zsh.out.starts_with("# hypertopo completion for zsh")) << zsh.out;
+  EXPECT_NE(zsh.out.find("autoload -U +X bashcompinit && bashcompinit\n"), std::string::npos);
+  EXPECT_NE(zsh.out.find(r.out), std::string::npos);
+  EXPECT_EQ(hypertopo("completion fish").code, 2);
 }
 
 }  // namespace
