@@ -14,7 +14,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -189,6 +195,36 @@ TEST_F(AgentRoleTest, TheLeaderRoleLeadsAndReconcilesAndProbesNoNode) {
   EXPECT_EQ(metrics.find("source=\"ib-local\""), std::string::npos) << "the leader ran a node probe:\n"
                                                                     << metrics;
   EXPECT_EQ(server_.store().object_count(kReports), 0u) << "the leader published a NodeReport";
+
+  // Every metric the Grafana dashboard queries is a family the leader exports (a histogram's
+  // _bucket, _sum and _count series are its family's).
+  std::set<std::string> families;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("# TYPE ")) families.insert(line.substr(7, line.find(' ', 7) - 7));
+  }
+  std::ifstream in(std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "deploy" / "components" / "monitoring" /
+                   "grafana-dashboard.json");
+  ASSERT_TRUE(in);
+  const auto dashboard = nlohmann::json::parse(in);
+  std::size_t queried = 0;
+  for (const auto& panel : dashboard.at("panels")) {
+    for (const auto& target : panel.at("targets")) {
+      const std::string expr = target.at("expr").get<std::string>();
+      static const std::regex kMetric("hypertopo_[a-z0-9_]+");
+      for (std::sregex_iterator it(expr.begin(), expr.end(), kMetric), end; it != end; ++it) {
+        std::string name = it->str();
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+          if (!families.contains(name) && name.ends_with(suffix))
+            name.resize(name.size() - std::strlen(suffix));
+        }
+        EXPECT_TRUE(families.contains(name))
+            << panel.value("title", "") << ": " << it->str() << " is not exported";
+        ++queried;
+      }
+    }
+  }
+  EXPECT_GE(queried, 10u);
   EXPECT_EQ(leader.stop(), 0);
   EXPECT_GT(lease_requests_.load(), 0) << "the requests for the Lease are seen";
   auto lease = server_.store().object(kLeases, "hypertopo-system", "hypertopo-agent");

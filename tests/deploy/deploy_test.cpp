@@ -561,8 +561,8 @@ TEST_F(DeployTest, EveryAgentOverlaySplitsANodeDaemonSetFromATwoReplicaLeader) {
     EXPECT_EQ(node_resources, (std::set<std::string>{"nodereports"})) << name;
     EXPECT_EQ(node_verbs, (std::set<std::string>{"get", "create", "update"})) << name;
   }
-  EXPECT_EQ(agent_overlays, (std::set<std::string>{"default", "ib-walk", "labels", "node-labels", "ufm",
-                                                   "with-hypernode-crd"}));
+  EXPECT_EQ(agent_overlays, (std::set<std::string>{"default", "ib-walk", "labels", "monitoring",
+                                                   "node-labels", "ufm", "with-hypernode-crd"}));
 }
 
 // The live walk (ibnetdisc) goes through the host's umad devices: an overlay whose agent config
@@ -675,6 +675,58 @@ TEST_F(DeployTest, EachNamespaceEnforcesTheStrictestPodSecurityLevelItsPodsMeet)
   const YAML::Node* leader = named(deployments, "hypertopo-leader");
   ASSERT_NE(leader, nullptr);
   EXPECT_EQ(pod_security_violation((*leader)["spec"]["template"]["spec"], 2), "");
+}
+
+// Prometheus Operator scraping: the ServiceMonitor selects Services that select the pods of both
+// workloads, on the port their containers name `http` (the agent's /metrics); the dashboard is a
+// ConfigMap Grafana's sidecar loads, holding the JSON of deploy/components/monitoring.
+TEST_F(DeployTest, MonitoringOverlayScrapesBothWorkloadsAndShipsTheDashboard) {
+  Rendered r = overlay("monitoring");
+  auto monitors = of_kind(r, "ServiceMonitor");
+  ASSERT_EQ(monitors.size(), 1u);
+  const YAML::Node wanted = monitors[0]["spec"]["selector"]["matchLabels"];
+  ASSERT_TRUE(wanted.IsMap());
+  const std::string port = monitors[0]["spec"]["endpoints"][0]["port"].as<std::string>();
+  EXPECT_EQ(monitors[0]["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
+  auto matches = [](const YAML::Node& selector, const YAML::Node& labels) {
+    for (const auto& kv : selector) {
+      if (!labels[kv.first.as<std::string>()] ||
+          labels[kv.first.as<std::string>()].as<std::string>() != kv.second.as<std::string>())
+        return false;
+    }
+    return true;
+  };
+  std::set<std::string> scraped;
+  for (const auto& service : of_kind(r, "Service")) {
+    if (!matches(wanted, service["metadata"]["labels"])) continue;
+    bool has_port = false;
+    for (const auto& p : service["spec"]["ports"]) has_port = has_port || p["name"].as<std::string>() == port;
+    EXPECT_TRUE(has_port) << service["metadata"]["name"];
+    for (const char* kind : {"DaemonSet", "Deployment"}) {
+      for (const auto& workload : of_kind(r, kind)) {
+        const YAML::Node pod = workload["spec"]["template"];
+        if (!matches(service["spec"]["selector"], pod["metadata"]["labels"])) continue;
+        bool named_port = false;
+        for (const auto& p : pod["spec"]["containers"][0]["ports"])
+          named_port =
+              named_port || (p["name"].as<std::string>() == "http" && p["containerPort"].as<int>() == 8080);
+        EXPECT_TRUE(named_port) << workload["metadata"]["name"];
+        scraped.insert(workload["metadata"]["name"].as<std::string>());
+      }
+    }
+  }
+  EXPECT_EQ(scraped, (std::set<std::string>{"hypertopo-node", "hypertopo-leader"}));
+  bool dashboard = false;
+  for (const auto& map : of_kind(r, "ConfigMap")) {
+    if (!map["metadata"]["name"].as<std::string>().starts_with("hypertopo-grafana-dashboard")) continue;
+    dashboard = true;
+    EXPECT_EQ(map["metadata"]["labels"]["grafana_dashboard"].as<std::string>(), "1");
+    EXPECT_EQ(map["data"]["hypertopo.json"].as<std::string>(),
+              read_text(kDeploy / "components" / "monitoring" / "grafana-dashboard.json"));
+    const YAML::Node json = YAML::Load(map["data"]["hypertopo.json"].as<std::string>());
+    EXPECT_GE(json["panels"].size(), 10u);
+  }
+  EXPECT_TRUE(dashboard);
 }
 
 // kube-scheduler must not be newer than the API server (Kubernetes' version skew policy): its version
