@@ -207,6 +207,14 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
   std::vector<std::int64_t> endpoint_host(n, -1);
   std::set<std::string> excluded_hosts;
   std::map<std::string, std::set<std::string>> generic_hosts;  // name -> GUIDs
+  // Hosts named by a description (not a GUID map): "<host> <device>" -> HCA (node GUID) -> its
+  // switches. One device name on two HCAs means two machines that share a host name.
+  struct Named {
+    VertexId endpoint;
+    std::string host;
+  };
+  std::vector<Named> named;
+  std::map<std::string, std::map<std::string, std::set<std::string>>> hcas_by_description;
   for (VertexId v = 0; v < n; ++v) {
     const Vertex& e = vs[v];
     if (e.kind != VertexKind::kEndpoint) continue;
@@ -268,8 +276,45 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
       }
     }
     if (!by_identity && generic_host_name(*host)) generic_hosts[*host].insert(e.id);
-    auto [it, inserted] = host_index.try_emplace(*host, static_cast<std::uint32_t>(host_names.size()));
-    if (inserted) host_names.push_back(*host);
+    if (!by_identity && !device.empty() && !e.node_guid.empty()) {
+      std::string lower_device = device;
+      for (auto& c : lower_device) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      auto& switches = hcas_by_description[*host + " " + lower_device][e.node_guid];
+      for (VertexId s : nbrs) {
+        if (usable_switch[s]) switches.insert(display[s]);
+      }
+    }
+    named.push_back({v, *host});
+  }
+  // Several HCAs with one description: a rail-optimised host has one HCA per device name, so these
+  // are different machines given one name (or names that differ only in case). Folding them would
+  // make one host of several on different leaves; they are left out, each named, until a GUID map
+  // says which machine is which.
+  std::set<std::string> shared_names;
+  for (const auto& [description, hcas] : hcas_by_description) {
+    if (hcas.size() < 2) continue;
+    const std::string host = description.substr(0, description.find(' '));
+    shared_names.insert(host);
+    std::string guids, switches;
+    std::set<std::string> all_switches;
+    for (const auto& [guid, on] : hcas) {
+      guids += (guids.empty() ? "" : ", ") + guid;
+      all_switches.insert(on.begin(), on.end());
+    }
+    for (const auto& sw : all_switches) switches += (switches.empty() ? "" : ", ") + sw;
+    report.warnings.push_back("host '" + host + "': " + std::to_string(hcas.size()) +
+                              " HCAs describe themselves as '" + description + "' (node GUIDs " + guids +
+                              ") on switches " + (switches.empty() ? std::string("(none)") : switches) +
+                              ": several machines share this name, so none of them is placed; map their "
+                              "GUIDs to node names to keep them");
+  }
+  for (const auto& [v, host] : named) {
+    if (shared_names.contains(host)) {
+      report.unmapped_endpoints.push_back({vs[v].id, vs[v].description});
+      continue;
+    }
+    auto [it, inserted] = host_index.try_emplace(host, static_cast<std::uint32_t>(host_names.size()));
+    if (inserted) host_names.push_back(host);
     endpoint_host[v] = it->second;
   }
   report.excluded_hosts.assign(excluded_hosts.begin(), excluded_hosts.end());

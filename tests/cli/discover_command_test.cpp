@@ -162,5 +162,64 @@ TEST(DiscoverCommand, HelpListsSources) {
   EXPECT_NE(r.out.find("demo: the built-in"), std::string::npos);
 }
 
+// Three machines all called node-a (one per leaf), and node-b / Node-B on two leaves: each name
+// is several machines, not one host with a rail per leaf (a host's HCAs have different device
+// names). They are left out of the tree with a warning naming the switches, not folded into one
+// host that would join three leaves into one domain.
+TEST(DiscoverCommand, HcasSharingOneDescriptionOnDifferentLeavesAreNotFoldedIntoOneHost) {
+  testing::TempDir dir;
+  struct Ca {
+    const char* guid;
+    const char* desc;
+    int leaf;
+  };
+  const std::vector<Ca> cas = {
+      {"0000000000000101", "node-a mlx5_0", 1}, {"0000000000000102", "node-a mlx5_0", 2},
+      {"0000000000000103", "node-a mlx5_0", 3}, {"0000000000000111", "n1 mlx5_0", 1},
+      {"0000000000000112", "n2 mlx5_0", 2},     {"0000000000000113", "n3 mlx5_0", 3},
+      {"0000000000000114", "n4 mlx5_0", 1},     {"0000000000000121", "Node-B mlx5_0", 1},
+      {"0000000000000122", "node-b mlx5_0", 2}};
+  std::string capture;
+  for (int leaf = 1; leaf <= 3; ++leaf) {
+    capture += "Switch 8 \"S-000000000000001" + std::to_string(leaf) + "\" # \"MF0;Leaf-0" +
+               std::to_string(leaf) + ":MQM8700/U1\" enhanced port 0 lid 1" + std::to_string(leaf) +
+               " lmc 0\n";
+    capture += "[1] \"S-0000000000000021\"[" + std::to_string(leaf) +
+               "] # \"MF0;Spine-01:MQM8700/U1\" lid 21 4xNDR\n";
+    int port = 2;
+    for (const auto& ca : cas) {
+      if (ca.leaf != leaf) continue;
+      capture +=
+          "[" + std::to_string(port++) + "] \"H-" + ca.guid + "\"[1] # \"" + ca.desc + "\" lid 100 4xNDR\n";
+    }
+    capture += "\n";
+  }
+  capture += "Switch 8 \"S-0000000000000021\" # \"MF0;Spine-01:MQM8700/U1\" enhanced port 0 lid 21 lmc 0\n";
+  for (int leaf = 1; leaf <= 3; ++leaf) {
+    capture += "[" + std::to_string(leaf) + "] \"S-000000000000001" + std::to_string(leaf) +
+               "\"[1] # \"MF0;Leaf-0" + std::to_string(leaf) + ":MQM8700/U1\" lid 1" + std::to_string(leaf) +
+               " 4xNDR\n";
+  }
+  capture += "\n";
+  for (const auto& ca : cas) capture += std::string("Ca 1 \"H-") + ca.guid + "\" # \"" + ca.desc + "\"\n\n";
+  const auto path = dir.path() / "capture.out";
+  testing::write_text(path, capture);
+
+  auto r = run({"discover", "--source", "ibnetdiscover:" + path.string(), "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\"node-a\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"node-b\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"n4\""), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("3 HCAs describe themselves as 'node-a mlx5_0'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("on switches leaf-01, leaf-02, leaf-03"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("2 HCAs describe themselves as 'node-b mlx5_0'"), std::string::npos) << r.err;
+  // No domain joins the three leaves at tier 1.
+  auto list = nlohmann::json::parse(r.out);
+  for (const auto& item : list["items"]) {
+    if (item["spec"]["tier"] != 1) continue;
+    EXPECT_LE(item["spec"]["members"].size(), 2u) << item.dump();
+  }
+}
+
 }  // namespace
 }  // namespace hypertopo::cli
