@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "scheduler/extender/extender_service.h"
@@ -98,9 +99,11 @@ std::expected<std::int32_t, Error> ExtenderService::gang_size(const json& pod, c
   };
   const json& spec = member(pod, "spec");
   if (const std::string group = str_at(member(spec, "schedulingGroup"), "podGroupName"); !group.empty())
-    return sized_by(PodGroupKind::kUpstream, key, "PodGroup " + key + " (scheduling.k8s.io, spec.schedulingGroup)");
+    return sized_by(PodGroupKind::kUpstream, key,
+                    "PodGroup " + key + " (scheduling.k8s.io, spec.schedulingGroup)");
   if (const json& ref = member(spec, "workloadRef"); !str_at(ref, "name").empty()) {
-    const std::string group_key = str_at(meta, "namespace") + "/" + str_at(ref, "name") + "/" + str_at(ref, "podGroup");
+    const std::string group_key =
+        str_at(meta, "namespace") + "/" + str_at(ref, "name") + "/" + str_at(ref, "podGroup");
     return sized_by(PodGroupKind::kWorkload, group_key,
                     "pod group " + str_at(ref, "podGroup") + " of Workload " + str_at(ref, "name") +
                         " (scheduling.k8s.io, spec.workloadRef)");
@@ -178,7 +181,8 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
     if (!has_own) {
       annotations["volcano.sh/network-topology-mode"] = nt.value("mode", std::string("hard"));
       if (nt.contains("highestTierAllowed") && nt["highestTierAllowed"].is_number_integer())
-        annotations["volcano.sh/network-topology-highest-tier"] = std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
+        annotations["volcano.sh/network-topology-highest-tier"] =
+            std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
       if (nt.contains("highestTierName") && nt["highestTierName"].is_string())
         annotations["hypertopo.io/highest-tier-name"] = nt["highestTierName"];
     }
@@ -243,7 +247,8 @@ std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int
     if (ps.mode == TopologyMode::kRequired && !ps.level.empty()) {
       if (auto tier = index_->resolve_tier(ps.level)) {
         widest = common;
-        for (int d = common; d >= 0 && index_->domain(d).tier <= *tier; d = index_->domain(d).parent) widest = d;
+        for (int d = common; d >= 0 && index_->domain(d).tier <= *tier; d = index_->domain(d).parent)
+          widest = d;
       }
     }
     if (ps.mode == TopologyMode::kRequired) ps.level = std::to_string(index_->domain(widest).tier);
@@ -263,13 +268,12 @@ std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int
     }
     if (!placed) {
       // Leave the index as it was: the plan is not kept.
-      return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": " + std::to_string(plan.slots.size()) +
-                                               " pods are bound in " +
-                                               (common == index_->root() ? std::string("the cluster")
-                                                                         : index_->domain(common).name) +
-                                               " and the other " + std::to_string(missing) +
-                                               " do not fit inside " + index_->domain(widest).name +
-                                               ", the widest domain the gang's constraint allows: " + why);
+      return fail(ErrorCode::kUnavailable,
+                  "gang " + plan.key + ": " + std::to_string(plan.slots.size()) + " pods are bound in " +
+                      (common == index_->root() ? std::string("the cluster") : index_->domain(common).name) +
+                      " and the other " + std::to_string(missing) + " do not fit inside " +
+                      index_->domain(widest).name +
+                      ", the widest domain the gang's constraint allows: " + why);
     }
     std::int32_t rank = 0;
     for (const auto& a : placed->assignment) {
@@ -330,13 +334,22 @@ int ExtenderService::constraint_domain(const GangPlan& plan, const PlanSlot& slo
 int ExtenderService::find_room(const GangPlan& plan, int start, int limit, int exclude,
                                const std::function<bool(int)>& allowed) const {
   const ResolvedRequest request = resolve(plan.request.per_pod);
+  // The gang's pods per lowest domain: Volcano's scoreWithTaskNum prefers the HyperNode that
+  // already holds more of the gang's tasks among those the tier leaves equal.
+  std::unordered_map<int, int> gang_pods_in;
+  for (const auto& slot : plan.slots) {
+    if (slot.state == SlotState::kDone) continue;
+    if (const int n = index_->find_node(slot.node); n >= 0) ++gang_pods_in[index_->node(n).domain];
+  }
   // Nearest first: the start domain's subtree, then its parent's, up to the limit. Inside one
   // level, kube-scheduler's own preferences break the tie: preferred node affinity (higher is
-  // better), then untolerated PreferNoSchedule taints (fewer is better), then tree order.
+  // better), then untolerated PreferNoSchedule taints (fewer is better); then the domain holding
+  // more of the gang's pods, then tree order.
   for (int d = start; d >= 0; d = index_->domain(d).parent) {
     int best = -1;
     std::int64_t best_pref = 0;
     int best_taints = 0;
+    int best_mates = 0;
     std::vector<int> stack{d};
     std::vector<int> order;
     while (!stack.empty()) {
@@ -352,10 +365,13 @@ int ExtenderService::find_room(const GangPlan& plan, int start, int limit, int e
       if (!node_usable_for(plan, spec.name) || !fits(n, request, &plan.request)) continue;
       const std::int64_t pref = plan.request.affinity.preference(spec);
       const int taints = intolerable_prefer_no_schedule(spec, plan.request.tolerations);
-      if (best < 0 || pref > best_pref || (pref == best_pref && taints < best_taints)) {
+      const auto mates_at = gang_pods_in.find(index_->node(n).domain);
+      const int mates = mates_at == gang_pods_in.end() ? 0 : mates_at->second;
+      if (best < 0 || std::tie(pref, best_taints, mates) > std::tie(best_pref, taints, best_mates)) {
         best = n;
         best_pref = pref;
         best_taints = taints;
+        best_mates = mates;
       }
     }
     if (best >= 0) return best;
@@ -407,10 +423,11 @@ std::expected<PlanSlot*, Error> ExtenderService::grow(GangPlan& plan, std::int32
   }
   const int found = find_room(plan, common, limit, -1, {});
   if (found < 0) {
-    return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": rank " + std::to_string(rank) + " joins the " +
-                                             std::to_string(plan.slots.size()) +
-                                             " planned pods and waits for room in " + domain_label(*index_, limit) +
-                                             " (no node there that passes the pod's node constraints has room)");
+    return fail(ErrorCode::kUnavailable,
+                "gang " + plan.key + ": rank " + std::to_string(rank) + " joins the " +
+                    std::to_string(plan.slots.size()) + " planned pods and waits for room in " +
+                    domain_label(*index_, limit) +
+                    " (no node there that passes the pod's node constraints has room)");
   }
   PlanSlot slot{.rank = rank,
                 .node = index_->node(found).spec.name,
@@ -454,8 +471,8 @@ std::expected<PlanSlot*, Error> ExtenderService::take_slot(GangPlan& plan, const
     }
     if (mine->state == SlotState::kReserved || mine->state == SlotState::kBound) {
       return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": the slot of rank " + std::to_string(rank) +
-                                               " is held by pod " + mine->pod_uid + " (" + to_string(mine->state) +
-                                               " on " + mine->node + ")");
+                                               " is held by pod " + mine->pod_uid + " (" +
+                                               to_string(mine->state) + " on " + mine->node + ")");
     }
     if (mine->state == SlotState::kDone) {
       // The rank runs again after it succeeded (a Job whose success policy restarted it).
@@ -480,7 +497,8 @@ std::expected<PlanSlot*, Error> ExtenderService::take_slot(GangPlan& plan, const
       mine = *grown;
     }
     if (!mine) {
-      return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": no free planned slot among the offered nodes");
+      return fail(ErrorCode::kUnavailable,
+                  "gang " + plan.key + ": no free planned slot among the offered nodes");
     }
   }
   scheduler::reserve(*mine, uid, claim);
@@ -530,21 +548,24 @@ void ExtenderService::check_plans_locked() {
       }
       // Pods of the gang run inside its domain: the slot waits there and says why.
       const int limit = constraint_domain(plan, slot);
-      std::string why = "gang " + plan.key + ": rank " + std::to_string(slot.rank) + " waits for room in " +
-                        (limit < 0 ? std::string("its partition's domain, which is gone")
-                                   : domain_label(*index_, limit)) +
-                        ": its planned node " + slot.node + " ";
+      std::string why =
+          "gang " + plan.key + ": rank " + std::to_string(slot.rank) + " waits for room in " +
+          (limit < 0 ? std::string("its partition's domain, which is gone") : domain_label(*index_, limit)) +
+          ": its planned node " + slot.node + " ";
       auto node = nodes_.find(slot.node);
       if (node == nodes_.end()) {
         why += "left the cluster";
       } else {
         const NodeSpec& spec = node->second;
-        const auto check =
-            check_node_constraints(spec, plan.request.node_selector, plan.request.affinity, plan.request.tolerations);
-        why += !spec.ready ? "is NotReady" : spec.unschedulable ? "is unschedulable (cordoned)" : check.message();
+        const auto check = check_node_constraints(spec, plan.request.node_selector, plan.request.affinity,
+                                                  plan.request.tolerations);
+        why += !spec.ready          ? "is NotReady"
+               : spec.unschedulable ? "is unschedulable (cordoned)"
+                                    : check.message();
       }
-      why += ", and no other node there that passes the pod's node constraints has room; the gang's pods stay "
-             "inside its domain";
+      why +=
+          ", and no other node there that passes the pod's node constraints has room; the gang's pods stay "
+          "inside its domain";
       if (slot.waiting != why) {
         scheduler::wait(slot, why);
         mark_changed();

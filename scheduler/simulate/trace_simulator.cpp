@@ -8,6 +8,7 @@
 #include <optional>
 #include <queue>
 
+#include "scheduler/index/node_affinity.h"
 #include "scheduler/placement/placement_engine.h"
 
 namespace hypertopo::scheduler {
@@ -52,20 +53,6 @@ class EnginePlacer final : public Placer {
  private:
   PlacementEngine engine_;
 };
-
-bool tolerates_taints(const NodeSpec& node, const std::vector<Toleration>& tolerations) {
-  return std::ranges::all_of(node.taints, [&](const NodeTaint& taint) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") return true;
-    return std::ranges::any_of(tolerations, [&](const Toleration& t) { return t.tolerates(taint); });
-  });
-}
-
-bool matches_selector(const NodeSpec& node, const std::map<std::string, std::string>& selector) {
-  return std::ranges::all_of(selector, [&](const auto& kv) {
-    auto it = node.labels.find(kv.first);
-    return it != node.labels.end() && it->second == kv.second;
-  });
-}
 
 // The topology-unaware baseline: nodes in name order, each filled before the next.
 class FirstFitPlacer final : public Placer {
@@ -130,8 +117,8 @@ class FirstFitPlacer final : public Placer {
   std::int64_t pods_that_fit(int node, const PodSetRequest& ps,
                              const std::vector<std::pair<int, std::int64_t>>& request) const {
     const NodeSpec& spec = index_->node(node).spec;
-    if (!spec.ready || spec.unschedulable || !tolerates_taints(spec, ps.tolerations) ||
-        !matches_selector(spec, ps.node_selector)) {
+    if (!spec.ready || spec.unschedulable ||
+        !check_node_constraints(spec, ps.node_selector, ps.affinity, ps.tolerations).passed()) {
       return 0;
     }
     std::int64_t fit = std::numeric_limits<std::int64_t>::max();

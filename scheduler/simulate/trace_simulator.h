@@ -6,8 +6,8 @@
 //   - kFirstFit: the topology-unaware baseline: nodes in name order, each filled with as many of
 //     the pod set's pods as fit before the next node; same capacity rules as the engine (allocatable
 //     minus used for every requested resource plus one `pods` slot, Ready, not cordoned, taints
-//     tolerated, nodeSelector matched); all pods of the job or none; topology modes, slices and
-//     partitions are ignored.
+//     tolerated, nodeSelector and required node affinity matched); all pods of the job or none; topology
+//     modes, slices and partitions are ignored.
 //
 // Rules of the replay (the same for both policies):
 //   - At one instant, departures are handled first, then the waiting queue is retried, then the

@@ -217,5 +217,33 @@ TEST_F(PlaceConstraintsTest, AVolcanoJobWithMinAvailableStartsWithWhatFitsInOneL
   EXPECT_EQ(place(per_task).code, 2);
 }
 
+// simulate's two policies keep the same node rules: a job whose required affinity matches no node is
+// never admitted, by the engine nor by the first-fit baseline.
+TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {
+  const json nowhere =
+      json::array({{{"matchExpressions",
+                     json::array({{{"key", "pool"}, {"operator", "In"}, {"values", {"nowhere"}}}})}}});
+  const std::string trace = (dir_.path() / "jobs.jsonl").string();
+  testing::write_text(
+      trace, json{{"time", 0}, {"job", "fits"}, {"duration", 10}, {"arrive", volcano_job(2, "8")}}.dump() +
+                 "\n" +
+                 json{{"time", 0},
+                      {"job", "pinned"},
+                      {"duration", 10},
+                      {"arrive", volcano_job(1, "8", required(nowhere))}}
+                     .dump() +
+                 "\n");
+  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
+                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
+                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  auto r =
+      testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", list(nodes_)), "--topology",
+                                      file("hn.json", hns), "--trace", trace, "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json out = json::parse(r.out);
+  ASSERT_EQ(out["policies"].size(), 2u);
+  for (const auto& policy : out["policies"]) EXPECT_EQ(policy["admitted"], 1) << policy["policy"] << r.out;
+}
+
 }  // namespace
 }  // namespace hypertopo::cli

@@ -712,5 +712,40 @@ TEST(ExtenderService, UpstreamPodGroupsAndWorkloadsNameAndSizeGangs) {
       << r->dump();
 }
 
+// A pod joining a running gang that spans two leaves goes where more of the gang runs (Volcano's
+// scoreWithTaskNum), not to the leaf that comes first.
+TEST(ExtenderService, AJoiningPodPrefersTheLeafHoldingMoreOfItsGang) {
+  Fixture f;
+  std::vector<json> busy;
+  for (const auto& n : f.cluster.node_names) {
+    const std::string leaf = f.cluster.leaf_of[n];
+    const int i = n.back() - '0';
+    const bool free = (leaf == "leaf-00" && i < 2) || (leaf == "leaf-01" && i < 4);
+    if (free) continue;
+    busy.push_back(bound(pod_object("busy-" + n, "busy-" + n, "8"), n));
+    ASSERT_TRUE(f.service->upsert_pod(busy.back()).has_value());
+  }
+  std::map<std::string, int> per_leaf;
+  for (int r = 0; r < 6; ++r) {
+    auto a = hard_gang("split", 6, 2);
+    a["batch.kubernetes.io/job-completion-index"] = std::to_string(r);
+    json pod = pod_object("s-" + std::to_string(r), "s-" + std::to_string(r), "8", a);
+    const std::string node = f.place(pod);
+    ASSERT_FALSE(node.empty()) << r;
+    ++per_leaf[f.cluster.leaf_of[node]];
+    ASSERT_TRUE(f.service->upsert_pod(bound(pod, node)).has_value());
+  }
+  ASSERT_EQ(per_leaf, (std::map<std::string, int>{{"leaf-00", 2}, {"leaf-01", 4}}));
+  // One node frees in each leaf; rank 6 joins (the gang grows past its six).
+  for (const json& b : busy) {
+    const std::string node = b["spec"]["nodeName"];
+    if (node == "n-00-2" || node == "n-01-4") f.service->remove_pod(b);
+  }
+  auto a = hard_gang("split", 6, 2);
+  a["batch.kubernetes.io/job-completion-index"] = "6";
+  const std::string joined = f.place(pod_object("s-6", "s-6", "8", a));
+  EXPECT_EQ(joined, "n-01-4");
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
