@@ -155,12 +155,24 @@ int run_discover(const DiscoverOptions& opts) {
     auto dot = capacity_dot(tree, nodes.get(), opts);
     if (!dot) return error(dot.error());
     std::cout << *dot;
-  } else if (opts.output == "labels" || opts.output == "kueue-topology" || opts.output == "kai-topology") {
+  } else if (opts.output == "labels" || opts.output == "labels-apply" || opts.output == "kueue-topology" ||
+             opts.output == "kai-topology") {
     topology::exporters::NodeLabelOptions label_opts;
     label_opts.key_prefix = opts.label_prefix;
     label_opts.topograph_compatible = opts.topograph_labels;
     if (opts.output == "labels") {
       std::cout << topology::exporters::render_node_labels_yaml(tree, label_opts);
+    } else if (opts.output == "labels-apply") {
+      // Node objects that carry our labels and nothing else: `kubectl apply --server-side
+      // --field-manager=hypertopo -f -` owns exactly these keys under that manager, so another
+      // writer's labels are never touched and a key dropped from a later run is removed.
+      nlohmann::json items = nlohmann::json::array();
+      for (const auto& [node, labels] : topology::exporters::node_labels(tree, label_opts)) {
+        items.push_back(
+            {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", node}, {"labels", labels}}}});
+      }
+      const nlohmann::json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+      std::cout << io::json_text(list, 2) << "\n";
     } else if (opts.output == "kueue-topology") {
       std::cout << io::json_text(
                        topology::exporters::render_kueue_topology(tree, label_opts, "hypertopo",
@@ -211,9 +223,11 @@ void add_discover_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--guid-map", opts->guid_map_file, "File of '<guid> <node name>' lines")
       ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", opts->output, "Output format")
-      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "labels", "kueue-topology", "kai-topology",
-                             "slurm-tree", "slurm-block", "slurm-yaml"}))
+  cmd->add_option("-o,--output", opts->output,
+                  "Output format (labels-apply: Node objects carrying only the tier labels, for kubectl "
+                  "apply --server-side --field-manager=hypertopo -f -)")
+      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "labels", "labels-apply", "kueue-topology",
+                             "kai-topology", "slurm-tree", "slurm-block", "slurm-yaml"}))
       ->capture_default_str();
   cmd->add_option("--write-manifests", opts->manifests_file,
                   "Also write the HyperNodes as YAML to this file");
@@ -225,13 +239,14 @@ void add_discover_command(CLI::App& app, Action& action) {
          "-o dot: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
-                  "-o labels/kueue-topology/kai-topology: key of tier N is PREFIX+N")
+                  "-o labels/labels-apply/kueue-topology/kai-topology: key of tier N is PREFIX+N")
       ->capture_default_str();
   cmd->add_option("--kueue-api-version", opts->kueue_api_version,
                   "-o kueue-topology: the Topology's version, v1beta2 or v1beta1 (of kueue.x-k8s.io)")
       ->capture_default_str();
-  cmd->add_flag("--topograph-labels", opts->topograph_labels,
-                "-o labels: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");
+  cmd->add_flag(
+      "--topograph-labels", opts->topograph_labels,
+      "-o labels/labels-apply: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");
   cmd->add_option("--max-nodes-listed", opts->max_nodes_listed, "Node names shown per domain with -o tree")
       ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_discover(*opts); }; });

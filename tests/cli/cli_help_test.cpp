@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -32,6 +34,18 @@ Result hypertopo(const std::string& args) {
   const int status = pclose(pipe);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Standard output alone (notes on stderr left out).
+std::string stdout_of(const std::string& args) {
+  const std::string command = std::string(HT_HYPERTOPO_BINARY) + " " + args + " 2>/dev/null";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buf[4096];
+  for (std::size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.append(buf, n);
+  pclose(pipe);
+  return out;
 }
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
@@ -181,6 +195,46 @@ TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
   EXPECT_NE(zsh.out.find("autoload -U +X bashcompinit && bashcompinit\n"), std::string::npos);
   EXPECT_NE(zsh.out.find(r.out), std::string::npos);
   EXPECT_EQ(hypertopo("completion fish").code, 2);
+}
+
+// `-o labels-apply`: what `kubectl apply --server-side --field-manager=hypertopo -f -` takes: a List
+// of Node objects carrying the tier labels and nothing else (no spec, no status, no other label),
+// the same labels `-o labels` prints.
+TEST(Exports, LabelsApplyIsNodeObjectsCarryingOnlyOurLabels) {
+  TempDir dir;
+  write_text(dir.path() / "labels.yaml",
+             "networkTopologyTypes:\n  t: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]\n");
+  auto node = [](const std::string& name, const std::string& rack) {
+    return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + name + R"(","labels":{"rack":")" +
+           rack + R"(","kubernetes.io/hostname":")" + name + R"("}},"spec":{"unschedulable":false}})";
+  };
+  write_text(dir.path() / "nodes.json", R"({"apiVersion":"v1","kind":"List","items":[)" + node("n1", "r1") +
+                                            "," + node("n2", "r1") + "," + node("n3", "r2") + "]}");
+  const std::string args = "discover --source labels:" + (dir.path() / "labels.yaml").string() + " --nodes " +
+                           (dir.path() / "nodes.json").string();
+  const std::string out = stdout_of(args + " -o labels-apply");
+  const auto list = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(list.is_discarded()) << out;
+  EXPECT_EQ(list.at("apiVersion"), "v1");
+  EXPECT_EQ(list.at("kind"), "List");
+  ASSERT_EQ(list.at("items").size(), 3u);
+  std::map<std::string, std::string> tier_of;
+  for (const auto& item : list.at("items")) {
+    EXPECT_EQ(item.at("apiVersion"), "v1");
+    EXPECT_EQ(item.at("kind"), "Node");
+    EXPECT_EQ(item.size(), 3u) << item.dump() << ": only apiVersion, kind and metadata";
+    EXPECT_EQ(item.at("metadata").size(), 2u) << item.dump() << ": only the name and our labels";
+    const auto& labels = item.at("metadata").at("labels");
+    ASSERT_EQ(labels.size(), 1u) << item.dump();
+    tier_of[item.at("metadata").at("name")] = labels.at("hypertopo.io/tier-1");
+  }
+  EXPECT_EQ(tier_of["n1"], tier_of["n2"]);
+  EXPECT_NE(tier_of["n1"], tier_of["n3"]);
+  // The labels are those of -o labels.
+  const std::string plain = stdout_of(args + " -o labels");
+  for (const auto& [name, value] : tier_of)
+    EXPECT_NE(plain.find(name + ":\n  hypertopo.io/tier-1: \"" + value + "\""), std::string::npos)
+        << plain;
 }
 
 }  // namespace
