@@ -41,7 +41,7 @@ image_test() {
     fi &&
       grep '^image.sh: built' "$build_log" &&
       out=$("${run[@]}" "$image" --version) && echo "$out" &&
-      [[ $out == "hypertopo $version" ]] &&
+      [[ $out == "hypertopo $version (commit "*", built "*")" ]] &&
       out=$("${run[@]}" "$image" discover --source demo:model) &&
       grep -F "tier 3  core-demo-core-01  [core]  128 nodes" <<<"$out" &&
       out=$("${run[@]}" --entrypoint ldd "$image" /usr/local/bin/hypertopo) &&
