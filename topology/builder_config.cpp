@@ -38,6 +38,17 @@ std::expected<TreeBuilderOptions, Error> parse_builder_document(const YAML::Node
       for (std::size_t i = 0; i < l->size(); ++i) {
         const std::string& t = (*l)[i];
         if (t.empty() || t.size() > 253) return r.bad(io::indexed(key, i), "must be 1 to 253 characters");
+        // A tier name becomes part of HyperNode names, spec.tierName and the level names others read:
+        // printable ASCII only, refused here rather than failing later without the file and key.
+        for (const char c : t) {
+          const auto byte = static_cast<unsigned char>(c);
+          if (byte < 0x20 || byte > 0x7e) {
+            return r.bad(io::indexed(key, i), "'" + t +
+                                                  "' has a character that is not printable ASCII (byte 0x" +
+                                                  std::string(1, "0123456789abcdef"[byte >> 4]) +
+                                                  std::string(1, "0123456789abcdef"[byte & 15]) + ")");
+          }
+        }
         if (!seen.insert(t).second) return r.bad(io::indexed(key, i), "'" + t + "' is named twice");
       }
       o.level_names = *l;

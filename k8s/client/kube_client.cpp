@@ -18,6 +18,11 @@ namespace {
 
 using nlohmann::json;
 
+// One watch event (one line of the stream) at most: the API server's largest object is bounded by
+// etcd's request limit (1.5 MiB by default; --max-request-bytes), so 16 MiB leaves room for any
+// object and stops a stream that never sends a newline from growing without bound.
+constexpr std::size_t kMaxWatchEventBytes = std::size_t{16} << 20;
+
 std::string percent_encode(const std::string& text) {
   static const char* digits = "0123456789ABCDEF";
   std::string out;
@@ -453,6 +458,7 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
 
   std::stop_callback cancel_on_stop(stop, [&] { stream->cancel(); });
   std::string pending;
+  std::size_t scanned = 0;  // bytes of `pending` already searched for a newline
   for (;;) {
     if (stop.stop_requested()) return end;
     auto more = stream->read_some(pending, idle);
@@ -463,7 +469,9 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       return end;
     }
     size_t start = 0;
-    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+    // Only the bytes that arrived are searched: a long line read in many pieces costs linear time.
+    for (size_t nl, from = scanned; (nl = pending.find('\n', from)) != std::string::npos;
+         from = start = nl + 1) {
       std::string_view line(pending.data() + start, nl - start);
       if (line.find_first_not_of(" \r\t") == std::string_view::npos) continue;
       json event = json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -503,6 +511,14 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       }
     }
     pending.erase(0, start);
+    scanned = pending.size();
+    if (pending.size() > kMaxWatchEventBytes) {
+      ApiError e = local_error(ErrorCode::kParse, what + ": a watch event is longer than " +
+                                                      std::to_string(kMaxWatchEventBytes >> 20) +
+                                                      " MiB without a newline; the stream is dropped");
+      e.http_status = 200;
+      return std::unexpected(e);
+    }
     if (!*more) {
       end.reason = WatchEnd::Reason::kServerClosed;
       return end;

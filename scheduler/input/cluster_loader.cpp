@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <limits>
 #include <sstream>
 #include <type_traits>
 
@@ -207,13 +208,20 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const V& item, const std::st
   auto tier = spec->find("tier");
   if (!tier) return fail(ErrorCode::kParse, who() + ": spec.tier is required");
   if (tier->is_integer()) {
-    hn.tier = static_cast<int>(tier->integer());
+    // The CRD's int32 with minimum 0: a larger value is refused, never wrapped (2^32 + 1 is not 1).
+    const auto value = tier->integer();
+    if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
+      return fail(ErrorCode::kParse, who() + ": spec.tier " + std::to_string(value) + " is outside 0.." +
+                                         std::to_string(std::numeric_limits<std::int32_t>::max()));
+    }
+    hn.tier = static_cast<int>(value);
   } else if (tier->is_string()) {
     const std::string_view t = tier->string();
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), hn.tier);
     if (ec != std::errc() || p != t.data() + t.size()) {
       return fail(ErrorCode::kParse, who() + ": spec.tier '" + std::string(t) + "' is not an integer");
     }
+    if (hn.tier < 0) return fail(ErrorCode::kParse, who() + ": spec.tier " + std::string(t) + " is negative");
   } else {
     return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer");
   }

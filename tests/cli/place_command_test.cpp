@@ -274,6 +274,28 @@ TEST_F(PlaceCommandTest, AKep5732PodGroupIsPlacedInsideOneDomainOfItsTopologyKey
 
 // docs/placement.md shows `place` on the files of examples/place/: every such command is run as
 // the doc writes it, and what it prints must be the JSON (and exit code) the doc shows under it.
+// HyperNode spec.tier is the CRD's int32 (minimum 0): 2^32 + 1 is refused naming the HyperNode,
+// never read as tier 1.
+TEST_F(PlaceCommandTest, AHyperNodeTierBeyondInt32IsRefusedNotWrapped) {
+  for (const json& tier : {json(4294967297LL), json(-1), json("4294967297")}) {
+    const json hypernodes{
+        {"apiVersion", "v1"},
+        {"kind", "List"},
+        {"items",
+         {{{"apiVersion", "topology.volcano.sh/v1alpha1"},
+           {"kind", "HyperNode"},
+           {"metadata", {{"name", "rack-1"}}},
+           {"spec",
+            {{"tier", tier},
+             {"members", {{{"type", "Node"}, {"selector", {{"exactMatch", {{"name", "b1-r1-h1"}}}}}}}}}}}}}};
+    auto run = testing::run_captured(run_cli, {"place", "--nodes", file("nodes.json", nodes()), "--topology",
+                                               file("hypernodes.json", hypernodes), "--job",
+                                               file("job.json", kueue_job(1, json::object()))});
+    EXPECT_EQ(run.code, 2) << tier << run.err;
+    EXPECT_NE(run.err.find("HyperNode rack-1: spec.tier"), std::string::npos) << tier << run.err;
+  }
+}
+
 TEST(PlacementDoc, TheExamplesShowWhatPlacePrints) {
   const std::filesystem::path root(HYPERTOPO_SOURCE_DIR);
   const std::string doc = testing::read_text(root / "docs" / "placement.md");

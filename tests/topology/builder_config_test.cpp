@@ -26,6 +26,19 @@ guidMap: {"E09D7303007A4BD8": dgx-001}
   EXPECT_EQ(o->node_by_endpoint.at("0xe09d7303007a4bd8"), "dgx-001");
 }
 
+// A tier name becomes part of object names and labels: one that is not printable ASCII is refused
+// at load, naming the file and the key, instead of failing later without either.
+TEST(BuilderConfig, ATierNameThatIsNotPrintableAsciiIsRefusedNamingFileAndKey) {
+  for (const std::string bad : {"sp\xc3\xafne", "tab\there"}) {
+    auto loaded = parse_builder_config("tierNames: [leaf, \"" + bad + "\"]\n", "discover.yaml");
+    ASSERT_FALSE(loaded) << bad;
+    EXPECT_NE(loaded.error().message().find("discover.yaml"), std::string::npos) << loaded.error().message();
+    EXPECT_NE(loaded.error().message().find("tierNames[1]"), std::string::npos) << loaded.error().message();
+    EXPECT_NE(loaded.error().message().find("not printable ASCII"), std::string::npos) << loaded.error().message();
+  }
+  EXPECT_TRUE(parse_builder_config("tierNames: [leaf, spine, core]\n", "discover.yaml"));
+}
+
 TEST(BuilderConfig, ErrorsNameFileAndKey) {
   auto unknown = parse_builder_config("tierName: [a]\n", "d.yaml");
   ASSERT_FALSE(unknown);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "k8s/client/kube_client.h"
+#include "net/http_server.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 
 namespace hypertopo::k8s {
@@ -194,6 +195,31 @@ TEST_F(WatchTest, StopTokenEndsAnIdleWatch) {
   ASSERT_TRUE(result.has_value());
   ASSERT_TRUE(*result) << (*result).error().error.message();
   EXPECT_EQ((*result)->reason, WatchEnd::Reason::kStopped);
+}
+
+// A watch stream that never sends a newline (a broken or hostile server, a proxy in between): the
+// event being read is bounded (16 MiB), and the watch ends with an error saying so instead of
+// buffering the stream for as long as it lasts.
+TEST(WatchStream, ALineWithoutANewlineIsBoundedAndEndsTheWatchWithAnError) {
+  net::HttpServer server({.address = "127.0.0.1", .port = 0});
+  server.handle("GET", "/api/v1/nodes", [](const net::HttpServerRequest&) {
+    return net::HttpServerResponse{.content_type = "application/json", .body = std::string(24u << 20, 'x')};
+  });
+  ASSERT_TRUE(server.start().has_value());
+  ClusterConfig config;
+  config.server = "http://127.0.0.1:" + std::to_string(server.port());
+  auto client = KubeClient::create(config, ClientOptions{.qps = 0});
+  ASSERT_TRUE(client) << client.error().message();
+  const Resource nodes{"", "v1", "nodes", /*namespaced=*/false};
+  int events = 0;
+  auto result = (*client)->watch(nodes, "", {}, [&](const WatchEvent&) {
+    ++events;
+    return true;
+  });
+  ASSERT_FALSE(result.has_value()) << "a 24 MiB line was buffered whole";
+  EXPECT_NE(result.error().error.message().find("longer than 16 MiB without a newline"), std::string::npos)
+      << result.error().error.message();
+  EXPECT_EQ(events, 0);
 }
 
 }  // namespace
