@@ -59,8 +59,12 @@ RUN set -eu; \
     rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
+# The context has no .git: `hypertopo --version` names the commit scripts/image.sh passes
+# (cmake/version_info.cmake reads HYPERTOPO_GIT_COMMIT).
+ARG REVISION=unknown
 # -O2 like the release build scripts/setup.sh makes (and the README's numbers), without debug info.
-RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
+RUN export HYPERTOPO_GIT_COMMIT="$(printf %.12s "$REVISION")"; \
+    cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
       -DHYPERTOPO_BUILD_TESTS=OFF -DHYPERTOPO_BUILD_BENCHMARKS=OFF >/dev/null && \
     cmake --build /build --target hypertopo && \
     strip /build/bin/hypertopo

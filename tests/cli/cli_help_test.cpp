@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -156,6 +158,30 @@ TEST(Version, NamesTheVersionTheCommitAndTheBuildDay) {
       << r.out;
 }
 
+// The header --version prints from, as a build without .git writes it (the image's build stage:
+// HYPERTOPO_GIT_COMMIT) and as a reproducible build dates it (SOURCE_DATE_EPOCH); a second run
+// with nothing changed leaves the file alone, so it rebuilds nothing.
+TEST(Version, TheCommitComesFromTheEnvironmentWhereThereIsNoCheckout) {
+  TempDir dir;
+  const auto header = dir.path() / "version_info.h";
+  const std::string command =
+      "env HYPERTOPO_GIT_COMMIT=0123456789ab SOURCE_DATE_EPOCH=86400 cmake -DSOURCE_DIR=" +
+      dir.path().string() + " -DOUTPUT=" + header.string() +
+      " -DVERSION=9.8.7 -P " HYPERTOPO_SOURCE_DIR "/cmake/version_info.cmake";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(header);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("#define HT_VERSION \"9.8.7\"\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("#define HT_GIT_COMMIT \"0123456789ab\"\n"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("#define HT_BUILD_DATE \"1970-01-02\"\n"), std::string::npos) << text.str();
+  const auto written = std::filesystem::last_write_time(header);
+  std::filesystem::last_write_time(header, written - std::chrono::hours(1));
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_EQ(std::filesystem::last_write_time(header), written - std::chrono::hours(1))
+      << "rewritten unchanged";
+}
+
 // The script is bash's own completion function; run it as bash does, on the words typed so far.
 std::string complete(const std::string& script, const std::string& words, int cword) {
   const Result r = [&] {
@@ -233,8 +259,7 @@ TEST(Exports, LabelsApplyIsNodeObjectsCarryingOnlyOurLabels) {
   // The labels are those of -o labels.
   const std::string plain = stdout_of(args + " -o labels");
   for (const auto& [name, value] : tier_of)
-    EXPECT_NE(plain.find(name + ":\n  hypertopo.io/tier-1: \"" + value + "\""), std::string::npos)
-        << plain;
+    EXPECT_NE(plain.find(name + ":\n  hypertopo.io/tier-1: \"" + value + "\""), std::string::npos) << plain;
 }
 
 }  // namespace
