@@ -110,10 +110,15 @@ std::string render_capacity_dot(const Tree& tree, const GpuUsage& usage, const C
     out += "  }\n";
   }
   if (any_degraded) {
+    // The swatch is drawn as the degraded boxes are: the same frame, and the warning fill only where
+    // the boxes have it (no GPU data); with GPU data their fill is the use, so the swatch's is blank
+    // rather than a colour the use legend gives another meaning.
     out += "  subgraph cluster_health {\n    label=\"Fabric health\";\n    fontname=\"Helvetica\";\n    " +
-           quote("legend:degraded") +
-           " [label=\"degraded links or uplinks\\n(FabricDegraded)\", color=" + quote(kDegradedFrame) +
-           ", penwidth=3, fillcolor=" + quote(kDegradedFill) + "];\n  }\n";
+           quote("legend:degraded") + " [label=" +
+           quote(coloured ? "degraded links or uplinks\\n(FabricDegraded; the fill stays GPU use)"
+                          : "degraded links or uplinks\\n(FabricDegraded)") +
+           ", color=" + quote(kDegradedFrame) +
+           ", penwidth=3, fillcolor=" + quote(coloured ? "#ffffff" : kDegradedFill) + "];\n  }\n";
   }
   out += "}\n";
   return out;

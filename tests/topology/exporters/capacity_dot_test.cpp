@@ -75,6 +75,20 @@ TEST(CapacityDot, DegradedDomainsAreFramedWithTheirReason) {
   const auto c = coloured.find("\"d:leaf-1-1\" [label=");
   const std::string cline = coloured.substr(c, coloured.find('\n', c) - c);
   EXPECT_NE(cline.find("fillcolor=\"#93c47d\", color=\"#d94801\", penwidth=3"), std::string::npos) << cline;
+
+  // The legend's swatch looks like the degraded boxes: the same frame; the warning fill where they
+  // have it, none where their fill is the GPU use (never a colour of the use legend).
+  auto swatch = [](const std::string& dot) {
+    const auto s = dot.find("\"legend:degraded\" [label=");
+    return s == std::string::npos ? std::string() : dot.substr(s, dot.find('\n', s) - s);
+  };
+  EXPECT_NE(swatch(plain).find("color=\"#d94801\", penwidth=3, fillcolor=\"#fdae61\""), std::string::npos)
+      << swatch(plain);
+  const std::string coloured_swatch = swatch(coloured);
+  EXPECT_NE(coloured_swatch.find("color=\"#d94801\", penwidth=3, fillcolor=\"#ffffff\""), std::string::npos)
+      << coloured_swatch;
+  for (const char* use : {"#93c47d", "#ffd966", "#f6b26b", "#e06666", "#d9d9d9", "#fdae61"})
+    EXPECT_EQ(coloured_swatch.find(use), std::string::npos) << use << " in " << coloured_swatch;
 }
 
 TEST(CapacityDot, RendersWithGraphviz) {
