@@ -26,8 +26,10 @@ class UfmSource final : public Discoverer {
       // The client's warnings (TLS verification off) are the admin's business: they go with the
       // result only, so the agent logs each once per change and counts it, and the command line
       // prints it once.
-      if (line.find("warning:") != std::string::npos) {
-        warnings.push_back(line);
+      // Whoever prints a warning says "warning:" itself: the client's own word is taken out
+      // ("ufm: warning: X" -> "ufm: X"), or the command line would print it twice.
+      if (const auto at = line.find("warning: "); at != std::string::npos) {
+        warnings.push_back(line.substr(0, at) + line.substr(at + 9));
       } else if (deps_.log) {
         deps_.log(line);
       }
