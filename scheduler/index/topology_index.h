@@ -91,6 +91,9 @@ class TopologyIndex {
   // updates every enclosing domain's sums.
   std::expected<void, Error> add_pods(int node, const ResourceAmounts& requests, std::int64_t count);
 
+  // A node going NotReady (false) or coming back (true); placement then skips or uses it again.
+  void set_node_ready(int node, bool ready) { nodes_[static_cast<std::size_t>(node)].spec.ready = ready; }
+
   // Bytes held by the index's own arrays and strings (an estimate for memory reports).
   std::size_t approximate_bytes() const;
 

@@ -32,7 +32,7 @@ std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
   return it->get<std::int64_t>();
 }
 
-std::expected<TraceJob, Error> parse_event(const std::string& line, const std::vector<NodeSpec>& nodes) {
+std::expected<json, Error> parse_line(const std::string& line) {
   // nlohmann's parser keeps its own stack, but a value 100,000 arrays deep still overflows the
   // native stack of the recursive code that walks and destroys it.
   if (io::json_depth(line) > io::kMaxJsonDepth) {
@@ -42,6 +42,10 @@ std::expected<TraceJob, Error> parse_event(const std::string& line, const std::v
   if (event.is_discarded()) return fail(ErrorCode::kParse, "not a valid JSON object");
   if (!event.is_object())
     return fail(ErrorCode::kParse, "expected a JSON object, got " + io::json_text(event));
+  return event;
+}
+
+std::expected<TraceJob, Error> parse_event(const json& event, const std::vector<NodeSpec>& nodes) {
   static const std::vector<std::string> kKeys = {"time", "job", "arrive", "duration"};
   for (const auto& [key, value] : event.items()) {
     if (std::ranges::find(kKeys, key) == kKeys.end()) return io::unknown_key_error("", key, kKeys);
@@ -69,17 +73,50 @@ std::expected<TraceJob, Error> parse_event(const std::string& line, const std::v
   return job;
 }
 
+std::expected<NodeEvent, Error> parse_node_event(const json& event) {
+  static const std::vector<std::string> kKeys = {"time", "node", "event"};
+  for (const auto& [key, value] : event.items()) {
+    if (std::ranges::find(kKeys, key) == kKeys.end()) return io::unknown_key_error("", key, kKeys);
+  }
+  NodeEvent out;
+  auto time = seconds(event, "time");
+  if (!time) return std::unexpected(time.error());
+  if (*time < 0) return bad("time", "must be >= 0, got " + std::to_string(*time));
+  out.time = *time;
+  const auto& node = event["node"];
+  if (!node.is_string() || node.get<std::string>().empty()) return bad("node", "must be a node's name");
+  out.node = node.get<std::string>();
+  auto kind = event.find("event");
+  if (kind == event.end()) return bad("event", "is required (fail or recover)");
+  if (!kind->is_string() || (*kind != "fail" && *kind != "recover"))
+    return bad("event", "must be fail or recover, got " + io::json_text(*kind));
+  out.fail = *kind == "fail";
+  return out;
+}
+
 }  // namespace
 
 std::expected<std::vector<TraceJob>, Error> parse_trace(std::istream& in, const std::string& source,
-                                                        const std::vector<NodeSpec>& nodes) {
+                                                        const std::vector<NodeSpec>& nodes,
+                                                        std::vector<NodeEvent>* node_events) {
   std::vector<TraceJob> out;
   std::unordered_set<std::string> seen;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (blank(line)) continue;
     const std::string where = source + ":" + std::to_string(number);
-    auto job = parse_event(line, nodes);
+    auto parsed = parse_line(line);
+    if (!parsed) return std::unexpected(parsed.error().context(where));
+    if (parsed->contains("node")) {
+      if (!node_events)
+        return fail(ErrorCode::kInvalidArgument, where + ": node events are replayed by simulate only");
+      auto event = parse_node_event(*parsed);
+      if (!event) return std::unexpected(event.error().context(where));
+      event->where = where;
+      node_events->push_back(std::move(*event));
+      continue;
+    }
+    auto job = parse_event(*parsed, nodes);
     if (!job) return std::unexpected(job.error().context(where));
     if (!seen.insert(job->id).second) {
       return fail(ErrorCode::kInvalidArgument,
@@ -93,11 +130,12 @@ std::expected<std::vector<TraceJob>, Error> parse_trace(std::istream& in, const 
 }
 
 std::expected<std::vector<TraceJob>, Error> load_trace(const std::filesystem::path& path,
-                                                       const std::vector<NodeSpec>& nodes) {
+                                                       const std::vector<NodeSpec>& nodes,
+                                                       std::vector<NodeEvent>* node_events) {
   auto text = io::read_bounded_file(path, io::kDataFileLimit);
   if (!text) return std::unexpected(text.error().context("trace"));
   std::istringstream in(std::move(*text));
-  return parse_trace(in, path.string(), nodes);
+  return parse_trace(in, path.string(), nodes, node_events);
 }
 
 }  // namespace hypertopo::scheduler

@@ -9,6 +9,8 @@
 //
 //   {"time": 0, "job": "j1", "duration": 3600, "arrive": {"kind": "PlacementRequest", "podSets": [...]}}
 //
+// A line with "node" instead of "job" is a node event (NodeEvent below): the node fails or recovers.
+//
 // Every error names the line: "jobs.jsonl:17: duration must be a positive integer".
 //
 //   auto trace = load_trace("jobs.jsonl", nodes);   // nodes: for a KaiwoJob's GPUs-per-node rule
@@ -36,10 +38,22 @@ struct TraceJob {
   JobRequest request;  // its name defaults to `id`
 };
 
-// `source` names the input in messages (a file name, or "<stdin>").
+// A node failing (NotReady: the pods on it are lost) or coming back, at `time`:
+//   {"time": 600, "node": "n-17", "event": "fail"}      {"time": 1800, "node": "n-17", "event": "recover"}
+struct NodeEvent {
+  std::int64_t time = 0;
+  std::string node;
+  bool fail = true;   // false: recover
+  std::string where;  // "<source>:<line>"
+};
+
+// `source` names the input in messages (a file name, or "<stdin>"). Node events go to
+// `node_events`, in trace order; without it, a node event is an error naming its line.
 std::expected<std::vector<TraceJob>, Error> parse_trace(std::istream& in, const std::string& source,
-                                                        const std::vector<NodeSpec>& nodes);
+                                                        const std::vector<NodeSpec>& nodes,
+                                                        std::vector<NodeEvent>* node_events = nullptr);
 std::expected<std::vector<TraceJob>, Error> load_trace(const std::filesystem::path& path,
-                                                       const std::vector<NodeSpec>& nodes);
+                                                       const std::vector<NodeSpec>& nodes,
+                                                       std::vector<NodeEvent>* node_events = nullptr);
 
 }  // namespace hypertopo::scheduler

@@ -31,7 +31,12 @@ json policy_json(const PolicyReport& p) {
               {"utilisation", p.utilisation},
               {"endSeconds", p.end},
               {"events", p.events},
-              {"samples", p.samples}};
+              {"samples", p.samples},
+              {"nodeFailures", p.node_failures},
+              {"podsLost", p.pods_lost},
+              {"podsReplaced", p.pods_replaced},
+              {"jobsInterrupted", p.jobs_interrupted},
+              {"gpuHoursLost", p.gpu_seconds_lost / 3600.0}};
   json spans = json::object();
   for (const auto& [tier, jobs] : p.jobs_per_span) spans[std::to_string(tier)] = jobs;
   out["jobsPerSpanTier"] = spans;
@@ -111,6 +116,15 @@ std::string render_text(const SimulationRun& run) {
         });
   }
   row("GPU utilisation", [](const PolicyReport& p) { return fixed(100.0 * p.utilisation, 1) + "%"; });
+  if (!r.policies.empty() && r.policies.front().node_failures > 0) {
+    row("node failures / pods lost / pods replaced", [](const PolicyReport& p) {
+      return std::to_string(p.node_failures) + " / " + std::to_string(p.pods_lost) + " / " +
+             std::to_string(p.pods_replaced);
+    });
+    row("jobs interrupted / GPU-hours lost", [](const PolicyReport& p) {
+      return std::to_string(p.jobs_interrupted) + " / " + fixed(p.gpu_seconds_lost / 3600.0, 2);
+    });
+  }
   row("last departure (s)", [](const PolicyReport& p) { return std::to_string(p.end); });
   row("events / fragmentation samples",
       [](const PolicyReport& p) { return std::to_string(p.events) + " / " + std::to_string(p.samples); });
@@ -153,11 +167,12 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
     }
     options.fabric_health = *mode;
   }
-  auto trace = load_trace(in.trace, *nodes);
+  std::vector<NodeEvent> node_events;
+  auto trace = load_trace(in.trace, *nodes, &node_events);
   if (!trace) return std::unexpected(trace.error());
   auto index = build_index(*topology, std::move(*nodes), pods);
   if (!index) return std::unexpected(index.error().context("while building the topology index"));
-  auto report = simulate_trace(*index, *trace, options);
+  auto report = simulate_trace(*index, *trace, options, node_events);
   if (!report) return std::unexpected(report.error());
   return SimulationRun{std::move(*report), in.trace.string()};
 }

@@ -39,6 +39,7 @@ class Placer {
     }
   }
   const TopologyIndex& index() const { return *index_; }
+  TopologyIndex& index() { return *index_; }
 
  protected:
   std::unique_ptr<TopologyIndex> index_;  // on the heap: the engine keeps a reference to it
@@ -245,12 +246,71 @@ struct Departure {
   bool operator>(const Departure& o) const { return end != o.end ? end > o.end : seq > o.seq; }
 };
 
+// A node for one lost pod of `ps`: Ready, schedulable, passing the pod's node constraints, with
+// room; the nodes of `limit`'s subtree searched from `start` outwards (nearest first), or, with
+// limit < 0, every node in name order (the first-fit baseline). -1: none.
+int replacement_node(const TopologyIndex& index, const PodSetRequest& ps, int start, int limit) {
+  auto fits = [&](int n) {
+    const NodeSpec& spec = index.node(n).spec;
+    if (!spec.ready || spec.unschedulable ||
+        !check_node_constraints(spec, ps.node_selector, ps.affinity, ps.tolerations).passed())
+      return false;
+    for (const auto& [name, amount] : ps.per_pod) {
+      if (amount <= 0 || name == "pods") continue;
+      const int r = index.resource_id(name);
+      if (r < 0 || index.node_allocatable(n, r) - index.node_used(n, r) < amount) return false;
+    }
+    const int pods = index.resource_id("pods");
+    return pods < 0 || index.node_allocatable(n, pods) - index.node_used(n, pods) >= 1;
+  };
+  if (limit < 0) {
+    std::vector<int> order(index.nodes().size());
+    std::iota(order.begin(), order.end(), 0);
+    std::ranges::sort(order, [&](int a, int b) { return index.node(a).spec.name < index.node(b).spec.name; });
+    for (int n : order) {
+      if (fits(n)) return n;
+    }
+    return -1;
+  }
+  for (int d = start; d >= 0; d = index.domain(d).parent) {
+    std::vector<int> stack{d};
+    while (!stack.empty()) {
+      const int dom = stack.back();
+      stack.pop_back();
+      for (int n : index.domain(dom).nodes) {
+        if (fits(n)) return n;
+      }
+      const auto& children = index.domain(dom).children;
+      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
+    }
+    if (d == limit) break;
+  }
+  return -1;
+}
+
+// The lowest domain holding every node of `nodes` (the root when they share none).
+int common_domain(const TopologyIndex& index, const std::vector<int>& nodes) {
+  int common = -1;
+  for (int n : nodes) {
+    const int d = index.node(n).domain;
+    if (common < 0) {
+      common = d;
+      continue;
+    }
+    std::vector<int> ancestors;
+    for (int a = d; a >= 0; a = index.domain(a).parent) ancestors.push_back(a);
+    while (common >= 0 && std::ranges::find(ancestors, common) == ancestors.end())
+      common = index.domain(common).parent;
+  }
+  return common < 0 ? index.root() : common;
+}
+
 }  // namespace
 
 std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
                                                    const std::vector<TraceJob>& trace,
-                                                   SimulationPolicy policy,
-                                                   const SimulationOptions& options) {
+                                                   SimulationPolicy policy, const SimulationOptions& options,
+                                                   const std::vector<NodeEvent>& node_events) {
   auto gpu_name = resolve_gpu_resource(index, options.gpu_resource);
   if (!gpu_name) return std::unexpected(gpu_name.error());
   const int gpu = index.resource_id(*gpu_name);
@@ -274,35 +334,123 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
   std::size_t started = 0;
   double gpu_seconds = 0;
   std::int64_t wait_sum = 0, span_sum = 0;
+  // A job runs from its (last) start; an interrupted job's departure left in `running` is stale.
+  std::vector<std::size_t> run_seq(trace.size(), 0);
+  std::vector<bool> active(trace.size(), false);
+  std::vector<std::int64_t> run_start(trace.size(), 0);
 
   auto start = [&](std::size_t j, std::int64_t now) -> std::expected<bool, Error> {
     auto placed = live->place(trace[j].request);
     if (!placed) return std::unexpected(placed.error().context(trace[j].where));
     if (!placed->fit) return false;
     JobOutcome& o = report.outcomes[j];
+    const bool restart = o.start >= 0;
     std::vector<int> nodes;
+    std::int64_t gpus = 0;
     for (std::size_t i = 0; i < placed->pod_sets.size(); ++i) {
       const auto& per_pod = trace[j].request.pod_sets[i].per_pod;
       auto g = per_pod.find(*gpu_name);
       for (const auto& a : placed->pod_sets[i].assignment) {
         if (a.count <= 0) continue;
         nodes.push_back(a.node);
-        if (g != per_pod.end()) o.gpus += g->second * a.count;
+        if (g != per_pod.end()) gpus += g->second * a.count;
       }
     }
+    placements[j] = std::move(*placed);
+    run_seq[j] = started;
+    active[j] = true;
+    run_start[j] = now;
+    running.push({now + trace[j].duration, started++, j});
+    gpu_seconds += static_cast<double>(gpus) * static_cast<double>(trace[j].duration);
+    if (restart) return true;  // an interrupted job starting again: counted once, at its first start
+    o.gpus = gpus;
     o.start = now;
     o.span = tier_span(cluster, nodes);
-    placements[j] = std::move(*placed);
-    running.push({now + trace[j].duration, started++, j});
     ++report.admitted;
     wait_sum += now - o.arrival;
     report.wait_max = std::max(report.wait_max, now - o.arrival);
     span_sum += o.span;
     report.span_max = std::max(report.span_max, o.span);
     ++report.jobs_per_span[o.span];
-    gpu_seconds += static_cast<double>(o.gpus) * static_cast<double>(trace[j].duration);
     return true;
   };
+  // A node fails: the pods it held are lost. Each running job that had pods there moves them to
+  // nodes with room (topology-aware: inside its constraint domain, nearest first; first fit: the
+  // first nodes in name order) or, when they do not all find one, is interrupted and queues again
+  // at the head (it restarts from the beginning; what it ran is lost).
+  std::vector<std::size_t> requeue;
+  auto fail_node = [&](int node, std::int64_t now) {
+    TopologyIndex& idx = live->index();
+    idx.set_node_ready(node, false);
+    ++report.node_failures;
+    for (std::size_t j = 0; j < trace.size(); ++j) {
+      if (!active[j]) continue;
+      JobPlacement& placement = placements[j];
+      std::vector<int> job_nodes;
+      std::size_t lost_here = 0;
+      for (const auto& ps : placement.pod_sets) {
+        for (const auto& a : ps.assignment) {
+          if (a.count <= 0) continue;
+          job_nodes.push_back(a.node);
+          if (a.node == node) lost_here += static_cast<std::size_t>(a.count);
+        }
+      }
+      if (lost_here == 0) continue;
+      report.pods_lost += lost_here;
+      bool replaced_all = true;
+      for (std::size_t i = 0; i < placement.pod_sets.size() && i < trace[j].request.pod_sets.size(); ++i) {
+        const PodSetRequest& ps = trace[j].request.pod_sets[i];
+        auto& assignment = placement.pod_sets[i].assignment;
+        // The constraint domain: the ancestor, at the required tier, of the lowest domain holding
+        // the job's pods; the root for a job without a required topology.
+        int start_domain = common_domain(idx, job_nodes);
+        int limit = idx.root();
+        const TopologyMode mode =
+            trace[j].request.mode != TopologyMode::kNone ? trace[j].request.mode : ps.mode;
+        const std::string& level =
+            trace[j].request.mode != TopologyMode::kNone ? trace[j].request.level : ps.level;
+        if (mode == TopologyMode::kRequired && !level.empty()) {
+          if (auto tier = idx.resolve_tier(level)) {
+            limit = start_domain;
+            for (int d = start_domain; d >= 0 && idx.domain(d).tier <= *tier; d = idx.domain(d).parent)
+              limit = d;
+          }
+        }
+        const std::size_t entries = assignment.size();
+        for (std::size_t e = 0; e < entries; ++e) {
+          if (assignment[e].node != node || assignment[e].count <= 0) continue;
+          const std::int32_t lost = assignment[e].count;
+          (void)idx.add_pods(node, ps.per_pod, -lost);
+          assignment[e].count = 0;
+          for (std::int32_t k = 0; k < lost; ++k) {
+            const int to = policy == SimulationPolicy::kTopologyAware
+                               ? replacement_node(idx, ps, start_domain, limit)
+                               : replacement_node(idx, ps, -1, -1);
+            if (to < 0) {
+              replaced_all = false;
+              break;
+            }
+            (void)idx.add_pods(to, ps.per_pod, 1);
+            assignment.push_back({.node = to, .node_name = idx.node(to).spec.name, .count = 1});
+            ++report.pods_replaced;
+          }
+        }
+      }
+      if (replaced_all) continue;
+      live->release(trace[j].request, placement);
+      active[j] = false;
+      ++report.jobs_interrupted;
+      const double gpus = static_cast<double>(report.outcomes[j].gpus);
+      report.gpu_seconds_lost += gpus * static_cast<double>(now - run_start[j]);
+      gpu_seconds -= gpus * static_cast<double>(run_start[j] + trace[j].duration - now);
+      requeue.push_back(j);
+    }
+  };
+  std::vector<std::size_t> node_order(node_events.size());
+  std::iota(node_order.begin(), node_order.end(), 0);
+  std::ranges::stable_sort(
+      node_order, [&](std::size_t a, std::size_t b) { return node_events[a].time < node_events[b].time; });
+  std::size_t next_node_event = 0;
   auto progress = [&](std::int64_t now) {
     ++report.events;
     if (options.progress == nullptr || options.progress_every == 0 ||
@@ -315,18 +463,39 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
 
   std::size_t next = 0;
   const std::int64_t first = trace.empty() ? 0 : trace[arrivals.front()].arrival;
-  while (next < arrivals.size() || !running.empty()) {
+  while (next < arrivals.size() || !running.empty() || next_node_event < node_order.size()) {
     std::int64_t now = std::numeric_limits<std::int64_t>::max();
     if (next < arrivals.size()) now = trace[arrivals[next]].arrival;
     if (!running.empty()) now = std::min(now, running.top().end);
+    if (next_node_event < node_order.size())
+      now = std::min(now, node_events[node_order[next_node_event]].time);
     bool freed = false;
     while (!running.empty() && running.top().end == now) {
-      const std::size_t j = running.top().job;
+      const Departure d = running.top();
       running.pop();
-      live->release(trace[j].request, placements[j]);
+      if (!active[d.job] || run_seq[d.job] != d.seq) continue;  // interrupted: left earlier
+      active[d.job] = false;
+      live->release(trace[d.job].request, placements[d.job]);
       freed = true;
       progress(now);
     }
+    for (; next_node_event < node_order.size() && node_events[node_order[next_node_event]].time == now;
+         ++next_node_event) {
+      const NodeEvent& e = node_events[node_order[next_node_event]];
+      const int node = cluster.find_node(e.node);
+      if (node < 0)
+        return fail(ErrorCode::kInvalidArgument, e.where + ": node " + e.node + " is not in --nodes");
+      if (e.fail) {
+        if (cluster.node(node).spec.ready) fail_node(node, now);
+      } else {
+        live->index().set_node_ready(node, true);
+      }
+      freed = true;  // a node back, or pods released: the queue may move
+      progress(now);
+    }
+    // Interrupted jobs start again first, before the jobs that waited behind them.
+    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) waiting.push_front(*it);
+    requeue.clear();
     while (freed && !waiting.empty()) {
       auto ok = start(waiting.front(), now);
       if (!ok) return std::unexpected(ok.error());
@@ -359,6 +528,7 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
   // Unreachable when placement is deterministic (the head fits the idle cluster it was probed on),
   // but a job left waiting must still be counted.
   for (std::size_t j : waiting) {
+    if (report.outcomes[j].start >= 0) continue;  // interrupted, and not started again: admitted once
     ++report.never_admitted;
     report.outcomes[j].reason = "still waiting when the trace ended";
   }
@@ -376,7 +546,8 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
 
 std::expected<SimulationReport, Error> simulate_trace(const TopologyIndex& index,
                                                       const std::vector<TraceJob>& trace,
-                                                      const SimulationOptions& options) {
+                                                      const SimulationOptions& options,
+                                                      const std::vector<NodeEvent>& node_events) {
   auto gpu_name = resolve_gpu_resource(index, options.gpu_resource);
   if (!gpu_name) return std::unexpected(gpu_name.error());
   SimulationReport report;
@@ -388,7 +559,7 @@ std::expected<SimulationReport, Error> simulate_trace(const TopologyIndex& index
   SimulationOptions resolved = options;
   resolved.gpu_resource = *gpu_name;
   for (auto policy : {SimulationPolicy::kTopologyAware, SimulationPolicy::kFirstFit}) {
-    auto r = simulate_policy(index, trace, policy, resolved);
+    auto r = simulate_policy(index, trace, policy, resolved, node_events);
     if (!r) return std::unexpected(r.error());
     report.policies.push_back(std::move(*r));
   }

@@ -19,6 +19,9 @@
 //     of the index when it arrives) is never admitted and does not join the queue; every other job
 //     is admitted eventually, since the cluster returns to that idle state.
 //   - A job starts when placed and departs at start + duration.
+//   - Node events (job_trace.h NodeEvent) come after the departures of their instant: a failed node
+//     takes no pods until it recovers, and the jobs that lost pods on it move them or are
+//     interrupted and queue again at the head (PolicyReport's node failure figures).
 //
 // Metrics (GPU figures count `gpu_resource`):
 //   - waiting time = start - arrival, over admitted jobs (mean, max);
@@ -100,6 +103,16 @@ struct PolicyReport {
   double utilisation = 0;
   std::int64_t end = 0;              // the last departure (or arrival) time
   std::vector<JobOutcome> outcomes;  // in trace order
+  // Node failures (NodeEvent): the pods a failed node held are lost. A running job whose lost pods
+  // all find room again moves them (topology-aware: inside the job's constraint domain, the
+  // domain of its required tier holding its other pods, nearest first, as the extender moves a
+  // gang's slots; first fit: the first nodes in name order with room); a job whose pods do not is
+  // interrupted: all of it is released, the GPU-seconds it ran are lost, and it queues again.
+  std::size_t node_failures = 0;
+  std::size_t pods_lost = 0;
+  std::size_t pods_replaced = 0;
+  std::size_t jobs_interrupted = 0;
+  double gpu_seconds_lost = 0;
 };
 
 struct SimulationReport {
@@ -115,11 +128,13 @@ struct SimulationReport {
 // for requests the engine rejects as inconsistent (an unknown tier, ...); they name the trace line.
 std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
                                                    const std::vector<TraceJob>& trace,
-                                                   SimulationPolicy policy, const SimulationOptions& options);
+                                                   SimulationPolicy policy, const SimulationOptions& options,
+                                                   const std::vector<NodeEvent>& node_events = {});
 
 // Both policies on the same trace and cluster.
 std::expected<SimulationReport, Error> simulate_trace(const TopologyIndex& index,
                                                       const std::vector<TraceJob>& trace,
-                                                      const SimulationOptions& options);
+                                                      const SimulationOptions& options,
+                                                      const std::vector<NodeEvent>& node_events = {});
 
 }  // namespace hypertopo::scheduler

@@ -245,5 +245,47 @@ TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {
   for (const auto& policy : out["policies"]) EXPECT_EQ(policy["admitted"], 1) << policy["policy"] << r.out;
 }
 
+// A node failure in a trace, as a user writes it: simulate reports what it cost each policy.
+TEST_F(PlaceConstraintsTest, SimulateReplaysANodeFailureFromTheTrace) {
+  const std::string trace = (dir_.path() / "failures.jsonl").string();
+  testing::write_text(
+      trace, json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", volcano_job(4, "8")}}.dump() +
+                 "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n" +
+                 R"({"time": 20, "node": "zz", "event": "recover"})" + "\n");
+  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
+                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
+                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  const std::vector<std::string> args{
+      "simulate", "--nodes", file("nodes.json", list(nodes_)), "--topology", file("hn.json", hns),
+      "--trace",  trace};
+  auto unknown = testing::run_captured(run_cli, args);
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("failures.jsonl:3: node zz is not in --nodes"), std::string::npos)
+      << unknown.err;
+  testing::write_text(
+      trace, json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", volcano_job(4, "8")}}.dump() +
+                 "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n");
+  auto r = testing::run_captured(run_cli, args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("node failures / pods lost / pods replaced"), std::string::npos) << r.out;
+  std::vector<std::string> with_json = args;
+  with_json.insert(with_json.end(), {"-o", "json"});
+  auto j = testing::run_captured(run_cli, with_json);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const json out = json::parse(j.out);
+  // The job's four pods fill leaf-a, one a node; a1 fails. The engine's job stays inside one leaf,
+  // and leaf-a has no other node: it restarts in leaf-b. First fit moves the pod to b1.
+  const json& engine = out["policies"][0];
+  const json& ff = out["policies"][1];
+  for (const json* p : {&engine, &ff}) {
+    EXPECT_EQ((*p)["nodeFailures"], 1) << *p;
+    EXPECT_EQ((*p)["podsLost"], 1) << *p;
+  }
+  EXPECT_EQ(engine["jobsInterrupted"], 1) << engine;
+  EXPECT_EQ(engine["podsReplaced"], 0) << engine;
+  EXPECT_EQ(ff["jobsInterrupted"], 0) << ff;
+  EXPECT_EQ(ff["podsReplaced"], 1) << ff;
+}
+
 }  // namespace
 }  // namespace hypertopo::cli

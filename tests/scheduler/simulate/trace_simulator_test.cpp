@@ -232,5 +232,62 @@ TEST(TraceSimulator, NoGpuResourceIsAnError) {
   EXPECT_EQ(report.error().message(), "no node offers amd.com/gpu");
 }
 
+// A node failure in the trace: the lost pods move inside the job's constraint domain when it has
+// room, else the job is interrupted, loses what it ran and queues again; first fit moves them to
+// the first nodes with room wherever they are.
+//   t=0  j1 2x4 GPUs, required leaf: both policies put both pods on n1 (one node holds them).
+//   t=0  j2 1x8 GPUs, required leaf: engine n2 (leaf-a, the tighter domain); first fit n2.
+//   t=10 n1 fails. Engine: leaf-a has no room (n2 is full) -> j1 interrupted, 2 pods x 4 GPUs x 10 s
+//        lost, and it starts again at once in leaf-b (n3). First fit: both pods move to n3.
+//   t=20 n1 recovers (nothing changes); t=100 j2 leaves, t=110 j1 leaves (engine), t=100 (first fit).
+TEST(TraceSimulator, ANodeFailureMovesPodsInsideTheDomainOrInterruptsTheJob) {
+  std::istringstream in(event(0, "j1", 100, 2, 4, "leaf") + "\n" + event(0, "j2", 100, 1, 8, "leaf") + "\n" +
+                        R"({"time": 10, "node": "n1", "event": "fail"})" + "\n" +
+                        R"({"time": 20, "node": "n1", "event": "recover"})" + "\n");
+  std::vector<NodeEvent> nodes;
+  auto trace = parse_trace(in, "jobs.jsonl", {}, &nodes);
+  ASSERT_TRUE(trace.has_value()) << trace.error().message();
+  ASSERT_EQ(trace->size(), 2u);
+  ASSERT_EQ(nodes.size(), 2u);
+  auto report = simulate_trace(two_leaves(), *trace, {}, nodes);
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  const PolicyReport& engine = policy(*report, "topology-aware");
+  const PolicyReport& ff = policy(*report, "first-fit");
+  EXPECT_EQ(engine.node_failures, 1u);
+  EXPECT_EQ(engine.pods_lost, 2u);
+  EXPECT_EQ(engine.jobs_interrupted, 1u);
+  EXPECT_DOUBLE_EQ(engine.gpu_seconds_lost, 80.0);
+  EXPECT_EQ(engine.admitted, 2u);
+  EXPECT_EQ(engine.end, 110);
+  EXPECT_EQ(ff.pods_lost, 2u);
+  EXPECT_EQ(ff.pods_replaced, 2u);
+  EXPECT_EQ(ff.jobs_interrupted, 0u);
+  EXPECT_EQ(ff.end, 100);
+  // Without a place to replay them, node events are an error naming the line; a bad one too.
+  std::istringstream plain(R"({"time": 10, "node": "n1", "event": "fail"})");
+  auto refused = parse_trace(plain, "jobs.jsonl", {});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(), "jobs.jsonl:1: node events are replayed by simulate only");
+  std::istringstream bad(R"({"time": 10, "node": "n1", "event": "explode"})");
+  auto wrong = parse_trace(bad, "jobs.jsonl", {}, &nodes);
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_EQ(wrong.error().message(), "jobs.jsonl:1: event: must be fail or recover, got \"explode\"");
+}
+
+// A job whose pods on the failed node find room inside its domain keeps running there.
+TEST(TraceSimulator, ANodeFailureWithRoomInTheLeafMovesThePodsThere) {
+  std::istringstream in(event(0, "j1", 100, 2, 4, "leaf") + "\n" +
+                        R"({"time": 10, "node": "n1", "event": "fail"})" + "\n");
+  std::vector<NodeEvent> nodes;
+  auto trace = parse_trace(in, "jobs.jsonl", {}, &nodes);
+  ASSERT_TRUE(trace.has_value());
+  auto report = simulate_trace(two_leaves(), *trace, {}, nodes);
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  const PolicyReport& engine = policy(*report, "topology-aware");
+  EXPECT_EQ(engine.pods_replaced, 2u);
+  EXPECT_EQ(engine.jobs_interrupted, 0u);
+  EXPECT_EQ(engine.end, 100);
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
