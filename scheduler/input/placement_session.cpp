@@ -251,6 +251,15 @@ void emit_yaml(YAML::Emitter& e, const json& v) {
   }
 }
 
+// The indentation of a line at `depth` of the domain tree: two spaces a level, up to 40 levels; deeper
+// lines say their depth instead, so that a tree of absurd depth (30,000 tiers) prints in space linear
+// in its depth, not quadratic.
+std::string indent(std::size_t depth) {
+  constexpr std::size_t kMaxIndentLevels = 40;
+  if (depth <= kMaxIndentLevels) return std::string(2 * depth, ' ');
+  return std::string(2 * kMaxIndentLevels, ' ') + "[" + std::to_string(depth) + "] ";
+}
+
 std::string render_text(const json& result) {
   std::ostringstream out;
   out << (result["fit"].get<bool>() ? "fit" : "no fit");
@@ -275,8 +284,7 @@ std::string render_text(const json& result) {
           a.contains("path") ? a["path"].get<std::vector<std::string>>() : std::vector<std::string>{};
       std::size_t common = 0;
       while (common < open.size() && common < path.size() && open[common] == path[common]) ++common;
-      for (std::size_t i = common; i < path.size(); ++i)
-        out << std::string(2 * (i + 1), ' ') << path[i] << "\n";
+      for (std::size_t i = common; i < path.size(); ++i) out << indent(i + 1) << path[i] << "\n";
       open = path;
       const std::int64_t first = a["firstRank"].get<std::int64_t>();
       const std::int64_t count = a["count"].get<std::int64_t>();
@@ -287,7 +295,7 @@ std::string render_text(const json& result) {
         for (const auto& v : a["domain"]) where += (where.empty() ? "" : "/") + v.get<std::string>();
         where = "domain " + where;
       }
-      out << std::string(2 * (path.size() + 1), ' ') << where << "  x" << count << "  ranks " << first << "-"
+      out << indent(path.size() + 1) << where << "  x" << count << "  ranks " << first << "-"
           << first + count - 1 << "\n";
     }
   }

@@ -296,6 +296,38 @@ TEST_F(PlaceCommandTest, AHyperNodeTierBeyondInt32IsRefusedNotWrapped) {
   }
 }
 
+// A HyperNode chain thousands of tiers deep: `-o text` indents by depth only so far, so its size
+// grows with the depth, not with its square (30,000 tiers printed 900 MB).
+TEST_F(PlaceCommandTest, TextOutputOfAnAbsurdlyDeepTreeStaysLinearInItsDepth) {
+  constexpr int kTiers = 2000;
+  json items = json::array();
+  json leaf_members = json::array();
+  for (const char* node :
+       {"b1-r1-h1", "b1-r1-h2", "b1-r2-h1", "b1-r2-h2", "b2-r1-h1", "b2-r1-h2", "b2-r2-h1", "b2-r2-h2"}) {
+    leaf_members.push_back({{"type", "Node"}, {"selector", {{"exactMatch", {{"name", node}}}}}});
+  }
+  for (int t = 1; t <= kTiers; ++t) {
+    json members =
+        t == 1 ? leaf_members
+               : json::array({{{"type", "HyperNode"},
+                               {"selector", {{"exactMatch", {{"name", "d" + std::to_string(t - 1)}}}}}}});
+    items.push_back({{"apiVersion", "topology.volcano.sh/v1alpha1"},
+                     {"kind", "HyperNode"},
+                     {"metadata", {{"name", "d" + std::to_string(t)}}},
+                     {"spec", {{"tier", t}, {"members", members}}}});
+  }
+  const json hypernodes{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+  auto run = testing::run_captured(
+      run_cli,
+      {"place", "--nodes", file("nodes.json", nodes()), "--topology", file("deep.json", hypernodes), "--job",
+       file("job.json", kueue_job(2, json::object())), "-o", "text", "--semantics", "engine"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("d" + std::to_string(kTiers) + "\n"), std::string::npos) << run.out.substr(0, 1500);
+  EXPECT_NE(run.out.find("[" + std::to_string(kTiers) + "] d1\n"), std::string::npos);
+  // 2,000 lines of at most ~100 bytes; indenting every level would take 2 * (1 + ... + 2000) = 4 MB.
+  EXPECT_LT(run.out.size(), std::size_t{512} << 10) << run.out.size();
+}
+
 TEST(PlacementDoc, TheExamplesShowWhatPlacePrints) {
   const std::filesystem::path root(HYPERTOPO_SOURCE_DIR);
   const std::string doc = testing::read_text(root / "docs" / "placement.md");
