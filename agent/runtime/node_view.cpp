@@ -59,7 +59,8 @@ bool NodeView::apply(const NodeFacts& facts, const NodeLabelExportOptions& optio
         owned.merge(exported_label_keys(&after));
       }
       auto foreign = [&](std::string_view key) {
-        return !topology::exporters::is_our_label_key(key, options.labels) && !owned.contains(std::string(key));
+        return !topology::exporters::is_our_label_key(key, options.labels) &&
+               !owned.contains(std::string(key));
       };
       auto a = old.labels.begin();
       auto b = facts.labels.begin();
@@ -85,7 +86,8 @@ bool NodeView::apply(const NodeFacts& facts, const NodeLabelExportOptions& optio
   labels.reserve(facts.labels.size());
   for (const auto& [k, v] : facts.labels) labels.emplace_back(pool_.acquire(k), pool_.acquire(v));
   const std::string* guid = facts.guid_annotation ? pool_.acquire(*facts.guid_annotation) : nullptr;
-  const std::string* exported = facts.exported_annotation ? pool_.acquire(*facts.exported_annotation) : nullptr;
+  const std::string* exported =
+      facts.exported_annotation ? pool_.acquire(*facts.exported_annotation) : nullptr;
   release(record);
   record.labels = std::move(labels);
   record.guid_annotation = guid;
@@ -95,14 +97,16 @@ bool NodeView::apply(const NodeFacts& facts, const NodeLabelExportOptions& optio
   return matters;
 }
 
-std::expected<std::size_t, Error> NodeView::apply_page(std::string& page, const NodeLabelExportOptions& options) {
+std::expected<std::size_t, Error> NodeView::apply_page(std::string& page,
+                                                       const NodeLabelExportOptions& options) {
   // A parser per page: its buffers (a few times the page) are given back with it, not kept for the
   // life of the watch thread.
   simdjson::dom::parser parser;
   page.reserve(page.size() + simdjson::SIMDJSON_PADDING);
   simdjson::dom::element root;
   if (auto error = parser.parse(page).get(root); error)
-    return fail(ErrorCode::kParse, std::string("a NodeList page is not JSON: ") + simdjson::error_message(error));
+    return fail(ErrorCode::kParse,
+                std::string("a NodeList page is not JSON: ") + simdjson::error_message(error));
   const io::SimdjsonView list(root);
   auto items = list.find("items");
   if (!items || !items->is_array()) return fail(ErrorCode::kParse, "a NodeList page has no items array");
@@ -170,7 +174,8 @@ k8s::NodeList NodeView::node_list(const std::map<std::string, std::string>& sele
     if (!matches(record, selector)) continue;
     k8s::NodeInfo& node = list.items.emplace_back();
     node.name = name;
-    node.labels = labels_of(record, [&](const std::string& key) { return !label_keys || label_keys->contains(key); });
+    node.labels =
+        labels_of(record, [&](const std::string& key) { return !label_keys || label_keys->contains(key); });
     if (record.guid_annotation != nullptr)
       node.annotations.emplace(discoverers::kNodeGuidAnnotation, *record.guid_annotation);
   }
@@ -188,7 +193,8 @@ NodeLabelPlan plan_node_labels(const NodeView& view, const std::map<std::string,
     }
     const std::set<std::string> owned = exported_label_keys(record.exported_annotation);
     const LabelMap labels = NodeView::labels_of(record, [&](const std::string& key) {
-      return want->contains(key) || owned.contains(key) || topology::exporters::is_our_label_key(key, options.labels);
+      return want->contains(key) || owned.contains(key) ||
+             topology::exporters::is_our_label_key(key, options.labels);
     });
     plan_node_labels_of(name, labels, record.exported_annotation, *want, options, allow_removal, plan);
   }

@@ -19,10 +19,10 @@
 // Counters: peak_MiB (the child's peak RSS), view_MiB (RSS the Nodes added once listed),
 // view_KiB_per_1k (the same per 1,000 Nodes), node_json_B (one Node's JSON), hypernodes, patched.
 #include <benchmark/benchmark.h>
-#include <yaml-cpp/yaml.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cstdio>
 #include <fstream>
@@ -32,6 +32,7 @@
 
 #include "agent/reconciler/node_label_reconciler.h"
 #include "agent/runtime/node_view.h"
+#include "bench/agent/real_node.h"
 #include "discoverers/demo/demo_fabric.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
@@ -44,7 +45,10 @@ namespace {
 using namespace hypertopo;
 using json = nlohmann::json;
 
-constexpr int kHostsPerLeaf = 40;
+using bench::host_index;
+using bench::host_name;
+using bench::kHostsPerLeaf;
+using bench::make_node;
 constexpr std::size_t kPageSize = 500;  // client-go's reflector pages its list by 500
 
 double rss_mib() {
@@ -52,208 +56,6 @@ double rss_mib() {
   long pages = 0, resident = 0;
   statm >> pages >> resident;
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-
-std::string host_name(int i) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "demo-su%02d-node%03d", i / kHostsPerLeaf + 1, i % kHostsPerLeaf + 1);
-  return buf;
-}
-
-int host_index(const std::string& name) {
-  int su = 0, host = 0;
-  std::sscanf(name.c_str(), "demo-su%d-node%d", &su, &host);
-  return (su - 1) * kHostsPerLeaf + host - 1;
-}
-
-// One Node as `kubectl get node -o json` shows a GPU node of a kubeadm cluster running GPU feature
-// discovery and node-feature-discovery. `extra` labels are added (the export's answer).
-json make_node(int i, const std::map<std::string, std::string>& extra = {}) {
-  const std::string name = host_name(i);
-  char uid[40];
-  std::snprintf(uid, sizeof uid, "%08x-4b1c-4f5e-9a0d-%012x", 0x1a2b0000u + static_cast<unsigned>(i),
-                0xc0ffee000000u + static_cast<unsigned>(i));
-  json labels = {
-      {"beta.kubernetes.io/arch", "amd64"},
-      {"beta.kubernetes.io/os", "linux"},
-      {"kubernetes.io/arch", "amd64"},
-      {"kubernetes.io/hostname", name},
-      {"kubernetes.io/os", "linux"},
-      {"node.kubernetes.io/instance-type", "dgx-h100"},
-      {"topology.kubernetes.io/region", "us-east-1"},
-      {"topology.kubernetes.io/zone", "us-east-1b"},
-      {"nvidia.com/cuda.driver.major", "550"},
-      {"nvidia.com/cuda.driver.minor", "90"},
-      {"nvidia.com/cuda.driver.rev", "07"},
-      {"nvidia.com/cuda.runtime.major", "12"},
-      {"nvidia.com/cuda.runtime.minor", "4"},
-      {"nvidia.com/gfd.timestamp", std::to_string(1732000000 + i)},
-      {"nvidia.com/gpu.compute.major", "9"},
-      {"nvidia.com/gpu.compute.minor", "0"},
-      {"nvidia.com/gpu.count", "8"},
-      {"nvidia.com/gpu.deploy.container-toolkit", "true"},
-      {"nvidia.com/gpu.deploy.dcgm", "true"},
-      {"nvidia.com/gpu.deploy.dcgm-exporter", "true"},
-      {"nvidia.com/gpu.deploy.device-plugin", "true"},
-      {"nvidia.com/gpu.deploy.driver", "true"},
-      {"nvidia.com/gpu.deploy.gpu-feature-discovery", "true"},
-      {"nvidia.com/gpu.deploy.node-status-exporter", "true"},
-      {"nvidia.com/gpu.deploy.operator-validator", "true"},
-      {"nvidia.com/gpu.family", "hopper"},
-      {"nvidia.com/gpu.machine", "DGXH100"},
-      {"nvidia.com/gpu.memory", "81559"},
-      {"nvidia.com/gpu.present", "true"},
-      {"nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"},
-      {"nvidia.com/gpu.replicas", "1"},
-      {"nvidia.com/mig.capable", "true"},
-      {"nvidia.com/mig.strategy", "single"},
-      {"feature.node.kubernetes.io/cpu-cpuid.AVX512F", "true"},
-      {"feature.node.kubernetes.io/cpu-cpuid.AVX512BW", "true"},
-      {"feature.node.kubernetes.io/cpu-cpuid.AMXTILE", "true"},
-      {"feature.node.kubernetes.io/cpu-hardware_multithreading", "true"},
-      {"feature.node.kubernetes.io/cpu-model.family", "6"},
-      {"feature.node.kubernetes.io/cpu-model.id", "143"},
-      {"feature.node.kubernetes.io/cpu-model.vendor_id", "Intel"},
-      {"feature.node.kubernetes.io/kernel-version.full", "5.15.0-1053-nvidia"},
-      {"feature.node.kubernetes.io/kernel-version.major", "5"},
-      {"feature.node.kubernetes.io/memory-numa", "true"},
-      {"feature.node.kubernetes.io/network-sriov.capable", "true"},
-      {"feature.node.kubernetes.io/pci-10de.present", "true"},
-      {"feature.node.kubernetes.io/pci-15b3.present", "true"},
-      {"feature.node.kubernetes.io/rdma.available", "true"},
-      {"feature.node.kubernetes.io/storage-nonrotationaldisk", "true"},
-      {"feature.node.kubernetes.io/system-os_release.ID", "ubuntu"},
-      {"feature.node.kubernetes.io/system-os_release.VERSION_ID", "22.04"},
-  };
-  for (const auto& [k, v] : extra) labels[k] = v;
-  char ip[32];
-  std::snprintf(ip, sizeof ip, "10.%d.%d.%d", 20 + i / 65536, (i / 256) % 256, i % 256);
-  json annotations = {
-      {"csi.volume.kubernetes.io/nodeid", "{\"csi.tigera.io\":\"" + name + "\"}"},
-      {"kubeadm.alpha.kubernetes.io/cri-socket", "unix:///run/containerd/containerd.sock"},
-      {"nfd.node.kubernetes.io/feature-labels",
-       "cpu-cpuid.AVX512F,cpu-cpuid.AVX512BW,cpu-cpuid.AMXTILE,cpu-hardware_multithreading,cpu-model.family,"
-       "cpu-model.id,cpu-model.vendor_id,kernel-version.full,kernel-version.major,memory-numa,"
-       "network-sriov.capable,pci-10de.present,pci-15b3.present,rdma.available,storage-nonrotationaldisk,"
-       "system-os_release.ID,system-os_release.VERSION_ID"},
-      {"nfd.node.kubernetes.io/worker.version", "v0.16.3"},
-      {"node.alpha.kubernetes.io/ttl", "0"},
-      {"nvidia.com/gpu-driver-upgrade-enabled", "true"},
-      {"projectcalico.org/IPv4Address", std::string(ip) + "/16"},
-      {"projectcalico.org/IPv4VXLANTunnelAddr", "192.168." + std::to_string(i % 256) + ".1"},
-      {"volumes.kubernetes.io/controller-managed-attach-detach", "true"},
-  };
-  auto managed = [](const std::string& manager, const std::string& op, const std::string& sub, json fields) {
-    json entry = {{"apiVersion", "v1"},
-                  {"fieldsType", "FieldsV1"},
-                  {"fieldsV1", std::move(fields)},
-                  {"manager", manager},
-                  {"operation", op},
-                  {"time", "2026-11-20T08:14:03Z"}};
-    if (!sub.empty()) entry["subresource"] = sub;
-    return entry;
-  };
-  json label_fields = json::object();
-  for (const auto& [k, v] : labels.items()) label_fields["f:" + k] = json::object();
-  json managed_fields = json::array({
-      managed("kubeadm", "Update", "",
-              {{"f:metadata", {{"f:annotations", {{"f:kubeadm.alpha.kubernetes.io/cri-socket", json::object()}}}}}}),
-      managed("kubelet", "Update", "",
-              {{"f:metadata",
-                {{"f:annotations",
-                  {{".", json::object()},
-                   {"f:node.alpha.kubernetes.io/ttl", json::object()},
-                   {"f:volumes.kubernetes.io/controller-managed-attach-detach", json::object()}}},
-                 {"f:labels", label_fields}}}}),
-      managed("kube-controller-manager", "Update", "",
-              {{"f:spec", {{"f:podCIDR", json::object()}, {"f:podCIDRs", {{".", json::object()}}}}}}),
-      managed("nfd-master", "Update", "",
-              {{"f:metadata", {{"f:annotations", {{"f:nfd.node.kubernetes.io/feature-labels", json::object()}}}}}}),
-      managed("kubelet", "Update", "status",
-              {{"f:status",
-                {{"f:allocatable", {{"f:nvidia.com/gpu", json::object()}, {"f:rdma/ib", json::object()}}},
-                 {"f:capacity", {{"f:nvidia.com/gpu", json::object()}, {"f:rdma/ib", json::object()}}},
-                 {"f:conditions", {{"k:{\"type\":\"Ready\"}", {{"f:lastHeartbeatTime", json::object()}}}}},
-                 {"f:images", json::object()},
-                 {"f:nodeInfo", {{"f:bootID", json::object()}}}}}}),
-  });
-  auto condition = [](const std::string& type, const std::string& status, const std::string& reason,
-                      const std::string& message) {
-    return json{{"type", type},
-                {"status", status},
-                {"lastHeartbeatTime", "2026-11-27T04:30:11Z"},
-                {"lastTransitionTime", "2026-11-20T08:14:03Z"},
-                {"reason", reason},
-                {"message", message}};
-  };
-  json images = json::array();
-  const char* repos[] = {"nvcr.io/nvidia/k8s/dcgm-exporter", "nvcr.io/nvidia/k8s-device-plugin",
-                         "nvcr.io/nvidia/gpu-feature-discovery", "nvcr.io/nvidia/driver",
-                         "nvcr.io/nvidia/cloud-native/gpu-operator-validator", "nvcr.io/nvidia/k8s/container-toolkit",
-                         "registry.k8s.io/kube-proxy", "docker.io/calico/node", "docker.io/calico/cni",
-                         "registry.k8s.io/nfd/node-feature-discovery", "nvcr.io/nvidia/pytorch",
-                         "nvcr.io/nvidia/nemo", "registry.k8s.io/pause", "ghcr.io/hypertopo/hypertopo"};
-  int n = 0;
-  for (const char* repo : repos) {
-    ++n;
-    char digest[80];
-    std::snprintf(digest, sizeof digest, "%016x%016x%016x%016x", n * 2654435761u, n * 40503u, n * 977u, n);
-    images.push_back({{"names", {std::string(repo) + "@sha256:" + digest, std::string(repo) + ":v1." +
-                                                                                 std::to_string(n)}},
-                      {"sizeBytes", 100000000 + n * 7919}});
-  }
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name},
-            {"uid", uid},
-            {"resourceVersion", std::to_string(1000000 + i)},
-            {"creationTimestamp", "2026-11-20T08:14:03Z"},
-            {"labels", labels},
-            {"annotations", annotations},
-            {"managedFields", managed_fields}}},
-          {"spec",
-           {{"podCIDR", "10.244." + std::to_string(i % 256) + ".0/24"},
-            {"podCIDRs", {"10.244." + std::to_string(i % 256) + ".0/24"}},
-            {"providerID", "baremetal://" + name}}},
-          {"status",
-           {{"addresses", {{{"type", "InternalIP"}, {"address", ip}}, {{"type", "Hostname"}, {"address", name}}}},
-            {"allocatable",
-             {{"cpu", "223"},
-              {"ephemeral-storage", "1699705765027"},
-              {"hugepages-1Gi", "0"},
-              {"hugepages-2Mi", "0"},
-              {"memory", "2113297800Ki"},
-              {"nvidia.com/gpu", "8"},
-              {"pods", "110"},
-              {"rdma/ib", "8"}}},
-            {"capacity",
-             {{"cpu", "224"},
-              {"ephemeral-storage", "1844284324Ki"},
-              {"hugepages-1Gi", "0"},
-              {"hugepages-2Mi", "0"},
-              {"memory", "2113400200Ki"},
-              {"nvidia.com/gpu", "8"},
-              {"pods", "110"},
-              {"rdma/ib", "8"}}},
-            {"conditions",
-             {condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-              condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-              condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-              condition("Ready", "True", "KubeletReady", "kubelet is posting ready status. AppArmor enabled")}},
-            {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", 10250}}}}},
-            {"images", images},
-            {"nodeInfo",
-             {{"architecture", "amd64"},
-              {"bootID", std::string(uid) + "-boot"},
-              {"containerRuntimeVersion", "containerd://1.7.22"},
-              {"kernelVersion", "5.15.0-1053-nvidia"},
-              {"kubeProxyVersion", "v1.30.5"},
-              {"kubeletVersion", "v1.30.5"},
-              {"machineID", std::string(uid).substr(0, 8) + "5c1e4f6a8b0d2e4f6a8b0d2e"},
-              {"operatingSystem", "linux"},
-              {"osImage", "Ubuntu 22.04.5 LTS"},
-              {"systemUUID", uid}}}}}};
 }
 
 // One page of the NodeList, as the API server's text (written a Node at a time, so that making it
@@ -315,22 +117,21 @@ struct Outcome {
 };
 
 std::expected<discoverers::PipelineResult, Error> rebuild_tree(const topology::FabricGraph& graph,
-                                                              const k8s::NodeList& nodes) {
+                                                               const k8s::NodeList& nodes) {
   discoverers::DiscovererRegistry registry;
-  auto added = registry.add({.kind = "fabric",
-                             .summary = "generated",
-                             .role = discoverers::SourceRole::kLeader,
-                             .parse_config = [](const YAML::Node&, const discoverers::ConfigAt&)
-                                 -> std::expected<discoverers::SettingsPtr, Error> {
-                               return std::make_shared<FabricSettings>();
-                             },
-                             .parse_arg = [](const std::string&) -> std::expected<discoverers::SettingsPtr, Error> {
-                               return std::make_shared<FabricSettings>();
-                             },
-                             .factory = [&graph](const discoverers::SourceSpec&, const discoverers::DiscoveryDeps&)
-                                 -> std::expected<std::unique_ptr<discoverers::Discoverer>, Error> {
-                               return std::make_unique<GeneratedFabric>(graph);
-                             }});
+  auto added = registry.add(
+      {.kind = "fabric",
+       .summary = "generated",
+       .role = discoverers::SourceRole::kLeader,
+       .parse_config = [](const YAML::Node&, const discoverers::ConfigAt&)
+           -> std::expected<discoverers::SettingsPtr, Error> { return std::make_shared<FabricSettings>(); },
+       .parse_arg = [](const std::string&) -> std::expected<discoverers::SettingsPtr, Error> {
+         return std::make_shared<FabricSettings>();
+       },
+       .factory = [&graph](const discoverers::SourceSpec&, const discoverers::DiscoveryDeps&)
+           -> std::expected<std::unique_ptr<discoverers::Discoverer>, Error> {
+         return std::make_unique<GeneratedFabric>(graph);
+       }});
   if (!added) return std::unexpected(added.error());
   discoverers::PipelineInput input;
   input.sources.push_back({.kind = "fabric", .arg = "", .settings = nullptr});
@@ -420,7 +221,8 @@ Outcome whole_node_objects(int total) {
   for (const auto& w : plan.writes) {
     auto it = desired.find(w.node);
     const int index = host_index(w.node);
-    stored[w.node] = json::parse(make_node(index, it == desired.end() ? agent::LabelMap{} : it->second).dump());
+    stored[w.node] =
+        json::parse(make_node(index, it == desired.end() ? agent::LabelMap{} : it->second).dump());
     out.patched += 1;
   }
   for (const auto& [name, object] : stored) nodes[name] = object;
@@ -468,8 +270,20 @@ void run_in_child(benchmark::State& state, Outcome (*work)(int)) {
 void BM_LeaderView(benchmark::State& state) { run_in_child(state, leader_view); }
 void BM_WholeNodeObjects(benchmark::State& state) { run_in_child(state, whole_node_objects); }
 
-BENCHMARK(BM_LeaderView)->Arg(1000)->Arg(5000)->Arg(10000)->Arg(20000)->Iterations(1)->Unit(benchmark::kSecond);
-BENCHMARK(BM_WholeNodeObjects)->Arg(1000)->Arg(5000)->Arg(10000)->Arg(20000)->Iterations(1)->Unit(benchmark::kSecond);
+BENCHMARK(BM_LeaderView)
+    ->Arg(1000)
+    ->Arg(5000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
+BENCHMARK(BM_WholeNodeObjects)
+    ->Arg(1000)
+    ->Arg(5000)
+    ->Arg(10000)
+    ->Arg(20000)
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 }  // namespace
 

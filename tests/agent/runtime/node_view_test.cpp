@@ -15,7 +15,8 @@ using json = nlohmann::json;
 
 const NodeLabelExportOptions kOn{.enabled = true, .labels = {}};
 
-json node(const std::string& name, json labels, json annotations = json::object(), const std::string& rv = "1") {
+json node(const std::string& name, json labels, json annotations = json::object(),
+          const std::string& rv = "1") {
   json n = {{"apiVersion", "v1"},
             {"kind", "Node"},
             {"metadata",
@@ -23,7 +24,8 @@ json node(const std::string& name, json labels, json annotations = json::object(
               {"uid", "uid-" + name},
               {"resourceVersion", rv},
               {"labels", std::move(labels)},
-              {"managedFields", json::array({{{"manager", "kubelet"}, {"fieldsV1", {{"f:status", json::object()}}}}})}}},
+              {"managedFields",
+               json::array({{{"manager", "kubelet"}, {"fieldsV1", {{"f:status", json::object()}}}}})}}},
             {"status",
              {{"conditions", json::array({{{"type", "Ready"}, {"status", "True"}}})},
               {"images", json::array({{{"names", {"nvcr.io/nvidia/pytorch:24.01"}}, {"sizeBytes", 1}}})}}}};
@@ -36,9 +38,9 @@ bool put(NodeView& view, const json& object) { return view.apply(io::NlohmannVie
 TEST(NodeView, KeepsLabelsAndTheAnnotationsItReadsOnly) {
   NodeView view;
   EXPECT_TRUE(put(view, node("gpu-1", {{"rack", "r1"}, {"nvidia.com/gpu.present", "true"}},
-                               {{"hypertopo.io/ib-port-guids", "0x11,0x12"},
-                                {"hypertopo.io/exported-labels", "hypertopo.io/tier-1"},
-                                {"nfd.node.kubernetes.io/feature-labels", "cpu-cpuid.AVX512F"}})));
+                             {{"hypertopo.io/ib-port-guids", "0x11,0x12"},
+                              {"hypertopo.io/exported-labels", "hypertopo.io/tier-1"},
+                              {"nfd.node.kubernetes.io/feature-labels", "cpu-cpuid.AVX512F"}})));
   const NodeRecord* r = view.find("gpu-1");
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(r->uid, "uid-gpu-1");
@@ -55,7 +57,7 @@ TEST(NodeView, OnlyChangesTheLeaderReadsAskForARebuild) {
   ASSERT_TRUE(put(view, node("gpu-1", {{"rack", "r1"}})));
   // The export's own patch coming back: our key, the ownership annotation, a new resourceVersion.
   EXPECT_FALSE(put(view, node("gpu-1", {{"rack", "r1"}, {"hypertopo.io/tier-1", "leaf-a"}},
-                                {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}}, "2")));
+                              {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}}, "2")));
   EXPECT_EQ(view.find("gpu-1")->resource_version, "2");
   // A status heartbeat: nothing the leader reads.
   json heartbeat = node("gpu-1", {{"rack", "r1"}, {"hypertopo.io/tier-1", "leaf-a"}},
@@ -64,15 +66,15 @@ TEST(NodeView, OnlyChangesTheLeaderReadsAskForARebuild) {
   EXPECT_FALSE(put(view, heartbeat));
   // Another controller's label, and the GUID annotation: both may change the tree.
   EXPECT_TRUE(put(view, node("gpu-1", {{"rack", "r2"}, {"hypertopo.io/tier-1", "leaf-a"}},
-                               {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}}, "4")));
+                             {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}}, "4")));
   EXPECT_TRUE(put(view, node("gpu-1", {{"rack", "r2"}, {"hypertopo.io/tier-1", "leaf-a"}},
-                               {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"},
-                                {"hypertopo.io/ib-port-guids", "0x21"}},
-                               "5")));
+                             {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"},
+                              {"hypertopo.io/ib-port-guids", "0x21"}},
+                             "5")));
   // The Node deleted and made again under the same name.
-  json again = node("gpu-1", {{"rack", "r2"}, {"hypertopo.io/tier-1", "leaf-a"}},
-                    {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}, {"hypertopo.io/ib-port-guids", "0x21"}},
-                    "6");
+  json again = node(
+      "gpu-1", {{"rack", "r2"}, {"hypertopo.io/tier-1", "leaf-a"}},
+      {{"hypertopo.io/exported-labels", "hypertopo.io/tier-1"}, {"hypertopo.io/ib-port-guids", "0x21"}}, "6");
   again["metadata"]["uid"] = "uid-new";
   EXPECT_TRUE(put(view, again));
   EXPECT_TRUE(view.erase("gpu-1"));
@@ -105,7 +107,8 @@ TEST(NodeView, APageAndAWatchEventReadAlikeAndARelistDropsWhatIsGone) {
 TEST(NodeView, InternedStringsAreSharedAndGivenBack) {
   NodeView view;
   for (int i = 0; i < 50; ++i)
-    put(view, node("gpu-" + std::to_string(i), {{"rack", "r1"}, {"kubernetes.io/hostname", "gpu-" + std::to_string(i)}}));
+    put(view, node("gpu-" + std::to_string(i),
+                   {{"rack", "r1"}, {"kubernetes.io/hostname", "gpu-" + std::to_string(i)}}));
   // "rack", "r1", "kubernetes.io/hostname" and 50 host names.
   EXPECT_EQ(view.pooled_strings(), 53u);
   for (int i = 0; i < 50; ++i) view.erase("gpu-" + std::to_string(i));
@@ -115,7 +118,7 @@ TEST(NodeView, InternedStringsAreSharedAndGivenBack) {
 TEST(NodeView, TheNodeListHoldsTheSelectedNodesAndTheLabelsAsked) {
   NodeView view;
   put(view, node("gpu-1", {{"nvidia.com/gpu.present", "true"}, {"rack", "r1"}, {"team", "a"}},
-                   {{"hypertopo.io/ib-port-guids", "0x11"}}));
+                 {{"hypertopo.io/ib-port-guids", "0x11"}}));
   put(view, node("cpu-1", {{"rack", "r1"}}));
   auto list = view.node_list({{"nvidia.com/gpu.present", "true"}}, std::set<std::string>{"rack"});
   ASSERT_EQ(list.items.size(), 1u);
