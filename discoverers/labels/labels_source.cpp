@@ -19,9 +19,12 @@ class LabelsSource : public Discoverer {
     if (!tree) return std::unexpected(tree.error().context("while building HyperNodes from " + config_path_));
     Discovery d;
     d.warnings = config_.notes;
-    d.notes.push_back(config_path_ + ": " + std::to_string(config_.types.size()) + " topology type(s), " +
-                      std::to_string(tree->size()) + " HyperNodes from the labels of " +
-                      std::to_string(nodes_.items.size()) + " nodes");
+    auto counted = [](std::size_t n, const char* noun) {
+      return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+    };
+    d.notes.push_back(config_path_ + ": " + counted(config_.types.size(), "topology type") + ", " +
+                      counted(tree->size(), "HyperNode") + " from the labels of " +
+                      counted(nodes_.items.size(), "node"));
     d.tree = std::move(*tree);
     return d;
   }

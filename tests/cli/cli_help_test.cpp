@@ -135,9 +135,15 @@ TEST(Messages, CountsAreSingularForOne) {
       hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "one.json").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("): 1 HyperNode, 1 node, 1 tier\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("labels.yaml: 1 topology type, 1 HyperNode from the labels of 1 node\n"),
+            std::string::npos)
+      << r.out;
   r = hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "two.json").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("): 2 HyperNodes, 3 nodes, 1 tier\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("labels.yaml: 1 topology type, 2 HyperNodes from the labels of 3 nodes\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Version, NamesTheVersionTheCommitAndTheBuildDay) {
