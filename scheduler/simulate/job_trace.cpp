@@ -24,12 +24,23 @@ std::unexpected<Error> bad(const std::string& key, const std::string& what) {
   return io::config_error("", key, what);
 }
 
+// Times and durations stay at most 10^12 s (31,700 years): the simulated clock adds a job's duration
+// to when it starts, and a trace file of 256 MiB holds at most a few million jobs run one after the
+// other, so the clock can never pass 2^63 (a larger value would wrap it and end the simulation in
+// the past).
+constexpr std::int64_t kMaxTraceSeconds = 1'000'000'000'000;
+
 std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
   auto it = event.find(key);
   if (it == event.end()) return bad(key, "is required");
   if (!it->is_number_integer())
     return bad(key, "must be a whole number of seconds, got " + io::json_text(*it));
-  return it->get<std::int64_t>();
+  if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTraceSeconds))
+    return bad(key, "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
+  const auto value = it->get<std::int64_t>();
+  if (value > kMaxTraceSeconds)
+    return bad(key, "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
+  return value;
 }
 
 std::expected<json, Error> parse_line(const std::string& line) {

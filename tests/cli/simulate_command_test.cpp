@@ -125,6 +125,24 @@ TEST_F(SimulateCommandTest, TraceErrorNamesTheLineAndExitsTwo) {
   EXPECT_TRUE(r.out.empty());
 }
 
+// A time or duration near 2^63 would wrap the simulated clock (time + duration overflows int64):
+// refused on its line, naming the key.
+TEST_F(SimulateCommandTest, ATimeOrDurationThatWouldOverflowTheClockIsRefused) {
+  const std::string big = "9223372036854775000";
+  testing::write_text(path("late.jsonl"), event(0, "j0", 100, 1, 4) + R"({"time": )" + big +
+                                              R"(, "job": "j1", "duration": 1000, "arrive": {}})" + "\n");
+  auto late = run(args("late.jsonl"));
+  EXPECT_EQ(late.code, 2);
+  EXPECT_NE(late.err.find(path("late.jsonl") + ":2: time: must be at most 1000000000000 seconds"),
+            std::string::npos)
+      << late.err;
+  testing::write_text(path("long.jsonl"), R"({"time": 5, "job": "j1", "duration": )" + big + R"(, "arrive": {}})" + "\n");
+  auto long_job = run(args("long.jsonl"));
+  EXPECT_EQ(long_job.code, 2);
+  EXPECT_NE(long_job.err.find(path("long.jsonl") + ":1: duration: must be at most"), std::string::npos)
+      << long_job.err;
+}
+
 TEST_F(SimulateCommandTest, HelpNamesTheFlags) {
   auto r = run({"simulate", "--help"});
   EXPECT_EQ(r.code, 0);
