@@ -485,6 +485,14 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       }
       std::string type = event["type"];
       json object = event.contains("object") ? event["object"] : json::object();
+      // client-go decodes the object into its type and ends the watch when it cannot
+      // (watch.StreamWatcher: "unable to decode an event from the watch stream").
+      if (!object.is_object()) {
+        ApiError e = local_error(ErrorCode::kParse, what + ": a watch event's object is not a JSON object: " +
+                                                        std::string(line.substr(0, 200)));
+        e.http_status = 200;
+        return std::unexpected(e);
+      }
       if (type == "ERROR") {
         int code = object.is_object() ? object.value("code", 500) : 500;
         return std::unexpected(api_error_from_response(what, code, io::json_text(object)));

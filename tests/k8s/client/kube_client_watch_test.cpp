@@ -222,5 +222,29 @@ TEST(WatchStream, ALineWithoutANewlineIsBoundedAndEndsTheWatchWithAnError) {
   EXPECT_EQ(events, 0);
 }
 
+// An event whose object is not a JSON object (the watch_stream fuzz target's first finding): the
+// watch ends with an error, as client-go's decoder ends it, and no callback sees it.
+TEST(WatchStream, AnEventWhoseObjectIsNotAnObjectEndsTheWatchWithAnError) {
+  net::HttpServer server({.address = "127.0.0.1", .port = 0});
+  server.handle("GET", "/api/v1/nodes", [](const net::HttpServerRequest&) {
+    return net::HttpServerResponse{.content_type = "application/json",
+                                   .body = "{\"type\":\"MODIFIED\",\"object\":[1,2]}\n"};
+  });
+  ASSERT_TRUE(server.start().has_value());
+  ClusterConfig config;
+  config.server = "http://127.0.0.1:" + std::to_string(server.port());
+  auto client = KubeClient::create(config, ClientOptions{.qps = 0});
+  ASSERT_TRUE(client) << client.error().message();
+  int events = 0;
+  auto result = (*client)->watch(Resource{"", "v1", "nodes", false}, "", {}, [&](const WatchEvent&) {
+    ++events;
+    return true;
+  });
+  ASSERT_FALSE(result.has_value());
+  EXPECT_NE(result.error().error.message().find("object is not a JSON object"), std::string::npos)
+      << result.error().error.message();
+  EXPECT_EQ(events, 0);
+}
+
 }  // namespace
 }  // namespace hypertopo::k8s
