@@ -478,12 +478,16 @@ void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
   (void)s.service->upsert_node(node_doc);
   ++round;
 }
+// Smoke runs (scripts/bench.sh --smoke) only prove a benchmark runs: a tenth of the iterations.
+benchmark::IterationCount iterations(benchmark::IterationCount full) {
+  return std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr ? full / 10 : full;
+}
 BENCHMARK(BM_FilterPrioritizeBindLoop)
     ->Arg(0)
     ->Arg(1)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(400);
+    ->Iterations(iterations(400));
 
 // Gang pods' filter calls with 2,000 gang plans held and a state file: the file is written off the
 // request path (debounced in the background), so the filter's cost should match the same calls
@@ -521,7 +525,11 @@ void BM_FilterGangPodWith2000Plans(benchmark::State& state) {
       with_file ? static_cast<double>(std::filesystem::file_size(dir / "state.json", ec)) / 1024.0 : 0.0;
   std::filesystem::remove_all(dir, ec);
 }
-BENCHMARK(BM_FilterGangPodWith2000Plans)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(400);
+BENCHMARK(BM_FilterGangPodWith2000Plans)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(iterations(400));
 
 }  // namespace
 }  // namespace hypertopo::scheduler

@@ -11,6 +11,7 @@
 
 #include "tests/scheduler/extender/extender_answers.h"
 #include "tests/scheduler/extender/extender_cluster.h"
+#include "tests/scheduler/extender/loopback_extender.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 
 namespace hypertopo::scheduler {
@@ -45,15 +46,7 @@ class ExtenderWatchTest : public ::testing::Test {
     auto c = k8s::KubeClient::create(config, options);
     ASSERT_TRUE(c.has_value());
     client_ = std::move(*c);
-    for (const auto& n : cluster_.nodes) {
-      // Like a real API server, the loopback one ignores status on create: the kubelet's part.
-      auto made = client_->create(kNodes, "", n);
-      ASSERT_TRUE(made.has_value());
-      json with_status = *made;
-      with_status["status"] = n["status"];
-      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
-    }
-    for (const auto& h : cluster_.hypernodes) ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value());
+    ASSERT_TRUE(testing::write_cluster(*client_, cluster_));
   }
 
   std::string admitted(const json& pod) {

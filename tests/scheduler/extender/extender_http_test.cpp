@@ -21,6 +21,7 @@
 #include "net/http_transport.h"
 #include "scheduler/extender/cluster_watcher.h"
 #include "tests/scheduler/extender/extender_cluster.h"
+#include "tests/scheduler/extender/loopback_extender.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 
@@ -29,7 +30,6 @@ namespace {
 
 using nlohmann::json;
 
-const k8s::Resource kNodes{"", "v1", "nodes", false};
 const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 const k8s::Resource kPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
 
@@ -39,18 +39,7 @@ struct Reply {
   json doc() const { return json::parse(body, nullptr, false); }
 };
 
-// One extender process: service + watcher + HTTP server.
-struct Extender {
-  ExtenderService service;
-  ClusterWatcher watcher;
-  net::HttpServer server;
-  Extender(k8s::KubeClient& client, std::filesystem::path state)
-      : service(ExtenderOptions{.state_file = std::move(state)}),
-        watcher(client, service, std::chrono::milliseconds(5)),
-        server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
-    register_extender_routes(server, service, "/scheduler");
-  }
-};
+using Extender = testing::LoopbackExtender;
 
 class ExtenderHttpTest : public ::testing::Test {
  protected:
@@ -63,14 +52,7 @@ class ExtenderHttpTest : public ::testing::Test {
     auto c = k8s::KubeClient::create(config, options);
     ASSERT_TRUE(c.has_value());
     client_ = std::move(*c);
-    for (const auto& n : cluster_.nodes) {
-      auto made = client_->create(kNodes, "", n);
-      ASSERT_TRUE(made.has_value());
-      json with_status = *made;  // the API server ignores status on create
-      with_status["status"] = n["status"];
-      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
-    }
-    for (const auto& h : cluster_.hypernodes) ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value());
+    ASSERT_TRUE(testing::write_cluster(*client_, cluster_));
     start_extender();
   }
 

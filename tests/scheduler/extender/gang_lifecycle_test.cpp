@@ -12,6 +12,7 @@
 #include "scheduler/extender/extender_http.h"
 #include "tests/scheduler/extender/extender_cluster.h"
 #include "tests/scheduler/extender/kube_scheduler_standin.h"
+#include "tests/scheduler/extender/loopback_extender.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -23,20 +24,9 @@ using nlohmann::json;
 
 const k8s::Resource kNodes{"", "v1", "nodes", false};
 const k8s::Resource kPods{"", "v1", "pods", true};
-const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 const k8s::Resource kPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
 
-struct Extender {
-  ExtenderService service;
-  ClusterWatcher watcher;
-  net::HttpServer server;
-  explicit Extender(k8s::KubeClient& client, std::filesystem::path state)
-      : service(ExtenderOptions{.state_file = std::move(state)}),
-        watcher(client, service, std::chrono::milliseconds(5)),
-        server(net::HttpServerOptions{.address = "127.0.0.1", .port = 0}) {
-    register_extender_routes(server, service, "/scheduler");
-  }
-};
+using Extender = testing::LoopbackExtender;
 
 class GangLifecycleTest : public ::testing::Test {
  protected:
@@ -53,14 +43,7 @@ class GangLifecycleTest : public ::testing::Test {
     auto c = k8s::KubeClient::create(config, options);
     ASSERT_TRUE(c.has_value());
     client_ = std::move(*c);
-    for (const auto& n : cluster_.nodes) {
-      auto made = client_->create(kNodes, "", n);
-      ASSERT_TRUE(made.has_value());
-      json with_status = *made;
-      with_status["status"] = n["status"];
-      ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
-    }
-    for (const auto& h : cluster_.hypernodes) ASSERT_TRUE(client_->create(kHyperNodes, "", h).has_value());
+    ASSERT_TRUE(testing::write_cluster(*client_, cluster_));
     start_extender("state.json");
   }
 
@@ -387,14 +370,16 @@ TEST_F(ElasticGangTest, AVolcanoJobWithMinAvailableFourOfEightStartsFourAndTheOt
   for (int i = 0; i < 4; ++i) occupy("n-00-" + std::to_string(i), "a-" + std::to_string(i));
   for (int i = 0; i < 8; ++i) occupy("n-01-" + std::to_string(i), "b-" + std::to_string(i));
   for (int i = 0; i < 8; ++i) {
-    json pod = testing::pod_object("vj-worker-" + std::to_string(i), "", "8",
-                                   {{"scheduling.k8s.io/group-name", "vj-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
+    json pod = testing::pod_object(
+        "vj-worker-" + std::to_string(i), "", "8",
+        {{"scheduling.k8s.io/group-name", "vj-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
     pod["metadata"].erase("uid");
     pod.erase("status");
     create(pod);
   }
   EXPECT_EQ(schedule(), 4);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00");
   for (int i = 0; i < 8; ++i) delete_pod("b-" + std::to_string(i));
   EXPECT_EQ(schedule(), 0);  // leaf-01 is free, but the gang's pods run in leaf-00
   for (int i = 0; i < 4; ++i) delete_pod("a-" + std::to_string(i));
