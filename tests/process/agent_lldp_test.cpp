@@ -1,5 +1,6 @@
 // `hypertopo agent` with its lldp probe pointed at a socket that never answers (a wedged lldpd):
-// the probe ends within its timeout with one logged error, the agent keeps serving, and SIGTERM
+// the probe ends within its timeout with one logged error, the NodeReport is published with that
+// error among its warnings (so the agent becomes ready and says what is missing), and SIGTERM
 // releases the Lease (holderIdentity "") and exits 0 promptly, instead of waiting on liblldpctl.
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -100,6 +101,15 @@ TEST(AgentLldp, ASilentLldpdNeverHoldsUpTheAgentAndSigtermReleasesTheLease) {
   const bool probe_failed = eventually(
       [&] { return read_text(log).find("no answer within 5000 ms") != std::string::npos; }, 30s, 20ms);
 
+  // The node's report is published without the wedged source, and says what is missing.
+  const bool reported = eventually(
+      [&] {
+        auto report =
+            api.store().object("hypertopo.io/v1alpha1/nodereports", "hypertopo-system", "gpu-node-1");
+        return report && (*report)["spec"].contains("warnings") &&
+               (*report)["spec"]["warnings"].dump().find("no answer within 5000 ms") != std::string::npos;
+      },
+      30s, 20ms);
   const auto signalled = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
   int status = 0;
@@ -114,6 +124,7 @@ TEST(AgentLldp, ASilentLldpdNeverHoldsUpTheAgentAndSigtermReleasesTheLease) {
   const std::string text = read_text(log);
   ASSERT_TRUE(leading) << text;
   EXPECT_TRUE(probe_failed) << text;
+  EXPECT_TRUE(reported) << "the NodeReport does not say that lldp failed";
   EXPECT_TRUE(exited && WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
   EXPECT_EQ(holder(), "") << "the Lease was not released on SIGTERM";
   EXPECT_LT(seconds, 10.0) << "SIGTERM waited on the lldp probe";
