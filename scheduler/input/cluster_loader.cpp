@@ -211,7 +211,7 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const V& item, const std::st
     // The CRD's int32 with minimum 0: a larger value is refused, never wrapped (2^32 + 1 is not 1).
     const auto value = tier->integer();
     if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
-      return fail(ErrorCode::kParse, who() + ": spec.tier " + std::to_string(value) + " is outside 0.." +
+      return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer from 0 to " +
                                          std::to_string(std::numeric_limits<std::int32_t>::max()));
     }
     hn.tier = static_cast<int>(value);

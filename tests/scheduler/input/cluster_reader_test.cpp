@@ -162,7 +162,7 @@ TEST(ClusterReader, EveryShapeReadsTheSameFromBothParsers) {
       "matchLabels": {"rack": "b", "size": 3, "ratio": 0.25, "on": true, "off": null, "deep": {"k": [1, "x"]}},
       "matchExpressions": [{"key": "gpu", "operator": "In", "values": ["a100", 100, 1e2, -0.0, 18446744073709551615]},
                            {"key": "zone", "operator": "Exists", "values": null}]}}}]}},
-    {"metadata": {"name": "spine"}, "spec": {"tier": 9223372036854775809, "tierName": "spine",
+    {"metadata": {"name": "spine"}, "spec": {"tier": 2, "tierName": "spine",
       "members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-a"}}},
                   {"type": "HyperNode", "selector": {"exactMatch": {"name": "leaf-b"}}}]}}]})");
   EXPECT_TRUE(hypernodes.simdjson_way.starts_with("ok:")) << hypernodes.simdjson_way;
@@ -243,6 +243,11 @@ TEST(ClusterReader, RefusedDocumentsGiveTheSameMessageFromBothParsers) {
        "HyperNode h: spec.tier must be an integer"},
       {R"({"kind": "HyperNode", "metadata": {"name": "h"}, "spec": {"tier": "x1", "members": []}})",
        "HyperNode h: spec.tier 'x1' is not an integer"},
+      // The CRD's int32 (minimum 0): never wrapped into range.
+      {R"({"kind": "HyperNode", "metadata": {"name": "h"}, "spec": {"tier": 4294967297, "members": []}})",
+       "HyperNode h: spec.tier must be an integer from 0 to 2147483647"},
+      {R"({"kind": "HyperNode", "metadata": {"name": "h"}, "spec": {"tier": 9223372036854775809, "members": []}})",
+       "HyperNode h: spec.tier must be an integer from 0 to 2147483647"},
       {R"({"kind": "HyperNode", "metadata": {"name": "h"}, "spec": {"tier": 1, "members": {}}})",
        "HyperNode h: spec.members must list at least one member"},
       {member + R"({"type": "Pod"}]}})",
