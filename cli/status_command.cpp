@@ -220,7 +220,24 @@ int run_status(const StatusOptions& opts) {
   resolve_selector_members(live, items, node_items->items);
   if (auto ok = topology::check_invariants(live.tree); !ok) live.problems.push_back(ok.error().message());
   const auto& tree = live.tree;
-  const auto blocks = largest_free_blocks(tree, *usage);
+  // A cordoned or NotReady node's free GPUs take no new pod (kube-scheduler's NodeUnschedulable,
+  // and the node lifecycle controller's not-ready taint): the free blocks leave them out, as
+  // placement does. The tree still shows what they hold.
+  std::vector<std::string> unavailable;
+  auto schedulable = *usage;
+  for (const auto& n : node_items->items) {
+    const json& meta = n.value("metadata", json::object());
+    const std::string name = meta.value("name", std::string());
+    const bool cordoned = n.value("spec", json::object()).value("unschedulable", false);
+    bool ready = false;
+    for (const auto& c : n.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", std::string()) == "Ready") ready = c.value("status", std::string()) == "True";
+    }
+    if (!cordoned && ready) continue;
+    unavailable.push_back(name);
+    if (auto it = schedulable.find(name); it != schedulable.end()) it->second.used = it->second.allocatable;
+  }
+  const auto blocks = largest_free_blocks(tree, schedulable);
   std::int64_t alloc = 0, used = 0;
   for (const auto& [name, u] : *usage) {
     alloc += u.allocatable;
@@ -256,6 +273,7 @@ int run_status(const StatusOptions& opts) {
                                     {"gpus", {{"allocatable", alloc}, {"used", used}}},
                                     {"domains", domains},
                                     {"largestFreeBlocks", free},
+                                    {"unschedulableNodes", unavailable},
                                     {"degraded", live.degraded.size()},
                                     {"notOurs", live.foreign},
                                     {"problems", live.problems}},
@@ -269,7 +287,12 @@ int run_status(const StatusOptions& opts) {
   std::vector<topology::DomainId> roots = tree.roots();
   std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
   for (auto r : roots) print_domain_text(live, r, *usage, 0, std::cout);
-  std::cout << "\nLargest free block per tier:\n";
+  std::cout << "\nLargest free block per tier";
+  if (!unavailable.empty()) {
+    std::cout << " (leaving out " << unavailable.size() << (unavailable.size() == 1 ? " node" : " nodes")
+              << " cordoned or NotReady)";
+  }
+  std::cout << ":\n";
   for (const auto& b : blocks) {
     std::cout << "  tier " << b.tier << " (" << b.tier_name << "): " << b.domain << ", " << b.free_gpus
               << (b.free_gpus == 1 ? " GPU" : " GPUs") << " free, " << b.idle_nodes

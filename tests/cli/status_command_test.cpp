@@ -117,6 +117,37 @@ TEST_F(StatusCommandTest, LiveTreeWithCapacityAndLargestFreeBlocks) {
       << text.out;
 }
 
+// A cordoned or NotReady node's GPUs are free but take no new pod: the free blocks leave them out.
+TEST_F(StatusCommandTest, CordonedAndNotReadyNodesAreNotCountedAsFreeBlocks) {
+  auto cordon = client_->update_with_retry(kNodes, "", "n6", [](json& n) {
+    n["spec"]["unschedulable"] = true;
+    return true;
+  });
+  ASSERT_TRUE(cordon.has_value());
+  auto not_ready = client_->update_with_retry(
+      kNodes, "", "n7",
+      [](json& n) {
+        n["status"]["conditions"] = json::array({{{"type", "Ready"}, {"status", "False"}}});
+        return true;
+      },
+      10, /*status=*/true);
+  ASSERT_TRUE(not_ready.has_value());
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_EQ(out["unschedulableNodes"], json::array({"n6", "n7"}));
+  EXPECT_EQ(out["largestFreeBlocks"][1]["domain"], "leaf-b");
+  EXPECT_EQ(out["largestFreeBlocks"][1]["freeGpus"], 12);  // n5's 4 and n8's 8
+  EXPECT_EQ(out["largestFreeBlocks"][1]["idleNodes"], 1);
+  std::map<std::string, json> domains;
+  for (const auto& d : out["domains"]) domains[d["name"]] = d;
+  EXPECT_EQ(domains["leaf-b"]["gpus"]["free"], 28);  // the tree still says what the nodes hold
+  auto text = status("text");
+  EXPECT_NE(text.out.find("Largest free block per tier (leaving out 2 nodes cordoned or NotReady):"),
+            std::string::npos)
+      << text.out;
+}
+
 // The FabricDegraded condition as the agent's reconciler writes it through /status (True for leaf-b,
 // False for leaf-a), next to Volcano's nodeCount: status marks leaf-b alone, with reason and links.
 TEST_F(StatusCommandTest, DegradedDomainsAreMarkedWithTheirReason) {
