@@ -130,9 +130,11 @@ ExtenderService::PodInfo ExtenderService::pod_info(ListedPod&& pod) const {
                std::move(pod.bound.requests)};
   if (pod.gang_marks.empty()) return info;
   json marks(pod.gang_marks);
-  json doc{{"metadata", {{"namespace", info.ns}, {"name", info.name}, {"labels", marks}, {"annotations", marks}}}};
+  json doc{
+      {"metadata", {{"namespace", info.ns}, {"name", info.name}, {"labels", marks}, {"annotations", marks}}}};
   // The spec's gang references travel as marks named by their field path (cluster_loader.h).
-  for (const char* path : {kSchedulingGroupMark, kWorkloadNameMark, kWorkloadPodGroupMark, kWorkloadReplicaKeyMark}) {
+  for (const char* path :
+       {kSchedulingGroupMark, kWorkloadNameMark, kWorkloadPodGroupMark, kWorkloadReplicaKeyMark}) {
     auto it = pod.gang_marks.find(path);
     if (it == pod.gang_marks.end()) continue;
     const std::string_view p(path);
@@ -263,7 +265,8 @@ std::vector<std::pair<std::string, std::int32_t>> group_sizes_of(const json& obj
   switch (kind) {
     case PodGroupKind::kCoscheduling:
     case PodGroupKind::kVolcano:
-      if (auto n = positive_int32(spec.is_object() && spec.contains("minMember") ? spec["minMember"] : json()))
+      if (auto n =
+              positive_int32(spec.is_object() && spec.contains("minMember") ? spec["minMember"] : json()))
         out.emplace_back(pod_label(object), *n);
       break;
     case PodGroupKind::kUpstream:
@@ -332,9 +335,25 @@ void ExtenderService::forget_pod_group(const json& pod_group, PodGroupKind kind)
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).
 void ExtenderService::record_binding(const PodInfo& pod) {
   if (pod.uid.empty() || pod.node.empty()) return;
+  // A pod of a planned gang that another scheduler replica bound (or that bound before this
+  // replica's plan knew it) takes its rank's free slot: the slot's reservation goes, the pod counts.
+  PlanSlot* by_rank = nullptr;
+  GangPlan* by_rank_plan = nullptr;
+  if (!pod.gang.empty() && pod.index) {
+    if (auto it = plans_.find(pod.gang); it != plans_.end()) {
+      const std::int32_t rank = pod.index->rank_in(it->second.request.count);
+      for (auto& slot : it->second.slots) {
+        if (slot.rank == rank && slot.state == SlotState::kPlanned) {
+          by_rank = &slot;
+          by_rank_plan = &it->second;
+        }
+      }
+    }
+  }
   for (auto& [key, plan] : plans_) {
     for (auto& slot : plan.slots) {
       if (slot.pod_uid != pod.uid || slot.state != SlotState::kReserved) continue;
+      by_rank = nullptr;
       set_reservation(plan, slot, -1);
       scheduler::bind(slot, pod.uid, pod.node);
       if (index_ && !dirty_) {
@@ -345,6 +364,21 @@ void ExtenderService::record_binding(const PodInfo& pod) {
       mark_changed();
       return;
     }
+  }
+  if (!by_rank) return;
+  for (const auto& slot : by_rank_plan->slots) {
+    if (slot.pod_uid == pod.uid) return;  // already bound (a status update)
+  }
+  {
+    set_reservation(*by_rank_plan, *by_rank, -1);
+    scheduler::bind(*by_rank, pod.uid, pod.node);
+    by_rank->claim = SlotClaim::kPodIndex;
+    if (index_ && !dirty_) {
+      if (const int n = index_->find_node(pod.node); n >= 0)
+        by_rank->domain_path = index_->domain_path(index_->node(n).domain);
+    }
+    by_rank_plan->last_activity = options_.clock->now();
+    mark_changed();
   }
 }
 
@@ -454,7 +488,8 @@ bool ExtenderService::fits(int node, const ResolvedRequest& request, const PodSe
   if (request.unknown) return false;
   const IndexNode& n = index_->node(node);
   if (!n.spec.ready || n.spec.unschedulable) return false;
-  if (ps && !check_node_constraints(n.spec, ps->node_selector, ps->affinity, ps->tolerations).passed()) return false;
+  if (ps && !check_node_constraints(n.spec, ps->node_selector, ps->affinity, ps->tolerations).passed())
+    return false;
   if (!ps) {
     for (const auto& taint : n.spec.taints) {
       if (taint.effect == "NoSchedule" || taint.effect == "NoExecute") return false;

@@ -747,5 +747,33 @@ TEST(ExtenderService, AJoiningPodPrefersTheLeafHoldingMoreOfItsGang) {
   EXPECT_EQ(joined, "n-01-4");
 }
 
+// A pod of a planned gang bound by another scheduler replica (it never filtered here) takes its
+// rank's slot: the slot is bound to it and its reservation no longer counts beside the pod.
+TEST(ExtenderService, APodBoundElsewhereTakesItsRanksSlot) {
+  Fixture f;
+  // Three 2-GPU pods: the plan packs them on one 8-GPU node.
+  auto gang = [](int rank) {
+    auto a = hard_gang("other", 3, 1);
+    a["batch.kubernetes.io/job-completion-index"] = std::to_string(rank);
+    return pod_object("o-" + std::to_string(rank), "o-uid-" + std::to_string(rank), "2", a);
+  };
+  ASSERT_FALSE(f.place(gang(0)).empty());
+  std::string planned;
+  const json before = f.service->plans();
+  for (const auto& s : before["gangs"][0]["slots"]) {
+    if (s["rank"] == 2) planned = s["node"];
+  }
+  ASSERT_FALSE(planned.empty());
+  ASSERT_TRUE(f.service->upsert_pod(bound(gang(2), planned)).has_value());
+  const json after = f.service->plans();
+  const json& slot = after["gangs"][0]["slots"][2];
+  EXPECT_EQ(slot["state"], "bound");
+  EXPECT_EQ(slot["podUID"], "o-uid-2");
+  // The node counts 6 GPUs (the pod and two reservations), not 8: a 2-GPU pod still fits there.
+  auto r = f.service->filter(args_by_name(pod_object("probe", "probe", "2"), {planned}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ((*r)["nodenames"].size(), 1u) << r->dump();
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
