@@ -16,17 +16,18 @@ using namespace hypertopo;
 std::mutex body_mutex;
 std::string body;  // what the next watch answers
 
+// One server for the whole run, held by a static pointer (reachable at exit, as the client is).
 std::uint16_t server_port() {
-  static const std::uint16_t port = [] {
+  static net::HttpServer* const server = [] {
     auto* s = new net::HttpServer({.address = "127.0.0.1", .port = 0});
     s->handle("GET", "/apis/hypertopo.io/v1alpha1/things", [](const net::HttpServerRequest&) {
       std::lock_guard lock(body_mutex);
       return net::HttpServerResponse{.content_type = "application/json", .body = body};
     });
     if (!s->start()) std::abort();
-    return s->port();
+    return s;
   }();
-  return port;
+  return server->port();
 }
 
 }  // namespace
