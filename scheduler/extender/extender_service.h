@@ -1,29 +1,28 @@
 // scheduler/extender/extender_service.h: the kube-scheduler extender's logic, free of HTTP.
 //
-// Holds a cluster view (HyperNodes, Nodes, Pods) fed by ClusterWatcher or directly by tests, keeps
-// a TopologyIndex of it (rebuilt lazily after a change), and answers the extender verbs with the
-// JSON shapes of k8s.io/kube-scheduler/extender/v1 (ExtenderArgs in; ExtenderFilterResult or
-// HostPriorityList out; both nodeCacheCapable modes: `nodenames` only, or full `nodes` objects).
+// Holds a cluster view (HyperNodes, Nodes, Pods, PodGroups) fed by ClusterWatcher or directly by
+// tests, keeps a TopologyIndex of it, and answers the extender verbs with the JSON shapes of
+// k8s.io/kube-scheduler/extender/v1 (ExtenderArgs in; ExtenderFilterResult or HostPriorityList out;
+// both nodeCacheCapable modes: `nodenames` only, or full `nodes` objects). Pod events change the
+// index's usage in place; only topology changes (Nodes joining or leaving, a Node's capacity,
+// labels, taints or schedulability, HyperNodes) rebuild it, lazily.
 //
 // Gangs. A pod belongs to a gang when it carries the coscheduling label
-// `scheduling.x-k8s.io/pod-group`, Volcano's annotation `scheduling.k8s.io/group-name`, or our
-// `hypertopo.io/gang` (label or annotation); the gang key is namespace/name. Its size comes from
-// `hypertopo.io/gang-size` (annotation), else Kueue's `kueue.x-k8s.io/pod-group-total-count`, else
-// the `spec.minMember` of the coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1) the label names,
-// else 1. Its constraint is read off the pod's annotations (scheduler/input/pod_request.h: our keys,
-// Volcano's pod-level keys, Kueue TAS and KAI annotations).
-// The first pod of a gang plans the whole gang with the PlacementEngine; the plan's slots are
-// reserved in the index, cached with a TTL measured on the injected Clock (renewed by activity) and
-// persisted (JSON, temp file + rename) when a state file is set. filter() gives each pod one slot
-// (tracked by pod uid) and admits only that slot's node. A slot whose node goes NotReady,
-// unschedulable or away before its pod binds is moved to another node inside the innermost
-// constraint domain (partition domain, else the job domain); only when no such node has room is
-// the gang re-planned. A gang pod takes the slot of its own index (pod_request.h: completion index,
-// pod index, Volcano task index or hypertopo.io/rank), so rank r lands where the plan put rank r and
-// a partition (index / partitionSize) stays in its domain whatever order the pods arrive in; a pod
-// without any index takes the first free slot among the nodes offered (arrival order, marked so in
-// the plan). The slot's rank is the pod's rank hint, served by plans() with the domain path and as
-// suggested annotations hypertopo.io/rank and hypertopo.io/domain-path.
+// `scheduling.x-k8s.io/pod-group`, Volcano's annotation `scheduling.k8s.io/group-name`, our
+// `hypertopo.io/gang` (label or annotation), or the upstream Workload API's spec.schedulingGroup /
+// spec.workloadRef. Its size comes from `hypertopo.io/gang-size` (annotation), else Kueue's
+// `kueue.x-k8s.io/pod-group-total-count`, else the PodGroup or Workload the pod names (PodGroupKind),
+// else 1; a size below the pods' count makes an elastic gang. Its constraint is read off the pod's
+// annotations (scheduler/input/pod_request.h), or for Volcano from its PodGroup's networkTopology.
+// The first pod of a gang plans it with the PlacementEngine (around the gang's pods already bound,
+// when there are: after a restart, for another replica's pods); each slot then lives as
+// gang_slot.h says: a pod takes the slot of its rank (pod_request.h's rank keys; without one, the
+// first free slot among the nodes offered), the slot is bound when the pod binds, released for the
+// pod that replaces it when the pod goes away, and moved inside the gang's innermost constraint
+// domain when its node fails or is not offered, waiting there with a reason when none has room.
+// Plans expire after plan_ttl of inactivity (the injected Clock) and are cached in the state file,
+// written off the request path. The slot's rank is the pod's rank hint, served by plans() with the
+// domain path and as suggested annotations hypertopo.io/rank and hypertopo.io/domain-path.
 // Normal pods: filter keeps the nodes the pod fits on; prioritize gives Volcano's fading-tier
 // binpack score scaled to 0..MaxExtenderPriority (10), the best candidate getting 10.
 //
