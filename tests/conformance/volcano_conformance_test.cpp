@@ -637,7 +637,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("TestNew", "TestNetworkTopologyAwareNodeScore_Hard", "TestNetworkTopologyAwareNodeScore_Soft",
                       "TestBatchNodeOrderFn", "TestHyperNodeOrderFn", "Test_initHyperNodeResourceCache",
                       "Test_batchNodeOrderFnForNormalPods", "TestHyperNodeGradientPreFiltering"),
-    [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+    [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 TEST(VolcanoConformanceSummary, PrintsPassCount) {
   const Tally t = run_all();

@@ -531,7 +531,9 @@ TEST_F(DeployTest, EveryAgentOverlaySplitsANodeDaemonSetFromATwoReplicaLeader) {
     EXPECT_EQ(node_config, leader_config) << name;
     // The leader mounts nothing of the host but the umad devices where it walks.
     for (const auto& v : leader_pod["volumes"]) {
-      if (v["hostPath"]) EXPECT_EQ(v["hostPath"]["path"].as<std::string>(), "/dev/infiniband") << name;
+      if (v["hostPath"]) {
+        EXPECT_EQ(v["hostPath"]["path"].as<std::string>(), "/dev/infiniband") << name;
+      }
     }
 
     const std::string node_sa = node_pod["serviceAccountName"].as<std::string>();
@@ -663,11 +665,15 @@ TEST_F(DeployTest, EachNamespaceEnforcesTheStrictestPodSecurityLevelItsPodsMeet)
     }
     // One namespace, one level: two overlays that label it differently would undo each other.
     for (const auto& [ns, level] : enforced) {
-      if (level_seen.contains(ns)) EXPECT_EQ(level_seen[ns], level) << ns << " in " << name;
+      if (level_seen.contains(ns)) {
+        EXPECT_EQ(level_seen[ns], level) << ns << " in " << name;
+      }
       level_seen[ns] = level;
     }
     // The node pods mount the host's /sys wherever the agent runs: its namespace is privileged.
-    if (enforced.contains("hypertopo-system")) EXPECT_EQ(enforced["hypertopo-system"], "privileged") << name;
+    if (enforced.contains("hypertopo-system")) {
+      EXPECT_EQ(enforced["hypertopo-system"], "privileged") << name;
+    }
   }
   // The leader, in the overlays where it holds no device, is built to the restricted level itself.
   Rendered r = overlay("ufm");

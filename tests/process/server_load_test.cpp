@@ -267,7 +267,9 @@ TEST(ServerLoad, TheAgentHoldsTwoHundredFiftySlowMaximalBodiesUnder256MiAndAnswe
   // 64 connections with their headers, buffers and a 16 KiB drain buffer, and no body: a few MiB
   // (before the limits, every connection buffered its 1 MiB).
   EXPECT_LT(peak - before, 64 * 1024) << "grew by more than the limits allow";
-  if (!sanitizer_build()) EXPECT_LT(peak, 256 * 1024) << "over the DaemonSet's 256Mi limit";
+  if (!sanitizer_build()) {
+    EXPECT_LT(peak, 256 * 1024) << "over the DaemonSet's 256Mi limit";
+  }
 }
 
 TEST(ServerLoad, TheExtenderHoldsSixtyFourSlowMaximalBodiesUnder1GiAndAnswersHealth) {
@@ -320,7 +322,9 @@ TEST(ServerLoad, TheExtenderHoldsSixtyFourSlowMaximalBodiesUnder1GiAndAnswersHea
   // One body may be read at a time (20 MiB counted 32 times fills the 640 MiB in flight); the
   // others are refused before they are read.
   EXPECT_LT(peak - before, 704 * 1024) << "grew by more than the limits allow";
-  if (!sanitizer_build()) EXPECT_LT(peak, 1024 * 1024) << "over the Deployment's 1Gi limit";
+  if (!sanitizer_build()) {
+    EXPECT_LT(peak, 1024 * 1024) << "over the Deployment's 1Gi limit";
+  }
 }
 
 }  // namespace
