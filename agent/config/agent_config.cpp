@@ -16,9 +16,9 @@
 namespace hypertopo::agent {
 namespace {
 
-const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources", "networkTopologyDiscovery",
-                                                "nodeSelector", "guard",   "leaderElection",
-                                                "reconcile",    "exports", "http",
+const std::vector<std::string> kTopLevelKeys = {"hostRoot",     "sources",  "networkTopologyDiscovery",
+                                                "nodeSelector", "guard",    "leaderElection",
+                                                "reconcile",    "exports",  "http",
                                                 "logLevel",     "apiClient"};
 
 // The sections in the order the file documents them; the first bad one is reported.
@@ -29,10 +29,10 @@ std::expected<void, Error> read_sections(const io::ConfigReader& r, const YAML::
     c.host_root = *root_dir;
   }
   using Section = std::expected<void, Error> (*)(const io::ConfigReader&, const YAML::Node&, AgentConfig&);
-  for (Section read_section : {sections::read_sources, sections::read_node_selector, sections::read_guard,
-                               sections::read_leader_election, sections::read_reconcile,
-                               sections::read_exports, sections::read_http, sections::read_log_level,
-                               sections::read_api_client}) {
+  for (Section read_section :
+       {sections::read_sources, sections::read_node_selector, sections::read_guard,
+        sections::read_leader_election, sections::read_reconcile, sections::read_exports, sections::read_http,
+        sections::read_log_level, sections::read_api_client}) {
     if (auto ok = read_section(r, root, c); !ok) return ok;
   }
   return {};

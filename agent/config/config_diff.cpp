@@ -107,7 +107,8 @@ ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
   if (before.api_qps != after.api_qps || before.api_burst != after.api_burst) change.needs_restart = true;
   note("apiClient.qps", number(before.api_qps), number(after.api_qps));
   note("apiClient.burst", std::to_string(before.api_burst), std::to_string(after.api_burst));
-  note("apiClient.parallelWrites", std::to_string(before.parallel_writes), std::to_string(after.parallel_writes));
+  note("apiClient.parallelWrites", std::to_string(before.parallel_writes),
+       std::to_string(after.parallel_writes));
   return change;
 }
 

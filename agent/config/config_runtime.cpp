@@ -139,7 +139,8 @@ std::expected<void, Error> read_log_level(const io::ConfigReader& r, const YAML:
 }
 
 // apiClient: the pace of the leader's API clients (agent_config.h says why the defaults).
-std::expected<void, Error> read_api_client(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c) {
+std::expected<void, Error> read_api_client(const io::ConfigReader& r, const YAML::Node& root,
+                                           AgentConfig& c) {
   if (const YAML::Node n = root["apiClient"]) {
     if (auto ok = r.mapping(n, "apiClient", {"qps", "burst", "parallelWrites"}); !ok) return ok;
     if (n.IsMap() && n["qps"]) {

@@ -116,7 +116,8 @@ std::optional<json> node_export_patch(const LabelMap& current, const std::string
   if (!labels.empty()) patch["metadata"]["labels"] = std::move(labels);
   const std::string next = join(owned_after);
   if (owned_after.empty()) {
-    if (exported != nullptr) patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = nullptr;
+    if (exported != nullptr)
+      patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = nullptr;
   } else if (exported == nullptr || *exported != next) {
     patch["metadata"]["annotations"][std::string(kExportedLabelsAnnotation)] = next;
   }
@@ -139,7 +140,9 @@ bool export_owns_key(std::string_view key, const std::string* exported, const No
   return annotated_keys(exported).contains(std::string(key));
 }
 
-std::set<std::string> exported_label_keys(const std::string* annotation) { return annotated_keys(annotation); }
+std::set<std::string> exported_label_keys(const std::string* annotation) {
+  return annotated_keys(annotation);
+}
 
 bool differs_only_in_export(const json& before, const json& after, const NodeLabelExportOptions& options) {
   std::set<std::string> annotated = annotated_keys(before);

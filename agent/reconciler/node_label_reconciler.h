@@ -23,7 +23,8 @@
 //
 //   NodeLabelReconciler labels(*client, {.enabled = true, .labels = {.topograph_compatible = true}});
 //   auto result = labels.reconcile(&tree, nodes_by_name, run->complete);   // or plan_node_labels_of per
-//                                                                         // Node, then apply(plan, {.parallel = 8})
+//                                                                         // Node, then apply(plan,
+//                                                                         {.parallel = 8})
 //   std::cout << result.summary_line() << "\n";    // patched=3 unchanged=97 failed=0 held=0
 #pragma once
 

@@ -409,12 +409,13 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
         std::lock_guard lock(mutex_);
         nodes_.begin_relist();
       }
-      auto listed = deps_.client->list_each_page(
-          resource, ns, {}, [&](std::string& page) -> k8s::ApiResult<void> {
+      auto listed =
+          deps_.client->list_each_page(resource, ns, {}, [&](std::string& page) -> k8s::ApiResult<void> {
             if (!reports) {
               std::lock_guard lock(mutex_);
               auto read = nodes_.apply_page(page, label_export_options(config_));
-              if (!read) return std::unexpected(k8s::ApiError{read.error(), 200, "", read.error().message(), {}});
+              if (!read)
+                return std::unexpected(k8s::ApiError{read.error(), 200, "", read.error().message(), {}});
               return {};
             }
             json parsed = json::parse(page, nullptr, /*allow_exceptions=*/false);

@@ -70,8 +70,8 @@ using NodeProbe = std::function<std::expected<void, Error>(
 NodeProbe real_node_probe(telemetry::Logger log);
 
 struct AgentDeps {
-  k8s::KubeClient* client = nullptr;              // NodeReports, Nodes, HyperNodes, Events
-  k8s::KubeClient* election_client = nullptr;     // the Lease: one attempt, timeout below renewDeadline
+  k8s::KubeClient* client = nullptr;           // NodeReports, Nodes, HyperNodes, Events
+  k8s::KubeClient* election_client = nullptr;  // the Lease: one attempt, timeout below renewDeadline
   // The node label export's PATCHes, on a rate limit of their own so that they never hold back a
   // HyperNode write; null: `client`.
   k8s::KubeClient* label_client = nullptr;
@@ -106,14 +106,14 @@ class AgentDaemon {
   bool leading() const;
   bool ready() const;
   struct Counters {
-    int probes = 0;                  // node probe rounds
-    int reports_written = 0;         // NodeReport creates and updates sent
-    int rebuilds = 0;                // leader discover -> build -> reconcile cycles that have ended
-    int source_runs = 0;             // leader source runs (cached results not counted)
-    int node_label_writes = 0;       // Node label PATCHes sent (exports.nodeLabels)
-    std::string last_summary;        // the last reconcile's summary line
-    std::string last_label_summary;  // the last node label sync's summary line ("" before the first)
-    std::size_t reports_known = 0;   // NodeReports in the leader's view (watch applied)
+    int probes = 0;                       // node probe rounds
+    int reports_written = 0;              // NodeReport creates and updates sent
+    int rebuilds = 0;                     // leader discover -> build -> reconcile cycles that have ended
+    int source_runs = 0;                  // leader source runs (cached results not counted)
+    int node_label_writes = 0;            // Node label PATCHes sent (exports.nodeLabels)
+    std::string last_summary;             // the last reconcile's summary line
+    std::string last_label_summary;       // the last node label sync's summary line ("" before the first)
+    std::size_t reports_known = 0;        // NodeReports in the leader's view (watch applied)
     std::size_t node_labels_pending = 0;  // label PATCHes of the running export pass not sent yet
     // An event arrived after the last rebuild began, or one is running, or the node labels a rebuild
     // asked for are not all written yet.

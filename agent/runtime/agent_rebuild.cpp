@@ -239,25 +239,25 @@ void AgentDaemon::run_label_pass(const LabelWants& wants, std::uint64_t generati
   NodeLabelReconciler reconciler(deps_.label_client != nullptr ? *deps_.label_client : *deps_.client,
                                  wants.options);
   const NodeLabelResult result = reconciler.apply(
-      std::move(plan),
-      {.parallel = wants.parallel,
-       .superseded =
-           [&] {
-             std::lock_guard lock(mutex_);
-             return stop.stop_requested() || label_generation_ != generation;
-           },
-       .on_written =
-           [&](const std::string&, const json& stored) {
-             // What the server stored now stands in the view, so a later pass does not send the same
-             // patch again; the answer itself is not kept. Progress shows as each write lands.
-             label_writes.inc({"ok"});
-             api_writes.inc({"patch", "ok"});
-             std::lock_guard lock(mutex_);
-             nodes_.apply(io::NlohmannView(stored), wants.options);
-             if (labels_pending_ > 0) --labels_pending_;
-             ++counters_.node_label_writes;
-             pending.set({}, static_cast<double>(labels_pending_));
-           }});
+      std::move(plan), {.parallel = wants.parallel,
+                        .superseded =
+                            [&] {
+                              std::lock_guard lock(mutex_);
+                              return stop.stop_requested() || label_generation_ != generation;
+                            },
+                        .on_written =
+                            [&](const std::string&, const json& stored) {
+                              // What the server stored now stands in the view, so a later pass does not send
+                              // the same patch again; the answer itself is not kept. Progress shows as each
+                              // write lands.
+                              label_writes.inc({"ok"});
+                              api_writes.inc({"patch", "ok"});
+                              std::lock_guard lock(mutex_);
+                              nodes_.apply(io::NlohmannView(stored), wants.options);
+                              if (labels_pending_ > 0) --labels_pending_;
+                              ++counters_.node_label_writes;
+                              pending.set({}, static_cast<double>(labels_pending_));
+                            }});
   for (const auto& [outcome, n] : result.writes) {
     if (outcome == "ok") continue;  // counted as they landed
     label_writes.inc({outcome}, n);
@@ -298,7 +298,8 @@ void AgentDaemon::run_label_pass(const LabelWants& wants, std::uint64_t generati
   if (planned > 0) {
     char took[32];
     std::snprintf(took, sizeof took, "%.3f", seconds);
-    log(telemetry::LogLevel::kInfo, std::string("node labels synced in ") + took + " s: " + result.summary_line());
+    log(telemetry::LogLevel::kInfo,
+        std::string("node labels synced in ") + took + " s: " + result.summary_line());
   }
   if (!wants.export_on && result.patched > 0) {
     log(telemetry::LogLevel::kInfo, "node label export is off: its labels were removed from " +

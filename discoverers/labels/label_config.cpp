@@ -164,10 +164,12 @@ std::expected<LabelConfig, Error> parse_types_map(const YAML::Node& types, const
     // Volcano takes the last entry for the node level whatever it is: a topology label listed last
     // (the three EKS layers, say) silently loses its tier.
     if (type->node_label != kHostnameLabel) {
-      config.notes.push_back(io::config_message(file, key_path(path, name),
-                                                "the last entry '" + type->node_label +
-                                                    "' is taken as the node level and dropped, as Volcano does, "
-                                                    "so its tier is lost; list " + kHostnameLabel + " last"));
+      config.notes.push_back(
+          io::config_message(file, key_path(path, name),
+                             "the last entry '" + type->node_label +
+                                 "' is taken as the node level and dropped, as Volcano does, "
+                                 "so its tier is lost; list " +
+                                 kHostnameLabel + " last"));
     }
     config.types.push_back(std::move(*type));
   }

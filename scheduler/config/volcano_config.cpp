@@ -48,13 +48,20 @@ struct GoValue {
 
 const char* kind_name(GoValue::Kind k) {
   switch (k) {
-    case GoValue::Kind::kString: return "a string";
-    case GoValue::Kind::kInt: return "an integer";
-    case GoValue::Kind::kUint: return "an integer beyond int64";
-    case GoValue::Kind::kFloat: return "a float";
-    case GoValue::Kind::kBool: return "a bool";
-    case GoValue::Kind::kNull: return "null";
-    case GoValue::Kind::kOther: return "neither a number, a bool nor a string";
+    case GoValue::Kind::kString:
+      return "a string";
+    case GoValue::Kind::kInt:
+      return "an integer";
+    case GoValue::Kind::kUint:
+      return "an integer beyond int64";
+    case GoValue::Kind::kFloat:
+      return "a float";
+    case GoValue::Kind::kBool:
+      return "a bool";
+    case GoValue::Kind::kNull:
+      return "null";
+    case GoValue::Kind::kOther:
+      return "neither a number, a bool nor a string";
   }
   return "";
 }
@@ -155,10 +162,10 @@ GoValue go_value(const YAML::Node& v) {
   }
   const std::string& in = out.text;
   static const std::map<std::string, bool> kBools = {
-      {"y", true},      {"Y", true},      {"yes", true},   {"Yes", true},   {"YES", true},  {"true", true},
-      {"True", true},   {"TRUE", true},   {"on", true},    {"On", true},    {"ON", true},   {"n", false},
-      {"N", false},     {"no", false},    {"No", false},   {"NO", false},   {"false", false},
-      {"False", false}, {"FALSE", false}, {"off", false},  {"Off", false},  {"OFF", false}};
+      {"y", true},      {"Y", true},    {"yes", true},  {"Yes", true}, {"YES", true},    {"true", true},
+      {"True", true},   {"TRUE", true}, {"on", true},   {"On", true},  {"ON", true},     {"n", false},
+      {"N", false},     {"no", false},  {"No", false},  {"NO", false}, {"false", false}, {"False", false},
+      {"FALSE", false}, {"off", false}, {"Off", false}, {"OFF", false}};
   if (auto it = kBools.find(in); it != kBools.end()) {
     out.kind = GoValue::Kind::kBool;
     out.b = it->second;
@@ -241,9 +248,10 @@ void get_float(const YAML::Node& args, const std::string& key, const std::string
     // A NaN or infinite fading would turn every score into NaN; Volcano would take it.
     std::ostringstream keep;
     keep << value;
-    warnings.push_back(io::key_path(path, key) + ": expected a number, got " +
-                       (v.kind == GoValue::Kind::kFloat ? std::string("a non-finite float") : kind_name(v.kind)) +
-                       (v.text.empty() ? std::string() : " '" + v.text + "'") + "; keeping " + keep.str());
+    warnings.push_back(
+        io::key_path(path, key) + ": expected a number, got " +
+        (v.kind == GoValue::Kind::kFloat ? std::string("a non-finite float") : kind_name(v.kind)) +
+        (v.text.empty() ? std::string() : " '" + v.text + "'") + "; keeping " + keep.str());
   }
 }
 
@@ -258,7 +266,7 @@ void get_bool(const YAML::Node& args, const std::string& key, const std::string&
   }
   if (v.kind == GoValue::Kind::kString) {
     static const std::map<std::string, bool> kParseBool = {
-        {"1", true},  {"t", true},  {"T", true},  {"TRUE", true},  {"true", true},  {"True", true},
+        {"1", true},  {"t", true},  {"T", true},  {"TRUE", true},   {"true", true},   {"True", true},
         {"0", false}, {"f", false}, {"F", false}, {"FALSE", false}, {"false", false}, {"False", false}};
     if (auto it = kParseBool.find(v.text); it != kParseBool.end()) {
       value = it->second;
@@ -307,8 +315,8 @@ void read_plugin_arguments(const YAML::Node& args, const std::string& path, Sche
         if (item.empty() || !listed.insert(item).second) continue;
         // cpu and memory keep their own keys' weights (getBinPackWeight never looks them up here).
         if (item == "cpu" || item == "memory") {
-          warnings.push_back(io::key_path(path, kResources) + ": " + item + " is weighted by hypernode.binpack." +
-                             item + ", not by this list");
+          warnings.push_back(io::key_path(path, kResources) + ": " + item +
+                             " is weighted by hypernode.binpack." + item + ", not by this list");
           continue;
         }
         std::int64_t rw = 1;
@@ -400,10 +408,12 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
   // word, so Volcano loads such a file: it loads here too, with a warning naming the key.
   for (const auto& entry : doc) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string("?");
-    static const std::set<std::string> kKnown = {"actions", "tiers", "configurations", "metrics", "hypertopo"};
+    static const std::set<std::string> kKnown = {"actions", "tiers", "configurations", "metrics",
+                                                 "hypertopo"};
     if (!kKnown.contains(key))
-      cfg.warnings.push_back(key + ": ignored, as Volcano ignores it (known: actions, configurations, hypertopo, "
-                                   "metrics, tiers)");
+      cfg.warnings.push_back(key +
+                             ": ignored, as Volcano ignores it (known: actions, configurations, hypertopo, "
+                             "metrics, tiers)");
   }
   if (doc["hypertopo"]) {
     if (auto ok = read_own_block(r, doc["hypertopo"], cfg); !ok) return std::unexpected(ok.error());

@@ -492,7 +492,8 @@ bool ExtenderService::fits(int node, const ResolvedRequest& request, const PodSe
   // filter asks this of every one of 6,000 nodes).
   const bool constrained =
       ps && (!ps->node_selector.empty() || ps->affinity.has_required || !n.spec.taints.empty());
-  if (constrained && !check_node_constraints(n.spec, ps->node_selector, ps->affinity, ps->tolerations).passed())
+  if (constrained &&
+      !check_node_constraints(n.spec, ps->node_selector, ps->affinity, ps->tolerations).passed())
     return false;
   if (!ps) {
     for (const auto& taint : n.spec.taints) {

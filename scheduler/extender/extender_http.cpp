@@ -56,16 +56,18 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   counter("hypertopo_extender_prioritize_reused_filter_total",
           "Prioritize calls that reused the node ids of their pod's filter call.",
           c.prioritize_reused_filter);
-  counter("hypertopo_extender_index_pod_updates_total",
-          "Pod events (bindings, deletions, request changes) applied to the index in place, without a rebuild.",
-          c.index_pod_updates);
+  counter(
+      "hypertopo_extender_index_pod_updates_total",
+      "Pod events (bindings, deletions, request changes) applied to the index in place, without a rebuild.",
+      c.index_pod_updates);
   counter("hypertopo_extender_slots_released_total",
           "Gang slots whose bound pod went away and that wait on their node for its replacement.",
           c.slots_released);
   counter("hypertopo_extender_slots_grown_total",
           "Gang slots added for pods beyond the gang's minimum (elastic gangs).", c.slots_grown);
   counter("hypertopo_extender_plans_adopted_total",
-          "Gangs planned around pods already bound (a restart without state, another replica).", c.plans_adopted);
+          "Gangs planned around pods already bound (a restart without state, another replica).",
+          c.plans_adopted);
   m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
   return m.render();
 }

@@ -71,7 +71,7 @@ struct ExtenderOptions {
   std::chrono::seconds plan_ttl{600};
   std::vector<std::string> gang_label_keys{"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"};
   std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang"};
-  std::filesystem::path state_file;      // empty: plans live in memory only
+  std::filesystem::path state_file;  // empty: plans live in memory only
   // How long the plans must be quiet before the state file is written (off the request path).
   std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock

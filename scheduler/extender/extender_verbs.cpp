@@ -110,9 +110,9 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
             (offered ? std::string()
                      : ", which was not among the " + std::to_string(names.size()) +
                            " nodes offered, and no offered node of " +
-                           (limit < 0 ? std::string("its domain")
-                                      : limit == index_->root() ? std::string("the cluster")
-                                                                : index_->domain(limit).name) +
+                           (limit < 0                 ? std::string("its domain")
+                            : limit == index_->root() ? std::string("the cluster")
+                                                      : index_->domain(limit).name) +
                            " has room for it (kube-scheduler offers every feasible node only with "
                            "percentageOfNodesToScore: 100, as the profile hypertopo-gang-scheduler in "
                            "deploy/overlays/extender does)"));

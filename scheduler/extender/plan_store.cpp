@@ -181,74 +181,75 @@ std::expected<void, Error> ExtenderService::load_state() {
   if (options_.state_file.empty() || !std::filesystem::exists(options_.state_file)) return {};
   const std::string where = "state file " + options_.state_file.string();
   auto read = [&]() -> std::expected<std::map<std::string, GangPlan>, Error> {
-  auto text = io::read_bounded_file(options_.state_file, io::kDataFileLimit);
-  if (!text) return std::unexpected(text.error());
-  auto parsed = io::parse_json(*text, where);
-  if (!parsed) return std::unexpected(parsed.error());
-  json doc = std::move(*parsed);
-  if (!doc.is_object() || !doc.contains("plans") || !doc["plans"].is_array()) {
-    return fail(ErrorCode::kParse, where + ": expected an ExtenderState object with a plans list");
-  }
-  std::map<std::string, GangPlan> loaded;
-  // The file is ours, but a disk or a hand edit can break it: a wrong type is an error naming the
-  // file, never an exception that stops the extender.
-  try {
-    for (const auto& p : doc["plans"]) {
-      GangPlan plan;
-      plan.key = str_at(p, "key");
-      if (plan.key.empty()) return fail(ErrorCode::kParse, where + ": a plan without key");
-      // Plans written before requests were read off the pod itself carry a synthetic job instead:
-      // drop them, the gang is planned again when its next pod comes.
-      if (!p.contains("pod") && p.contains("job")) continue;
-      plan.pod_doc = member(p, "pod");
-      const json& count = member(p, "count");
-      if (!count.is_number_unsigned() || count.get<std::uint64_t>() == 0 ||
-          count.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
-        return fail(ErrorCode::kParse, where + " plan " + plan.key + ": count must be a positive integer");
-      }
-      auto request =
-          pod_set_request(plan.pod_doc, static_cast<std::int32_t>(count.get<std::uint64_t>()), true);
-      if (!request) return std::unexpected(request.error().context(where + " plan " + plan.key));
-      plan.request = *request;
-      plan.job_domain = str_at(p, "jobDomain");
-      for (const auto& note : member(p, "fabricHealth")) {
-        if (note.is_string()) plan.fabric_health.push_back(note.get<std::string>());
-      }
-      plan.partition_tier = p.value("partitionTier", -1);
-      plan.partition_size = p.value("partitionSize", 0);
-      plan.swaps = p.value("swaps", 0);
-      plan.replans = p.value("replans", 0);
-      plan.grown = p.value("grown", 0);
-      plan.last_activity = options_.clock->now();
-      for (const auto& s : member(p, "slots")) {
-        PlanSlot slot;
-        slot.rank = s.value("rank", 0);
-        slot.node = str_at(s, "node");
-        slot.pod_uid = str_at(s, "podUID");
-        if (auto state = slot_state_from(str_at(s, "state"))) {
-          slot.state = *state;
-        } else {  // files written before slots had states
-          slot.state = s.value("bound", false) ? SlotState::kBound
-                       : slot.pod_uid.empty()  ? SlotState::kPlanned
-                                               : SlotState::kReserved;
-        }
-        if ((slot.state == SlotState::kReserved || slot.state == SlotState::kBound) && slot.pod_uid.empty())
-          slot.state = SlotState::kPlanned;
-        const std::string claim = str_at(s, "takenBy");
-        slot.claim = claim == "podIndex"       ? SlotClaim::kPodIndex
-                     : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
-                                               : SlotClaim::kNone;
-        slot.releases = s.value("releases", 0);
-        if (s.contains("domains") && s["domains"].is_array())
-          slot.domain_path = s["domains"].get<std::vector<std::string>>();
-        plan.slots.push_back(std::move(slot));
-      }
-      loaded[plan.key] = std::move(plan);
+    auto text = io::read_bounded_file(options_.state_file, io::kDataFileLimit);
+    if (!text) return std::unexpected(text.error());
+    auto parsed = io::parse_json(*text, where);
+    if (!parsed) return std::unexpected(parsed.error());
+    json doc = std::move(*parsed);
+    if (!doc.is_object() || !doc.contains("plans") || !doc["plans"].is_array()) {
+      return fail(ErrorCode::kParse, where + ": expected an ExtenderState object with a plans list");
     }
-  } catch (const json::exception& e) {
-    return fail(ErrorCode::kParse, where + ": " + e.what());
-  }
-  return loaded;
+    std::map<std::string, GangPlan> loaded;
+    // The file is ours, but a disk or a hand edit can break it: a wrong type is an error naming the
+    // file, never an exception that stops the extender.
+    try {
+      for (const auto& p : doc["plans"]) {
+        GangPlan plan;
+        plan.key = str_at(p, "key");
+        if (plan.key.empty()) return fail(ErrorCode::kParse, where + ": a plan without key");
+        // Plans written before requests were read off the pod itself carry a synthetic job instead:
+        // drop them, the gang is planned again when its next pod comes.
+        if (!p.contains("pod") && p.contains("job")) continue;
+        plan.pod_doc = member(p, "pod");
+        const json& count = member(p, "count");
+        if (!count.is_number_unsigned() || count.get<std::uint64_t>() == 0 ||
+            count.get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int32_t>::max())) {
+          return fail(ErrorCode::kParse, where + " plan " + plan.key + ": count must be a positive integer");
+        }
+        auto request =
+            pod_set_request(plan.pod_doc, static_cast<std::int32_t>(count.get<std::uint64_t>()), true);
+        if (!request) return std::unexpected(request.error().context(where + " plan " + plan.key));
+        plan.request = *request;
+        plan.job_domain = str_at(p, "jobDomain");
+        for (const auto& note : member(p, "fabricHealth")) {
+          if (note.is_string()) plan.fabric_health.push_back(note.get<std::string>());
+        }
+        plan.partition_tier = p.value("partitionTier", -1);
+        plan.partition_size = p.value("partitionSize", 0);
+        plan.swaps = p.value("swaps", 0);
+        plan.replans = p.value("replans", 0);
+        plan.grown = p.value("grown", 0);
+        plan.last_activity = options_.clock->now();
+        for (const auto& s : member(p, "slots")) {
+          PlanSlot slot;
+          slot.rank = s.value("rank", 0);
+          slot.node = str_at(s, "node");
+          slot.pod_uid = str_at(s, "podUID");
+          if (auto state = slot_state_from(str_at(s, "state"))) {
+            slot.state = *state;
+          } else {  // files written before slots had states
+            slot.state = s.value("bound", false) ? SlotState::kBound
+                         : slot.pod_uid.empty()  ? SlotState::kPlanned
+                                                 : SlotState::kReserved;
+          }
+          if ((slot.state == SlotState::kReserved || slot.state == SlotState::kBound) && slot.pod_uid.empty())
+            slot.state = SlotState::kPlanned;
+          const std::string claim = str_at(s, "takenBy");
+          slot.claim = claim == "podIndex"       ? SlotClaim::kPodIndex
+                       : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
+                                                 : SlotClaim::kNone;
+          slot.releases = s.value("releases", 0);
+          if (s.contains("domains") && s["domains"].is_array())
+            slot.domain_path = s["domains"].get<std::vector<std::string>>();
+          plan.slots.push_back(std::move(slot));
+        }
+        loaded[plan.key] = std::move(plan);
+      }
+    } catch (const json::exception& e) {
+      return fail(ErrorCode::kParse, where + ": " + e.what());
+    }
+    return loaded;
   };
   auto loaded = read();
   if (!loaded) {

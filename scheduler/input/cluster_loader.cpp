@@ -1,5 +1,4 @@
 #include "scheduler/input/cluster_loader.h"
-#include "scheduler/input/pod_request.h"
 
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
@@ -15,6 +14,7 @@
 #include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "scheduler/index/quantity.h"
+#include "scheduler/input/pod_request.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -629,11 +629,14 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
     if (!*bound) continue;  // pending or finished: uses nothing
     pod.bound = std::move(**bound);
     if (const auto spec = object_at(items[i], "spec")) {
-      for (const auto& [field, mark] : {std::pair{"schedulingGroup", "podGroupName"}, {"workloadRef", "name"},
-                                        {"workloadRef", "podGroup"}, {"workloadRef", "podGroupReplicaKey"}}) {
+      for (const auto& [field, mark] : {std::pair{"schedulingGroup", "podGroupName"},
+                                        {"workloadRef", "name"},
+                                        {"workloadRef", "podGroup"},
+                                        {"workloadRef", "podGroupReplicaKey"}}) {
         const auto ref = spec->find(field);
         const auto v = ref && ref->is_object() ? ref->find(mark) : std::nullopt;
-        if (v && v->is_string()) pod.gang_marks["spec." + std::string(field) + "." + mark] = std::string(v->string());
+        if (v && v->is_string())
+          pod.gang_marks["spec." + std::string(field) + "." + mark] = std::string(v->string());
       }
     }
     if (meta) {

@@ -144,7 +144,8 @@ std::expected<NodeAffinity, Error> node_affinity(const json& spec, const std::st
   const std::string aw = where + " spec.affinity.nodeAffinity";
   auto na = typed_field(*affinity, "nodeAffinity", json::value_t::object, where + " spec.affinity");
   if (!na) return std::unexpected(na.error());
-  auto required = typed_field(*na, "requiredDuringSchedulingIgnoredDuringExecution", json::value_t::object, aw);
+  auto required =
+      typed_field(*na, "requiredDuringSchedulingIgnoredDuringExecution", json::value_t::object, aw);
   if (!required) return std::unexpected(required.error());
   if (na->contains("requiredDuringSchedulingIgnoredDuringExecution") &&
       !(*na)["requiredDuringSchedulingIgnoredDuringExecution"].is_null()) {
@@ -158,7 +159,8 @@ std::expected<NodeAffinity, Error> node_affinity(const json& spec, const std::st
       out.required.push_back(std::move(*t));
     }
   }
-  auto preferred = typed_field(*na, "preferredDuringSchedulingIgnoredDuringExecution", json::value_t::array, aw);
+  auto preferred =
+      typed_field(*na, "preferredDuringSchedulingIgnoredDuringExecution", json::value_t::array, aw);
   if (!preferred) return std::unexpected(preferred.error());
   for (std::size_t i = 0; i < preferred->size(); ++i) {
     const json& p = (*preferred)[i];

@@ -45,10 +45,18 @@ std::expected<std::int32_t, Error> positive_count(const std::string& value, cons
 }
 
 const std::vector<std::string>& gang_identity_keys() {
-  static const std::vector<std::string> keys{
-      "scheduling.x-k8s.io/pod-group", "hypertopo.io/gang", "scheduling.k8s.io/group-name",
-      kRankKey, kJobSetJobIndex, kJobSetReplicas, kCompletionIndex, kKubeflowReplicaIndex, kKubeflowReplicaType,
-      kLwsWorkerIndex, kPodIndexKey, kVolcanoTaskIndex};
+  static const std::vector<std::string> keys{"scheduling.x-k8s.io/pod-group",
+                                             "hypertopo.io/gang",
+                                             "scheduling.k8s.io/group-name",
+                                             kRankKey,
+                                             kJobSetJobIndex,
+                                             kJobSetReplicas,
+                                             kCompletionIndex,
+                                             kKubeflowReplicaIndex,
+                                             kKubeflowReplicaType,
+                                             kLwsWorkerIndex,
+                                             kPodIndexKey,
+                                             kVolcanoTaskIndex};
   return keys;
 }
 
@@ -84,9 +92,9 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
       if (v.empty()) continue;
       auto n = whole_number(v, 0, kInt32Max - 1);
       if (!n) {
-        return fail(ErrorCode::kInvalidArgument, who + ": " + (where == &annotations ? "annotation " : "label ") +
-                                                     key + " must be a pod index (an integer from 0), got '" + v +
-                                                     "'");
+        return fail(ErrorCode::kInvalidArgument,
+                    who + ": " + (where == &annotations ? "annotation " : "label ") + key +
+                        " must be a pod index (an integer from 0), got '" + v + "'");
       }
       return std::optional<std::int32_t>(static_cast<std::int32_t>(*n));
     }
@@ -121,10 +129,12 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
     if (const std::string rank = env_value(pod, "RANK"); !rank.empty()) {
       auto n = whole_number(rank, 0, kInt32Max - 1);
       if (!n) {
-        return fail(ErrorCode::kInvalidArgument,
-                    who + ": env RANK must be an integer from 0 (training.kubeflow.org pods), got '" + rank + "'");
+        return fail(
+            ErrorCode::kInvalidArgument,
+            who + ": env RANK must be an integer from 0 (training.kubeflow.org pods), got '" + rank + "'");
       }
-      return std::optional<PodIndex>(PodIndex{static_cast<std::int32_t>(*n), "env RANK (training.kubeflow.org)"});
+      return std::optional<PodIndex>(
+          PodIndex{static_cast<std::int32_t>(*n), "env RANK (training.kubeflow.org)"});
     }
     return std::optional<PodIndex>(PodIndex{**replica, kKubeflowReplicaIndex});
   }

@@ -55,7 +55,8 @@ void PlacementEngine::compute_fit_counts(const PodSetRequest& ps) {
   for (std::size_t n = 0; n < index_.nodes().size(); ++n) {
     const NodeSpec& spec = index_.nodes()[n].spec;
     if (!in_scope(static_cast<int>(n))) continue;
-    const NodeConstraintCheck check = check_node_constraints(spec, ps.node_selector, ps.affinity, ps.tolerations);
+    const NodeConstraintCheck check =
+        check_node_constraints(spec, ps.node_selector, ps.affinity, ps.tolerations);
     if (!check.passed()) {
       ++excluded[check.message()];
       continue;

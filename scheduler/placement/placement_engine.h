@@ -111,7 +111,7 @@ class PlacementEngine {
   std::vector<std::int64_t> open_cap_;  // under exclude: the capacity were nothing excluded
   ResourceAmounts request_total_;
   std::string excluded_nodes_;  // nodes the pod set's node constraints drop, by reason ("" when none)
-  int scope_ = -1;  // when >= 0, only nodes inside this domain count (job-level topology)
+  int scope_ = -1;              // when >= 0, only nodes inside this domain count (job-level topology)
 };
 
 }  // namespace hypertopo::scheduler

@@ -157,7 +157,8 @@ double normal_pod_node_score(const TopologyIndex& index, int node, const Resourc
 }
 
 std::vector<double> allocated_gang_node_scores(const TopologyIndex& index, int allocated,
-                                               std::span<const int> candidates, std::span<const int> task_nodes,
+                                               std::span<const int> candidates,
+                                               std::span<const int> task_nodes,
                                                const BinpackWeights& weights) {
   std::vector<double> scores(candidates.size(), 0.0);
   if (allocated < 0) return scores;  // the gang's first pods: Volcano leaves every node unscored

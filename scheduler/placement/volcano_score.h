@@ -71,8 +71,8 @@ class NormalPodScorer {
     std::int64_t weight = 0;
   };
   const TopologyIndex& index_;
-  std::vector<Weighted> weighted_;    // the requested, weighted resources, as hypernode_binpack_score sums them
-  int first_tier_ = 1;                // lowest_tier(index)
+  std::vector<Weighted> weighted_;  // the requested, weighted resources, as hypernode_binpack_score sums them
+  int first_tier_ = 1;              // lowest_tier(index)
   std::vector<double> tier_weight_;   // [t] = fading^(t-1), t = first_tier_ .. max tier + 1
   std::vector<double> domain_score_;  // NaN until computed
   std::vector<int> branch_;           // scratch: the node's domains, lowest first
@@ -83,7 +83,8 @@ class NormalPodScorer {
 // every task of the gang, -1 for a pending one (its size is the gang's task count). One score per
 // candidate node, scaled as Volcano scales it: 100 * weight * (tier score [+ task share]).
 std::vector<double> allocated_gang_node_scores(const TopologyIndex& index, int allocated,
-                                               std::span<const int> candidates, std::span<const int> task_nodes,
+                                               std::span<const int> candidates,
+                                               std::span<const int> task_nodes,
                                                const BinpackWeights& weights);
 
 }  // namespace hypertopo::scheduler

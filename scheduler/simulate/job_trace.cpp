@@ -36,10 +36,12 @@ std::expected<std::int64_t, Error> seconds(const json& event, const char* key) {
   if (!it->is_number_integer())
     return bad(key, "must be a whole number of seconds, got " + io::json_text(*it));
   if (it->is_number_unsigned() && it->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxTraceSeconds))
-    return bad(key, "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
+    return bad(key,
+               "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
   const auto value = it->get<std::int64_t>();
   if (value > kMaxTraceSeconds)
-    return bad(key, "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
+    return bad(key,
+               "must be at most " + std::to_string(kMaxTraceSeconds) + " seconds, got " + io::json_text(*it));
   return value;
 }
 

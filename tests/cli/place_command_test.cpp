@@ -224,8 +224,8 @@ TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownOwnSchedulerConfigKeysA
     EXPECT_NE(sim.err.find("pods.txt"), std::string::npos) << sim.err;
   }
   // Volcano loads a conf with a key it does not know (yaml.v2 drops it): a warning names the key.
-  auto unknown = place(job, {"--scheduler-config",
-                             text_file("sched.yaml", "actions: \"enqueue, allocate\"\ntierz: []\n")});
+  auto unknown = place(
+      job, {"--scheduler-config", text_file("sched.yaml", "actions: \"enqueue, allocate\"\ntierz: []\n")});
   EXPECT_EQ(unknown.code, 0) << unknown.err;
   EXPECT_NE(unknown.err.find("sched.yaml: tierz: ignored"), std::string::npos) << unknown.err;
   expect_invalid(place(job, {"--scheduler-config", text_file("sched.yaml", "hypertopo: {profil: kueue}\n")}),

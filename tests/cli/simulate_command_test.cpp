@@ -136,7 +136,8 @@ TEST_F(SimulateCommandTest, ATimeOrDurationThatWouldOverflowTheClockIsRefused) {
   EXPECT_NE(late.err.find(path("late.jsonl") + ":2: time: must be at most 1000000000000 seconds"),
             std::string::npos)
       << late.err;
-  testing::write_text(path("long.jsonl"), R"({"time": 5, "job": "j1", "duration": )" + big + R"(, "arrive": {}})" + "\n");
+  testing::write_text(path("long.jsonl"),
+                      R"({"time": 5, "job": "j1", "duration": )" + big + R"(, "arrive": {}})" + "\n");
   auto long_job = run(args("long.jsonl"));
   EXPECT_EQ(long_job.code, 2);
   EXPECT_NE(long_job.err.find(path("long.jsonl") + ":1: duration: must be at most"), std::string::npos)

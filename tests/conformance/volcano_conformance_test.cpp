@@ -98,7 +98,8 @@ std::expected<TopologyIndex, Error> index_of(const VolcanoWorld& w, const std::v
 }
 
 std::expected<BinpackWeights, std::string> weights_of(const std::string& arguments) {
-  auto cfg = scheduler::parse_scheduler_config(volcano_configmap(arguments), "volcano-scheduler-configmap.yaml");
+  auto cfg =
+      scheduler::parse_scheduler_config(volcano_configmap(arguments), "volcano-scheduler-configmap.yaml");
   if (!cfg) return std::unexpected(cfg.error().message());
   return cfg->binpack;
 }
@@ -125,7 +126,7 @@ std::string arguments_case(const std::string& arguments, const BinpackWeights& e
 struct LcaCase {
   std::string name;
   std::function<void(VolcanoWorld&)> cluster;
-  std::string allocated;                                   // the PodGroup's job-allocated-hypernode
+  std::string allocated;                                  // the PodGroup's job-allocated-hypernode
   std::vector<std::pair<std::string, std::string>> pods;  // name -> node ("" pending)
   int weight = 1;
   std::map<std::string, double> expected;  // scored node -> Volcano's score
@@ -139,7 +140,11 @@ std::vector<LcaCase> lca_cases() {
   const std::vector<std::pair<std::string, std::string>> two_running = {
       {"p1", "s3-n1"}, {"p2", "s3-n2"}, {"p3", ""}};
   return {
-      {"Tasks in job first scheduler, score all nodes zero", t3, "", {{"p4", ""}}, 1,
+      {"Tasks in job first scheduler, score all nodes zero",
+       t3,
+       "",
+       {{"p4", ""}},
+       1,
        {{"s3-n1", 0}, {"s4-n1", 0}, {"s5-n1", 0}}},
       {"Tasks in job rescheduled, score zero when the hyperNode of node has empty LCA hyperNode with "
        "jobAllocatedHyperNode",
@@ -147,9 +152,16 @@ std::vector<LcaCase> lca_cases() {
          small_nodes(w, {"s3", "s4", "s5", "s6"});
          three_tiers(w, {"s1"});
        },
-       "s3", two_running, 1, {{"s5-n1", 0}, {"s6-n1", 0}}},
-      {"Tasks in job rescheduled, score nodes according to node hypernode LCA hyperNode tier", t3, "s3",
-       two_running, 1, {{"s3-n1", 100}, {"s4-n1", 66.6}, {"s5-n1", 33.3}}},
+       "s3",
+       two_running,
+       1,
+       {{"s5-n1", 0}, {"s6-n1", 0}}},
+      {"Tasks in job rescheduled, score nodes according to node hypernode LCA hyperNode tier",
+       t3,
+       "s3",
+       two_running,
+       1,
+       {{"s3-n1", 100}, {"s4-n1", 66.6}, {"s5-n1", 33.3}}},
       {"Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier of the hyperNode and "
        "jobAllocatedHyperNode when hyperNodesInfo has two tier",
        [](VolcanoWorld& w) {
@@ -158,7 +170,10 @@ std::vector<LcaCase> lca_cases() {
          w.hypernode("s1", 1, "Node", {"s1-n1", "s1-n2"});
          w.hypernode("s2", 1, "Node", {"s2-n1", "s2-n2"});
        },
-       "s1", {{"p1", "s1-n1"}, {"p2", ""}}, 1, {{"s1-n1", 100}, {"s2-n1", 50}}},
+       "s1",
+       {{"p1", "s1-n1"}, {"p2", ""}},
+       1,
+       {{"s1-n1", 100}, {"s2-n1", 50}}},
       {"Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier of the hyperNode and "
        "jobAllocatedHyperNode when hyperNodesInfo has one tier",
        [](VolcanoWorld& w) {
@@ -166,13 +181,23 @@ std::vector<LcaCase> lca_cases() {
          w.hypernode("s1", 1, "Node", {"s1-n1", "s1-n2"});
          w.hypernode("s2", 1, "Node", {"s2-n1", "s2-n2"});
        },
-       "s1", {{"p1", "s1-n1"}, {"p2", ""}}, 1, {{"s1-n1", 100}, {"s2-n1", 0}}},
+       "s1",
+       {{"p1", "s1-n1"}, {"p2", ""}},
+       1,
+       {{"s1-n1", 100}, {"s2-n1", 0}}},
       {"Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier of the hyperNode and "
        "jobAllocatedHyperNode with plugin weight 2",
-       t3, "s3", two_running, 2, {{"s3-n1", 200}, {"s4-n1", 133.3}, {"s5-n1", 66.6}}},
+       t3,
+       "s3",
+       two_running,
+       2,
+       {{"s3-n1", 200}, {"s4-n1", 133.3}, {"s5-n1", 66.6}}},
       {"Tasks in job rescheduled, score hyperNodes according to node LCA hyperNode tier and task num of the "
        "hyperNode when there are at least two hyperNodes have max hyperNode tier score",
-       t3, "s1", {{"p1", "s3-n1"}, {"p2", "s3-n2"}, {"p3", "s4-n1"}, {"p4", ""}}, 1,
+       t3,
+       "s1",
+       {{"p1", "s3-n1"}, {"p2", "s3-n2"}, {"p3", "s4-n1"}, {"p4", ""}},
+       1,
        {{"s3-n1", 116.6}, {"s4-n1", 91.6}, {"s5-n1", 33.3}}},
   };
 }
@@ -187,12 +212,15 @@ std::string run_lca_case(const LcaCase& c, const std::string& mode) {
              {"kind", "PodGroup"},
              {"metadata", {{"name", "pg1"}, {"namespace", "default"}, {"annotations", json::object()}}},
              {"spec", {{"minMember", 1}, {"networkTopology", {{"mode", mode}, {"highestTierAllowed", 0}}}}}};
-  if (!c.allocated.empty()) group["metadata"]["annotations"]["volcano.sh/job-allocated-hypernode"] = c.allocated;
+  if (!c.allocated.empty())
+    group["metadata"]["annotations"]["volcano.sh/job-allocated-hypernode"] = c.allocated;
   std::vector<json> pods;
-  for (const auto& [name, node] : c.pods) pods.push_back(gang_pod(name, node, {{"cpu", "2"}, {"memory", "4G"}}));
+  for (const auto& [name, node] : c.pods)
+    pods.push_back(gang_pod(name, node, {{"cpu", "2"}, {"memory", "4G"}}));
   auto index = index_of(w, pods);
   if (!index) return index.error().message();
-  const std::string allocated = group["metadata"]["annotations"].value("volcano.sh/job-allocated-hypernode", "");
+  const std::string allocated =
+      group["metadata"]["annotations"].value("volcano.sh/job-allocated-hypernode", "");
   const int allocated_id = allocated.empty() ? -1 : index->find_domain(allocated);
   std::vector<int> task_nodes;
   for (const auto& p : pods) {
@@ -203,7 +231,8 @@ std::string run_lca_case(const LcaCase& c, const std::string& mode) {
   if (!weights) return weights.error();
   std::vector<int> candidates;
   for (const auto& [node, score] : c.expected) candidates.push_back(index->find_node(node));
-  const auto scores = scheduler::allocated_gang_node_scores(*index, allocated_id, candidates, task_nodes, *weights);
+  const auto scores =
+      scheduler::allocated_gang_node_scores(*index, allocated_id, candidates, task_nodes, *weights);
   std::string out;
   std::size_t i = 0;
   for (const auto& [node, score] : c.expected) out += differs(node, scores[i++], score);
@@ -222,9 +251,9 @@ const std::string kCustomized =
     "      hypernode.binpack.normal-pod.enable: true\n"
     "      hypernode.binpack.normal-pod.fading: 0\n";
 
-const std::map<std::string, std::string> kFooPerNode = {
-    {"s3-n1", "8"}, {"s3-n2", "8"}, {"s4-n1", "8"}, {"s4-n2", "8"},
-    {"s5-n1", "16"}, {"s5-n2", "16"}, {"s6-n1", "16"}, {"s6-n2", "16"}};
+const std::map<std::string, std::string> kFooPerNode = {{"s3-n1", "8"},  {"s3-n2", "8"},  {"s4-n1", "8"},
+                                                        {"s4-n2", "8"},  {"s5-n1", "16"}, {"s5-n2", "16"},
+                                                        {"s6-n1", "16"}, {"s6-n2", "16"}};
 
 // A pod without a network topology: Volcano's score (100 * weight * fading-tier score) from our
 // scorer on the objects, and the extender's prioritize over the same objects must rank alike (its
@@ -301,8 +330,9 @@ std::string run_hypernode_order_case(const std::map<std::string, std::string>& f
   for (const auto& [hn, score] : expected) {
     const int d = hn == "<cluster-top-hypernode>" ? index->root() : index->find_domain(hn);
     if (d < 0) return "no domain " + hn;
-    out += differs(hn, 100.0 * static_cast<double>(weights->weight) *
-                           scheduler::hypernode_binpack_score(*index, d, total, *weights),
+    out += differs(hn,
+                   100.0 * static_cast<double>(weights->weight) *
+                       scheduler::hypernode_binpack_score(*index, d, total, *weights),
                    score);
   }
   return out;
@@ -361,7 +391,9 @@ std::string run_resource_cache_case() {
       const int d = index->find_domain(hn);
       if (d < 0) return "no domain " + hn;
       for (const auto& [r, alloc, used] : std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>{
-               {"cpu", k * 100000, k * 50000}, {"memory", k * 8000, k * 4000}, {"example.com/foo", k * 10, k * 5}}) {
+               {"cpu", k * 100000, k * 50000},
+               {"memory", k * 8000, k * 4000},
+               {"example.com/foo", k * 10, k * 5}}) {
         if (index->domain_allocatable(d, r) != alloc || index->domain_used(d, r) != used)
           out += hn + " " + r + ": " + std::to_string(index->domain_allocatable(d, r)) + "/" +
                  std::to_string(index->domain_used(d, r)) + "; ";
@@ -382,8 +414,8 @@ std::string run_large_normal_pod_case() {
   if (!index) return index.error().message();
   auto weights = weights_of(kLargeArguments + "      hypernode.binpack.normal-pod.fading: 1\n");
   if (!weights) return weights.error();
-  const json pending =
-      VolcanoWorld::pod("task-without-network-topology", {{"cpu", "50"}, {"memory", "4000"}, {"example.com/foo", "5"}});
+  const json pending = VolcanoWorld::pod("task-without-network-topology",
+                                         {{"cpu", "50"}, {"memory", "4000"}, {"example.com/foo", "5"}});
   auto ps = scheduler::pod_set_request(pending, 1, false);
   if (!ps) return ps.error().message();
   scheduler::NormalPodScorer scorer(*index, ps->per_pod, *weights);
@@ -428,7 +460,7 @@ std::string run_prefilter_case(int idle_cores, int highest_tier, int pods, int c
   }
   const json hard{{"mode", "hard"}, {"highestTierAllowed", highest_tier}};
   auto run = w.place(VolcanoWorld::volcano_job(
-                         "job", pods, {{"cpu", std::to_string(cpu)}, {"memory", std::to_string(2 * cpu) + "Gi"}}, hard));
+      "job", pods, {{"cpu", std::to_string(cpu)}, {"memory", std::to_string(2 * cpu) + "Gi"}}, hard));
   if (run.code != 0) return "place exit " + std::to_string(run.code) + ": " + run.err + run.out;
   const json ps = json::parse(run.out)["podSets"][0];
   const bool selected = ps["domains"] == json::array({"hn-1-0"});
@@ -441,7 +473,8 @@ std::string run_prefilter_case(int idle_cores, int highest_tier, int pods, int c
 std::vector<VolcanoCase> volcano_cases() {
   std::vector<VolcanoCase> cases;
   BinpackWeights defaults;
-  cases.push_back({"TestNew", "build plugin with no arguments", "", [defaults] { return arguments_case("", defaults); }});
+  cases.push_back(
+      {"TestNew", "build plugin with no arguments", "", [defaults] { return arguments_case("", defaults); }});
   {
     BinpackWeights e;
     e.weight = 2;
@@ -482,88 +515,141 @@ std::vector<VolcanoCase> volcano_cases() {
                    "(hypernode.gradient.evict.max-hypernodes); we have no eviction search",
                    nullptr});
   for (const char* mode : {"hard", "soft"}) {
-    const std::string test = std::string("TestNetworkTopologyAwareNodeScore_") + (mode[0] == 'h' ? "Hard" : "Soft");
+    const std::string test =
+        std::string("TestNetworkTopologyAwareNodeScore_") + (mode[0] == 'h' ? "Hard" : "Soft");
     for (const LcaCase& c : lca_cases())
       cases.push_back({test, c.name, "", [c, m = std::string(mode)] { return run_lca_case(c, m); }});
   }
   const std::map<std::string, double> disabled;  // Volcano returns no scores at all
-  cases.push_back({"TestBatchNodeOrderFn",
-                   "score empty nodes for single task with no network topology and no hypernode-level binpacking",
-                   "", [disabled] {
-                     VolcanoWorld w = binpack_world();
-                     return run_normal_pod_case(w, VolcanoWorld::pod("p1", {{"cpu", "2"}, {"memory", "4G"}}), {},
-                                                "      hypernode.binpack.normal-pod.enable: false\n", disabled);
-                   }});
-  cases.push_back({"TestBatchNodeOrderFn",
-                   "score empty nodes for single task with no network topology and default plugin arguments", "",
-                   [] {
-                     VolcanoWorld w = binpack_world();
-                     return run_normal_pod_case(w, VolcanoWorld::pod("p1", {{"cpu", "2"}, {"memory", "4G"}}), {}, "",
-                                                {{"s3-n1", 25.8}, {"s3-n2", 25.8}, {"s4-n1", 21.6}, {"s4-n2", 21.6},
-                                                 {"s5-n1", 19.9}, {"s5-n2", 19.9}, {"s6-n1", 15.7}, {"s6-n2", 15.7}});
-                   }});
+  cases.push_back(
+      {"TestBatchNodeOrderFn",
+       "score empty nodes for single task with no network topology and no hypernode-level binpacking", "",
+       [disabled] {
+         VolcanoWorld w = binpack_world();
+         return run_normal_pod_case(w, VolcanoWorld::pod("p1", {{"cpu", "2"}, {"memory", "4G"}}), {},
+                                    "      hypernode.binpack.normal-pod.enable: false\n", disabled);
+       }});
+  cases.push_back(
+      {"TestBatchNodeOrderFn",
+       "score empty nodes for single task with no network topology and default plugin arguments", "", [] {
+         VolcanoWorld w = binpack_world();
+         return run_normal_pod_case(w, VolcanoWorld::pod("p1", {{"cpu", "2"}, {"memory", "4G"}}), {}, "",
+                                    {{"s3-n1", 25.8},
+                                     {"s3-n2", 25.8},
+                                     {"s4-n1", 21.6},
+                                     {"s4-n2", 21.6},
+                                     {"s5-n1", 19.9},
+                                     {"s5-n2", 19.9},
+                                     {"s6-n1", 15.7},
+                                     {"s6-n2", 15.7}});
+       }});
   const VolcanoWorld::Resources foo_pod{{"cpu", "2"}, {"memory", "4G"}, {"example.com/foo", "8"}};
-  cases.push_back({"TestBatchNodeOrderFn",
-                   "score empty nodes for single task with no network topology and customized plugin arguments", "",
-                   [foo_pod] {
-                     VolcanoWorld w = binpack_world(kFooPerNode);
-                     return run_normal_pod_case(w, VolcanoWorld::pod("p1", foo_pod), {}, kCustomized,
-                                                {{"s3-n1", 500}, {"s3-n2", 500}, {"s4-n1", 468.75}, {"s4-n2", 468.75},
-                                                 {"s5-n1", 281.3}, {"s5-n2", 281.3}, {"s6-n1", 250}, {"s6-n2", 250}});
-                   }});
-  cases.push_back({"TestBatchNodeOrderFn",
-                   "score non-empty nodes for single task with no network topology and customized plugin arguments",
-                   "", [foo_pod] {
-                     VolcanoWorld w = binpack_world(kFooPerNode);
-                     return run_normal_pod_case(
-                         w, VolcanoWorld::pod("p1", foo_pod),
-                         {running_pod("p2", "s3-n1", foo_pod), running_pod("p3", "s3-n2", foo_pod)}, kCustomized,
-                         {{"s3-n1", 0}, {"s3-n2", 0}, {"s4-n1", 468.8}, {"s4-n2", 468.8}, {"s5-n1", 281.3},
-                          {"s5-n2", 281.3}, {"s6-n1", 250}, {"s6-n2", 250}});
-                   }});
+  cases.push_back(
+      {"TestBatchNodeOrderFn",
+       "score empty nodes for single task with no network topology and customized plugin arguments", "",
+       [foo_pod] {
+         VolcanoWorld w = binpack_world(kFooPerNode);
+         return run_normal_pod_case(w, VolcanoWorld::pod("p1", foo_pod), {}, kCustomized,
+                                    {{"s3-n1", 500},
+                                     {"s3-n2", 500},
+                                     {"s4-n1", 468.75},
+                                     {"s4-n2", 468.75},
+                                     {"s5-n1", 281.3},
+                                     {"s5-n2", 281.3},
+                                     {"s6-n1", 250},
+                                     {"s6-n2", 250}});
+       }});
+  cases.push_back(
+      {"TestBatchNodeOrderFn",
+       "score non-empty nodes for single task with no network topology and customized plugin arguments", "",
+       [foo_pod] {
+         VolcanoWorld w = binpack_world(kFooPerNode);
+         return run_normal_pod_case(
+             w, VolcanoWorld::pod("p1", foo_pod),
+             {running_pod("p2", "s3-n1", foo_pod), running_pod("p3", "s3-n2", foo_pod)}, kCustomized,
+             {{"s3-n1", 0},
+              {"s3-n2", 0},
+              {"s4-n1", 468.8},
+              {"s4-n2", 468.8},
+              {"s5-n1", 281.3},
+              {"s5-n2", 281.3},
+              {"s6-n1", 250},
+              {"s6-n2", 250}});
+       }});
   cases.push_back({"TestBatchNodeOrderFn", "score nodes for tasks with network topology", "", [] {
-                     LcaCase c{"", [](VolcanoWorld& w) {
+                     LcaCase c{"",
+                               [](VolcanoWorld& w) {
                                  binpack_nodes(w);
                                  three_tiers(w);
                                },
-                               "s1", {{"p1", ""}, {"p2", "s4-n1"}}, 1,
-                               {{"s3-n1", 66.7}, {"s3-n2", 66.7}, {"s4-n1", 116.7}, {"s4-n2", 116.7},
-                                {"s5-n1", 33.3}, {"s5-n2", 33.3}, {"s6-n1", 33.3}, {"s6-n2", 33.3}}};
+                               "s1",
+                               {{"p1", ""}, {"p2", "s4-n1"}},
+                               1,
+                               {{"s3-n1", 66.7},
+                                {"s3-n2", 66.7},
+                                {"s4-n1", 116.7},
+                                {"s4-n2", 116.7},
+                                {"s5-n1", 33.3},
+                                {"s5-n2", 33.3},
+                                {"s6-n1", 33.3},
+                                {"s6-n2", 33.3}}};
                      return run_lca_case(c, "hard");
                    }});
-  cases.push_back({"TestHyperNodeOrderFn", "score hypernodes for a subjob with default plugin arguments", "", [] {
-                     return run_hypernode_order_case({}, {{"cpu", "4"}, {"memory", "4G"}}, "",
-                                                     {{"s0", 25}, {"s1", 58.3}, {"s2", 45.8}, {"s3", 0}, {"s4", 100},
-                                                      {"s5", 0}, {"s6", 75}, {"<cluster-top-hypernode>", 25}});
-                   }});
-  cases.push_back({"TestHyperNodeOrderFn", "score hypernodes for a subjob with customized plugin arguments", "", [] {
-                     return run_hypernode_order_case(
-                         {{"s3-n1", "8"}, {"s3-n2", "0"}, {"s4-n1", "8"}, {"s4-n2", "0"}, {"s5-n1", "16"},
-                          {"s5-n2", "0"}, {"s6-n1", "16"}, {"s6-n2", "0"}},
-                         {{"cpu", "4"}, {"memory", "4G"}, {"example.com/foo", "8"}},
-                         "      weight: 10\n"
-                         "      hypernode.binpack.cpu: 3\n"
-                         "      hypernode.binpack.memory: 4\n"
-                         "      hypernode.binpack.resources: nvidia.com/gpu, example.com/foo\n"
-                         "      hypernode.binpack.resources.nvidia.com/gpu: 2\n"
-                         "      hypernode.binpack.resources.example.com/foo: 3\n"
-                         "      hypernode.binpack.normal-pod.enable: true\n"
-                         "      hypernode.binpack.normal-pod.fading: 0\n",
-                         {{"s0", 266.7}, {"s1", 700}, {"s2", 450}, {"s3", 0}, {"s4", 0}, {"s5", 0}, {"s6", 800},
-                          {"<cluster-top-hypernode>", 266.7}});
-                   }});
+  cases.push_back(
+      {"TestHyperNodeOrderFn", "score hypernodes for a subjob with default plugin arguments", "", [] {
+         return run_hypernode_order_case({}, {{"cpu", "4"}, {"memory", "4G"}}, "",
+                                         {{"s0", 25},
+                                          {"s1", 58.3},
+                                          {"s2", 45.8},
+                                          {"s3", 0},
+                                          {"s4", 100},
+                                          {"s5", 0},
+                                          {"s6", 75},
+                                          {"<cluster-top-hypernode>", 25}});
+       }});
+  cases.push_back(
+      {"TestHyperNodeOrderFn", "score hypernodes for a subjob with customized plugin arguments", "", [] {
+         return run_hypernode_order_case(
+             {{"s3-n1", "8"},
+              {"s3-n2", "0"},
+              {"s4-n1", "8"},
+              {"s4-n2", "0"},
+              {"s5-n1", "16"},
+              {"s5-n2", "0"},
+              {"s6-n1", "16"},
+              {"s6-n2", "0"}},
+             {{"cpu", "4"}, {"memory", "4G"}, {"example.com/foo", "8"}},
+             "      weight: 10\n"
+             "      hypernode.binpack.cpu: 3\n"
+             "      hypernode.binpack.memory: 4\n"
+             "      hypernode.binpack.resources: nvidia.com/gpu, example.com/foo\n"
+             "      hypernode.binpack.resources.nvidia.com/gpu: 2\n"
+             "      hypernode.binpack.resources.example.com/foo: 3\n"
+             "      hypernode.binpack.normal-pod.enable: true\n"
+             "      hypernode.binpack.normal-pod.fading: 0\n",
+             {{"s0", 266.7},
+              {"s1", 700},
+              {"s2", 450},
+              {"s3", 0},
+              {"s4", 0},
+              {"s5", 0},
+              {"s6", 800},
+              {"<cluster-top-hypernode>", 266.7}});
+       }});
   cases.push_back({"Test_initHyperNodeResourceCache",
                    "evaluate the time efficiency of the initHyperNodeResourceCache function in large scale "
                    "(the sums only; its time is Volcano's own measure)",
                    "", run_resource_cache_case});
-  cases.push_back({"Test_batchNodeOrderFnForNormalPods",
-                   "evaluate the time efficiency of the batchNodeOrderFnForNormalPods function in large scale "
-                   "(the scores only)",
-                   "", run_large_normal_pod_case});
+  cases.push_back(
+      {"Test_batchNodeOrderFnForNormalPods",
+       "evaluate the time efficiency of the batchNodeOrderFnForNormalPods function in large scale "
+       "(the scores only)",
+       "", run_large_normal_pod_case});
   const std::string releasing =
       "Volcano keeps the HyperNode for resources that pods being released will free (futureIdle); we count a "
       "terminating pod's requests as used until it is gone";
-  const std::string evict = "an eviction gradient (PurposeEvict) for gang preemption; we have no eviction search";
+  const std::string evict =
+      "an eviction gradient (PurposeEvict) for gang preemption; we have no eviction search";
   // name, idle cores of hn-1-0 (-1: not expressible), highest tier, pods, cores each, selected
   struct Prefilter {
     std::string name;
@@ -592,7 +678,8 @@ std::vector<VolcanoCase> volcano_cases() {
                                       : nullptr});
   }
   cases.push_back({"TestHyperNodeGradientForSubJobFn_NoSubJobPolicyRespectsHardTopology",
-                   "hard topology without feasible tier-1 domain should not fallback to root", evict, nullptr});
+                   "hard topology without feasible tier-1 domain should not fallback to root", evict,
+                   nullptr});
   return cases;
 }
 
@@ -632,18 +719,19 @@ TEST_P(VolcanoConformanceByTest, EveryExpressibleCasePasses) {
   EXPECT_EQ(t.passed, t.run) << t.failed;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Volcano, VolcanoConformanceByTest,
-    ::testing::Values("TestNew", "TestNetworkTopologyAwareNodeScore_Hard", "TestNetworkTopologyAwareNodeScore_Soft",
-                      "TestBatchNodeOrderFn", "TestHyperNodeOrderFn", "Test_initHyperNodeResourceCache",
-                      "Test_batchNodeOrderFnForNormalPods", "TestHyperNodeGradientPreFiltering"),
-    [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
+INSTANTIATE_TEST_SUITE_P(Volcano, VolcanoConformanceByTest,
+                         ::testing::Values("TestNew", "TestNetworkTopologyAwareNodeScore_Hard",
+                                           "TestNetworkTopologyAwareNodeScore_Soft", "TestBatchNodeOrderFn",
+                                           "TestHyperNodeOrderFn", "Test_initHyperNodeResourceCache",
+                                           "Test_batchNodeOrderFnForNormalPods",
+                                           "TestHyperNodeGradientPreFiltering"),
+                         [](const ::testing::TestParamInfo<std::string>& param) { return param.param; });
 
 TEST(VolcanoConformanceSummary, PrintsPassCount) {
   const Tally t = run_all();
   const std::size_t total = volcano_cases().size();
-  std::cout << "Volcano conformance: " << t.passed << "/" << t.run << " cases pass, " << (total - t.run) << " of "
-            << total << " not expressible (network_topology_aware_test.go)\n"
+  std::cout << "Volcano conformance: " << t.passed << "/" << t.run << " cases pass, " << (total - t.run)
+            << " of " << total << " not expressible (network_topology_aware_test.go)\n"
             << t.failed << t.cannot;
   EXPECT_GT(t.passed, 0u);
 }

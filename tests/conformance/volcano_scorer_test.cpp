@@ -136,14 +136,17 @@ TEST(VolcanoScorer, CpuAndMemoryAreWeightedByTheirOwnKeysOnly) {
   EXPECT_EQ(cfg->binpack.resources.at("cpu"), 3);
   EXPECT_EQ(cfg->binpack.resources.at("nvidia.com/gpu"), 1);
   ASSERT_EQ(cfg->warnings.size(), 3u);
-  EXPECT_NE(cfg->warnings[0].find("arguments.hypernode.binpack.resources: cpu is weighted by hypernode.binpack.cpu"),
+  EXPECT_NE(cfg->warnings[0].find(
+                "arguments.hypernode.binpack.resources: cpu is weighted by hypernode.binpack.cpu"),
             std::string::npos)
       << cfg->warnings[0];
-  EXPECT_NE(cfg->warnings[1].find("arguments.hypernode.binpack.resources.nvidia.com/gpu: Volcano takes integers only"),
+  EXPECT_NE(cfg->warnings[1].find(
+                "arguments.hypernode.binpack.resources.nvidia.com/gpu: Volcano takes integers only"),
             std::string::npos)
       << cfg->warnings[1];
-  EXPECT_NE(cfg->warnings[2].find("arguments.hypernode.binpack.resources.cpu: ignored, as Volcano ignores it: cpu is "
-                                  "weighted by hypernode.binpack.cpu"),
+  EXPECT_NE(cfg->warnings[2].find(
+                "arguments.hypernode.binpack.resources.cpu: ignored, as Volcano ignores it: cpu is "
+                "weighted by hypernode.binpack.cpu"),
             std::string::npos)
       << cfg->warnings[2];
 }
@@ -157,10 +160,10 @@ TEST(VolcanoScorer, NormalPodEnableReadsAsGetBoolDoes) {
     bool warned;
   };
   const std::vector<Case> cases = {
-      {"\"1\"", true, false},  {"\"0\"", false, false}, {"\"t\"", true, false},  {"\"F\"", false, false},
-      {"\"TRUE\"", true, false}, {"False", false, false}, {"off", false, false},   {"yes", true, false},
-      {"no", false, false},     {"\"no\"", true, true},   {"1", true, true},       {"0", true, true},
-      {"a", true, true},        {"2.5", true, true},      {"\"\"", true, true}};
+      {"\"1\"", true, false},    {"\"0\"", false, false}, {"\"t\"", true, false}, {"\"F\"", false, false},
+      {"\"TRUE\"", true, false}, {"False", false, false}, {"off", false, false},  {"yes", true, false},
+      {"no", false, false},      {"\"no\"", true, true},  {"1", true, true},      {"0", true, true},
+      {"a", true, true},         {"2.5", true, true},     {"\"\"", true, true}};
   for (const auto& c : cases) {
     auto cfg = scheduler::parse_scheduler_config(
         volcano_configmap("      hypernode.binpack.normal-pod.enable: " + c.value + "\n"), "cm.yaml");
@@ -184,16 +187,25 @@ TEST(VolcanoScorer, WeightsAreIntegersOnlyAndFadingAnyNumber) {
     std::int64_t weight;
     bool warned;
   };
-  const std::vector<Case> cases = {{"7", 7, false},     {"0x10", 16, false}, {"010", 8, false},
-                                   {"1_000", 1000, false}, {"0", 0, false},  {"-4", 1, false},
-                                   {"\"5\"", 1, true},  {"2.5", 1, true},    {"true", 1, true},
-                                   {"9223372036854775808", 1, true}, {"2024-01-02", 1, true},
+  const std::vector<Case> cases = {{"7", 7, false},
+                                   {"0x10", 16, false},
+                                   {"010", 8, false},
+                                   {"1_000", 1000, false},
+                                   {"0", 0, false},
+                                   {"-4", 1, false},
+                                   {"\"5\"", 1, true},
+                                   {"2.5", 1, true},
+                                   {"true", 1, true},
+                                   {"9223372036854775808", 1, true},
+                                   {"2024-01-02", 1, true},
                                    // A long scalar is read without recursing per character.
-                                   {std::string(200000, '7'), 1, true}, {"1." + std::string(200000, '5'), 1, true}};
+                                   {std::string(200000, '7'), 1, true},
+                                   {"1." + std::string(200000, '5'), 1, true}};
   for (const auto& c : cases) {
     auto cfg = scheduler::parse_scheduler_config(
-        volcano_configmap("      weight: " + c.value + "\n      hypernode.binpack.resources.nvidia.com/gpu: " +
-                          c.value + "\n      hypernode.binpack.resources: nvidia.com/gpu\n"),
+        volcano_configmap("      weight: " + c.value +
+                          "\n      hypernode.binpack.resources.nvidia.com/gpu: " + c.value +
+                          "\n      hypernode.binpack.resources: nvidia.com/gpu\n"),
         "cm.yaml");
     ASSERT_TRUE(cfg.has_value()) << c.value << ": " << cfg.error().message();
     EXPECT_EQ(cfg->binpack.weight, c.weight) << c.value;
@@ -201,9 +213,12 @@ TEST(VolcanoScorer, WeightsAreIntegersOnlyAndFadingAnyNumber) {
     EXPECT_EQ(cfg->warnings.size(), c.warned ? 2u : 0u) << c.value;
   }
   for (const auto& [value, fading, warned] :
-       std::vector<std::tuple<std::string, double, bool>>{{"0.5", 0.5, false}, {"1", 1.0, false},
-                                                          {"0", 0.0, false},   {"-0.1", 0.8, false},
-                                                          {"\"0.5\"", 0.8, true}, {"high", 0.8, true}}) {
+       std::vector<std::tuple<std::string, double, bool>>{{"0.5", 0.5, false},
+                                                          {"1", 1.0, false},
+                                                          {"0", 0.0, false},
+                                                          {"-0.1", 0.8, false},
+                                                          {"\"0.5\"", 0.8, true},
+                                                          {"high", 0.8, true}}) {
     auto cfg = scheduler::parse_scheduler_config(
         volcano_configmap("      hypernode.binpack.normal-pod.fading: " + value + "\n"), "cm.yaml");
     ASSERT_TRUE(cfg.has_value()) << value << ": " << cfg.error().message();

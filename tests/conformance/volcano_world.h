@@ -51,11 +51,12 @@ class VolcanoWorld {
     nlohmann::json alloc = nlohmann::json::object();
     for (const auto& [k, v] : allocatable) alloc[k] = v;
     if (!alloc.contains("pods")) alloc["pods"] = "110";
-    nodes_.push_back({{"apiVersion", "v1"},
-                      {"kind", "Node"},
-                      {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-                      {"spec", nlohmann::json::object()},
-                      {"status", {{"allocatable", alloc}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
+    nodes_.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+         {"spec", nlohmann::json::object()},
+         {"status", {{"allocatable", alloc}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
   }
   // members: node names (type Node) or HyperNode names (type HyperNode), exact matches.
   void hypernode(const std::string& name, int tier, const std::string& member_type,
@@ -133,7 +134,8 @@ class VolcanoWorld {
 
   // The extender, fed these objects and the ConfigMap's weights, asked to prioritize `pending` over
   // `names` as kube-scheduler asks (ExtenderArgs with nodenames). Host -> score.
-  std::map<std::string, std::int64_t> prioritize(const nlohmann::json& pending, const std::vector<std::string>& names,
+  std::map<std::string, std::int64_t> prioritize(const nlohmann::json& pending,
+                                                 const std::vector<std::string>& names,
                                                  const std::string& configmap = "") {
     scheduler::ExtenderOptions options;
     if (!configmap.empty()) {

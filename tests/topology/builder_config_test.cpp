@@ -34,7 +34,8 @@ TEST(BuilderConfig, ATierNameThatIsNotPrintableAsciiIsRefusedNamingFileAndKey) {
     ASSERT_FALSE(loaded) << bad;
     EXPECT_NE(loaded.error().message().find("discover.yaml"), std::string::npos) << loaded.error().message();
     EXPECT_NE(loaded.error().message().find("tierNames[1]"), std::string::npos) << loaded.error().message();
-    EXPECT_NE(loaded.error().message().find("not printable ASCII"), std::string::npos) << loaded.error().message();
+    EXPECT_NE(loaded.error().message().find("not printable ASCII"), std::string::npos)
+        << loaded.error().message();
   }
   EXPECT_TRUE(parse_builder_config("tierNames: [leaf, spine, core]\n", "discover.yaml"));
 }

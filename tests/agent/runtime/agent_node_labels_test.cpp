@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <thread>
@@ -358,10 +358,12 @@ TEST_F(AgentNodeLabels, ATreeChangeLandsWhileLabelPatchesArePending) {
   hold_node_patches(true);
   start(config_yaml("{nodeLabels: {enabled: true}}\napiClient: {qps: 50, burst: 100, parallelWrites: 2}"));
   // The first tree is written; two PATCHes are in flight and held, three wait behind them.
-  ASSERT_TRUE(eventually([&] { return !branch_of("demo-su02-node002").empty() && node_patches_.load() == 2; }))
-      << daemon_->counters().last_summary;
+  ASSERT_TRUE(eventually([&] {
+    return !branch_of("demo-su02-node002").empty() && node_patches_.load() == 2;
+  })) << daemon_->counters().last_summary;
   EXPECT_EQ(daemon_->counters().node_labels_pending, 5u);
-  EXPECT_NE(metrics_.render().find("hypertopo_node_labels_pending 5"), std::string::npos) << metrics_.render();
+  EXPECT_NE(metrics_.render().find("hypertopo_node_labels_pending 5"), std::string::npos)
+      << metrics_.render();
 
   // A Node joins scalable unit 3: its leaf HyperNode gains a member while the labels are held.
   const auto leaf_before = branch_of("demo-su03-node001").at(1);

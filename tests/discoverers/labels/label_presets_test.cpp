@@ -57,11 +57,12 @@ k8s::NodeList nodes_of(const std::vector<Host>& hosts) {
 std::vector<Host> eks_hosts() {
   std::vector<Host> hosts;
   for (int i = 0; i < 8; ++i) {
-    hosts.push_back({"ip-10-0-0-" + std::to_string(10 + i) + ".ec2.internal",
-                     {{"node.kubernetes.io/instance-type", "p5.48xlarge"},
-                      {"topology.k8s.aws/network-node-layer-1", "nn-e50490a237cb0f01a"},
-                      {"topology.k8s.aws/network-node-layer-2", i < 4 ? "nn-3c0b2a1f9d8e7a6b5" : "nn-4d1c3b2a0e9f8b7c6"},
-                      {"topology.k8s.aws/network-node-layer-3", "nn-5e2d4c3b1f0a9c8d" + std::to_string(i / 2)}}});
+    hosts.push_back(
+        {"ip-10-0-0-" + std::to_string(10 + i) + ".ec2.internal",
+         {{"node.kubernetes.io/instance-type", "p5.48xlarge"},
+          {"topology.k8s.aws/network-node-layer-1", "nn-e50490a237cb0f01a"},
+          {"topology.k8s.aws/network-node-layer-2", i < 4 ? "nn-3c0b2a1f9d8e7a6b5" : "nn-4d1c3b2a0e9f8b7c6"},
+          {"topology.k8s.aws/network-node-layer-3", "nn-5e2d4c3b1f0a9c8d" + std::to_string(i / 2)}}});
   }
   return hosts;
 }
@@ -197,20 +198,23 @@ TEST(LabelPresets, TopographCoreSpineLeaf) {
 TEST(LabelPresets, AnUnknownPresetNamesTheKnownOnes) {
   auto found = discover({"labels", "preset=aks", nullptr}, nodes_of(eks_hosts()));
   ASSERT_FALSE(found.has_value());
-  EXPECT_THAT(found.error().message(), HasSubstr("unknown label preset 'aks' (known: eks, eks-4-layers, gke, coreweave, topograph)"));
+  EXPECT_THAT(found.error().message(),
+              HasSubstr("unknown label preset 'aks' (known: eks, eks-4-layers, gke, coreweave, topograph)"));
   EXPECT_EQ(labels::label_presets().size(), 5u);
 }
 
 // The command a user runs: the tree the provider's labels describe, as HyperNodes.
 TEST(LabelPresets, DiscoverWithAPresetOnTheCommandLine) {
   testing::TempDir dir;
-  for (const auto& [preset, hosts, tiers] : std::vector<std::tuple<std::string, std::vector<Host>, int>>{
-           {"eks", eks_hosts(), 3}, {"gke", gke_hosts(), 3}, {"coreweave", coreweave_hosts(), 2},
-           {"topograph", topograph_hosts(), 3}}) {
+  for (const auto& [preset, hosts, tiers] :
+       std::vector<std::tuple<std::string, std::vector<Host>, int>>{{"eks", eks_hosts(), 3},
+                                                                    {"gke", gke_hosts(), 3},
+                                                                    {"coreweave", coreweave_hosts(), 2},
+                                                                    {"topograph", topograph_hosts(), 3}}) {
     const auto file = dir.path() / (preset + "-nodes.json");
     testing::write_text(file, node_list(hosts).dump());
-    auto run = testing::run_captured(cli::run_cli, {"discover", "--source", "labels:preset=" + preset, "--nodes",
-                                                     file.string(), "-o", "json"});
+    auto run = testing::run_captured(cli::run_cli, {"discover", "--source", "labels:preset=" + preset,
+                                                    "--nodes", file.string(), "-o", "json"});
     ASSERT_EQ(run.code, 0) << preset << ": " << run.err;
     const json out = json::parse(run.out);
     std::set<int> seen;
@@ -227,7 +231,8 @@ TEST(LabelPresets, DiscoverWithAPresetOnTheCommandLine) {
 
 // The agent's YAML alone: `preset: eks` under a labels source.
 TEST(LabelPresets, TheAgentYamlTakesAPreset) {
-  auto config = agent::parse_agent_config("sources:\n  - {kind: labels, config: {preset: eks}}\n", "config.yaml");
+  auto config =
+      agent::parse_agent_config("sources:\n  - {kind: labels, config: {preset: eks}}\n", "config.yaml");
   ASSERT_TRUE(config.has_value()) << config.error().message();
   ASSERT_EQ(config->sources.size(), 1u);
   EXPECT_EQ(config->sources[0].spec(), "labels:preset=eks");
@@ -261,8 +266,9 @@ TEST(LabelPresets, ALastEntryThatIsNoHostnameLabelIsAWarning) {
   ASSERT_TRUE(found.has_value()) << found.error().message();
   EXPECT_EQ(shape_of(*found->tree).tiers.size(), 2u);
   ASSERT_EQ(found->warnings.size(), 1u);
-  EXPECT_THAT(found->warnings[0], HasSubstr("networkTopologyTypes.eks: the last entry "
-                                            "'topology.k8s.aws/network-node-layer-3' is taken as the node level"));
+  EXPECT_THAT(found->warnings[0],
+              HasSubstr("networkTopologyTypes.eks: the last entry "
+                        "'topology.k8s.aws/network-node-layer-3' is taken as the node level"));
   EXPECT_THAT(found->warnings[0], HasSubstr("list kubernetes.io/hostname last"));
 }
 

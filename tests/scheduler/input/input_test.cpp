@@ -58,7 +58,8 @@ tiers:
            {"hypertopo: 3\n", "x: hypertopo: must be a mapping"},
            {"hypertopo: {maxPodsPerJob: 0}\n",
             "x: hypertopo.maxPodsPerJob: must be an integer in [1, 1000000]"},
-           {"hypertopo: {profile: slurm}\n", "x: hypertopo.profile: must be volcano or kueue, got 'slurm'"}}) {
+           {"hypertopo: {profile: slurm}\n",
+            "x: hypertopo.profile: must be volcano or kueue, got 'slurm'"}}) {
     auto wrong = parse_scheduler_config(text, "x");
     ASSERT_FALSE(wrong.has_value()) << text;
     EXPECT_EQ(wrong.error().message(), message) << text;
@@ -66,16 +67,18 @@ tiers:
   // Volcano loads a file with a key it does not know, and keeps a weight's default when the value
   // is no integer: so do we, with a warning naming the key.
   auto bad = parse_scheduler_config(
-      "tierz: []\ntiers:\n- plugins:\n  - name: network-topology-aware\n    arguments:\n      weight: heavy\n",
+      "tierz: []\ntiers:\n- plugins:\n  - name: network-topology-aware\n    arguments:\n      weight: "
+      "heavy\n",
       "bad.conf");
   ASSERT_TRUE(bad.has_value()) << bad.error().message();
   EXPECT_EQ(bad->binpack.weight, 1);
   ASSERT_EQ(bad->warnings.size(), 2u);
   EXPECT_EQ(bad->warnings[0].rfind("bad.conf: tierz: ignored", 0), 0u) << bad->warnings[0];
-  EXPECT_EQ(bad->warnings[1].rfind("bad.conf: tiers[0].plugins[0].arguments.weight: Volcano takes integers only, "
-                                   "got a string 'heavy'; keeping 1",
-                                   0),
-            0u)
+  EXPECT_EQ(
+      bad->warnings[1].rfind("bad.conf: tiers[0].plugins[0].arguments.weight: Volcano takes integers only, "
+                             "got a string 'heavy'; keeping 1",
+                             0),
+      0u)
       << bad->warnings[1];
 }
 
