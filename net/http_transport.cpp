@@ -199,6 +199,7 @@ class Stream final : public HttpStream {
   Stream(std::unique_ptr<Connection> conn, std::unique_ptr<http::response_parser<http::buffer_body>> parser)
       : conn_(std::move(conn)), parser_(std::move(parser)) {}
   int status() const override { return static_cast<int>(parser_->get().result_int()); }
+  std::string retry_after() const override { return std::string(parser_->get()[http::field::retry_after]); }
 
   std::expected<bool, Error> read_some(std::string& out, std::chrono::milliseconds idle_timeout) override {
     if (parser_->is_done()) return false;
@@ -264,12 +265,18 @@ class BeastTransport final : public HttpTransport {
     return {};
   }
 
+  using HttpTransport::round_trip;
   std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
-                                                         std::chrono::milliseconds timeout,
-                                                         bool idempotent) override {
+                                                         std::chrono::milliseconds timeout, bool idempotent,
+                                                         std::stop_token stop) override {
     if (auto invalid = invalid_request(request)) return std::unexpected(TransportError{*invalid, false});
     auto req = make_request(request, host_header_);
+    auto cancelled = [&](bool sent) {
+      return std::unexpected(TransportError{
+          Error(ErrorCode::kUnavailable, request.method + " " + request.target + ": cancelled"), sent});
+    };
     for (int attempt = 0;; ++attempt) {
+      if (stop.stop_requested()) return cancelled(false);
       bool reused = false;
       auto conn = take_idle();
       if (conn) {
@@ -279,7 +286,20 @@ class BeastTransport final : public HttpTransport {
         if (!fresh) return std::unexpected(TransportError{fresh.error(), false});
         conn = std::move(*fresh);
       }
+      if (stop.stop_requested()) return cancelled(false);
+      // Abandoned: reset, so that what the kernel still holds of the request is dropped rather than
+      // delivered when a partition heals (a new leader may be writing by then).
+      Connection* raw = conn.get();
+      auto reset = [raw] {
+        asio::post(raw->io, [raw] {
+          error_code ignored;
+          raw->tcp().socket().set_option(asio::socket_base::linger(true, 0), ignored);
+          raw->tcp().socket().cancel(ignored);
+        });
+      };
+      std::optional<std::stop_callback<decltype(reset)>> abandon(std::in_place, stop, reset);
       error_code ec = write_request(*conn, req, timeout);
+      if (stop.stop_requested()) return cancelled(true);
       http::response_parser<http::string_body> parser;
       parser.body_limit(config_.body_limit);
       if (!ec) {
@@ -299,6 +319,7 @@ class BeastTransport final : public HttpTransport {
         conn->run();
       }
       if (!ec && parser.get().body().size() > config_.body_limit) ec = http::error::body_limit;
+      if (stop.stop_requested()) return cancelled(true);
       if (ec) {
         // A pooled connection the server closed meanwhile: the request never got an answer.
         if (reused && idempotent && attempt == 0 && !parser.got_some() && ec != beast::error::timeout)
@@ -317,7 +338,9 @@ class BeastTransport final : public HttpTransport {
       out.status = static_cast<int>(res.result_int());
       out.body = std::move(res.body());
       out.retry_after = std::string(res[http::field::retry_after]);
-      if (res.keep_alive()) give_back(std::move(conn));
+      abandon.reset();
+      // A reset may be queued on the connection when `stop` fired just now: it is not reused.
+      if (res.keep_alive() && !stop.stop_requested()) give_back(std::move(conn));
       return out;
     }
   }

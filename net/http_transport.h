@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,7 @@ class HttpStream {
  public:
   virtual ~HttpStream() = default;
   virtual int status() const = 0;
+  virtual std::string retry_after() const = 0;  // the Retry-After header, "" when absent
   // Appends the next body bytes to `out`. Returns true while more may come, false at the clean end
   // of the body; fails when the connection is cut, nothing arrives within `idle_timeout`, or
   // cancel() was called.
@@ -76,9 +78,15 @@ class HttpTransport {
   // One request and its whole response. `timeout` bounds the write and the read (and a new
   // connection's connect and handshake, when shorter than connect_timeout). A failure on a
   // reused connection before any answer is retried once on a fresh connection when `idempotent`.
+  // When `stop` fires, the request still to be written or answered is abandoned: the connection is
+  // reset (unsent bytes discarded, never delivered later) and the call fails at once.
   virtual std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
                                                                  std::chrono::milliseconds timeout,
-                                                                 bool idempotent) = 0;
+                                                                 bool idempotent, std::stop_token stop) = 0;
+  std::expected<HttpResponse, TransportError> round_trip(const HttpRequest& request,
+                                                         std::chrono::milliseconds timeout, bool idempotent) {
+    return round_trip(request, timeout, idempotent, std::stop_token{});
+  }
   // Sends the request and reads the status line and headers; the body is read from the stream.
   // The connection is never returned to the pool.
   virtual std::expected<std::unique_ptr<HttpStream>, TransportError> open_stream(

@@ -9,6 +9,8 @@
 //   sources:                          # or Volcano's networkTopologyDiscovery list (below)
 //     - kind: ib-local                # node probes (every pod): ib-local, lldp, nvlink
 //       interval: 5m                  # default 1h; whole seconds, > 0
+//       deadline: 5m                  # a run still going after this makes /readyz fail, naming
+//                                     #   the source (default 5m; leader sources)
 //     - kind: ibnetdisc               # leader sources: any leader kind of the registry
 //       interval: 10m                 #   fabric sources (walks, UFM, captures) run at most once
 //                                     #   per interval; labels, roce and reports on every rebuild
@@ -76,6 +78,8 @@ using CachePolicy = discoverers::CachePolicy;
 struct SourceConfig {
   std::string kind;  // a registry kind
   std::chrono::seconds interval{3600};
+  // A leader source's run that has not returned after this is wedged: /readyz fails and names it.
+  std::chrono::seconds deadline{300};
   bool enabled = true;
   SourceRole role = SourceRole::kLeader;           // from the registry entry
   CachePolicy cache = CachePolicy::kEveryRebuild;  // from the registry entry
@@ -83,7 +87,8 @@ struct SourceConfig {
   nlohmann::json config;                           // its `config` block as written (null: none)
   std::string spec() const;                        // "kind" or "kind:<what it reads>", for logs and caches
   bool operator==(const SourceConfig& o) const {
-    return kind == o.kind && interval == o.interval && enabled == o.enabled && config == o.config;
+    return kind == o.kind && interval == o.interval && deadline == o.deadline && enabled == o.enabled &&
+           config == o.config;
   }
 };
 

@@ -36,13 +36,18 @@ std::expected<void, Error> fill_settings(const io::ConfigReader& r, const discov
   return {};
 }
 
-// `interval` and `enabled`, the keys both list forms share.
+// `interval`, `deadline` and `enabled`, the keys both list forms share.
 std::expected<void, Error> read_schedule(const io::ConfigReader& r, const YAML::Node& node,
                                          const std::string& path, SourceConfig& s) {
   if (node["interval"]) {
     auto interval = r.period(node["interval"], io::key_path(path, "interval"));
     if (!interval) return std::unexpected(interval.error());
     s.interval = *interval;
+  }
+  if (node["deadline"]) {
+    auto deadline = r.period(node["deadline"], io::key_path(path, "deadline"));
+    if (!deadline) return std::unexpected(deadline.error());
+    s.deadline = *deadline;
   }
   if (node["enabled"]) {
     auto enabled = r.boolean(node["enabled"], io::key_path(path, "enabled"));
@@ -52,11 +57,11 @@ std::expected<void, Error> read_schedule(const io::ConfigReader& r, const YAML::
   return {};
 }
 
-// One entry of our own `sources` list: {kind, interval, enabled, config}.
+// One entry of our own `sources` list: {kind, interval, deadline, enabled, config}.
 std::expected<SourceConfig, Error> parse_source(const io::ConfigReader& r, const YAML::Node& node,
                                                 const std::string& path) {
   if (!node.IsMap()) return r.bad(path, "must be a mapping with kind");
-  if (auto ok = r.only_keys(node, {"kind", "interval", "enabled", "config"}, path); !ok)
+  if (auto ok = r.only_keys(node, {"kind", "interval", "deadline", "enabled", "config"}, path); !ok)
     return std::unexpected(ok.error());
   SourceConfig s;
   if (!node["kind"]) return r.bad(io::key_path(path, "kind"), "is required");
@@ -79,7 +84,9 @@ std::expected<SourceConfig, Error> parse_source(const io::ConfigReader& r, const
 std::expected<SourceConfig, Error> parse_volcano_entry(const io::ConfigReader& r, const YAML::Node& node,
                                                        const std::string& path) {
   if (!node.IsMap()) return r.bad(path, "must be a mapping with source");
-  if (auto ok = r.only_keys(node, {"source", "enabled", "interval", "credentials", "config"}, path); !ok)
+  if (auto ok =
+          r.only_keys(node, {"source", "enabled", "interval", "deadline", "credentials", "config"}, path);
+      !ok)
     return std::unexpected(ok.error());
   if (!node["source"]) return r.bad(io::key_path(path, "source"), "is required");
   auto source = r.nonempty_text(node["source"], io::key_path(path, "source"));

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -49,13 +51,6 @@ std::string ReconcileResult::summary_line() const {
          " deleted=" + std::to_string(deleted) + " unchanged=" + std::to_string(unchanged) +
          " held=" + std::to_string(held);
 }
-
-struct HyperNodeReconciler::Desired {
-  std::string name;
-  json object;  // rendered, without status
-  int node_count = 0;
-  std::optional<json> condition;  // FabricDegraded, when the tree's health was assessed
-};
 
 namespace {
 
@@ -124,7 +119,10 @@ int status_node_count(const json& object) {
   return status["nodeCount"].get<int>();
 }
 
+constexpr const char* kStoppedDetail = "not written: this process stopped leading";
+
 bool retryable(const k8s::ApiError& e) {
+  if (e.cancelled()) return false;
   return e.http_status == 0 || e.http_status == 429 || e.http_status >= 500 ||
          e.code() == ErrorCode::kParse || e.code() == ErrorCode::kUnavailable;
 }
@@ -155,6 +153,39 @@ std::string rfc3339_now() {
 
 }  // namespace
 
+std::map<std::string, DesiredHyperNode> desired_hypernodes(const topology::Tree& tree,
+                                                           const ReconcileOptions& options) {
+  // Desired objects by name, carrying our ownership labels.
+  std::map<std::string, DesiredHyperNode> want;
+  for (topology::DomainId id = 0; id < tree.size(); ++id) {
+    DesiredHyperNode d;
+    d.object = topology::render_hypernode(tree, id);
+    d.object["metadata"]["labels"][topology::kSourceLabel] = options.source;
+    d.name = tree.domain(id).name;
+    // Volcano's value, not the subtree total: its hyperNode-controller writes this field too.
+    d.node_count = static_cast<int>(topology::volcano_exact_member_count(d.object["spec"]));
+    if (tree.domain(id).health.assessed)
+      d.condition = topology::fabric_degraded_condition(tree.domain(id).health);
+    want.emplace(d.name, std::move(d));
+  }
+  return want;
+}
+
+std::string hypernode_drift(const json& current, const DesiredHyperNode& want) {
+  std::string what = difference(current, want.object);
+  // Before our first status write (the object as created) there is nothing of ours in status yet.
+  const int node_count = status_node_count(current);
+  if (node_count < 0) return what;
+  auto add = [&](const std::string& part) { what += (what.empty() ? "" : "+") + part; };
+  if (node_count != want.node_count) add("status.nodeCount");
+  if (want.condition) {
+    // Compared without the transition time (a merge at any time gives the same fields otherwise).
+    if (topology::merge_fabric_condition(current, *want.condition, "1970-01-01T00:00:00Z"))
+      add(std::string("status.conditions[") + topology::kFabricDegradedCondition + "]");
+  }
+  return what;
+}
+
 HyperNodeReconciler::HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options)
     : client_(client), options_(std::move(options)) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
@@ -181,7 +212,14 @@ void HyperNodeReconciler::back_off(int attempt, std::chrono::seconds retry_after
   auto wait = options_.backoff_base * (1LL << std::min(attempt, 20));
   if (wait > options_.backoff_cap) wait = options_.backoff_cap;
   if (retry_after > wait) wait = std::chrono::duration_cast<std::chrono::milliseconds>(retry_after);
-  options_.clock->sleep_for(wait);
+  if (!options_.stop.stop_possible()) {
+    options_.clock->sleep_for(wait);
+    return;
+  }
+  std::mutex mutex;
+  std::condition_variable_any never;
+  std::unique_lock lock(mutex);
+  options_.clock->wait_until(never, lock, options_.stop, options_.clock->now() + wait, [] { return false; });
 }
 
 std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topology::Tree& desired,
@@ -189,22 +227,9 @@ std::expected<ReconcileResult, Error> HyperNodeReconciler::reconcile(const topol
   if (auto ok = topology::check_invariants(desired); !ok) {
     return std::unexpected(ok.error().context("the desired tree is not publishable"));
   }
-  // Desired objects by name, carrying our ownership labels.
-  std::map<std::string, Desired> want;
-  for (topology::DomainId id = 0; id < desired.size(); ++id) {
-    Desired d;
-    d.object = topology::render_hypernode(desired, id);
-    d.object["metadata"]["labels"][topology::kSourceLabel] = options_.source;
-    d.name = desired.domain(id).name;
-    // Volcano's value, not the subtree total: its hyperNode-controller writes this field too.
-    d.node_count = static_cast<int>(topology::volcano_exact_member_count(d.object["spec"]));
-    if (desired.domain(id).health.assessed) {
-      d.condition = topology::fabric_degraded_condition(desired.domain(id).health);
-    }
-    want.emplace(d.name, std::move(d));
-  }
+  const std::map<std::string, Desired> want = desired_hypernodes(desired, options_);
 
-  auto listed = client_.list(kHyperNodesResource, "", {.label_selector = label_selector()});
+  auto listed = client_.list(kHyperNodesResource, "", {.label_selector = label_selector()}, options_.stop);
   if (!listed) return std::unexpected(listed.error().error.context("listing owned HyperNodes"));
   std::map<std::string, json> have;
   for (auto& item : listed->items) {
@@ -307,9 +332,10 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
   bool maybe_created = false;  // a create may have landed although its answer was lost
   std::string last_error;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (stopped()) return {ActionKind::kFailed, want.name, kStoppedDetail};
     if (!current) {
       if (options_.dry_run) return {ActionKind::kCreate, want.name, ""};
-      auto made = client_.create(kHyperNodesResource, "", want.object);
+      auto made = client_.create(kHyperNodesResource, "", want.object, options_.stop);
       ++result.writes["create/" + outcome(made)];
       if (made) {
         std::string status_error = write_status(*made, want, result);
@@ -318,7 +344,7 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
       }
       if (made.error().already_exists()) {
         // Someone (or our own lost attempt) made it: look at what is there before anything else.
-        auto got = client_.get(kHyperNodesResource, "", want.name);
+        auto got = client_.get(kHyperNodesResource, "", want.name, options_.stop);
         if (!got) {
           last_error = "get after AlreadyExists: " + describe(got.error());
           if (!got.error().not_found() && !retryable(got.error())) break;
@@ -377,7 +403,7 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     } else if (object["metadata"].contains("annotations") && object["metadata"]["annotations"].is_object()) {
       object["metadata"]["annotations"].erase(topology::kDegradedMembersAnnotation);
     }
-    auto put = client_.update(kHyperNodesResource, "", object);
+    auto put = client_.update(kHyperNodesResource, "", object, options_.stop);
     ++result.writes["update/" + outcome(put)];
     if (put) {
       std::string status_error = write_status(*put, want, result);
@@ -387,7 +413,7 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     last_error = "update: " + describe(put.error());
     if (put.error().conflict() || put.error().not_found()) {
       // Someone else wrote it: fetch the new state and compare again.
-      auto got = client_.get(kHyperNodesResource, "", want.name);
+      auto got = client_.get(kHyperNodesResource, "", want.name, options_.stop);
       if (got) {
         current = std::move(*got);
       } else if (got.error().not_found()) {
@@ -431,7 +457,8 @@ std::string HyperNodeReconciler::write_status(const json& object, const Desired&
   const json patch = {{"status", changes}};
   std::string last_error;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-    auto put = client_.patch(kHyperNodesResource, "", name, patch, {.status = true});
+    if (stopped()) return kStoppedDetail;
+    auto put = client_.patch(kHyperNodesResource, "", name, patch, {.status = true}, options_.stop);
     ++result.writes["status/" + outcome(put)];
     if (put) return "";
     last_error = describe(put.error());
@@ -446,9 +473,11 @@ ReconcileAction HyperNodeReconciler::delete_one(json current, ReconcileResult& r
   if (options_.dry_run) return {ActionKind::kDelete, name, "no longer discovered"};
   std::string last_error;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (stopped()) return {ActionKind::kFailed, name, kStoppedDetail};
     auto gone = client_.delete_object(
         kHyperNodesResource, "", name,
-        {.uid = meta_field(current, "uid"), .resource_version = meta_field(current, "resourceVersion")});
+        {.uid = meta_field(current, "uid"), .resource_version = meta_field(current, "resourceVersion")},
+        options_.stop);
     std::string out = gone                       ? "ok"
                       : gone.error().not_found() ? "notfound"
                       : gone.error().conflict()  ? "conflict"
@@ -458,7 +487,7 @@ ReconcileAction HyperNodeReconciler::delete_one(json current, ReconcileResult& r
     last_error = "delete: " + describe(gone.error());
     if (gone.error().conflict()) {
       // Changed behind our back: delete only what is still ours.
-      auto got = client_.get(kHyperNodesResource, "", name);
+      auto got = client_.get(kHyperNodesResource, "", name, options_.stop);
       if (!got && got.error().not_found()) return {ActionKind::kDelete, name, "no longer discovered"};
       if (got) {
         if (!owned(*got)) return {ActionKind::kForeign, name, "relabelled by someone else; not deleted"};
@@ -503,7 +532,8 @@ void HyperNodeReconciler::emit_held_event(std::size_t count, std::size_t owned_c
       {"lastTimestamp", now},
       {"count", 1}};
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-    auto made = client_.create(k8s::kEventsResource, options_.event_namespace, event);
+    if (stopped()) return;
+    auto made = client_.create(k8s::kEventsResource, options_.event_namespace, event, options_.stop);
     ++result.writes["event/" + outcome(made)];
     if (made) {
       result.event_emitted = true;

@@ -24,6 +24,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <stop_token>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,9 @@ struct ReconcileOptions {
   // Objects written at once (each write still waits for the client's rate limit): a cold start of a
   // 650-HyperNode tree is then paced by the client's QPS, not by one round trip after another.
   int parallel = 1;
+  // The leader's term: once it fires (the Lease is lost), no further request goes out, backoffs end
+  // and what is left is reported kFailed ("not written: ..."); nothing queued lands afterwards.
+  std::stop_token stop;
 };
 
 enum class ActionKind { kCreate, kUpdate, kDelete, kUnchanged, kHeld, kForeign, kFailed };
@@ -78,6 +83,26 @@ struct ReconcileResult {
   std::string summary_line() const;  // exactly "created=N updated=N deleted=N unchanged=N held=N"
 };
 
+// One HyperNode as the tree wants it: the rendered object (with our labels, without status), the
+// status.nodeCount Volcano computes for it and our FabricDegraded condition when health was assessed.
+struct DesiredHyperNode {
+  std::string name;
+  nlohmann::json object;
+  int node_count = 0;
+  std::optional<nlohmann::json> condition;
+};
+
+// What reconcile() compares against: every HyperNode of `tree` under these options, by name.
+std::map<std::string, DesiredHyperNode> desired_hypernodes(const topology::Tree& tree,
+                                                           const ReconcileOptions& options);
+
+// What of ours differs between a HyperNode as stored and as wanted, "" when nothing does: the spec
+// (member order ignored), our labels, our annotation, and, once our status write has been made
+// (status.nodeCount present), status.nodeCount and our condition. The leader's watch of what it owns
+// asks this of every event, so that its own writes coming back cost nothing and a hand edit or a
+// deletion is repaired at once.
+std::string hypernode_drift(const nlohmann::json& current, const DesiredHyperNode& want);
+
 class HyperNodeReconciler {
  public:
   HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options);
@@ -87,7 +112,7 @@ class HyperNodeReconciler {
   const ReconcileOptions& options() const { return options_; }
 
  private:
-  struct Desired;
+  using Desired = DesiredHyperNode;
   ReconcileAction sync_one(const Desired& want, std::optional<nlohmann::json> current,
                            ReconcileResult& result);
   ReconcileAction delete_one(nlohmann::json current, ReconcileResult& result);
@@ -103,6 +128,7 @@ class HyperNodeReconciler {
   void emit_held_event(std::size_t count, std::size_t owned, ReconcileResult& result);
   bool owned(const nlohmann::json& object) const;
   void back_off(int attempt, std::chrono::seconds retry_after);
+  bool stopped() const { return options_.stop.stop_requested(); }
   std::string label_selector() const;
 
   k8s::KubeClient& client_;

@@ -234,7 +234,7 @@ NodeLabelResult NodeLabelReconciler::apply(NodeLabelPlan plan, const NodeLabelAp
       }
       // No resourceVersion precondition: the patch names only our keys, which no one else writes, and
       // a key set to null that is already gone is no change.
-      auto sent = client_.patch(k8s::kNodesResource, "", w.node, w.patch);
+      auto sent = client_.patch(k8s::kNodesResource, "", w.node, w.patch, {}, how.stop);
       w.patch = json();  // sent: nothing of it is kept
       std::lock_guard lock(mutex);
       if (sent) {

@@ -33,6 +33,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -128,6 +129,8 @@ struct NodeLabelApplyOptions {
   // Each write that landed, with the Node as the server returned it; nothing of it is kept after.
   // Called from the sending threads, one at a time.
   std::function<void(const std::string& node, const nlohmann::json& stored)> on_written;
+  // The leader's term: once it fires, a PATCH in flight is abandoned and its retries are not sent.
+  std::stop_token stop;
 };
 
 class NodeLabelReconciler {

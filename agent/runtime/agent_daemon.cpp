@@ -14,6 +14,7 @@
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/json_view.h"
+#include "topology/hypernode.h"
 
 namespace hypertopo::agent {
 
@@ -90,6 +91,10 @@ AgentDaemon::AgentDaemon(AgentConfig config, AgentIdentity identity, AgentDeps d
   m.gauge("hypertopo_node_labels_pending",
           "Node label PATCHes the running export pass has still to send (0 when none is running).", {});
   m.counter("hypertopo_node_label_writes_total", "Node label PATCHes sent, by outcome.", {"outcome"});
+  m.counter("hypertopo_owned_hypernode_drift_total",
+            "Owned HyperNodes found deleted or changed by another writer (each starts a rebuild that "
+            "restores it).",
+            {"change"});
 }
 
 AgentDaemon::~AgentDaemon() { stop(); }
@@ -168,8 +173,19 @@ void AgentDaemon::register_routes(net::HttpServer& server) {
     return net::HttpServerResponse{.status = 503, .body = "stopped\n"};
   });
   server.handle("GET", "/readyz", [this](const net::HttpServerRequest&) {
-    if (ready_.load()) return net::HttpServerResponse{.body = "ok\n"};
-    return net::HttpServerResponse{.status = 503, .body = "this node's NodeReport is not published yet\n"};
+    if (!ready_.load())
+      return net::HttpServerResponse{.status = 503, .body = "this node's NodeReport is not published yet\n"};
+    if (auto late = registry_->overdue(); !late.empty()) {
+      std::string body;
+      for (const auto& o : late) {
+        char running[32];
+        std::snprintf(running, sizeof running, "%.0f", o.running_seconds);
+        body += "fabric source " + o.spec + " has not returned within its deadline of " +
+                std::to_string(o.deadline.count()) + "s (running for " + running + "s)\n";
+      }
+      return net::HttpServerResponse{.status = 503, .body = body};
+    }
+    return net::HttpServerResponse{.body = "ok\n"};
   });
   server.handle("GET", "/metrics", [this](const net::HttpServerRequest&) {
     return net::HttpServerResponse{.content_type = "text/plain; version=0.0.4; charset=utf-8",
@@ -325,6 +341,7 @@ void AgentDaemon::on_started_leading() {
     std::lock_guard lock(mutex_);
     synced_watches_ = 0;
     reports_.clear();
+    owned_desired_.reset();
     nodes_.begin_relist();
     nodes_.end_relist();  // empty: the new term lists them again
     dirty_ = false;
@@ -333,15 +350,17 @@ void AgentDaemon::on_started_leading() {
 }
 
 void AgentDaemon::on_stopped_leading() {
+  // The term ends now: its requests in flight are abandoned and nothing it queued is sent (the stop
+  // token reaches every write, retry and backoff); the loops are then joined.
   if (leader_thread_.joinable()) {
     leader_thread_.request_stop();
     wake_.notify_all();
-    leader_thread_.join();
   }
   if (leading_.exchange(false)) {
     deps_.metrics->gauge("hypertopo_leader", "", {}).set({}, 0);
     log(telemetry::LogLevel::kInfo, identity_.pod_name + " stopped leading");
   }
+  if (leader_thread_.joinable()) leader_thread_.join();
 }
 
 void AgentDaemon::mark_dirty() {
@@ -358,6 +377,14 @@ void AgentDaemon::mark_dirty() {
 
 void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource, const std::string& ns) {
   const bool reports = resource.plural == kNodeReportsResource.plural;
+  // The HyperNodes we own: an event is only compared with what the last tree wants of the object.
+  const bool owned = resource.plural == kHyperNodesResource.plural;
+  k8s::ListOptions list_options;
+  if (owned) {
+    std::lock_guard lock(mutex_);
+    list_options.label_selector = std::string(topology::kSourceLabel) + "=" + config_.builder.source + "," +
+                                  topology::kManagedByLabel + "=" + topology::kManagedByValue;
+  }
   bool counted_sync = false;
   bool need_list = true;
   std::string rv;
@@ -373,6 +400,19 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     const std::string name = object_name(object);
     if (name.empty()) return false;
     std::lock_guard lock(mutex_);
+    if (owned) {
+      if (!owned_desired_) return false;
+      auto it = owned_desired_->find(name);
+      if (it == owned_desired_->end()) return false;  // not wanted now: a held deletion, or a stale event
+      const std::string what = deleted ? "" : hypernode_drift(object, it->second);
+      if (!deleted && what.empty()) return false;  // as wanted: our own write coming back, or another's no-op
+      deps_.metrics->counter("hypertopo_owned_hypernode_drift_total", "", {"change"})
+          .inc({deleted ? "deleted" : "changed"});
+      log(telemetry::LogLevel::kInfo, "HyperNode " + name +
+                                          (deleted ? " was deleted" : " was changed (" + what + ")") +
+                                          " by another writer: restoring it");
+      return true;
+    }
     if (!reports) {
       if (deleted) return nodes_.erase(name);
       // The export's own label patches come back through this watch: they need no rebuild.
@@ -405,12 +445,23 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       // Page by page, each page read into the view and dropped: a list of 10,000 Nodes never sits in
       // memory whole. What the list no longer has leaves the view when it ends.
       std::set<std::string> listed_reports;
-      if (!reports) {
+      bool drifted = false;
+      if (!reports && !owned) {
         std::lock_guard lock(mutex_);
         nodes_.begin_relist();
       }
-      auto listed =
-          deps_.client->list_each_page(resource, ns, {}, [&](std::string& page) -> k8s::ApiResult<void> {
+      auto listed = deps_.client->list_each_page(
+          resource, ns, list_options, [&](std::string& page) -> k8s::ApiResult<void> {
+            if (owned) {
+              json parsed = json::parse(page, nullptr, /*allow_exceptions=*/false);
+              if (parsed.is_discarded() || !parsed.contains("items") || !parsed["items"].is_array())
+                return {};
+              for (const auto& item : parsed["items"]) {
+                listed_reports.insert(object_name(item));
+                drifted = apply(item, false) || drifted;
+              }
+              return {};
+            }
             if (!reports) {
               std::lock_guard lock(mutex_);
               auto read = nodes_.apply_page(page, label_export_options(config_));
@@ -427,12 +478,31 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
             return {};
           });
       if (!listed) {
-        if (!reports) {
+        if (!reports && !owned) {
           std::lock_guard lock(mutex_);
           nodes_.end_relist();
         }
         log(telemetry::LogLevel::kWarn, "listing " + resource.plural + ": " + listed.error().error.message());
         pause(std::chrono::seconds(2));
+        continue;
+      }
+      if (owned) {
+        // A (re)list after a 410 or a cut watch: what went missing meanwhile is as good as deleted.
+        std::vector<std::string> missing;
+        {
+          std::lock_guard lock(mutex_);
+          if (owned_desired_) {
+            for (const auto& [name, want] : *owned_desired_) {
+              if (!listed_reports.contains(name)) missing.push_back(name);
+            }
+          }
+        }
+        for (const auto& name : missing) {
+          drifted = apply(json{{"metadata", {{"name", name}}}}, true) || drifted;
+        }
+        rv = *listed;
+        need_list = false;
+        if (drifted) mark_dirty();
         continue;
       }
       {
@@ -453,7 +523,7 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       mark_dirty();
     }
     auto end = deps_.client->watch(
-        resource, ns, {.resource_version = rv},
+        resource, ns, {.resource_version = rv, .label_selector = list_options.label_selector},
         [&](const k8s::WatchEvent& e) {
           if (e.type == k8s::WatchEvent::Type::kBookmark) return true;
           if (apply(e.object, e.type == k8s::WatchEvent::Type::kDeleted)) mark_dirty();
@@ -479,6 +549,7 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   std::jthread reports_watch(
       [this](std::stop_token s) { watch_loop(s, kNodeReportsResource, identity_.namespace_); });
   std::jthread nodes_watch([this](std::stop_token s) { watch_loop(s, k8s::kNodesResource, ""); });
+  std::jthread owned_watch([this](std::stop_token s) { watch_loop(s, kHyperNodesResource, ""); });
   // The node label export runs beside the rebuilds: a tree change is reconciled while thousands of
   // label PATCHes are still on their way.
   {
@@ -514,7 +585,7 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
       rebuilding_ = true;
       cycle_start_ = counters_;
     }
-    rebuild();
+    rebuild(stop);
     deps_.metrics->counter("hypertopo_rebuilds_total", "", {}).inc({});
     std::lock_guard lock(mutex_);
     ++counters_.rebuilds;  // counted once the cycle has ended, whatever its outcome
@@ -523,6 +594,7 @@ void AgentDaemon::leader_loop(std::stop_token stop) {
   }
   reports_watch.request_stop();
   nodes_watch.request_stop();
+  owned_watch.request_stop();
   labels.request_stop();
   label_wake_.notify_all();
 }

@@ -9,7 +9,10 @@
 // sources that do not read NodeReports (ib-fabric, ufm, ibnetdiscover, demo) run at their own
 // interval; rebuilds in between reuse their last result. A failing source is logged and counted, the others
 // go on, and the incomplete result deletes nothing (the reconciler's rule). Losing the Lease stops the
-// leader's loops before anyone else may take over.
+// leader's loops before anyone else may take over, and ends the term's requests: nothing the old
+// leader had queued or was retrying is sent afterwards. The leader also watches the HyperNodes it owns:
+// one deleted or changed by another writer (kubectl) is rebuilt at once (after the debounce), not at
+// the next resync; its own writes coming back through that watch cost nothing.
 //
 //   AgentDaemon daemon(config, {.node_name = "dgx-001", .pod_name = pod, .namespace_ = "hypertopo-system"},
 //                      {.client = client.get(), .election_client = election.get(), .metrics = &metrics});
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include "agent/config/agent_config.h"
+#include "agent/reconciler/hypernode_reconciler.h"
 #include "agent/reconciler/node_label_reconciler.h"
 #include "agent/runtime/node_view.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
@@ -100,7 +104,8 @@ class AgentDaemon {
   void reload(AgentConfig next);
 
   // /healthz: 200 while the loops run. /readyz: 200 once this node's report is published (at once
-  // when there are no node sources). /metrics: Prometheus text.
+  // when there are no node sources) and while no leader source's run has been going for longer
+  // than its deadline (a wedged source: the body names it). /metrics: Prometheus text.
   void register_routes(net::HttpServer& server);
 
   bool leading() const;
@@ -131,7 +136,7 @@ class AgentDaemon {
   void on_stopped_leading();
   void leader_loop(std::stop_token stop);
   void watch_loop(std::stop_token stop, const k8s::Resource& resource, const std::string& ns);
-  void rebuild();
+  void rebuild(std::stop_token stop);
   void mark_dirty();
   void log(telemetry::LogLevel level, const std::string& message) const;
   void count_write(const std::string& verb, const std::string& outcome);
@@ -164,7 +169,10 @@ class AgentDaemon {
   bool reprobe_ = false;
   timing::Clock::TimePoint first_event_{}, last_event_{};
   std::uint64_t generation_ = 0;  // bumped by every event and reload: the leader loop re-plans
-  std::map<std::string, topology::NodeReport> reports_;         // by object name
+  std::map<std::string, topology::NodeReport> reports_;  // by object name
+  // What the last built tree wants of each owned HyperNode: the owned-HyperNode watch compares its
+  // events with it. Null until the term's first tree.
+  std::shared_ptr<const std::map<std::string, DesiredHyperNode>> owned_desired_;
   NodeView nodes_;                                              // what the leader reads of each Node
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged

@@ -257,7 +257,8 @@ void AgentDaemon::run_label_pass(const LabelWants& wants, std::uint64_t generati
                               if (labels_pending_ > 0) --labels_pending_;
                               ++counters_.node_label_writes;
                               pending.set({}, static_cast<double>(labels_pending_));
-                            }});
+                            },
+                        .stop = stop});
   for (const auto& [outcome, n] : result.writes) {
     if (outcome == "ok") continue;  // counted as they landed
     label_writes.inc({outcome}, n);
@@ -307,7 +308,7 @@ void AgentDaemon::run_label_pass(const LabelWants& wants, std::uint64_t generati
   }
 }
 
-void AgentDaemon::rebuild() {
+void AgentDaemon::rebuild(std::stop_token stop) {
   AgentConfig cfg;
   std::vector<topology::NodeReport> reports;
   {
@@ -392,14 +393,28 @@ void AgentDaemon::rebuild() {
   deps_.metrics->gauge("hypertopo_hypernodes_desired", "", {}).set({}, static_cast<double>(run->tree.size()));
   publish_fabric_health(*deps_.metrics, run->tree);
 
-  HyperNodeReconciler reconciler(
-      *deps_.client, {.source = cfg.builder.source,
-                      .max_delete_fraction = cfg.max_delete_fraction,
-                      .min_objects_for_guard = static_cast<std::size_t>(cfg.min_objects_for_guard),
-                      .event_namespace = identity_.namespace_,
-                      .reporter = "hypertopo-agent",
-                      .parallel = cfg.parallel_writes});
+  const ReconcileOptions reconcile_options{
+      .source = cfg.builder.source,
+      .max_delete_fraction = cfg.max_delete_fraction,
+      .min_objects_for_guard = static_cast<std::size_t>(cfg.min_objects_for_guard),
+      .event_namespace = identity_.namespace_,
+      .reporter = "hypertopo-agent",
+      .parallel = cfg.parallel_writes,
+      .stop = stop};
+  // What the owned-HyperNode watch compares its events with, from before the first write goes out,
+  // so that our own writes coming back are seen as such.
+  auto desired = std::make_shared<const std::map<std::string, DesiredHyperNode>>(
+      desired_hypernodes(run->tree, reconcile_options));
+  {
+    std::lock_guard lock(mutex_);
+    owned_desired_ = std::move(desired);
+  }
+  HyperNodeReconciler reconciler(*deps_.client, reconcile_options);
   auto result = reconciler.reconcile(run->tree, run->complete);
+  if (stop.stop_requested()) {
+    log(telemetry::LogLevel::kInfo, "stopped leading during a reconcile: what it had left is not written");
+    return;
+  }
   if (!result) return fail_cycle("reconcile failed: " + result.error().message());
   for (const auto& [key, n] : result->writes) {
     const auto slash = key.find('/');

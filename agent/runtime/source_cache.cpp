@@ -36,7 +36,23 @@ SourceCache::SourceCache(timing::Clock& clock) : clock_(clock) {
 void SourceCache::set_intervals(const std::vector<SourceConfig>& sources) {
   std::lock_guard lock(mutex_);
   intervals_.clear();
-  for (const auto& s : sources) intervals_[s.spec()] = s.interval;
+  deadlines_.clear();
+  for (const auto& s : sources) {
+    intervals_[s.spec()] = s.interval;
+    deadlines_[s.spec()] = s.deadline;
+  }
+}
+
+std::vector<SourceCache::Overdue> SourceCache::overdue() const {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  std::vector<Overdue> out;
+  for (const auto& [spec, since] : running_) {
+    auto deadline = deadlines_.find(spec);
+    if (deadline == deadlines_.end() || now - since < deadline->second) continue;
+    out.push_back({spec, deadline->second, std::chrono::duration<double>(now - since).count()});
+  }
+  return out;
 }
 
 void SourceCache::invalidate(const std::string& spec) {
@@ -78,6 +94,10 @@ std::expected<discoverers::Discovery, Error> SourceCache::discover(const discove
   }
   // How long the run took is measured in real time, whatever clock plans the intervals.
   const auto start = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    running_[key] = start;
+  }
   auto result = [&]() -> std::expected<discoverers::Discovery, Error> {
     auto source = base_.create(spec, deps);
     if (!source) return std::unexpected(source.error());
@@ -85,6 +105,7 @@ std::expected<discoverers::Discovery, Error> SourceCache::discover(const discove
   }();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::lock_guard lock(mutex_);
+  running_.erase(key);
   runs_.push_back({key, true, result.has_value(), seconds, result ? "" : result.error().message()});
   if (!keep) return result;
   if (!result) {

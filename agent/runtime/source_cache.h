@@ -4,7 +4,8 @@
 // captures) run at most once per interval, whatever the number of rebuilds: a burst of events is no
 // retry storm against UFM or the fabric, and a wrong password costs one error per interval. A
 // source that fails hands on its last good result until its next run, so a failure never shrinks
-// the tree. Intervals run on the agent's Clock.
+// the tree. Intervals run on the agent's Clock. A run still going after its source's deadline is
+// overdue(): the agent's /readyz fails and names it (a wedged fabric manager or walk).
 //
 //   SourceCache cache(clock);
 //   cache.set_intervals(leader_sources);
@@ -47,6 +48,15 @@ class SourceCache {
   std::optional<timing::Clock::TimePoint> next_due() const;
   std::vector<Run> take_runs();  // what ran (or was served from the cache) since the last call
 
+  struct Overdue {
+    std::string spec;
+    std::chrono::seconds deadline;
+    double running_seconds = 0;
+  };
+  // The runs going on now that began longer ago than their source's deadline (real time, whatever
+  // clock plans the intervals: a wedge is real). Thread-safe.
+  std::vector<Overdue> overdue() const;
+
  private:
   class CachedSource;
   // What a cached source answers until its next run: its last good result (one copy, however often
@@ -63,6 +73,8 @@ class SourceCache {
   discoverers::DiscovererRegistry base_, wrapped_;
   mutable std::mutex mutex_;
   std::map<std::string, std::chrono::seconds> intervals_;
+  std::map<std::string, std::chrono::seconds> deadlines_;
+  std::map<std::string, std::chrono::steady_clock::time_point> running_;  // spec -> when its run began
   std::map<std::string, Entry> cache_;
   std::vector<Run> runs_;
 };

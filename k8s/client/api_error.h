@@ -32,6 +32,9 @@ struct ApiError {
   bool conflict() const { return http_status == 409 && reason != "AlreadyExists"; }
   // The resourceVersion (watch) or continue token (list) is too old: list again from scratch.
   bool gone() const { return http_status == 410; }
+  // The caller's stop token fired before the request (or its next attempt) went out: nothing was sent
+  // since (a leader that lost its Lease must not write).
+  bool cancelled() const { return http_status == 0 && reason == "Cancelled"; }
 };
 
 template <typename T>

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
 
 #include "io/json_view.h"
 #include "io/json_writer.h"
@@ -99,6 +101,7 @@ struct KubeClient::Call {
   std::string body;
   std::string content_type;
   bool idempotent = true;
+  std::stop_token stop = {};
 };
 
 std::string Resource::path(const std::string& ns, const std::string& name,
@@ -150,18 +153,40 @@ std::chrono::milliseconds KubeClient::backoff(int attempt) const {
   return net::backoff_delay(options_.retry.base, options_.retry.cap, attempt);
 }
 
+void KubeClient::pause(std::chrono::milliseconds d, std::stop_token stop) const {
+  if (!stop.stop_possible()) {
+    options_.clock->sleep_for(d);
+    return;
+  }
+  std::mutex mutex;
+  std::condition_variable_any never;
+  std::unique_lock lock(mutex);
+  options_.clock->wait_until(never, lock, stop, options_.clock->now() + d, [] { return false; });
+}
+
+namespace {
+ApiError cancelled_error(const std::string& what) {
+  ApiError e = local_error(ErrorCode::kUnavailable, what + ": cancelled before it was sent");
+  e.reason = "Cancelled";
+  return e;
+}
+}  // namespace
+
 ApiResult<std::string> KubeClient::call(const Call& c) {
   std::string what = c.method + " " + c.path;
   bool reauthenticated = false;
   for (int attempt = 0;; ++attempt) {
+    if (c.stop.stop_requested()) return std::unexpected(cancelled_error(what));
     bucket_->acquire();
+    if (c.stop.stop_requested()) return std::unexpected(cancelled_error(what));
     auto token = config_.token.token();
     if (!token)
       return std::unexpected(local_error(token.error().code(), what + ": " + token.error().message()));
     net::HttpRequest request{c.method, base_path_ + c.path + (c.query.empty() ? "" : "?" + c.query),
                              headers(*token, c.content_type), c.body};
-    auto res = transport_->round_trip(request, options_.request_timeout, c.idempotent);
+    auto res = transport_->round_trip(request, options_.request_timeout, c.idempotent, c.stop);
     if (options_.observer) options_.observer({c.verb, c.path, res ? res->status : 0, attempt});
+    if (!res && c.stop.stop_requested()) return std::unexpected(cancelled_error(what));
     bool last = attempt + 1 >= std::max(1, options_.retry.max_attempts);
     if (!res) {
       // A create is safe to repeat only when the request never left.
@@ -170,7 +195,7 @@ ApiResult<std::string> KubeClient::call(const Call& c) {
         if (attempt > 0) e.error = e.error.context("after " + std::to_string(attempt + 1) + " attempts");
         return std::unexpected(e);
       }
-      options_.clock->sleep_for(backoff(attempt));
+      pause(backoff(attempt), c.stop);
       continue;
     }
     if (res->status >= 200 && res->status < 300) return std::move(res->body);
@@ -186,13 +211,13 @@ ApiResult<std::string> KubeClient::call(const Call& c) {
       return std::unexpected(
           api_error_from_response(what, res->status, res->body, net::parse_retry_after(res->retry_after)));
     }
-    options_.clock->sleep_for(
-        net::retry_wait(backoff(attempt), res->retry_after, options_.retry.max_retry_after));
+    pause(net::retry_wait(backoff(attempt), res->retry_after, options_.retry.max_retry_after), c.stop);
   }
 }
 
-ApiResult<json> KubeClient::get(const Resource& resource, const std::string& ns, const std::string& name) {
-  Call c{"get", "GET", resource.path(ns, name), "", "", "", true};
+ApiResult<json> KubeClient::get(const Resource& resource, const std::string& ns, const std::string& name,
+                                std::stop_token stop) {
+  Call c{"get", "GET", resource.path(ns, name), "", "", "", true, stop};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "GET " + c.path);
@@ -200,14 +225,15 @@ ApiResult<json> KubeClient::get(const Resource& resource, const std::string& ns,
 
 ApiResult<void> KubeClient::each_page(
     const Resource& resource, const std::string& ns, const ListOptions& options,
-    const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read) {
+    const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read,
+    std::stop_token stop) {
   std::string next;
   for (;;) {
     QueryBuilder q;
     q.add("labelSelector", options.label_selector).add("fieldSelector", options.field_selector);
     if (options.page_size > 0) q.add("limit", std::to_string(options.page_size));
     q.add("continue", next);
-    Call c{"list", "GET", resource.path(ns), q.str(), "", "", true};
+    Call c{"list", "GET", resource.path(ns), q.str(), "", "", true, stop};
     auto body = call(c);
     if (!body) return std::unexpected(body.error());
     auto meta = read(*body, "GET " + c.path);
@@ -218,20 +244,22 @@ ApiResult<void> KubeClient::each_page(
 }
 
 ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::string& ns,
-                                       const ListOptions& options) {
+                                       const ListOptions& options, std::stop_token stop) {
   ObjectList out;
   bool first = true;
-  auto done = each_page(resource, ns, options,
-                        [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
-                          auto parsed = parse_json(body, what);
-                          if (!parsed) return std::unexpected(parsed.error());
-                          if (!parsed->contains("items") || !(*parsed)["items"].is_array())
-                            return std::unexpected(no_items(what));
-                          for (auto& item : (*parsed)["items"]) out.items.push_back(std::move(item));
-                          if (first) out.resource_version = meta_string(*parsed, "resourceVersion");
-                          first = false;
-                          return PageMeta{"", meta_string(*parsed, "continue")};
-                        });
+  auto done = each_page(
+      resource, ns, options,
+      [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
+        auto parsed = parse_json(body, what);
+        if (!parsed) return std::unexpected(parsed.error());
+        if (!parsed->contains("items") || !(*parsed)["items"].is_array())
+          return std::unexpected(no_items(what));
+        for (auto& item : (*parsed)["items"]) out.items.push_back(std::move(item));
+        if (first) out.resource_version = meta_string(*parsed, "resourceVersion");
+        first = false;
+        return PageMeta{"", meta_string(*parsed, "continue")};
+      },
+      stop);
   if (!done) return std::unexpected(done.error());
   return out;
 }
@@ -303,33 +331,35 @@ ApiResult<PageList> KubeClient::list_pages(const Resource& resource, const std::
   return out;
 }
 
-ApiResult<json> KubeClient::create(const Resource& resource, const std::string& ns, const json& object) {
-  Call c{"create", "POST", resource.path(ns), "", io::json_text(object), "application/json", false};
+ApiResult<json> KubeClient::create(const Resource& resource, const std::string& ns, const json& object,
+                                   std::stop_token stop) {
+  Call c{"create", "POST", resource.path(ns), "", io::json_text(object), "application/json", false, stop};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "POST " + c.path);
 }
 
-ApiResult<json> KubeClient::update(const Resource& resource, const std::string& ns, const json& object) {
+ApiResult<json> KubeClient::update(const Resource& resource, const std::string& ns, const json& object,
+                                   std::stop_token stop) {
   std::string name = meta_string(object, "name");
   if (name.empty())
     return std::unexpected(
         local_error(ErrorCode::kInvalidArgument, "update: the object has no metadata.name"));
-  Call c{"update", "PUT", resource.path(ns, name), "", io::json_text(object), "application/json", true};
+  Call c{"update", "PUT", resource.path(ns, name), "", io::json_text(object), "application/json", true, stop};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "PUT " + c.path);
 }
 
-ApiResult<json> KubeClient::update_status(const Resource& resource, const std::string& ns,
-                                          const json& object) {
+ApiResult<json> KubeClient::update_status(const Resource& resource, const std::string& ns, const json& object,
+                                          std::stop_token stop) {
   std::string name = meta_string(object, "name");
   if (name.empty()) {
     return std::unexpected(
         local_error(ErrorCode::kInvalidArgument, "update_status: the object has no metadata.name"));
   }
-  Call c{"update",           "PUT", resource.path(ns, name, "status"), "", io::json_text(object),
-         "application/json", true};
+  Call c{"update", "PUT", resource.path(ns, name, "status"), "", io::json_text(object), "application/json",
+         true,     stop};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "PUT " + c.path);
@@ -363,7 +393,7 @@ ApiResult<UpdateResult> KubeClient::update_with_retry(const Resource& resource, 
 }
 
 ApiResult<json> KubeClient::patch(const Resource& resource, const std::string& ns, const std::string& name,
-                                  const json& patch, const PatchOptions& options) {
+                                  const json& patch, const PatchOptions& options, std::stop_token stop) {
   QueryBuilder q;
   std::string content_type = "application/merge-patch+json";
   if (options.type == PatchType::kApply) {
@@ -377,14 +407,16 @@ ApiResult<json> KubeClient::patch(const Resource& resource, const std::string& n
          q.str(),
          io::json_text(patch),
          content_type,
-         true};
+         true,
+         stop};
   auto body = call(c);
   if (!body) return std::unexpected(body.error());
   return parse_json(*body, "PATCH " + c.path);
 }
 
 ApiResult<void> KubeClient::delete_object(const Resource& resource, const std::string& ns,
-                                          const std::string& name, const DeleteOptions& options) {
+                                          const std::string& name, const DeleteOptions& options,
+                                          std::stop_token stop) {
   std::string body;
   if (!options.uid.empty() || !options.resource_version.empty()) {
     json pre = json::object();
@@ -392,7 +424,8 @@ ApiResult<void> KubeClient::delete_object(const Resource& resource, const std::s
     if (!options.resource_version.empty()) pre["resourceVersion"] = options.resource_version;
     body = io::json_text(json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}});
   }
-  Call c{"delete", "DELETE", resource.path(ns, name), "", body, body.empty() ? "" : "application/json", true};
+  Call c{"delete", "DELETE", resource.path(ns, name), "", body, body.empty() ? "" : "application/json",
+         true,     stop};
   auto res = call(c);
   if (!res) return std::unexpected(res.error());
   return {};
@@ -433,7 +466,7 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
     if (!opened) {
       if (last)
         return std::unexpected(local_error(opened.error().error.code(), opened.error().error.message()));
-      options_.clock->sleep_for(backoff(attempt));
+      pause(backoff(attempt), stop);
       continue;
     }
     if (status == 200) {
@@ -451,9 +484,11 @@ ApiResult<WatchEnd> KubeClient::watch(const Resource& resource, const std::strin
       --attempt;
       continue;
     }
+    const std::string retry_after = (*opened)->retry_after();
     if (!net::retryable_status(status, /*idempotent=*/true) || last)
-      return std::unexpected(api_error_from_response(what, status, body));
-    options_.clock->sleep_for(backoff(attempt));
+      return std::unexpected(
+          api_error_from_response(what, status, body, net::parse_retry_after(retry_after)));
+    pause(net::retry_wait(backoff(attempt), retry_after, options_.retry.max_retry_after), stop);
   }
 
   std::stop_callback cancel_on_stop(stop, [&] { stream->cancel(); });

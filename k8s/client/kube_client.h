@@ -6,7 +6,10 @@
 // connections, and retries with capped exponential backoff on 429 (honouring Retry-After), 5xx,
 // timeouts and cut connections. Retries apply to idempotent calls (everything but create, which is
 // retried only on 429 and when the request never left). Errors are ApiError (api_error.h): HTTP
-// status, the Status object's reason and message, and a mapped hypertopo::ErrorCode.
+// status, the Status object's reason and message, and a mapped hypertopo::ErrorCode. Every call
+// takes an optional stop token: once it fires, no further attempt goes out and a backoff wait ends
+// at once (cancelled()), as client-go's requests end with their context; a leader that loses its
+// Lease hands its term's token so that nothing it queued is written after it stepped down.
 //
 // clang-format off
 //   auto config = load_kubeconfig(path, "");                     // or in_cluster_config(...)
@@ -185,10 +188,11 @@ class KubeClient {
   KubeClient(const KubeClient&) = delete;
   KubeClient& operator=(const KubeClient&) = delete;
 
-  ApiResult<nlohmann::json> get(const Resource& resource, const std::string& ns, const std::string& name);
+  ApiResult<nlohmann::json> get(const Resource& resource, const std::string& ns, const std::string& name,
+                                std::stop_token stop = {});
   // Every page, following `continue`. A 410 here means the continue token expired: list again.
-  ApiResult<ObjectList> list(const Resource& resource, const std::string& ns,
-                             const ListOptions& options = {});
+  ApiResult<ObjectList> list(const Resource& resource, const std::string& ns, const ListOptions& options = {},
+                             std::stop_token stop = {});
   // Every page, following `continue`, handed to `on_page` as its JSON text (an object with an `items`
   // array, checked) before the next is fetched: a list of any length costs one page of memory, as
   // client-go's reflector pages its initial list. An error `on_page` returns ends the list. Returns
@@ -201,14 +205,14 @@ class KubeClient {
   ApiResult<PageList> list_pages(const Resource& resource, const std::string& ns,
                                  const ListOptions& options = {});
   ApiResult<nlohmann::json> create(const Resource& resource, const std::string& ns,
-                                   const nlohmann::json& object);
+                                   const nlohmann::json& object, std::stop_token stop = {});
   // PUT of the whole object; metadata.resourceVersion, when set, must be current (else conflict()).
   // The server ignores status here: use update_status().
   ApiResult<nlohmann::json> update(const Resource& resource, const std::string& ns,
-                                   const nlohmann::json& object);
+                                   const nlohmann::json& object, std::stop_token stop = {});
   // PUT to /status: only the object's status changes.
   ApiResult<nlohmann::json> update_status(const Resource& resource, const std::string& ns,
-                                          const nlohmann::json& object);
+                                          const nlohmann::json& object, std::stop_token stop = {});
   // GET, mutate, PUT with the fetched resourceVersion; on 409 fetch again and re-apply `mutate`,
   // up to `max_conflicts` times. `mutate` returns false when the object is already as wanted: then
   // nothing is written. `status` writes through /status.
@@ -218,13 +222,16 @@ class KubeClient {
                                             int max_conflicts = 10, bool status = false);
   // A merge patch, or server-side apply of `patch` (a full intent object) as `field_manager`.
   ApiResult<nlohmann::json> patch(const Resource& resource, const std::string& ns, const std::string& name,
-                                  const nlohmann::json& patch, const PatchOptions& options = {});
+                                  const nlohmann::json& patch, const PatchOptions& options = {},
+                                  std::stop_token stop = {});
   ApiResult<void> delete_object(const Resource& resource, const std::string& ns, const std::string& name,
-                                const DeleteOptions& options = {});
+                                const DeleteOptions& options = {}, std::stop_token stop = {});
   // Streams events to `on_event` until the server ends the stream, the connection drops, the
   // callback returns false or `stop` fires. Opening is retried like a GET. A 410 Gone (the
   // resourceVersion was compacted away) comes back as an error with gone() true: list again and
-  // watch from the new list's resourceVersion. Other ends say where to resume.
+  // watch from the new list's resourceVersion. A 429 or 5xx answer to the opening request waits out
+  // the server's Retry-After before the next attempt, as for any other call. Other ends say where to
+  // resume.
   ApiResult<WatchEnd> watch(const Resource& resource, const std::string& ns, const WatchOptions& options,
                             const std::function<bool(const WatchEvent&)>& on_event,
                             std::stop_token stop = {});
@@ -244,10 +251,13 @@ class KubeClient {
   // request for errors) and says what the paging needs.
   ApiResult<void> each_page(
       const Resource& resource, const std::string& ns, const ListOptions& options,
-      const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read);
+      const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read,
+      std::stop_token stop = {});
   std::vector<std::pair<std::string, std::string>> headers(const std::string& token,
                                                            const std::string& content_type) const;
   std::chrono::milliseconds backoff(int attempt) const;
+  // Waits `d` on the clock; with a stop token that can fire, the wait ends when it does.
+  void pause(std::chrono::milliseconds d, std::stop_token stop) const;
 
   ClusterConfig config_;
   ClientOptions options_;

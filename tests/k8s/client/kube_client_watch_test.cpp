@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <stop_token>
 #include <thread>
 
 #include "k8s/client/kube_client.h"
@@ -179,6 +181,48 @@ TEST_F(WatchTest, OpeningIsRetriedAndAuthErrorsAreReported) {
   auto denied = client_->watch(kThings, "", {}, [](const WatchEvent&) { return true; });
   ASSERT_FALSE(denied);
   EXPECT_EQ(denied.error().code(), ErrorCode::kPermission) << denied.error().error.message();
+}
+
+// client-go's rest/request.go waits out a 429's Retry-After before the next attempt; the opening of a
+// watch is a request like any other.
+TEST_F(WatchTest, A429OnTheOpeningWaitsOutItsRetryAfter) {
+  server_.fail_next(1, 429, 3, "watch");
+  clock_->clear_sleeps();
+  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                            [](const WatchEvent&) { return true; });
+  ASSERT_TRUE(end) << end.error().error.message();
+  EXPECT_EQ(server_.count("watch"), 2);
+  ASSERT_EQ(clock_->sleeps().size(), 1u);
+  EXPECT_EQ(clock_->sleeps()[0], std::chrono::seconds(3));
+}
+
+using ClientStopTest = WatchTest;
+
+// A write whose stop token has fired is not sent at all; one waiting out a backoff between attempts
+// ends when the token fires, and its next attempt never goes out (a leader that lost its Lease).
+TEST_F(ClientStopTest, AStoppedCallSendsNothingMoreAndEndsItsBackoff) {
+  std::stop_source stopped;
+  stopped.request_stop();
+  auto made = client_->create(kThings, "", thing("a"), stopped.get_token());
+  ASSERT_FALSE(made);
+  EXPECT_TRUE(made.error().cancelled()) << made.error().error.message();
+  EXPECT_EQ(server_.count("create"), 0);
+
+  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
+  auto current = client_->get(kThings, "", "b");
+  ASSERT_TRUE(current);
+  server_.fail_next(5, 503, 30, "update");  // each answer asks for 30 s: the client waits on its clock
+  std::stop_source term;
+  std::optional<ApiResult<json>> result;
+  std::thread writer([&] { result = client_->update(kThings, "", *current, term.get_token()); });
+  for (int i = 0; i < 5000 && server_.count("update") == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
+  ASSERT_EQ(server_.count("update"), 1);
+  term.request_stop();
+  writer.join();
+  ASSERT_TRUE(result.has_value());
+  ASSERT_FALSE(*result);
+  EXPECT_TRUE((*result).error().cancelled()) << (*result).error().error.message();
+  EXPECT_EQ(server_.count("update"), 1);
 }
 
 TEST_F(WatchTest, StopTokenEndsAnIdleWatch) {

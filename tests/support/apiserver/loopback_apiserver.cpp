@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -100,6 +101,8 @@ struct LoopbackApiServer::State {
 
   mutable std::mutex mutex;  // guards everything below
   std::string bearer_token;
+  std::vector<std::string> extra_tokens;
+  std::vector<LoggedRequest> log;
   std::string last_token;
   bool last_client_cert = false;
   std::deque<Fault> faults;
@@ -127,11 +130,13 @@ struct LoopbackApiServer::State {
   }
 
   void accept_loop();
+  std::expected<void, Error> listen(uint16_t on_port);
+  void close_listener_and_connections();
   template <typename Stream>
   void serve(Stream& stream, int fd);
   template <typename Stream>
   bool serve_watch(Stream& stream, int fd, const http::request<http::string_body>& req,
-                   const StoreRequest& sreq);
+                   const StoreRequest& sreq, const std::function<void(int)>& logged);
 };
 
 namespace {
@@ -195,8 +200,9 @@ bool write_chunk(Stream& stream, const std::string& line) {
 template <typename Stream>
 bool LoopbackApiServer::State::serve_watch(Stream& stream, int fd,
                                            const http::request<http::string_body>& req,
-                                           const StoreRequest& sreq) {
+                                           const StoreRequest& sreq, const std::function<void(int)>& logged) {
   auto open = store.open_watch(sreq);
+  logged(open.gone ? 410 : open.status);
   if (open.status != 200) return write_response(stream, req, open.status, open.error_body);
   int cut_after;
   {
@@ -251,6 +257,7 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
     boost::system::error_code ec;
     http::read(stream, buffer, req, ec);
     if (ec || stopping) return;
+    const auto arrived = std::chrono::steady_clock::now();
     if (raw_handler) {
       auto raw = raw_handler({std::string(req.method_string()), std::string(req.target()),
                               std::string(req[http::field::authorization])});
@@ -259,31 +266,44 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
           std::lock_guard lock(mutex);
           ++requests;
           ++counts["raw"];
+          log.push_back({"raw", std::string(req.target()), "", raw->drop ? 0 : raw->status, arrived});
         }
         if (!serve_raw(stream, req, *raw)) return;
         continue;
       }
     }
     StoreRequest sreq = to_store_request(req);
-    std::string verb = verb_of(sreq);
+    const std::string verb = verb_of(sreq);
+    std::string token;
+    bool authorized = true;
     {
       std::lock_guard lock(mutex);
       ++requests;
       ++counts[verb];
       std::string auth(req[http::field::authorization]);
-      last_token = auth.starts_with("Bearer ") ? auth.substr(7) : "";
-      if (!bearer_token.empty() && auth != "Bearer " + bearer_token) {
-        verb = "";  // answered with 401 below, outside the lock
-      }
+      token = auth.starts_with("Bearer ") ? auth.substr(7) : "";
+      last_token = token;
+      authorized = bearer_token.empty() || auth == "Bearer " + bearer_token ||
+                   (!token.empty() &&
+                    std::find(extra_tokens.begin(), extra_tokens.end(), token) != extra_tokens.end());
     }
-    if (verb.empty()) {
+    auto logged = [&](int status) {
+      std::lock_guard lock(mutex);
+      log.push_back({verb, sreq.path, token, status, arrived});
+    };
+    if (!authorized) {
+      logged(401);
       if (!write_response(stream, req, 401, status_body(401, "Unauthorized", "Unauthorized"))) return;
       continue;
     }
     auto fault = take_fault(verb);
-    if (fault && fault->kind == Fault::Kind::kDrop) return;
+    if (fault && fault->kind == Fault::Kind::kDrop) {
+      logged(0);
+      return;
+    }
     if (fault && fault->kind == Fault::Kind::kDelay) std::this_thread::sleep_for(fault->delay);
     if (fault && fault->kind == Fault::Kind::kFail) {
+      logged(fault->status);
       std::string reason = fault->status == 429 ? "TooManyRequests" : "InternalError";
       if (fault->status == 503) reason = "ServiceUnavailable";
       if (!write_response(stream, req, fault->status, status_body(fault->status, reason, "injected failure"),
@@ -293,10 +313,11 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
       continue;
     }
     if (verb == "watch") {
-      if (!serve_watch(stream, fd, req, sreq)) return;
+      if (!serve_watch(stream, fd, req, sreq, logged)) return;
       continue;
     }
     StoreResponse res = store.handle(sreq);
+    logged(res.status);
     if (fault && fault->kind == Fault::Kind::kTruncate) res.body = res.body.substr(0, res.body.size() / 2);
     if (!write_response(stream, req, res.status, std::move(res.body))) return;
   }
@@ -369,37 +390,88 @@ std::expected<void, Error> LoopbackApiServer::start() {
     }
     if (ec) return fail(ErrorCode::kInternal, "loopback server TLS setup: " + ec.message());
   }
+  return s.listen(0);
+}
+
+std::expected<void, Error> LoopbackApiServer::State::listen(uint16_t on_port) {
   boost::system::error_code ec;
-  s.acceptor = std::make_unique<tcp::acceptor>(s.io);
-  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), 0);
-  s.acceptor->open(endpoint.protocol(), ec);
-  if (!ec) s.acceptor->bind(endpoint, ec);
-  if (!ec) s.acceptor->listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
-    return fail(ErrorCode::kUnavailable, "loopback server cannot listen on 127.0.0.1:0: " + ec.message());
-  s.port = s.acceptor->local_endpoint().port();
-  s.accept_thread = std::thread([&s] { s.accept_loop(); });
+  acceptor = std::make_unique<tcp::acceptor>(io);
+  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), on_port);
+  acceptor->open(endpoint.protocol(), ec);
+  // come_back() binds the port again while the cut connections may linger in TIME_WAIT.
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return fail(ErrorCode::kUnavailable, "loopback server cannot listen on 127.0.0.1:" +
+                                             std::to_string(on_port) + ": " + ec.message());
+  }
+  port = acceptor->local_endpoint().port();
+  accept_thread = std::thread([this] { accept_loop(); });
   return {};
+}
+
+void LoopbackApiServer::State::close_listener_and_connections() {
+  if (acceptor) ::shutdown(acceptor->native_handle(), SHUT_RDWR);  // wakes the blocked accept()
+  if (accept_thread.joinable()) accept_thread.join();
+  {
+    std::lock_guard lock(mutex);
+    for (auto& c : live) {
+      if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);  // wakes blocked reads and writes
+    }
+  }
+  // Threads touch their own list entry at exit, so join while the list is still in place.
+  for (auto& c : live) {
+    if (c.thread.joinable()) c.thread.join();
+  }
+  live.clear();
+  boost::system::error_code ec;
+  if (acceptor) acceptor->close(ec);
+  acceptor.reset();
 }
 
 void LoopbackApiServer::stop() {
   State& s = *state_;
   if (s.stopping.exchange(true)) return;
   s.store.close();
-  if (s.acceptor) ::shutdown(s.acceptor->native_handle(), SHUT_RDWR);  // wakes the blocked accept()
-  if (s.accept_thread.joinable()) s.accept_thread.join();
-  {
-    std::lock_guard lock(s.mutex);
-    for (auto& c : s.live) {
-      if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);  // wakes blocked reads and writes
-    }
+  s.close_listener_and_connections();
+}
+
+void LoopbackApiServer::go_down() {
+  State& s = *state_;
+  if (s.stopping) return;
+  s.close_listener_and_connections();
+}
+
+std::expected<void, Error> LoopbackApiServer::come_back(ComeBackOptions options) {
+  State& s = *state_;
+  if (s.stopping) return fail(ErrorCode::kUnavailable, "the loopback server was stopped");
+  if (s.acceptor) return {};  // it never went down
+  if (options.compact) s.store.compact();
+  return s.listen(s.port);
+}
+
+void LoopbackApiServer::cut_connections() {
+  std::lock_guard lock(state_->mutex);
+  for (auto& c : state_->live) {
+    if (c.fd >= 0) ::shutdown(c.fd, SHUT_RDWR);
   }
-  // Threads touch their own list entry at exit, so join while the list is still in place.
-  for (auto& c : s.live) {
-    if (c.thread.joinable()) c.thread.join();
-  }
-  boost::system::error_code ec;
-  if (s.acceptor) s.acceptor->close(ec);
+}
+
+void LoopbackApiServer::add_bearer_token(const std::string& token) {
+  std::lock_guard lock(state_->mutex);
+  state_->extra_tokens.push_back(token);
+}
+
+void LoopbackApiServer::set_bearer_tokens(const std::vector<std::string>& tokens) {
+  std::lock_guard lock(state_->mutex);
+  state_->bearer_token = tokens.empty() ? "" : tokens.front();
+  state_->extra_tokens.assign(tokens.begin() + (tokens.empty() ? 0 : 1), tokens.end());
+}
+
+std::vector<LoggedRequest> LoopbackApiServer::request_log() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->log;
 }
 
 void LoopbackApiServer::set_raw_handler(RawHttpHandler handler) { state_->raw_handler = std::move(handler); }

@@ -3,8 +3,10 @@
 // Test code only. Serves HTTP/1.1 (or HTTPS with a certificate made at start) on 127.0.0.1, port 0,
 // with the REST semantics of resource_store.h for any `/api/v1/...` or `/apis/<g>/<v>/...` path,
 // watches as chunked JSON lines, a Bearer token check, per-verb request counters (so a test can say
-// "zero writes") and fault injection: failing statuses with Retry-After, dropped connections,
-// watch streams cut mid-way, slow responses and truncated JSON bodies.
+// "zero writes"), a log of every request (verb, path, bearer token, status, arrival time) and fault
+// injection: failing statuses with Retry-After, dropped connections, watch streams cut mid-way, slow
+// responses, truncated JSON bodies, and the whole server going down and coming back on its port
+// (a restarted kube-apiserver: etcd keeps the objects, the new watch cache may answer 410).
 //
 //   LoopbackApiServer server({.bearer_token = "t0ken"});
 //   ASSERT_TRUE(server.start().has_value());
@@ -12,6 +14,8 @@
 //   server.fail_next(2, 503, /*retry_after_seconds=*/1);   // the next two requests answer 503
 //   server.store().compact();                              // older watches now get 410 Gone
 //   EXPECT_EQ(server.writes(), 0);
+//   server.go_down();                                      // connections cut, nothing listens
+//   ASSERT_TRUE(server.come_back({.compact = true}));      // same port, same objects, old watches 410
 #pragma once
 
 #include <chrono>
@@ -21,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "tests/support/apiserver/resource_store.h"
@@ -59,6 +64,23 @@ struct LoopbackApiServerOptions {
   bool require_client_cert = false;  // with tls: the client must present a certificate the CA signed
 };
 
+// One request as the server saw it (see request_log()).
+struct LoggedRequest {
+  std::string verb;   // get, list, watch, create, update, patch, delete ("raw" for raw handlers)
+  std::string path;   // without the query
+  std::string token;  // the bearer token presented, "" when none
+  int status = 0;     // what was answered; 0 when the connection was dropped without an answer
+  std::chrono::steady_clock::time_point at;  // when the request was read
+};
+
+// How a restarted API server comes back (come_back()).
+struct ComeBackOptions {
+  // The restarted server's watch cache starts at the current resourceVersion, so a watch resumed
+  // from an older one is answered 410 Gone (k8s.io/apiserver pkg/storage/cacher/watch_cache.go,
+  // getAllEventsSinceLocked: "too old resource version"), and old continue tokens expire.
+  bool compact = false;
+};
+
 class LoopbackApiServer {
  public:
   explicit LoopbackApiServer(LoopbackApiServerOptions options = {});
@@ -76,6 +98,11 @@ class LoopbackApiServer {
   ResourceStore& store();
 
   void set_bearer_token(const std::string& token);
+  // A further token the server accepts beside the one above (one per client, so that a test can tell
+  // the clients' requests apart in request_log()).
+  void add_bearer_token(const std::string& token);
+  // Exactly these tokens are accepted from now on (the others answer 401): a rotation's end.
+  void set_bearer_tokens(const std::vector<std::string>& tokens);
   std::string last_bearer_token() const;  // what the last request presented ("" when none)
   bool last_request_had_client_cert() const;
 
@@ -91,6 +118,15 @@ class LoopbackApiServer {
   void delay_next(int count, std::chrono::milliseconds delay, const std::string& verb = "");
   // Every watch stream opened from now on is cut after `events` events (no final chunk); 0: never.
   void drop_watches_after(int events);
+  // Cuts every open connection (watch streams and idle keep-alive ones) without an answer; the
+  // listener stays up.
+  void cut_connections();
+  // The API server process goes away: the listener closes and every connection is cut (a request
+  // already read still lands in the store, as one the real server committed before it died). The
+  // store keeps its objects, as etcd does.
+  void go_down();
+  // Listens again on the same port.
+  std::expected<void, Error> come_back(ComeBackOptions options = {});
 
   // Counters over every request received (faulted ones included) since start or reset_counts().
   int count(const std::string& verb) const;
@@ -98,6 +134,8 @@ class LoopbackApiServer {
   int requests() const;
   int connections_accepted() const;
   void reset_counts();
+  // Every request received since start (reset_counts() does not clear it), in arrival order.
+  std::vector<LoggedRequest> request_log() const;
 
  private:
   struct State;
