@@ -10,8 +10,9 @@ const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgr
 const k8s::Resource kVolcanoPodGroupsResource{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
 const k8s::Resource kUpstreamPodGroupsResource{"scheduling.k8s.io", "v1alpha2", "podgroups", true};
 const k8s::Resource kWorkloadsResource{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+const k8s::Resource kBudgetsResource{"policy", "v1", "poddisruptionbudgets", true};
 
-bool is_group_kind(int kind) { return kind >= 3; }
+bool is_group_kind(int kind) { return kind >= 3 && kind <= 6; }
 
 }  // namespace
 
@@ -36,7 +37,7 @@ ClusterWatcher::~ClusterWatcher() { stop(); }
 
 void ClusterWatcher::start() {
   for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups,
-                    Kind::kUpstreamPodGroups, Kind::kWorkloads}) {
+                    Kind::kUpstreamPodGroups, Kind::kWorkloads, Kind::kDisruptionBudgets}) {
     threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
   }
 }
@@ -49,15 +50,18 @@ void ClusterWatcher::stop() {
 
 bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 7; });
+  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 8; });
 }
 
 k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resource& resource) {
   const k8s::ListOptions options{.page_size = list_page_size_};
-  if (is_group_kind(static_cast<int>(kind))) {
+  if (is_group_kind(static_cast<int>(kind)) || kind == Kind::kDisruptionBudgets) {
     auto listed = client_.list(resource, "", options);
     if (!listed) return std::unexpected(listed.error());
-    service_.set_pod_groups(listed->items, group_kind(kind));
+    if (kind == Kind::kDisruptionBudgets)
+      service_.set_disruption_budgets(listed->items);
+    else
+      service_.set_pod_groups(listed->items, group_kind(kind));
     return std::move(listed->resource_version);
   }
   auto listed = client_.list_pages(resource, "", options);
@@ -104,6 +108,12 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
       else
         (void)service_.upsert_hypernode(event.object);
       break;
+    case Kind::kDisruptionBudgets:
+      if (gone)
+        service_.remove_disruption_budget(event.object);
+      else
+        service_.upsert_disruption_budget(event.object);
+      break;
     default: {
       const PodGroupKind group = group_kind(kind);
       if (gone)
@@ -123,7 +133,8 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
                                   : kind == Kind::kPodGroups         ? kPodGroupsResource
                                   : kind == Kind::kVolcanoPodGroups  ? kVolcanoPodGroupsResource
                                   : kind == Kind::kUpstreamPodGroups ? kUpstreamPodGroupsResource
-                                                                     : kWorkloadsResource;
+                                  : kind == Kind::kWorkloads         ? kWorkloadsResource
+                                                                     : kBudgetsResource;
   bool counted = false;
   auto pause = [&] {
     std::unique_lock lock(mu_);
@@ -133,7 +144,8 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
     auto listed = relist(kind, resource);
     if (!listed) {
       const int status = listed.error().http_status;
-      const bool pod_groups = is_group_kind(static_cast<int>(kind));
+      // PodDisruptionBudgets not granted (an older ClusterRole): preemption sees no budget.
+      const bool pod_groups = is_group_kind(static_cast<int>(kind)) || kind == Kind::kDisruptionBudgets;
       const bool optional_kind = kind == Kind::kHyperNodes || pod_groups;
       if (!counted && optional_kind && (status == 404 || (status == 403 && pod_groups))) {
         // No HyperNode CRD: nodes alone still make a usable (flat) view. No PodGroup CRD: gangs are

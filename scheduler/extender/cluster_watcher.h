@@ -1,7 +1,8 @@
 // scheduler/extender/cluster_watcher.h: feeds an ExtenderService from Kubernetes list + watch.
 //
 // One thread per kind (Nodes, Pods, Volcano HyperNodes; coscheduling, Volcano and upstream
-// scheduling.k8s.io PodGroups and upstream Workloads, which size gangs): list, hand the whole list to
+// scheduling.k8s.io PodGroups and upstream Workloads, which size gangs; PodDisruptionBudgets, which
+// preemption respects): list, hand the whole list to
 // the service, then watch from the list's resourceVersion; a watch that ends resumes from the last version
 // seen, a 410 Gone lists again. Nodes, Pods and HyperNodes are listed as page texts and read with simdjson
 // (ExtenderService::set_node_pages and so on): at 6,000 Nodes and 9,510 HyperNodes the lists are most of
@@ -52,7 +53,8 @@ class ClusterWatcher {
     kPodGroups,
     kVolcanoPodGroups,
     kUpstreamPodGroups,
-    kWorkloads
+    kWorkloads,
+    kDisruptionBudgets  // policy/v1 PodDisruptionBudgets, which preemption respects
   };
   static PodGroupKind group_kind(Kind kind);
   void run(Kind kind, std::stop_token stop);

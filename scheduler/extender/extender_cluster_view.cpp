@@ -128,6 +128,10 @@ void ExtenderService::remove_node(const std::string& name) {
 ExtenderService::PodInfo ExtenderService::pod_info(ListedPod&& pod) const {
   PodInfo info{std::move(pod.uid), std::move(pod.name), std::move(pod.ns), std::move(pod.bound.node),
                std::move(pod.bound.requests)};
+  info.priority = pod.priority;
+  info.terminating = pod.terminating;
+  info.start_time = std::move(pod.start_time);
+  info.labels = std::move(pod.labels);
   if (pod.gang_marks.empty()) return info;
   json marks(pod.gang_marks);
   json doc{

@@ -68,6 +68,11 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   counter("hypertopo_extender_plans_adopted_total",
           "Gangs planned around pods already bound (a restart without state, another replica).",
           c.plans_adopted);
+  counter("hypertopo_extender_preempt_calls_total", "Preempt requests answered.", c.preempt_calls);
+  counter("hypertopo_extender_victim_plans_total",
+          "Gang plans made with victims (the gang fitted nowhere without preemption).", c.victim_plans);
+  counter("hypertopo_extender_victims_planned_total", "Pods named as victims by gang plans.",
+          c.victims_planned);
   m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
   return m.render();
 }
@@ -75,6 +80,7 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
 void register_extender_routes(net::HttpServer& server, ExtenderService& service, const std::string& prefix) {
   server.handle("POST", prefix + "/filter", verb_handler(service, &ExtenderService::filter_body));
   server.handle("POST", prefix + "/prioritize", verb_handler(service, &ExtenderService::prioritize_body));
+  server.handle("POST", prefix + "/preempt", verb_handler(service, &ExtenderService::preempt_body));
   server.handle("GET", "/plans",
                 [&service](const net::HttpServerRequest&) { return json_reply(200, service.plans()); });
   server.handle("GET", "/healthz", [](const net::HttpServerRequest&) {

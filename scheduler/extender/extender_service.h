@@ -55,6 +55,7 @@
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/job_request.h"
+#include "scheduler/placement/victim_planner.h"
 #include "scheduler/placement/volcano_score.h"
 #include "timing/clock.h"
 
@@ -99,6 +100,8 @@ struct ExtenderCounters {
   std::int64_t text_path_calls = 0;
   // prioritize calls that reused the node ids their pod's filter call resolved.
   std::int64_t prioritize_reused_filter = 0;
+  // Preemption: preempt calls, gang plans made with victims, and the victims those plans named.
+  std::int64_t preempt_calls = 0, victim_plans = 0, victims_planned = 0;
 };
 
 class ExtenderService {
@@ -132,6 +135,11 @@ class ExtenderService {
   void upsert_pod_group(const nlohmann::json& pod_group, PodGroupKind kind = PodGroupKind::kCoscheduling);
   void remove_pod_group(const nlohmann::json& pod_group, PodGroupKind kind = PodGroupKind::kCoscheduling);
 
+  // PodDisruptionBudgets (policy/v1): preemption avoids breaking them (victim_planner.h).
+  void set_disruption_budgets(const std::vector<nlohmann::json>& budgets);
+  void upsert_disruption_budget(const nlohmann::json& budget);
+  void remove_disruption_budget(const nlohmann::json& budget);
+
   // Extender verbs. An error means the request itself is malformed (answer 400 with its message).
   std::expected<nlohmann::json, Error> filter(const nlohmann::json& args);
   std::expected<nlohmann::json, Error> prioritize(const nlohmann::json& args);
@@ -142,6 +150,15 @@ class ExtenderService {
   // tree path. Errors as above; the answer is what filter()/prioritize() give, as text.
   std::expected<std::string, Error> filter_body(std::string_view body);
   std::expected<std::string, Error> prioritize_body(std::string_view body);
+  // The preemptVerb: ExtenderPreemptionArgs in (Pod, and NodeNameToMetaVictims when
+  // nodeCacheCapable, else NodeNameToVictims), ExtenderPreemptionResult out
+  // ({"NodeNameToMetaVictims": {node: {"Pods": [{"UID"}], "NumPDBViolations"}}}). A gang pod gets
+  // only its planned node with exactly the plan's victims still running there (the gang is planned
+  // with victims when it fits nowhere: victim_planner.h), or nothing while they are leaving. A
+  // normal pod keeps kube-scheduler's candidates minus nodes planned for gangs, those that break a
+  // gang when others do not, and those whose domain it would fragment more (the binpack score).
+  std::expected<nlohmann::json, Error> preempt(const nlohmann::json& args);
+  std::expected<std::string, Error> preempt_body(std::string_view body);
 
   // {"gangs": [{"key", "jobDomain", "fabricHealth": [...], "slots": [{"rank", "node", "domainPath",
   //   "podUID", "bound", "annotations": {...}}]}]}
@@ -165,6 +182,10 @@ class ExtenderService {
     ResourceAmounts requests;
     std::string gang;               // namespace/name of its gang, "" for a normal pod
     std::optional<PodIndex> index;  // its rank key, when it has one
+    std::int32_t priority = 0;
+    bool terminating = false;
+    std::string start_time;
+    std::map<std::string, std::string> labels;
   };
   PodInfo pod_info(ListedPod&& pod) const;
   void forget_pod_group(const nlohmann::json& pod_group, PodGroupKind kind);
@@ -178,6 +199,9 @@ class ExtenderService {
   std::expected<void, Error> ensure_index();
   std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
   std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
+  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key,
+                                                    const nlohmann::json& offered);
+  nlohmann::json preempt_normal(const nlohmann::json& pod, const nlohmann::json& offered);
   // The slot a gang pod takes (by its index, else the first free one among `offered`), or why none.
   std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
                                             std::span<const std::string_view> offered);
@@ -193,8 +217,18 @@ class ExtenderService {
   void count_text_path();
   std::expected<std::vector<std::int64_t>, Error> prioritize_names(const nlohmann::json& pod,
                                                                    std::span<const std::string_view> names);
-  std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key);
-  std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count);
+  // `preempting`: when the gang fits nowhere, plan it with victims of lower priority.
+  std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key,
+                                           const PreemptionOptions* preempting = nullptr);
+  std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
+                                       const PreemptionOptions* preempting = nullptr);
+  // The running pods as preemption sees them, and the budgets.
+  std::vector<PreemptionCandidate> preemption_candidates() const;
+  std::vector<DisruptionBudget> disruption_budgets() const;
+  // Victims of `plan` on `node` still running (not deleted, not terminating).
+  std::vector<const PlanVictim*> pending_victims(const GangPlan& plan, const std::string& node) const;
+  // A victim that is gone or terminating no longer holds the plan back.
+  bool victim_leaving(const PlanVictim& v) const;
   void expire_plans();
   void check_plans_locked();
   void reserve(const GangPlan& plan, int sign);
@@ -216,7 +250,8 @@ class ExtenderService {
   void record_binding(const PodInfo& pod);
   void release_slot_of(const std::string& uid, bool succeeded);
   // A plan for the bound pods of a gang that has none (restart without state, another replica).
-  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count);
+  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
+                                        const PreemptionOptions* preempting = nullptr);
   // A free node for one more pod of `plan`, inside `limit`, searched from `start` outwards; -1: none.
   int find_room(const GangPlan& plan, int start, int limit, int exclude,
                 const std::function<bool(int)>& allowed) const;
@@ -262,6 +297,7 @@ class ExtenderService {
   // Volcano PodGroups' spec.networkTopology (the Job's, copied there by Volcano's job controller).
   std::map<std::string, nlohmann::json> volcano_group_topology_;
   std::map<std::string, GangPlan> plans_;
+  std::map<std::string, DisruptionBudget> budgets_;  // by namespace/name
   ExtenderCounters counters_;
   // The state file's writer: a version bumped on every change and the thread that writes it.
   std::mutex save_mu_;

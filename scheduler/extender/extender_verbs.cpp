@@ -78,7 +78,15 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
       auto offered_at = [&](const std::string& node) {
         return std::find(names.begin(), names.end(), node) != names.end();
       };
-      if (mine && mine->holds_reservation() && !offered_at(mine->node)) {
+      // Pods preempted for this slot still on its node (running, or terminating): the slot waits
+      // for them there; moving it would evict for nothing.
+      std::size_t leaving = 0;
+      if (mine && !p.victims.empty()) {
+        for (const auto& v : p.victims) {
+          if (v.node == mine->node && pods_.contains(v.uid)) ++leaving;
+        }
+      }
+      if (mine && mine->holds_reservation() && !offered_at(mine->node) && leaving == 0) {
         // kube-scheduler found the planned node infeasible for this pod (its own filters: a pod
         // bound there meanwhile by another profile, ports, volumes, a taint we have not seen yet):
         // the slot moves to an offered node inside its constraint domain, nearest first.
@@ -100,6 +108,11 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
         out.reasons.push_back(taken.error().message());
       } else if (!mine->waiting.empty()) {
         out.reasons.push_back(mine->waiting);
+      } else if (leaving > 0) {
+        // kube-scheduler's preemption (our preemptVerb) evicts them; the pod binds once they are gone.
+        out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " waits on node " +
+                              mine->node + " for " + std::to_string(leaving) +
+                              " pod(s) preempted for the gang to leave");
       } else {
         // kube-scheduler offers the nodes it found feasible, and stops looking after
         // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:

@@ -122,7 +122,8 @@ std::expected<std::int32_t, Error> ExtenderService::gang_size(const json& pod, c
   return 1;
 }
 
-std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32_t count) {
+std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32_t count,
+                                                      const PreemptionOptions* preempting) {
   PodSetRequest ps = plan.request;
   ps.count = count;
   if (ps.partitions && ps.partitions->size > 0) {
@@ -133,11 +134,38 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
   PlacementEngine engine(*index_, options_.binpack, options_.fabric_health);
   auto placed = engine.place(job);
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
-  if (!placed->fit) {
+  std::optional<PreemptionPlan> with_victims;
+  if (!placed->fit && preempting) {
+    // It fits nowhere as the cluster is: the domain where evicting lower-priority pods makes room.
+    const std::vector<PreemptionCandidate> running = preemption_candidates();
+    const std::vector<DisruptionBudget> budgets = disruption_budgets();
+    auto victims = plan_with_victims(*index_, ps, running, budgets, *preempting, options_.binpack,
+                                     options_.fabric_health);
+    if (!victims) return std::unexpected(victims.error().context("gang " + plan.key));
+    if (!victims->fit) {
+      return fail(ErrorCode::kUnavailable, "gang " + plan.key + " (" + std::to_string(count) +
+                                               " pods) does not fit: " + placed->reason +
+                                               "; and with preemption: " + victims->reason);
+    }
+    plan.victims.clear();
+    for (std::size_t i = 0; i < victims->victims.size(); ++i) {
+      const PreemptionCandidate& v = running[victims->victims[i]];
+      plan.victims.push_back({.uid = v.uid,
+                              .ns = v.ns,
+                              .name = v.name,
+                              .node = index_->node(v.node).spec.name,
+                              .priority = v.priority,
+                              .violates_budget = victims->violates_budget[i]});
+    }
+    plan.broken_gangs = victims->broken_gangs;
+    ++counters_.victim_plans;
+    counters_.victims_planned += static_cast<std::int64_t>(plan.victims.size());
+    with_victims = std::move(victims.value());
+  } else if (!placed->fit) {
     return fail(ErrorCode::kUnavailable,
                 "gang " + plan.key + " (" + std::to_string(count) + " pods) does not fit: " + placed->reason);
   }
-  const PodSetPlacement& p = placed->pod_sets.front();
+  const PodSetPlacement& p = with_victims ? with_victims->placement : placed->pod_sets.front();
   std::set<std::int32_t> taken;
   for (const auto& s : plan.slots) taken.insert(s.rank);
   std::int32_t next_rank = 0;
@@ -163,7 +191,8 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
   return {};
 }
 
-std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const std::string& key) {
+std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const std::string& key,
+                                                          const PreemptionOptions* preempting) {
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
   auto count = gang_size(pod, key);
   if (!count) return std::unexpected(count.error());
@@ -190,7 +219,7 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
   auto request = pod_set_request(plan.pod_doc, *count, true);
   if (!request) return std::unexpected(request.error());
   plan.request = *request;
-  if (auto ok = adopt_bound(plan, *count); !ok) return std::unexpected(ok.error());
+  if (auto ok = adopt_bound(plan, *count, preempting); !ok) return std::unexpected(ok.error());
   ++counters_.plans_made;
   auto [it, inserted] = plans_.emplace(key, std::move(plan));
   mark_changed();
@@ -201,12 +230,13 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
 // the state file, by another replica, or before the gang grew) keep their nodes, and the rest of
 // the gang is planned inside the innermost domain that holds them, widening only as far as the
 // gang's constraint allows.
-std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int32_t count) {
+std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int32_t count,
+                                                        const PreemptionOptions* preempting) {
   std::vector<const PodInfo*> bound;
   for (const auto& [id, p] : pods_) {
     if (p.gang == plan.key && index_->find_node(p.node) >= 0) bound.push_back(&p);
   }
-  if (bound.empty()) return make_plan(plan, count);
+  if (bound.empty()) return make_plan(plan, count, preempting);
   std::set<std::int32_t> ranks;
   std::vector<const PodInfo*> unranked;
   for (const PodInfo* p : bound) {

@@ -76,6 +76,13 @@ struct PlanSlot {
   bool free() const { return state == SlotState::kPlanned; }
 };
 
+// A pod the plan evicts to make room (preemption): it runs until kube-scheduler deletes it.
+struct PlanVictim {
+  std::string uid, ns, name, node;
+  std::int32_t priority = 0;
+  bool violates_budget = false;  // its PodDisruptionBudget has no disruption left
+};
+
 struct GangPlan {
   std::string key;  // namespace/name
   // What the request is read from after a restart: the first pod's annotations, labels and the
@@ -94,6 +101,10 @@ struct GangPlan {
   int replans = 0;
   int swaps = 0;
   int grown = 0;  // slots added after the plan was made (elastic gangs, pods beyond minMember)
+  // Preemption: the pods to evict for this plan, on the slots' nodes (empty for a gang that fit), and
+  // the gangs they break.
+  std::vector<PlanVictim> victims;
+  std::vector<std::string> broken_gangs;
 
   bool any_bound() const;
   // No slot is held by a pod any more (every pod of the gang went away): nothing to keep together.

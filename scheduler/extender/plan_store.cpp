@@ -54,6 +54,23 @@ json ExtenderService::plans() {
                      {"replans", p.replans},
                      {"grown", p.grown},
                      {"slots", slots}});
+    if (!p.victims.empty()) {
+      json victims = json::array();
+      for (const auto& v : p.victims) {
+        auto it = pods_.find(v.uid);
+        const char* state = it == pods_.end() || it->second.node != v.node ? "gone"
+                            : it->second.terminating                        ? "terminating"
+                                                                            : "running";
+        victims.push_back({{"pod", v.ns + "/" + v.name},
+                           {"uid", v.uid},
+                           {"node", v.node},
+                           {"priority", v.priority},
+                           {"violatesBudget", v.violates_budget},
+                           {"state", state}});
+      }
+      gangs.back()["victims"] = std::move(victims);
+      gangs.back()["brokenGangs"] = p.broken_gangs;
+    }
   }
   return json{{"gangs", gangs}};
 }
@@ -95,7 +112,26 @@ std::string ExtenderService::state_text() const {
     out += ",\"partitionTier\":" + std::to_string(p.partition_tier);
     out += ",\"partitionSize\":" + std::to_string(p.partition_size);
     out += ",\"swaps\":" + std::to_string(p.swaps) + ",\"replans\":" + std::to_string(p.replans) +
-           ",\"grown\":" + std::to_string(p.grown) + ",\"slots\":[";
+           ",\"grown\":" + std::to_string(p.grown);
+    if (!p.victims.empty()) {
+      out += ",\"victims\":[";
+      for (std::size_t i = 0; i < p.victims.size(); ++i) {
+        const PlanVictim& v = p.victims[i];
+        out += i > 0 ? ",{\"uid\":" : "{\"uid\":";
+        append_string(out, v.uid);
+        out += ",\"namespace\":";
+        append_string(out, v.ns);
+        out += ",\"name\":";
+        append_string(out, v.name);
+        out += ",\"node\":";
+        append_string(out, v.node);
+        out += ",\"priority\":" + std::to_string(v.priority) +
+               ",\"violatesBudget\":" + (v.violates_budget ? "true" : "false") + "}";
+      }
+      out += "],\"brokenGangs\":";
+      append_strings(out, p.broken_gangs);
+    }
+    out += ",\"slots\":[";
     for (std::size_t i = 0; i < p.slots.size(); ++i) {
       const PlanSlot& s = p.slots[i];
       out += i > 0 ? ",{" : "{";
@@ -221,6 +257,17 @@ std::expected<void, Error> ExtenderService::load_state() {
         plan.replans = p.value("replans", 0);
         plan.grown = p.value("grown", 0);
         plan.last_activity = options_.clock->now();
+        for (const auto& v : member(p, "victims")) {
+          plan.victims.push_back({.uid = str_at(v, "uid"),
+                                  .ns = str_at(v, "namespace"),
+                                  .name = str_at(v, "name"),
+                                  .node = str_at(v, "node"),
+                                  .priority = v.value("priority", 0),
+                                  .violates_budget = v.value("violatesBudget", false)});
+        }
+        for (const auto& g : member(p, "brokenGangs")) {
+          if (g.is_string()) plan.broken_gangs.push_back(g.get<std::string>());
+        }
         for (const auto& s : member(p, "slots")) {
           PlanSlot slot;
           slot.rank = s.value("rank", 0);

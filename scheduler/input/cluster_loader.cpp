@@ -3,6 +3,7 @@
 #include <simdjson.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <sstream>
@@ -639,7 +640,24 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
           pod.gang_marks["spec." + std::string(field) + "." + mark] = std::string(v->string());
       }
     }
+    if (const auto spec = object_at(items[i], "spec")) {
+      if (const auto prio = spec->find("priority"); prio && prio->is_integer()) {
+        const std::int64_t v = prio->integer();
+        // PriorityClass values are int32 (scheduling.k8s.io/v1 PriorityClass.Value).
+        pod.priority = static_cast<std::int32_t>(
+            std::clamp<std::int64_t>(v, std::numeric_limits<std::int32_t>::min(),
+                                     std::numeric_limits<std::int32_t>::max()));
+      }
+    }
+    if (const auto status = object_at(items[i], "status")) pod.start_time = str(*status, "startTime");
     if (meta) {
+      if (const auto deleted = meta->find("deletionTimestamp"); deleted && !deleted->is_null())
+        pod.terminating = true;
+      if (const auto labels = meta->find("labels"); labels && labels->is_object()) {
+        for (const auto& [k, v] : labels->fields()) {
+          if (v.is_string()) pod.labels.emplace(std::string(k), std::string(v.string()));
+        }
+      }
       for (const char* kind : {"annotations", "labels"}) {  // labels last: they win
         const auto marks = meta->find(kind);
         if (!marks || !marks->is_object()) continue;

@@ -95,6 +95,12 @@ struct ListedPod {
   // The pod's labels and annotations among gang_identity_keys() (pod_request.h), labels first:
   // which gang a bound pod is in and its rank, for planning around it.
   std::map<std::string, std::string> gang_marks;
+  // What preemption reads: spec.priority (0 when unset), metadata.deletionTimestamp set,
+  // status.startTime, and the labels PodDisruptionBudgets select on.
+  std::int32_t priority = 0;
+  bool terminating = false;
+  std::string start_time;
+  std::map<std::string, std::string> labels;
 };
 std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
 std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);

@@ -25,6 +25,28 @@
 // NoExecute taints must be tolerated), NodeAffinity (component-helpers nodeaffinity.go: nodeSelector
 // and required terms ORed, In and NotIn only here: the tests' pods use those).
 // The kubelet's part: a bound pod is set Running (status), as the kubelet reports it.
+// Preemption, when a pod fits nowhere (pkg/scheduler/framework/plugins/defaultpreemption and
+// pkg/scheduler/framework/preemption/preemption.go, v1.26):
+//   - PodEligibleToPreemptOthers: not with preemptionPolicy Never, nor while a lower-priority pod on
+//     its nominated node is terminating;
+//   - nodesWherePreemptionMightHelp: nodes whose failure is resolvable (NodeResourcesFit's
+//     Insufficient/Too many pods, the extender's failedNodes; not NodeUnschedulable, NodeAffinity,
+//     TaintToleration or the extender's failedAndUnresolvableNodes);
+//   - DryRunPreemption + SelectVictimsOnNode on each: remove every lower-priority pod, check the pod
+//     fits, reprieve the removed pods most important first (MoreImportantPod: priority, then the
+//     earlier start), PDB-violating ones first (filterPodsWithPDBViolation); GetOffsetAndNumCandidates
+//     caps the candidates at max(10% of nodes, 100) (the offset is random there, 0 here);
+//   - callExtenders: POSTs {Pod, NodeNameToMetaVictims} to the preemptVerb (extender.go
+//     ProcessPreemption, nodeCacheCapable), fails on a returned node without victims
+//     ("expected at least one victim pod on node") or a victim UID not on that node
+//     (convertPodUIDToPod), and takes the answer as the only candidates;
+//   - SelectCandidate / pickOneNodeForPreemption: fewest PDB violations, lowest highest victim
+//     priority, smallest priority sum, fewest victims, latest start of the highest-priority victims,
+//     then the first;
+//   - prepareCandidate: deletes the victims (the API server's graceful deletion sets
+//     deletionTimestamp; finish_terminations() is the kubelet and API server completing it) and sets
+//     the pod's status.nominatedNodeName. Pods nominated to a node count there for pods of lower or
+//     equal priority (RunFilterPluginsWithNominatedPods).
 //
 //   KubeSchedulerStandIn scheduler(client, http, "/scheduler", "ml");
 //   int bound = scheduler.cycle();                  // one pass over the pending pods
@@ -32,10 +54,15 @@
 #pragma once
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "k8s/client/kube_client.h"
@@ -81,9 +108,29 @@ class KubeSchedulerStandIn {
   }
   int extender_calls() const { return extender_calls_; }
 
+  // The shipped config names preemptVerb: preempt; empty runs DefaultPreemption without the extender.
+  std::string preempt_verb = "preempt";
+  struct Preemption {
+    std::string pod, node;
+    std::vector<std::string> victims;
+  };
+  const std::vector<Preemption>& preemptions() const { return preemptions_; }
+  int preempt_calls() const { return preempt_calls_; }
+  // Completes the graceful deletions preemption began (the kubelet stops the containers, the API
+  // server removes the objects).
+  int finish_terminations() {
+    int n = 0;
+    for (const auto& p : items(kPods, ns_)) {
+      if (!obj(p, "metadata").contains("deletionTimestamp")) continue;
+      if (client_.delete_object(kPods, ns_, str(obj(p, "metadata"), "name"))) ++n;
+    }
+    return n;
+  }
+
  private:
   inline static const k8s::Resource kPods{"", "v1", "pods", true};
   inline static const k8s::Resource kNodes{"", "v1", "nodes", false};
+  inline static const k8s::Resource kBudgets{"policy", "v1", "poddisruptionbudgets", true};
 
   // obj[key] as an object, empty when absent (a created Pod has no status until the kubelet's).
   static const nlohmann::json& obj(const nlohmann::json& o, const char* key) {
@@ -171,9 +218,15 @@ class KubeSchedulerStandIn {
     const std::string name = str(obj(node, "metadata"), "name");
     std::map<std::string, std::int64_t> used;
     std::int64_t pods_on = 0;
+    const std::string uid = str(obj(pod, "metadata"), "uid");
     for (const auto& p : pods_now) {
       const std::string phase = str(obj(p, "status"), "phase");
-      if (str(obj(p, "spec"), "nodeName") != name || phase == "Succeeded" || phase == "Failed") continue;
+      const bool here = str(obj(p, "spec"), "nodeName") == name;
+      // A pending pod nominated here by preemption holds its room against pods of no higher priority.
+      const bool nominated = str(obj(p, "spec"), "nodeName").empty() &&
+                             str(obj(p, "status"), "nominatedNodeName") == name &&
+                             str(obj(p, "metadata"), "uid") != uid && priority(p) >= priority(pod);
+      if ((!here && !nominated) || phase == "Succeeded" || phase == "Failed") continue;
       ++pods_on;
       for (const auto& [k, v] : requests(p)) used[k] += v;
     }
@@ -203,17 +256,198 @@ class KubeSchedulerStandIn {
     return nlohmann::json::parse(r->body, nullptr, false);
   }
 
+  static std::int64_t priority(const nlohmann::json& pod) { return obj(pod, "spec").value("priority", 0); }
+
+  // NodeResourcesFit's failures can be resolved by removing pods; the other plugins' cannot.
+  static bool resolvable(const std::string& why) {
+    return why.starts_with("Insufficient") || why == "Too many pods";
+  }
+
+  // pkg/scheduler/util MoreImportantPod.
+  static bool more_important(const nlohmann::json& a, const nlohmann::json& b) {
+    if (priority(a) != priority(b)) return priority(a) > priority(b);
+    const std::string sa = str(obj(a, "status"), "startTime"), sb = str(obj(b, "status"), "startTime");
+    if (sa.empty() != sb.empty()) return !sa.empty();
+    return sa < sb;
+  }
+
+  struct Victims {
+    std::vector<nlohmann::json> pods;  // most important first
+    std::int64_t pdb_violations = 0;
+  };
+
+  // defaultpreemption SelectVictimsOnNode.
+  std::optional<Victims> select_victims(const nlohmann::json& pod, const nlohmann::json& node,
+                                        const std::vector<nlohmann::json>& pods_now,
+                                        const std::vector<nlohmann::json>& pdbs) {
+    const std::string name = str(obj(node, "metadata"), "name");
+    std::vector<nlohmann::json> remaining, potential;
+    for (const auto& p : pods_now) {
+      if (str(obj(p, "spec"), "nodeName") == name && priority(p) < priority(pod))
+        potential.push_back(p);
+      else
+        remaining.push_back(p);
+    }
+    if (potential.empty() || !framework_filter(pod, node, remaining).empty()) return std::nullopt;
+    std::stable_sort(potential.begin(), potential.end(), more_important);
+    // filterPodsWithPDBViolation: status.disruptionsAllowed decremented per matching pod not in
+    // status.disruptedPods; an empty selector matches nothing.
+    std::vector<std::int64_t> allowed;
+    for (const auto& b : pdbs) allowed.push_back(obj(b, "status").value("disruptionsAllowed", 0));
+    std::vector<nlohmann::json> violating, other;
+    for (const auto& p : potential) {
+      bool violates = false;
+      const auto labels = obj(p, "metadata").value("labels", nlohmann::json::object());
+      for (std::size_t i = 0; i < pdbs.size() && !labels.empty(); ++i) {
+        const auto match =
+            obj(obj(pdbs[i], "spec"), "selector").value("matchLabels", nlohmann::json::object());
+        if (match.empty() ||
+            str(obj(pdbs[i], "metadata"), "namespace") != str(obj(p, "metadata"), "namespace"))
+          continue;
+        bool all = true;
+        for (const auto& [k, v] : match.items()) all = all && labels.contains(k) && labels[k] == v;
+        if (!all) continue;
+        if (obj(obj(pdbs[i], "status"), "disruptedPods").contains(str(obj(p, "metadata"), "name"))) continue;
+        if (--allowed[i] < 0) violates = true;
+      }
+      (violates ? violating : other).push_back(p);
+    }
+    Victims out;
+    auto reprieve = [&](const std::vector<nlohmann::json>& list, bool violates) {
+      for (const auto& p : list) {
+        remaining.push_back(p);
+        if (framework_filter(pod, node, remaining).empty()) continue;
+        remaining.pop_back();
+        out.pods.push_back(p);
+        if (violates) ++out.pdb_violations;
+      }
+    };
+    reprieve(violating, true);
+    reprieve(other, false);
+    return out;
+  }
+
+  // PostFilter: DefaultPreemption with the extender's preemptVerb.
+  void preempt(const nlohmann::json& pod, const std::vector<nlohmann::json>& nodes,
+               const std::vector<nlohmann::json>& pods_now, const std::set<std::string>& resolvable_nodes) {
+    if (str(obj(pod, "spec"), "preemptionPolicy") == "Never") return;
+    const std::string nominated = str(obj(pod, "status"), "nominatedNodeName");
+    if (!nominated.empty()) {
+      for (const auto& p : pods_now) {
+        if (str(obj(p, "spec"), "nodeName") == nominated &&
+            obj(p, "metadata").contains("deletionTimestamp") && priority(p) < priority(pod))
+          return;  // "not eligible due to a terminating pod on the nominated node"
+      }
+    }
+    const auto pdbs = items(kBudgets, ns_);
+    std::size_t num_candidates = std::max<std::size_t>(nodes.size() / 10, 100);
+    num_candidates = std::min(num_candidates, nodes.size());
+    // In the order found from the random offset: pickOneNodeForPreemption's ties fall to Go's map
+    // order there, which is random too.
+    std::vector<std::pair<std::string, Victims>> candidates;
+    const std::size_t offset = nodes.empty() ? 0 : rng_() % nodes.size();  // rand.Int31n(numNodes)
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const auto& node = nodes[(offset + k) % nodes.size()];
+      if (candidates.size() >= num_candidates) break;
+      const std::string name = str(obj(node, "metadata"), "name");
+      if (!resolvable_nodes.contains(name)) continue;
+      if (auto v = select_victims(pod, node, pods_now, pdbs)) candidates.emplace_back(name, std::move(*v));
+    }
+    if (candidates.empty()) return;
+    if (!preempt_verb.empty()) {
+      nlohmann::json meta = nlohmann::json::object();
+      for (const auto& [node, v] : candidates) {
+        nlohmann::json uids = nlohmann::json::array();
+        for (const auto& p : v.pods) uids.push_back({{"UID", str(obj(p, "metadata"), "uid")}});
+        meta[node] = {{"Pods", uids}, {"NumPDBViolations", v.pdb_violations}};
+      }
+      ++preempt_calls_;
+      const nlohmann::json result = post(preempt_verb, {{"Pod", pod}, {"NodeNameToMetaVictims", meta}});
+      std::vector<std::pair<std::string, Victims>> narrowed;
+      const nlohmann::json answer =
+          result.is_object() ? result.value("NodeNameToMetaVictims", nlohmann::json()) : nlohmann::json();
+      if (answer.is_object()) {
+        for (const auto& [node, mv] : answer.items()) {
+          Victims v;
+          v.pdb_violations = mv.value("NumPDBViolations", std::int64_t{0});
+          for (const auto& mp : mv.value("Pods", nlohmann::json::array())) {
+            const std::string uid = str(mp, "UID");
+            const nlohmann::json* found = nullptr;
+            for (const auto& p : pods_now) {
+              if (str(obj(p, "metadata"), "uid") == uid && str(obj(p, "spec"), "nodeName") == node)
+                found = &p;
+            }
+            if (!found) {
+              preempt_errors_.push_back("extender claims to preempt pod (UID: " + uid + ") on node: " + node +
+                                        ", but the pod is not found on that node");
+              return;
+            }
+            v.pods.push_back(*found);
+          }
+          if (v.pods.empty()) {
+            preempt_errors_.push_back("expected at least one victim pod on node \"" + node + "\"");
+            return;
+          }
+          narrowed.emplace_back(node, std::move(v));
+        }
+      }
+      candidates = std::move(narrowed);
+      if (candidates.empty()) return;
+    }
+    // pickOneNodeForPreemption.
+    auto key = [](const Victims& v) {
+      std::int64_t highest = v.pods.empty() ? INT64_MIN : priority(v.pods.front()), sum = 0;
+      std::string earliest;
+      for (const auto& p : v.pods) {
+        sum += priority(p) + 2147483648LL;
+        if (priority(p) == highest) {
+          const std::string t = str(obj(p, "status"), "startTime");
+          if (earliest.empty() || t < earliest) earliest = t;
+        }
+      }
+      return std::tuple(v.pdb_violations, highest, sum, static_cast<std::int64_t>(v.pods.size()), earliest);
+    };
+    const std::pair<std::string, Victims>* best = nullptr;
+    for (const auto& c : candidates) {
+      if (!best) {
+        best = &c;
+        continue;
+      }
+      auto a = key(c.second), b = key(best->second);
+      // The latest start wins on the fifth criterion.
+      if (std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) <
+              std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b)) ||
+          (std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a), std::get<3>(a)) ==
+               std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b), std::get<3>(b)) &&
+           std::get<4>(a) > std::get<4>(b)))
+        best = &c;
+    }
+    Preemption record{str(obj(pod, "metadata"), "name"), best->first, {}};
+    for (const auto& victim : best->second.pods) {
+      nlohmann::json terminating = victim;
+      terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+      (void)client_.update(kPods, ns_, terminating);
+      record.victims.push_back(str(obj(victim, "metadata"), "name"));
+    }
+    nlohmann::json nominated_pod = pod;
+    nominated_pod["status"]["nominatedNodeName"] = best->first;
+    (void)client_.update_status(kPods, ns_, nominated_pod);
+    preemptions_.push_back(std::move(record));
+  }
+
   bool schedule_one(const nlohmann::json& pod, const std::vector<nlohmann::json>& nodes) {
     const std::string name = str(obj(pod, "metadata"), "name");
     const auto pods_now = items(kPods, ns_);
     std::vector<std::string> feasible;
     std::map<std::string, int> framework_reasons;
+    std::set<std::string> resolvable_nodes;
     for (const auto& node : nodes) {
       const std::string why = framework_filter(pod, node, pods_now);
       if (why.empty()) {
         feasible.push_back(str(obj(node, "metadata"), "name"));
       } else {
         ++framework_reasons[why];
+        if (resolvable(why)) resolvable_nodes.insert(str(obj(node, "metadata"), "name"));
       }
     }
     auto unschedulable = [&](const std::string& extender_reason) {
@@ -222,6 +456,7 @@ class KubeSchedulerStandIn {
       for (const auto& [why, n] : framework_reasons) text += " " + std::to_string(n) + " " + why + ".";
       if (!extender_reason.empty()) text += " " + extender_reason;
       failures_[name] = text;
+      preempt(pod, nodes, pods_now, resolvable_nodes);
       return false;
     };
     if (feasible.empty()) return unschedulable("");
@@ -233,7 +468,10 @@ class KubeSchedulerStandIn {
       std::string reasons;
       if (filtered.is_object() && filtered.contains("failedNodes") && filtered["failedNodes"].is_object()) {
         std::map<std::string, int> counted;
-        for (const auto& [n, why] : filtered["failedNodes"].items()) ++counted[why.get<std::string>()];
+        for (const auto& [n, why] : filtered["failedNodes"].items()) {
+          ++counted[why.get<std::string>()];
+          resolvable_nodes.insert(n);
+        }
         for (const auto& [why, n] : counted) reasons += std::to_string(n) + " " + why + ". ";
       }
       if (filtered.is_object() && !str(filtered, "error").empty()) reasons += str(filtered, "error");
@@ -270,6 +508,12 @@ class KubeSchedulerStandIn {
   std::string ns_;
   std::map<std::string, std::string> failures_;
   int extender_calls_ = 0;
+  int preempt_calls_ = 0;
+  std::minstd_rand rng_{1};  // a fixed seed: the same offsets in every run
+  std::vector<Preemption> preemptions_;
+
+ public:
+  std::vector<std::string> preempt_errors_;
 };
 
 }  // namespace hypertopo::testing
