@@ -68,11 +68,11 @@ cat "$image_log"
 placement=build-asan/tests/scheduler_placement_test
 if [[ -x $placement ]]; then
   echo "test: $("$placement" --gtest_filter='KueueConformanceSummary*' | grep -m1 'Kueue conformance')"
-  echo "test: $("$placement" --gtest_filter='KaiConformanceSummary*' | grep -m1 'KAI conformance')"
 fi
 conformance=build-asan/tests/conformance_test
 if [[ -x $conformance ]]; then
   echo "test: $("$conformance" --gtest_filter='VolcanoConformanceSummary*' | grep -m1 'Volcano conformance')"
+  echo "test: $("$conformance" --gtest_filter='KaiConformanceSummary*' | grep -m1 'KAI conformance')"
 fi
 echo "test: benchmark smoke run"
 scripts/bench.sh --smoke

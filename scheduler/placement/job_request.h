@@ -63,6 +63,19 @@ struct PodSetRequest {
   std::int32_t min_count = 0;
   // Kueue's podset-group-name: pod sets of one group are placed together (leader + workers).
   std::optional<std::string> group;
+  // The sub-group (JobRequest::sub_groups) the pod set's pods belong to; "" = the job itself.
+  std::string sub_group;
+};
+
+// A sub-group of a gang (KAI's nested PodGroup `spec.subGroups`): its pods and child sub-groups sit
+// inside one domain at or below `required` (a level name, "" = none), as close as `preferred` when
+// possible. Sub-groups are placed in the order given, parents before children.
+struct SubGroupRequest {
+  std::string name;
+  std::string parent;  // "" = the job itself
+  std::string required;
+  std::string preferred;
+  std::int32_t min_member = 0;  // 0 = every pod of the sub-group
 };
 
 struct JobRequest {
@@ -73,6 +86,13 @@ struct JobRequest {
   // only obeys its own mode.
   TopologyMode mode = TopologyMode::kNone;
   std::string level;
+  // KAI PodGroups (scheduler/placement/sub_group_placement.h): the job's own required and preferred
+  // levels and its sub-group tree. When any is set, the job is placed group by group in KAI's
+  // domain order instead of by `mode` / `level`.
+  std::vector<SubGroupRequest> sub_groups;
+  std::string job_required;
+  std::string job_preferred;
+  bool grouped() const { return !sub_groups.empty() || !job_required.empty() || !job_preferred.empty(); }
 };
 
 }  // namespace hypertopo::scheduler

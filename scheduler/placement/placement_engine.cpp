@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include "scheduler/placement/sub_group_placement.h"
+
 namespace hypertopo::scheduler {
 
 const char* to_string(TopologyMode mode) {
@@ -524,6 +526,7 @@ std::expected<JobPlacement, Error> PlacementEngine::place_within(const JobReques
 }
 
 std::expected<JobPlacement, Error> PlacementEngine::place(const JobRequest& job) {
+  if (job.grouped()) return place_sub_groups(*this, index_, job);
   const bool job_level = job.pod_sets.size() > 1 &&
                          (job.mode == TopologyMode::kRequired || job.mode == TopologyMode::kPreferred);
   if (!job_level) return place_pod_sets(job);

@@ -1,0 +1,453 @@
+#include "scheduler/placement/sub_group_placement.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hypertopo::scheduler {
+namespace {
+
+// What a request over free resources is when the domain has none of a requested resource: larger
+// than any real ratio, so such a domain sorts last and never holds the group.
+constexpr double kResourceMissingRatio = 1e9;
+
+struct Group {
+  std::string name;  // "" = the job
+  int parent = -1;
+  int required = -1;   // tier, -1 = none
+  int preferred = -1;  // tier, -1 = none
+  std::string required_name;
+  std::int32_t min_member = 0;
+  std::vector<int> children;
+  std::vector<int> pod_sets;
+};
+
+// One placement of (part of) a pod set, as committed to the index.
+struct Piece {
+  int pod_set = -1;
+  JobRequest request;  // one pod set: what release() takes back
+  JobPlacement placed;
+};
+
+class SubGroupPlacer {
+ public:
+  SubGroupPlacer(PlacementEngine& engine, TopologyIndex& index, const JobRequest& job)
+      : engine_(engine), index_(index), job_(job) {}
+
+  std::expected<JobPlacement, Error> run() {
+    if (auto ok = build_groups(); !ok) return std::unexpected(ok.error());
+    anchor_.assign(groups_.size(), -1);
+    std::vector<std::int64_t> total(job_.pod_sets.size());
+    for (std::size_t i = 0; i < job_.pod_sets.size(); ++i) total[i] = job_.pod_sets[i].count;
+    // Elastic sub-groups: their minimum first, the rest after every minimum is placed.
+    std::vector<std::int64_t> first = total;
+    bool elastic = false;
+    for (const auto& g : groups_) {
+      std::int64_t own = 0;
+      for (int p : g.pod_sets) own += total[static_cast<std::size_t>(p)];
+      if (g.min_member <= 0 || g.min_member >= own) continue;
+      elastic = true;
+      std::int64_t left = g.min_member;
+      for (int p : g.pod_sets) {
+        const std::int64_t take = std::min(left, total[static_cast<std::size_t>(p)]);
+        first[static_cast<std::size_t>(p)] = take;
+        left -= take;
+      }
+    }
+    counts_ = first;
+    reason_.clear();
+    auto ok = place_group(0, index_.root(), {});
+    if (!ok) return rollback_error(ok.error());
+    if (!*ok) return failed();
+    std::string partial;
+    if (elastic) {
+      for (std::size_t i = 0; i < total.size(); ++i) counts_[i] = total[i] - first[i];
+      const std::size_t mark = pieces_.size();
+      auto rest = place_group(0, index_.root(), {});
+      if (!rest) return rollback_error(rest.error());
+      if (!*rest) {
+        rollback(mark);
+        std::int64_t placed = 0, asked = 0;
+        for (std::size_t i = 0; i < total.size(); ++i) {
+          placed += first[i];
+          asked += total[i];
+        }
+        partial = "placed " + std::to_string(placed) + " of " + std::to_string(asked) +
+                  " pods (the sub-groups' minMember); the others do not fit now: " + reason_;
+      }
+    }
+    return result(partial);
+  }
+
+ private:
+  std::expected<void, Error> build_groups() {
+    const std::string where = "job " + job_.name;
+    groups_.push_back(Group{});
+    auto tier_of = [&](const std::string& level, const std::string& what) -> std::expected<int, Error> {
+      if (level.empty()) return -1;
+      auto t = index_.resolve_tier(level);
+      if (!t) return std::unexpected(t.error().context(where + ": " + what));
+      return *t;
+    };
+    auto root_req = tier_of(job_.job_required, "required topology level");
+    if (!root_req) return std::unexpected(root_req.error());
+    auto root_pref = tier_of(job_.job_preferred, "preferred topology level");
+    if (!root_pref) return std::unexpected(root_pref.error());
+    groups_[0].required = *root_req;
+    groups_[0].preferred = *root_pref;
+    groups_[0].required_name = job_.job_required;
+    std::map<std::string, int> by_name;
+    for (const auto& sg : job_.sub_groups) {
+      const std::string what = "sub-group " + sg.name;
+      if (sg.name.empty()) return fail(ErrorCode::kInvalidArgument, where + ": a sub-group has no name");
+      if (by_name.contains(sg.name))
+        return fail(ErrorCode::kInvalidArgument, where + ": two sub-groups named " + sg.name);
+      if (sg.min_member < 0)
+        return fail(ErrorCode::kInvalidArgument, where + ": " + what + ": minMember must not be negative");
+      Group g;
+      g.name = sg.name;
+      g.min_member = sg.min_member;
+      auto req = tier_of(sg.required, what + " required topology level");
+      if (!req) return std::unexpected(req.error());
+      auto pref = tier_of(sg.preferred, what + " preferred topology level");
+      if (!pref) return std::unexpected(pref.error());
+      g.required = *req;
+      g.preferred = *pref;
+      g.required_name = sg.required;
+      by_name[sg.name] = static_cast<int>(groups_.size());
+      groups_.push_back(std::move(g));
+    }
+    for (std::size_t i = 0; i < job_.sub_groups.size(); ++i) {
+      const auto& sg = job_.sub_groups[i];
+      int parent = 0;
+      if (!sg.parent.empty()) {
+        auto it = by_name.find(sg.parent);
+        if (it == by_name.end()) {
+          return fail(ErrorCode::kInvalidArgument, where + ": sub-group " + sg.name + " names parent " +
+                                                       sg.parent + ", which is no sub-group");
+        }
+        parent = it->second;
+      }
+      groups_[i + 1].parent = parent;
+      groups_[static_cast<std::size_t>(parent)].children.push_back(static_cast<int>(i + 1));
+    }
+    // Every sub-group must reach the job: a cycle of parents never does.
+    for (std::size_t i = 1; i < groups_.size(); ++i) {
+      int g = static_cast<int>(i);
+      std::size_t steps = 0;
+      while (g > 0 && steps <= groups_.size()) {
+        g = groups_[static_cast<std::size_t>(g)].parent;
+        ++steps;
+      }
+      if (g != 0) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where + ": sub-group " + groups_[i].name + " is its own ancestor (a cycle of parents)");
+      }
+    }
+    for (std::size_t p = 0; p < job_.pod_sets.size(); ++p) {
+      const auto& ps = job_.pod_sets[p];
+      int g = 0;
+      if (!ps.sub_group.empty()) {
+        auto it = by_name.find(ps.sub_group);
+        if (it == by_name.end()) {
+          return fail(ErrorCode::kInvalidArgument, where + ": pod set " + ps.name + " names sub-group " +
+                                                       ps.sub_group + ", which the job does not declare");
+        }
+        g = it->second;
+      }
+      groups_[static_cast<std::size_t>(g)].pod_sets.push_back(static_cast<int>(p));
+    }
+    return {};
+  }
+
+  // The group's request for the pods of this phase, its sub-groups' included.
+  void add_request(int g, ResourceAmounts& out) const {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    for (int p : group.pod_sets) {
+      const std::int64_t n = counts_[static_cast<std::size_t>(p)];
+      for (const auto& [r, v] : job_.pod_sets[static_cast<std::size_t>(p)].per_pod) out[r] += v * n;
+      out["pods"] += n;
+    }
+    for (int c : group.children) add_request(c, out);
+  }
+
+  // KAI's getJobRatioToFreeResources: the largest share of the domain's free resources the request
+  // takes (pods not counted); above 1 the domain cannot hold it.
+  double ratio(const ResourceAmounts& request, int domain) const {
+    double worst = 0.0;
+    for (const auto& [r, amount] : request) {
+      if (r == "pods" || amount <= 0) continue;
+      const std::int64_t free = index_.domain_allocatable(domain, r) - index_.domain_used(domain, r);
+      worst = std::max(
+          worst, free <= 0 ? kResourceMissingRatio : static_cast<double>(amount) / static_cast<double>(free));
+    }
+    return worst;
+  }
+
+  bool inside(int domain, int scope) const {
+    for (int d = domain; d >= 0; d = index_.domain(d).parent)
+      if (d == scope) return true;
+    return false;
+  }
+
+  // Domains inside `scope` with a tier in [lo, hi], in KAI's order: lower tier first, then the path
+  // from `scope` compared level by level (fullest first, then name).
+  std::vector<int> packing_order(int scope, int lo, int hi, const ResourceAmounts& request) const {
+    struct Keyed {
+      int domain;
+      int tier;
+      std::vector<std::pair<double, std::string>> path;
+    };
+    std::vector<Keyed> keyed;
+    std::vector<int> stack{scope};
+    while (!stack.empty()) {
+      const int d = stack.back();
+      stack.pop_back();
+      const IndexDomain& dom = index_.domain(d);
+      if (dom.tier >= lo && dom.tier <= hi) {
+        Keyed k{d, dom.tier, {}};
+        for (int a = d; a >= 0 && a != scope; a = index_.domain(a).parent)
+          k.path.emplace_back(ratio(request, a), index_.domain(a).name);
+        std::reverse(k.path.begin(), k.path.end());
+        keyed.push_back(std::move(k));
+      }
+      for (int c : dom.children) stack.push_back(c);
+    }
+    std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+      if (a.tier != b.tier) return a.tier < b.tier;
+      const std::size_t n = std::min(a.path.size(), b.path.size());
+      for (std::size_t i = 0; i < n; ++i) {
+        if (a.path[i].first != b.path[i].first) return a.path[i].first > b.path[i].first;
+        if (a.path[i].second != b.path[i].second) return a.path[i].second < b.path[i].second;
+      }
+      return a.path.size() < b.path.size();
+    });
+    std::vector<int> out;
+    out.reserve(keyed.size());
+    for (const auto& k : keyed) out.push_back(k.domain);
+    return out;
+  }
+
+  std::string group_label(int g) const {
+    return g == 0 ? "job " + job_.name : "sub-group " + groups_[static_cast<std::size_t>(g)].name;
+  }
+
+  std::expected<bool, Error> place_group(int g, int scope, const std::vector<int>& inherited_fill) {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    ResourceAmounts request;
+    add_request(g, request);
+    if (request["pods"] == 0) return true;
+    std::vector<int> candidates;
+    const bool constrained = group.required >= 0 || group.preferred >= 0;
+    int search = scope;
+    if (anchor_[static_cast<std::size_t>(g)] >= 0 && group.required >= 0) {
+      // Pods of this group already placed: the rest stays in the same required-level domain.
+      int a = anchor_[static_cast<std::size_t>(g)];
+      while (index_.domain(a).parent >= 0 && index_.domain(index_.domain(a).parent).tier <= group.required)
+        a = index_.domain(a).parent;
+      if (inside(a, scope)) search = a;
+    }
+    if (!constrained) {
+      candidates.push_back(search);
+    } else {
+      const int lo = group.preferred >= 0 ? group.preferred : group.required;
+      const int hi = group.required >= 0 ? group.required : index_.domain(index_.root()).tier;
+      if (index_.domain(search).tier < lo) {
+        candidates.push_back(search);  // the parent's domain is already tighter than this group asks
+      } else {
+        for (int d : packing_order(search, lo, hi, request))
+          if (ratio(request, d) <= 1.0) candidates.push_back(d);
+      }
+    }
+    for (int d : candidates) {
+      const std::size_t mark = pieces_.size();
+      std::vector<int> fill;
+      if (group.preferred >= 0 && index_.domain(d).tier > group.preferred) {
+        fill = packing_order(d, group.preferred, group.preferred, request);
+        std::reverse(fill.begin(), fill.end());
+      } else if (!constrained) {
+        for (int f : inherited_fill)
+          if (inside(f, d)) fill.push_back(f);
+      }
+      bool ok = true;
+      for (int p : group.pod_sets) {
+        auto placed = place_pod_set(p, d, fill);
+        if (!placed) return std::unexpected(placed.error());
+        if (!*placed) {
+          ok = false;
+          break;
+        }
+      }
+      for (std::size_t i = 0; ok && i < group.children.size(); ++i) {
+        auto placed = place_group(group.children[i], d, fill);
+        if (!placed) return std::unexpected(placed.error());
+        ok = *placed;
+      }
+      if (ok) {
+        if (anchor_[static_cast<std::size_t>(g)] < 0) anchor_[static_cast<std::size_t>(g)] = d;
+        return true;
+      }
+      rollback(mark);
+    }
+    if (reason_.empty() || candidates.empty()) {
+      std::string level = group.required_name.empty() ? std::string("the cluster") : group.required_name;
+      reason_ = group_label(g) + ": no domain at " + level + " holds its " + std::to_string(request["pods"]) +
+                (request["pods"] == 1 ? " pod" : " pods");
+      if (candidates.empty()) reason_ += " (no domain has the free resources)";
+    }
+    return false;
+  }
+
+  // Places `n` pods of pod set p inside `domain`, packed by the engine.
+  std::expected<bool, Error> try_place(int p, std::int64_t n, int domain) {
+    PodSetRequest ps = job_.pod_sets[static_cast<std::size_t>(p)];
+    ps.count = static_cast<std::int32_t>(n);
+    ps.min_count = 0;
+    ps.mode = TopologyMode::kUnconstrained;
+    ps.level.clear();
+    ps.group.reset();
+    ps.sub_group.clear();
+    JobRequest one;
+    one.name = job_.name;
+    one.pod_sets.push_back(std::move(ps));
+    auto placed = engine_.place_within(one, domain);
+    if (!placed) return std::unexpected(placed.error());
+    if (!placed->fit) {
+      last_pod_set_reason_ = placed->reason;
+      return false;
+    }
+    pieces_.push_back({p, std::move(one), std::move(*placed)});
+    return true;
+  }
+
+  std::expected<bool, Error> place_pod_set(int p, int domain, const std::vector<int>& fill) {
+    std::int64_t remaining = counts_[static_cast<std::size_t>(p)];
+    if (remaining == 0) return true;
+    const std::size_t mark = pieces_.size();
+    for (int f : fill) {
+      if (remaining == 0) break;
+      // The most pods of the rest that this domain holds (a binary search over tries).
+      std::int64_t lo = 0, hi = remaining;
+      while (lo < hi) {
+        const std::int64_t mid = (lo + hi + 1) / 2;
+        auto ok = try_place(p, mid, f);
+        if (!ok) return std::unexpected(ok.error());
+        if (*ok) {
+          rollback(pieces_.size() - 1);
+          lo = mid;
+        } else {
+          hi = mid - 1;
+        }
+      }
+      if (lo == 0) continue;
+      auto ok = try_place(p, lo, f);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) break;
+      remaining -= lo;
+    }
+    if (remaining > 0) {
+      auto ok = try_place(p, remaining, domain);
+      if (!ok) return std::unexpected(ok.error());
+      if (!*ok) {
+        rollback(mark);
+        const auto& ps = job_.pod_sets[static_cast<std::size_t>(p)];
+        reason_ = "pod set " + ps.name + ": " + last_pod_set_reason_;
+        return false;
+      }
+    }
+    return true;
+  }
+
+  void rollback(std::size_t mark) {
+    while (pieces_.size() > mark) {
+      engine_.release(pieces_.back().request, pieces_.back().placed);
+      pieces_.pop_back();
+    }
+  }
+
+  std::expected<JobPlacement, Error> rollback_error(const Error& e) {
+    rollback(0);
+    return std::unexpected(e);
+  }
+
+  JobPlacement failed() {
+    rollback(0);
+    JobPlacement out;
+    out.reason = reason_.empty() ? "job " + job_.name + " does not fit" : reason_;
+    for (const auto& ps : job_.pod_sets) {
+      PodSetPlacement p;
+      p.name = ps.name;
+      p.reason = out.reason;
+      out.pod_sets.push_back(std::move(p));
+    }
+    return out;
+  }
+
+  JobPlacement result(const std::string& partial) const {
+    JobPlacement out;
+    out.fit = true;
+    out.reason = partial;
+    for (std::size_t p = 0; p < job_.pod_sets.size(); ++p) {
+      PodSetPlacement ps;
+      ps.name = job_.pod_sets[p].name;
+      ps.fit = true;
+      ps.reason = partial;
+      int g = 0;
+      for (std::size_t i = 0; i < groups_.size(); ++i) {
+        const auto& sets = groups_[i].pod_sets;
+        if (std::find(sets.begin(), sets.end(), static_cast<int>(p)) != sets.end()) g = static_cast<int>(i);
+      }
+      // The domain of the nearest group with a level of its own.
+      int holder = g;
+      while (holder > 0 && groups_[static_cast<std::size_t>(holder)].required < 0 &&
+             groups_[static_cast<std::size_t>(holder)].preferred < 0)
+        holder = groups_[static_cast<std::size_t>(holder)].parent;
+      const int d = anchor_[static_cast<std::size_t>(holder)];
+      if (d >= 0) {
+        ps.tier = index_.domain(d).tier;
+        ps.domains = {index_.domain(d).name};
+      }
+      std::int32_t rank = 0;
+      for (const auto& piece : pieces_) {
+        if (piece.pod_set != static_cast<int>(p)) continue;
+        for (const auto& set : piece.placed.pod_sets) {
+          for (auto a : set.assignment) {
+            a.first_rank = rank;
+            rank += a.count;
+            ps.assignment.push_back(std::move(a));
+          }
+        }
+      }
+      ps.placed = rank;
+      out.pod_sets.push_back(std::move(ps));
+    }
+    return out;
+  }
+
+  PlacementEngine& engine_;
+  TopologyIndex& index_;
+  const JobRequest& job_;
+  std::vector<Group> groups_;
+  std::vector<std::int64_t> counts_;  // pods of each pod set to place in this phase
+  std::vector<int> anchor_;           // each group's domain once chosen
+  std::vector<Piece> pieces_;
+  std::string reason_;
+  std::string last_pod_set_reason_;
+};
+
+}  // namespace
+
+std::expected<JobPlacement, Error> place_sub_groups(PlacementEngine& engine, TopologyIndex& index,
+                                                    const JobRequest& job) {
+  for (const auto& ps : job.pod_sets) {
+    if (ps.count <= 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "job " + job.name + ": pod set " + ps.name + ": count must be positive");
+  }
+  SubGroupPlacer placer(engine, index, job);
+  return placer.run();
+}
+
+}  // namespace hypertopo::scheduler
