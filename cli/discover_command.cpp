@@ -17,6 +17,7 @@
 #include "scheduler/input/cluster_loader.h"
 #include "topology/builder_config.h"
 #include "topology/exporters/capacity_dot.h"
+#include "topology/exporters/capacity_html.h"
 #include "topology/exporters/node_labels.h"
 #include "topology/exporters/slurm_topology.h"
 #include "topology/hypernode.h"
@@ -36,18 +37,19 @@ struct DiscoverOptions {
   std::string output = "tree";
   std::string manifests_file;
   std::size_t max_nodes_listed = 6;
-  std::string pods_file;                  // -o dot: GPU use from `kubectl get pods -A -o json`
-  std::int64_t assume_gpus_per_node = 0;  // -o dot: capacity of nodes the node list does not give
+  std::string pods_file;                  // -o dot/html: GPU use from `kubectl get pods -A -o json`
+  std::int64_t assume_gpus_per_node = 0;  // -o dot/html: capacity of nodes the node list does not give
   std::string label_prefix = "hypertopo.io/tier-";
   bool topograph_labels = false;
   std::string kueue_api_version = "v1beta2";  // -o kueue-topology: kueue.x-k8s.io/<this>
   discoverers::ufm::UfmSourceConfig ufm;
 };
 
-// The capacity picture: GPUs from --nodes and --pods, or an assumed count per node.
-std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const k8s::NodeList* nodes,
-                                               const DiscoverOptions& opts) {
-  topology::exporters::GpuUsage usage;
+// GPU capacity and use per node for the pictures: GPUs from --nodes and --pods, or an assumed count
+// per node. Empty without either: the pictures are then plain.
+std::expected<topology::exporters::GpuUsage, Error> picture_usage(const topology::Tree& tree,
+                                                                  const k8s::NodeList* nodes,
+                                                                  const DiscoverOptions& opts) {
   std::map<std::string, std::int64_t> used;  // GPUs the bound pods request, by placement's rule
   if (!opts.pods_file.empty()) {
     auto text = io::read_bounded_file(opts.pods_file, io::kDataFileLimit);
@@ -70,10 +72,8 @@ std::expected<std::string, Error> capacity_dot(const topology::Tree& tree, const
       }
     }
   }
-  if (capacity.items.empty()) return topology::exporters::render_capacity_dot(tree, usage);
-  auto got = scheduler::gpu_usage_per_node(capacity, used, topology::exporters::kGpuResource);
-  if (!got) return std::unexpected(got.error());
-  return topology::exporters::render_capacity_dot(tree, *got);
+  if (capacity.items.empty()) return topology::exporters::GpuUsage{};
+  return scheduler::gpu_usage_per_node(capacity, used, topology::exporters::kGpuResource);
 }
 
 // An empty tree is never printed without a word: say why, and which source would build one.
@@ -151,10 +151,18 @@ int run_discover(const DiscoverOptions& opts) {
     std::cout << topology::render_hypernodes_yaml(tree, observed_at);
   } else if (opts.output == "json") {
     std::cout << io::json_text(topology::render_hypernode_list(tree, observed_at), 2) << "\n";
-  } else if (opts.output == "dot") {
-    auto dot = capacity_dot(tree, nodes.get(), opts);
-    if (!dot) return error(dot.error());
-    std::cout << *dot;
+  } else if (opts.output == "dot" || opts.output == "html") {
+    auto usage = picture_usage(tree, nodes.get(), opts);
+    if (!usage) return error(usage.error());
+    if (opts.output == "dot") {
+      std::cout << topology::exporters::render_capacity_dot(tree, *usage);
+    } else {
+      std::string from;
+      for (const auto& s : opts.sources) from += (from.empty() ? "" : ", ") + s;
+      std::cout << topology::exporters::render_capacity_html(
+          tree, *usage,
+          {.title = "hypertopo: " + from, .subtitle = "discovered from " + from + " at " + observed_at});
+    }
   } else if (opts.output == "labels" || opts.output == "labels-apply" || opts.output == "kueue-topology" ||
              opts.output == "kai-topology") {
     topology::exporters::NodeLabelOptions label_opts;
@@ -211,6 +219,8 @@ void add_discover_command(CLI::App& app, Action& action) {
       "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json -o yaml | kubectl apply -f "
       "-\n"
       "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg\n"
+      "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json --pods pods.json -o html > "
+      "fabric.html\n"
       "  hypertopo discover --source ufm:https://ufm.example --ufm-credentials /etc/ufm --ufm-ca ufm-ca.pem");
   cmd->add_option("-s,--source", opts->sources, "A discovery source, KIND[:ARG]")->required();
   add_ufm_flags(cmd, opts->ufm);
@@ -224,19 +234,20 @@ void add_discover_command(CLI::App& app, Action& action) {
   cmd->add_option("--guid-map", opts->guid_map_file, "File of '<guid> <node name>' lines")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output,
-                  "Output format (labels-apply: Node objects carrying only the tier labels, for kubectl "
-                  "apply --server-side --field-manager=hypertopo -f -)")
-      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "labels", "labels-apply", "kueue-topology",
-                             "kai-topology", "slurm-tree", "slurm-block", "slurm-yaml"}))
+                  "Output format (html: one self-contained page, the tree collapsed to what the window "
+                  "holds, expandable and searchable; labels-apply: Node objects carrying only the tier "
+                  "labels, for kubectl apply --server-side --field-manager=hypertopo -f -)")
+      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "html", "labels", "labels-apply",
+                             "kueue-topology", "kai-topology", "slurm-tree", "slurm-block", "slurm-yaml"}))
       ->capture_default_str();
   cmd->add_option("--write-manifests", opts->manifests_file,
                   "Also write the HyperNodes as YAML to this file");
   cmd->add_option("--pods", opts->pods_file,
-                  "-o dot: pods (kubectl get pods -A -o json) whose GPU requests count as used")
+                  "-o dot/html: pods (kubectl get pods -A -o json) whose GPU requests count as used")
       ->check(CLI::ExistingFile);
   cmd->add_option(
          "--assume-gpus-per-node", opts->assume_gpus_per_node,
-         "-o dot: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
+         "-o dot/html: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
                   "-o labels/labels-apply/kueue-topology/kai-topology: key of tier N is PREFIX+N")

@@ -18,6 +18,7 @@
 #include "k8s/objects/node_list.h"
 #include "scheduler/input/cluster_loader.h"
 #include "topology/exporters/capacity_dot.h"
+#include "topology/exporters/capacity_html.h"
 #include "topology/hypernode.h"
 #include "topology/hypernode_status.h"
 #include "topology/tree.h"
@@ -244,6 +245,20 @@ int run_status(const StatusOptions& opts) {
     used += u.used;
   }
 
+  if (opts.output == "html") {
+    topology::exporters::CapacityHtmlOptions page{
+        .title = "hypertopo status",
+        .subtitle = std::to_string(items.size()) + " HyperNodes (" + std::to_string(live.foreign.size()) +
+                    " not ours), " + std::to_string(nodes->items.size()) + " Nodes, read at " +
+                    topology::rfc3339(std::chrono::system_clock::now()) +
+                    (live.problems.empty() ? std::string()
+                                           : "; " + std::to_string(live.problems.size()) +
+                                                 " problem(s), listed by hypertopo status")};
+    for (const auto& [name, d] : live.degraded) page.degraded[name] = {d.reason, d.message};
+    page.unavailable_nodes.insert(unavailable.begin(), unavailable.end());
+    std::cout << topology::exporters::render_capacity_html(tree, *usage, page);
+    return 0;
+  }
   if (opts.output == "json") {
     json domains = json::array();
     for (topology::DomainId id = 0; id < tree.size(); ++id) {
@@ -314,13 +329,16 @@ void add_status_command(CLI::App& app, Action& action) {
       "Reads HyperNodes, Nodes and Pods; marks the HyperNodes whose FabricDegraded condition is True "
       "(DEGRADED <reason> and the bad links); lists the HyperNodes that are not managed by hypertopo and "
       "any that break the rules Volcano's scheduler needs.\n"
-      "Example:\n  hypertopo status --kubeconfig ~/.kube/config -o json");
+      "Examples:\n  hypertopo status --kubeconfig ~/.kube/config -o json\n"
+      "  hypertopo status -o html > status.html");
   cmd->add_option("--kubeconfig", opts->kubeconfig,
                   "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
                   "service account)");
   cmd->add_option("--context", opts->context, "kubeconfig context (default: its current-context)");
-  cmd->add_option("-o,--output", opts->output, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+  cmd->add_option("-o,--output", opts->output,
+                  "Output format (html: one self-contained page of the tree, coloured by GPU use, degraded "
+                  "HyperNodes and cordoned or NotReady nodes marked, expandable and searchable)")
+      ->check(CLI::IsMember({"text", "json", "html"}))
       ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_status(*opts); }; });
 }

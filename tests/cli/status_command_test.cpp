@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "k8s/client/kube_client.h"
+#include "tests/cli/headless_browser.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 #include "topology/hypernode.h"
@@ -236,6 +237,63 @@ TEST_F(StatusCommandTest, RegexMembersAreResolvedThroughTheSchedulerIndex) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// `status -o html`: the live tree as one page, the HyperNode whose FabricDegraded condition is True
+// framed with its reason and links, a cordoned node marked, opened in headless Chromium.
+TEST_F(StatusCommandTest, HtmlPageMarksDegradedHyperNodesAndCordonedNodes) {
+  topology::DomainHealth degraded;
+  degraded.assessed = true;
+  degraded.bad_links.push_back({.reason = topology::HealthReason::kMissingUplinks,
+                                .end_a = "leaf-b",
+                                .end_b = "spine-2",
+                                .expected = "2 uplinks",
+                                .seen = "1 uplink",
+                                .uplink = true});
+  auto stored = client_->get(kHyperNodes, "", "leaf-b");
+  ASSERT_TRUE(stored.has_value());
+  json object = *stored;
+  object["status"] = {
+      {"conditions", json::array({topology::fabric_degraded_condition(degraded, "2026-11-24T08:00:00Z")})}};
+  ASSERT_TRUE(client_->update_status(kHyperNodes, "", object).has_value());
+  auto cordon = client_->update_with_retry(kNodes, "", "n6", [](json& n) {
+    n["spec"]["unschedulable"] = true;
+    return true;
+  });
+  ASSERT_TRUE(cordon.has_value());
+
+  auto r = status("html");
+  ASSERT_EQ(r.code, 0) << r.err;
+  // The data the page draws from: JSON in the page, read as the page's script reads it.
+  const std::string open_tag = "<script type=\"application/json\" id=\"hypertopo-data\">";
+  const std::size_t at = r.out.find(open_tag);
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t from = at + open_tag.size();
+  const json data = json::parse(r.out.substr(from, r.out.find("</script>", from) - from));
+  std::map<std::string, json> domains;
+  for (const auto& d : data["domains"]) domains[d["n"]] = d;
+  EXPECT_EQ(domains["leaf-b"]["deg"]["r"], "MissingUplinks");
+  EXPECT_EQ(domains["leaf-b"]["deg"]["l"],
+            json::array({"leaf-b - spine-2: MissingUplinks, 1 uplink, expected 2 uplinks"}));
+  EXPECT_FALSE(domains["leaf-a"].contains("deg"));
+  EXPECT_EQ(domains["spine"]["u"], 28);
+  EXPECT_EQ(domains["spine"]["a"], 64);
+  EXPECT_EQ(data["unavailable"], 1);
+  EXPECT_EQ(data["degraded"], 1);
+
+  HT_REQUIRE_CHROMIUM(chromium);
+  const auto page = dir_.path() / "status.html";
+  testing::write_text(page, r.out);
+  auto run = testing::open_in_chromium(chromium, dir_.path(), page, {.fragment = "expand=all"});
+  EXPECT_EQ(testing::body_attribute(run.dom, "data-state"), "ready") << run.log;
+  EXPECT_TRUE(run.uncaught_errors().empty()) << run.uncaught_errors().front();
+  // One degraded box beside the legend's swatch, with its reason and its link listed.
+  EXPECT_EQ(testing::count_of(run.dom, "class=\"box degraded\""), 1u) << run.dom;
+  EXPECT_NE(run.dom.find("DEGRADED MissingUplinks"), std::string::npos);
+  EXPECT_NE(run.dom.find("<li>leaf-b - spine-2: MissingUplinks, 1 uplink, expected 2 uplinks</li>"),
+            std::string::npos);
+  EXPECT_NE(run.dom.find("class=\"node off\" data-node=\"n6\""), std::string::npos);
+  EXPECT_EQ(testing::count_of(run.dom, "data-node=\""), 8u);
 }
 
 TEST_F(StatusCommandTest, UnreachableServerIsAnError) {

@@ -1,0 +1,515 @@
+#include "topology/exporters/capacity_html.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace hypertopo::topology::exporters {
+namespace {
+
+using nlohmann::json;
+
+// Text for HTML element content and attribute values.
+std::string escape_html(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+// JSON that may stand inside <script>: no '<' (so no "</script>" nor "<!--"), '>' or '&' is left,
+// each becomes its \u escape, which JSON.parse reads back as the same character. Text that is not
+// UTF-8 is replaced by U+FFFD rather than refused.
+std::string script_safe_json(const json& value) {
+  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (char c : text) {
+    switch (c) {
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string percent(double share) { return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"; }
+
+std::string link_text(const BadLink& l) {
+  std::string text = l.end_a;
+  if (!l.end_b.empty()) text += " - " + l.end_b;
+  text += ": " + std::string(reason_name(l.reason)) + ", " + l.seen;
+  if (!l.expected.empty()) text += ", expected " + l.expected;
+  return text;
+}
+
+// The degraded part of a domain's record: its own health where the build assessed it, else what
+// the cluster's condition says.
+json degraded_record(const Domain& d, const CapacityHtmlOptions& options) {
+  json deg;
+  std::vector<std::string> lines;
+  if (d.health.degraded()) {
+    deg["r"] = std::string(reason_name(d.health.reason()));
+    deg["h"] = "uplinks " + percent(d.health.uplink_healthy) + " healthy, internal " +
+               percent(d.health.internal_healthy);
+    for (const auto& l : d.health.bad_links) lines.push_back(link_text(l));
+  } else if (auto it = options.degraded.find(d.name); it != options.degraded.end()) {
+    deg["r"] = it->second.reason.empty() ? std::string("FabricDegraded") : it->second.reason;
+    const std::string& m = it->second.message;
+    for (std::size_t at = 0; at < m.size();) {
+      std::size_t end = m.find("; ", at);
+      if (end == std::string::npos) end = m.size();
+      if (end > at) lines.push_back(m.substr(at, end - at));
+      at = end + 2;
+    }
+  } else {
+    return nullptr;
+  }
+  json listed = json::array();
+  for (std::size_t i = 0; i < lines.size() && i < options.max_links_listed; ++i) listed.push_back(lines[i]);
+  deg["l"] = std::move(listed);
+  if (lines.size() > options.max_links_listed) deg["more"] = lines.size() - options.max_links_listed;
+  return deg;
+}
+
+json page_data(const Tree& tree, const GpuUsage& usage, const CapacityHtmlOptions& options) {
+  const bool coloured = !usage.empty();
+  // A host's own bad link (host to leaf), by node name.
+  std::map<std::string, std::string> bad_host_links;
+  for (const auto& d : tree.domains()) {
+    for (const auto& l : d.health.bad_links) {
+      if (!l.host.empty()) bad_host_links.try_emplace(l.host, link_text(l));
+    }
+  }
+  auto by_name = [&](DomainId a, DomainId b) { return tree.domain(a).name < tree.domain(b).name; };
+  json domains = json::array();
+  std::size_t degraded = 0;
+  std::int64_t allocatable = 0, used = 0;
+  for (DomainId id = 0; id < tree.size(); ++id) {
+    const Domain& d = tree.domain(id);
+    std::vector<DomainId> children = d.children;
+    std::ranges::sort(children, by_name);
+    json nodes = json::array();
+    for (const auto& n : d.nodes) {
+      json node{{"n", n}};
+      if (auto it = usage.find(n); it != usage.end()) {
+        node["a"] = it->second.allocatable;
+        node["u"] = it->second.used;
+        allocatable += it->second.allocatable;
+        used += it->second.used;
+      }
+      if (auto it = bad_host_links.find(n); it != bad_host_links.end()) node["b"] = it->second;
+      if (options.unavailable_nodes.contains(n)) node["x"] = true;
+      nodes.push_back(std::move(node));
+    }
+    const auto totals = domain_gpu_totals(tree, id, usage);
+    json record{{"n", d.name},
+                {"t", d.tier},
+                {"tn", d.tier_name},
+                {"p", d.parent ? static_cast<std::int64_t>(*d.parent) : std::int64_t{-1}},
+                {"c", children},
+                {"k", tree.nodes_under(id).size()},
+                {"a", totals.allocatable},
+                {"u", totals.used},
+                {"nodes", std::move(nodes)}};
+    if (json deg = degraded_record(d, options); !deg.is_null()) {
+      record["deg"] = std::move(deg);
+      ++degraded;
+    }
+    domains.push_back(std::move(record));
+  }
+  std::vector<DomainId> roots = tree.roots();
+  std::ranges::sort(roots, by_name);
+  return json{{"coloured", coloured},
+              {"roots", roots},
+              {"nodeCount", tree.node_count()},
+              {"tiers", tree.max_tier()},
+              {"degraded", degraded},
+              {"unavailable", options.unavailable_nodes.size()},
+              {"gpus", {{"allocatable", allocatable}, {"used", used}}},
+              {"domains", std::move(domains)}};
+}
+
+constexpr std::string_view kStyle = R"CSS(
+:root { font-family: Helvetica, Arial, sans-serif; font-size: 14px; color: #222; }
+body { margin: 0; }
+header { position: sticky; top: 0; background: #f7f7f7; border-bottom: 1px solid #ccc; padding: 6px 12px; z-index: 1; }
+h1 { font-size: 17px; margin: 0 0 2px 0; }
+.sub, #summary { margin: 0 0 4px 0; color: #555; }
+#controls { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; }
+#search { width: 22em; padding: 3px 6px; }
+#legend { display: flex; gap: 10px; flex-wrap: wrap; margin-top: 4px; font-size: 12px; align-items: center; }
+#legend .box { padding: 0 6px; }
+#results { margin: 4px 12px; padding: 0; list-style: none; max-height: 30vh; overflow: auto; }
+#results li { display: inline-block; margin: 2px 6px 2px 0; }
+#results .count { display: block; color: #555; }
+#tree { padding: 6px 12px 24px 12px; }
+.dom { margin-left: 18px; }
+#tree > .dom { margin-left: 0; }
+.row { display: flex; gap: 8px; align-items: center; min-height: 24px; white-space: nowrap; }
+.tog { width: 22px; border: none; background: none; cursor: pointer; font-size: 13px; padding: 0; }
+.box { display: inline-block; border: 1px solid #666; border-radius: 5px; padding: 1px 8px; background: #ffffff; }
+.box.degraded { border: 3px solid #d94801; background: #fdae61; }
+.meta { color: #444; }
+.warn { color: #a33a00; font-weight: bold; }
+.links { margin: 2px 0 2px 40px; padding: 0; color: #a33a00; font-size: 12px; list-style: "! "; }
+.nodes { display: flex; flex-wrap: wrap; gap: 4px; margin: 2px 0 6px 40px; }
+.node { display: inline-block; min-width: 100px; border: 1px solid #999; border-radius: 10px; padding: 0 6px; font-size: 12px; background: #ffffff; }
+.node.bad { border: 2px dashed #d94801; }
+.node.off { text-decoration: line-through; color: #666; }
+.hit { outline: 3px solid #1f6fd0; outline-offset: 1px; }
+.more { font-size: 12px; }
+)CSS";
+
+// The page's behaviour. Every text from the data goes through textContent or an attribute value,
+// never markup; the DOM grows only with what is open (a domain's nodes 256 at a time).
+constexpr std::string_view kScript = R"JS(
+(function () {
+  'use strict';
+  var body = document.body;
+  window.addEventListener('error', function (e) {
+    body.setAttribute('data-error', String(e.message || e));
+  });
+  var data = JSON.parse(document.getElementById('hypertopo-data').textContent);
+  var D = data.domains;
+  var NODE_PAGE = 256, RESULT_LIMIT = 50;
+  var ui = D.map(function () { return {el: null, tog: null, kids: null, nodeBox: null, more: null, open: false, shown: 0}; });
+  var tree = document.getElementById('tree');
+  var search = document.getElementById('search');
+  var results = document.getElementById('results');
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function button(cls, text, onClick) {
+    var b = el('button', cls, text);
+    b.type = 'button';
+    b.addEventListener('click', onClick);
+    return b;
+  }
+  function plural(n, one, many) { return n + ' ' + (n === 1 ? one : many); }
+  function fill(a, u) {
+    if (!(a > 0)) return '#d9d9d9';
+    var f = Math.min(u, a) / a;
+    if (f >= 1) return '#e06666';
+    if (f >= 0.75) return '#f6b26b';
+    if (f >= 0.25) return '#ffd966';
+    return '#93c47d';
+  }
+
+  function domainEl(i) {
+    var d = D[i];
+    var box = el('div', 'dom');
+    box.id = 'd' + i;
+    box.setAttribute('role', 'treeitem');
+    box.setAttribute('aria-expanded', 'false');
+    box.setAttribute('data-name', d.n);
+    box.setAttribute('data-tier', String(d.t));
+    var row = el('div', 'row');
+    var tog = button('tog', '\u25b8', function () { setOpen(i, !ui[i].open); });
+    tog.setAttribute('aria-label', 'expand or collapse');
+    row.appendChild(tog);
+    var name = el('span', 'box' + (d.deg ? ' degraded' : ''), d.n);
+    if (data.coloured) name.style.background = fill(d.a, d.u);
+    row.appendChild(name);
+    var meta = d.tn + ', tier ' + d.t + ' \u00b7 ' + plural(d.k, 'node', 'nodes');
+    if (data.coloured) meta += ' \u00b7 GPUs ' + d.u + '/' + d.a + ' used, ' + Math.max(d.a - d.u, 0) + ' free';
+    row.appendChild(el('span', 'meta', meta));
+    if (d.deg) row.appendChild(el('span', 'warn', 'DEGRADED ' + d.deg.r + (d.deg.h ? ' (' + d.deg.h + ')' : '')));
+    box.appendChild(row);
+    ui[i].el = box;
+    ui[i].tog = tog;
+    return box;
+  }
+
+  function nodeEl(nd) {
+    var e = el('span', 'node' + (nd.b ? ' bad' : '') + (nd.x ? ' off' : ''), nd.n);
+    e.setAttribute('data-node', nd.n);
+    var tip = nd.n;
+    if (data.coloured) {
+      e.style.background = nd.a === undefined ? '#d9d9d9' : fill(nd.a, nd.u);
+      tip += nd.a === undefined ? ': GPUs unknown' : ': GPUs ' + nd.u + '/' + nd.a + ' used';
+    }
+    if (nd.x) tip += '; cordoned or NotReady';
+    if (nd.b) tip += '; bad link ' + nd.b;
+    e.title = tip;
+    return e;
+  }
+
+  function showNodes(i, upto) {
+    var d = D[i], u = ui[i];
+    var end = Math.min(d.nodes.length, Math.max(upto, u.shown));
+    if (u.more) { u.more.remove(); u.more = null; }
+    for (var k = u.shown; k < end; ++k) u.nodeBox.appendChild(nodeEl(d.nodes[k]));
+    u.shown = end;
+    if (end < d.nodes.length) {
+      var left = d.nodes.length - end;
+      u.more = button('more', 'show ' + Math.min(NODE_PAGE, left) + ' more (' + left + ' not shown)',
+                      function () { showNodes(i, u.shown + NODE_PAGE); });
+      u.nodeBox.appendChild(u.more);
+    }
+  }
+
+  function renderKids(i) {
+    var d = D[i], u = ui[i];
+    var kids = el('div', 'kids');
+    kids.setAttribute('role', 'group');
+    if (d.deg && d.deg.l.length) {
+      var list = el('ul', 'links');
+      d.deg.l.forEach(function (t) { list.appendChild(el('li', null, t)); });
+      if (d.deg.more) list.appendChild(el('li', null, 'and ' + d.deg.more + ' more'));
+      kids.appendChild(list);
+    }
+    d.c.forEach(function (c) { kids.appendChild(domainEl(c)); });
+    if (d.nodes.length) {
+      u.nodeBox = el('div', 'nodes');
+      kids.appendChild(u.nodeBox);
+      showNodes(i, NODE_PAGE);
+    }
+    u.kids = kids;
+    u.el.appendChild(kids);
+  }
+
+  function setOpen(i, open) {
+    var u = ui[i];
+    if (open && !u.kids) renderKids(i);
+    u.open = open;
+    if (u.kids) u.kids.hidden = !open;
+    u.el.setAttribute('aria-expanded', open ? 'true' : 'false');
+    u.tog.textContent = open ? '\u25be' : '\u25b8';
+  }
+
+  // The open frontier: the deepest open level's children, which "expand a tier" opens next.
+  function frontier() {
+    var level = data.roots.slice(), next;
+    for (;;) {
+      var closed = level.filter(function (i) { return !ui[i].open; });
+      if (closed.length || !level.length) return closed;
+      next = [];
+      level.forEach(function (i) { next = next.concat(D[i].c); });
+      if (!next.length) return [];
+      level = next;
+    }
+  }
+  function expandTier() { frontier().forEach(function (i) { setOpen(i, true); }); }
+  function collapseAll() { ui.forEach(function (u, i) { if (u.el && u.open) setOpen(i, false); }); }
+  function expandAll() {
+    var stack = data.roots.slice();
+    while (stack.length) {
+      var i = stack.pop();
+      setOpen(i, true);
+      D[i].c.forEach(function (c) { stack.push(c); });
+    }
+  }
+
+  // Lines a domain's open content takes: its members, its bad links, its nodes' rows.
+  function rowsOf(i, perLine) {
+    var d = D[i];
+    return d.c.length + (d.deg ? d.deg.l.length : 0) + Math.ceil(Math.min(d.nodes.length, NODE_PAGE) / perLine);
+  }
+  // Opens whole levels from the top while the window still holds every line they show.
+  function openToFit() {
+    var first = tree.querySelector('.row');
+    var rowHeight = first ? Math.max(first.getBoundingClientRect().height, 1) : 24;
+    var top = tree.getBoundingClientRect().top;
+    var budget = Math.max(data.roots.length, Math.floor((window.innerHeight - top) / rowHeight));
+    var perLine = Math.max(1, Math.floor((window.innerWidth - 80) / 110));
+    var level = data.roots.slice(), used = level.length;
+    while (level.length) {
+      var add = 0;
+      level.forEach(function (i) { add += rowsOf(i, perLine); });
+      if (used + add > budget) break;
+      var next = [];
+      level.forEach(function (i) { setOpen(i, true); next = next.concat(D[i].c); });
+      used += add;
+      level = next;
+    }
+    body.setAttribute('data-row-budget', String(budget));
+    body.setAttribute('data-rows', String(used));
+  }
+
+  // Search: node names and domain names, substring, case-insensitive.
+  var owner = null;
+  function nodeOwners() {
+    if (owner) return owner;
+    owner = new Map();
+    D.forEach(function (d, i) { d.nodes.forEach(function (nd, k) { owner.set(nd.n, [i, k]); }); });
+    return owner;
+  }
+  var marked = [];
+  function mark(e) {
+    e.classList.add('hit');
+    marked.push(e);
+    e.scrollIntoView({block: 'center'});
+  }
+  function openPath(i) {
+    var path = [];
+    for (var j = D[i].p; j >= 0; j = D[j].p) path.unshift(j);
+    path.forEach(function (j) { setOpen(j, true); });
+  }
+  function go(hit) {
+    marked.forEach(function (e) { e.classList.remove('hit'); });
+    marked = [];
+    if (hit.node !== undefined) {
+      var at = nodeOwners().get(hit.node);
+      openPath(at[0]);
+      setOpen(at[0], true);
+      showNodes(at[0], at[1] + 1);
+      mark(ui[at[0]].nodeBox.children[at[1]]);
+    } else {
+      openPath(hit.domain);
+      mark(ui[hit.domain].el.firstChild);
+    }
+  }
+  var hits = [];
+  function find(query) {
+    results.textContent = '';
+    hits = [];
+    var q = query.trim().toLowerCase();
+    body.setAttribute('data-matches', '0');
+    if (!q) { results.hidden = true; return; }
+    var total = 0, exact = null;
+    D.forEach(function (d, i) {
+      var name = d.n.toLowerCase();
+      if (name.indexOf(q) < 0) return;
+      ++total;
+      if (name === q) exact = {domain: i};
+      if (hits.length < RESULT_LIMIT) hits.push({domain: i});
+    });
+    nodeOwners().forEach(function (at, n) {
+      var name = n.toLowerCase();
+      if (name.indexOf(q) < 0) return;
+      ++total;
+      if (name === q) exact = {node: n};
+      if (hits.length < RESULT_LIMIT) hits.push({node: n});
+    });
+    if (exact) hits.unshift(exact);
+    body.setAttribute('data-matches', String(total));
+    results.hidden = false;
+    results.appendChild(el('li', 'count', total === 0 ? 'nothing matches' :
+        plural(total, 'match', 'matches') + (total > RESULT_LIMIT ? ', the first ' + RESULT_LIMIT + ' listed' : '')));
+    hits.slice(exact ? 1 : 0).forEach(function (h) {
+      var li = el('li');
+      li.appendChild(button('hitlink', h.node !== undefined ? 'node ' + h.node : 'domain ' + D[h.domain].n,
+                            function () { go(h); }));
+      results.appendChild(li);
+    });
+  }
+  search.addEventListener('input', function () { find(search.value); });
+  search.addEventListener('keydown', function (e) { if (e.key === 'Enter' && hits.length) go(hits[0]); });
+  document.getElementById('expand').addEventListener('click', expandTier);
+  document.getElementById('collapse').addEventListener('click', collapseAll);
+  document.getElementById('expand-all').addEventListener('click', expandAll);
+
+  var summary = D.length + ' domains in ' + plural(data.tiers, 'tier', 'tiers') + ', ' +
+      plural(data.nodeCount, 'node', 'nodes');
+  if (data.coloured) summary += ', GPUs ' + data.gpus.used + '/' + data.gpus.allocatable + ' used';
+  if (data.degraded) summary += ', ' + data.degraded + ' degraded';
+  if (data.unavailable) summary += ', ' + data.unavailable + ' cordoned or NotReady';
+  document.getElementById('summary').textContent = summary + '.';
+  if (!D.length) tree.appendChild(el('p', null, 'The tree is empty.'));
+  data.roots.forEach(function (i) { tree.appendChild(domainEl(i)); });
+  openToFit();
+
+  var hash = '';
+  try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { hash = ''; }
+  var m = /^expand=(\d+)$/.exec(hash);
+  if (hash === 'expand=all') {
+    expandAll();
+  } else if (m) {
+    collapseAll();
+    for (var t = 0; t < Number(m[1]); ++t) expandTier();
+  } else if (hash.indexOf('search=') === 0) {
+    search.value = hash.slice(7);
+    find(search.value);
+    if (hits.length) go(hits[0]);
+  }
+  body.setAttribute('data-state', 'ready');
+})();
+)JS";
+
+}  // namespace
+
+std::string render_capacity_html(const Tree& tree, const GpuUsage& usage,
+                                 const CapacityHtmlOptions& options) {
+  const json data = page_data(tree, usage, options);
+  std::string out;
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  // Nothing may be fetched: the page is whole as it is (clusters are often offline).
+  out +=
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+      "script-src 'unsafe-inline'\">\n";
+  out += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  out += "<meta name=\"generator\" content=\"hypertopo\">\n";
+  out += "<title>" + escape_html(options.title) + "</title>\n<style>" + std::string(kStyle) + "</style>\n";
+  out += "</head>\n<body data-state=\"loading\">\n<header>\n<h1>" + escape_html(options.title) + "</h1>\n";
+  if (!options.subtitle.empty()) out += "<p class=\"sub\">" + escape_html(options.subtitle) + "</p>\n";
+  out +=
+      "<p id=\"summary\"></p>\n<div id=\"controls\">\n"
+      "<input id=\"search\" type=\"search\" placeholder=\"Find a node or domain\" aria-label=\"Find a node "
+      "or "
+      "domain\" autocomplete=\"off\">\n"
+      "<button id=\"expand\" type=\"button\">Expand a tier</button>\n"
+      "<button id=\"collapse\" type=\"button\">Collapse</button>\n"
+      "<button id=\"expand-all\" type=\"button\">Expand all</button>\n</div>\n<div id=\"legend\">\n";
+  const bool coloured = !usage.empty();
+  if (coloured) {
+    out += "<span>GPUs in use:</span>\n";
+    const std::pair<const char*, const char*> keys[] = {{"under 25%", "#93c47d"},
+                                                        {"25% to 75%", "#ffd966"},
+                                                        {"75% to 99%", "#f6b26b"},
+                                                        {"full", "#e06666"},
+                                                        {"no GPUs / unknown", "#d9d9d9"}};
+    for (const auto& [text, colour] : keys) {
+      out += "<span class=\"box legend-gpu\" style=\"background:" + std::string(colour) + "\">" + text +
+             "</span>\n";
+    }
+  }
+  // The swatch is drawn as the degraded boxes are: the same class, so the same frame, and the
+  // warning fill only where the boxes have it (no GPU data).
+  out += std::string("<span class=\"box degraded legend-degraded\"") +
+         (coloured ? " style=\"background:#ffffff\"" : "") +
+         ">degraded links or uplinks (FabricDegraded)</span>\n"
+         "<span class=\"node bad\">node with a bad own link</span>\n";
+  if (!options.unavailable_nodes.empty()) out += "<span class=\"node off\">cordoned or NotReady</span>\n";
+  out += "</div>\n</header>\n<ul id=\"results\" hidden></ul>\n<main id=\"tree\" role=\"tree\"></main>\n";
+  out +=
+      "<noscript><p>This page draws the tree with JavaScript; hypertopo discover -o tree prints it as "
+      "text.</p></noscript>\n";
+  out += "<script type=\"application/json\" id=\"hypertopo-data\">" + script_safe_json(data) + "</script>\n";
+  out += "<script>" + std::string(kScript) + "</script>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace hypertopo::topology::exporters

@@ -1,0 +1,49 @@
+// topology/exporters/capacity_html.h: the tree as one self-contained, interactive HTML page.
+//
+// The picture for fabrics too large for Graphviz: the page opens with the tree collapsed to the
+// tiers the window holds, and every domain expands on a click. Boxes are filled by GPU use (the
+// colours of render_capacity_dot), degraded domains carry the warning frame and their bad links,
+// nodes whose own link is bad are marked, and a search box finds a node or a domain and opens the
+// path to it. Nothing is fetched: the styles, the script and the data are inline, and the page's
+// Content-Security-Policy forbids any request, so it works on an offline cluster and from a file.
+//
+// The data travels as JSON inside <script type="application/json">, with '<', '>' and '&' written
+// as \u escapes, and the script builds the page with textContent only: a node name holding
+// "</script>" or quotes is shown as text, never run.
+//
+//   GpuUsage usage = {{"node-1", {.allocatable = 8, .used = 6}}};
+//   std::ofstream("fabric.html") << render_capacity_html(tree, usage, {.title = "fabric"});
+//
+// The page's URL fragment opens it in a given state: #expand=all, #expand=<tiers from the top>,
+// #search=<node or domain name>.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "topology/exporters/capacity_dot.h"
+#include "topology/tree.h"
+
+namespace hypertopo::topology::exporters {
+
+// A degraded domain as the cluster reports it (the FabricDegraded condition of a HyperNode), for
+// trees whose domains carry no health of their own (`hypertopo status`).
+struct DegradedNote {
+  std::string reason;
+  std::string message;  // "<end> - <end>: <reason>, ...; ..." as the condition's message has it
+};
+
+struct CapacityHtmlOptions {
+  std::string title = "hypertopo";
+  std::string subtitle;                          // where the tree came from, when
+  std::map<std::string, DegradedNote> degraded;  // by domain name; used where health is not assessed
+  std::set<std::string> unavailable_nodes;       // cordoned or NotReady: marked, counted as not free
+  std::size_t max_links_listed = 64;             // bad links listed per domain, then a count
+};
+
+// `usage` may be empty: the boxes are then plain (no GPU figures, no colour legend).
+std::string render_capacity_html(const Tree& tree, const GpuUsage& usage,
+                                 const CapacityHtmlOptions& options = {});
+
+}  // namespace hypertopo::topology::exporters
