@@ -172,7 +172,8 @@ class VictimSearch {
 // The cost of a victim set: budgets counted across it, units and GPUs lost.
 VictimCost cost_of(const VictimSearch& search, std::span<const PreemptionCandidate> pods,
                    std::span<const DisruptionBudget> budgets, std::vector<std::size_t> victims,
-                   std::vector<bool>* violates, std::vector<std::string>* broken) {
+                   std::vector<std::string>* broken,
+                   std::unordered_map<std::size_t, bool>* violated_out = nullptr) {
   VictimCost cost;
   std::sort(victims.begin(), victims.end(),
             [&](std::size_t a, std::size_t b) { return search.more_important(a, b); });
@@ -200,6 +201,7 @@ VictimCost cost_of(const VictimSearch& search, std::span<const PreemptionCandida
     }
   }
   if (broken) broken->assign(gangs.begin(), gangs.end());
+  if (violated_out) *violated_out = std::move(violated);
   return cost;
 }
 
@@ -362,7 +364,7 @@ std::expected<PreemptionPlan, Error> plan_with_victims(TopologyIndex& index, con
     if (total < need) return std::nullopt;
     Choice out{d, {}, std::vector<std::size_t>(chosen.begin(), chosen.end())};
     std::sort(out.victims.begin(), out.victims.end());
-    out.cost = cost_of(search, pods, budgets, out.victims, nullptr, nullptr);
+    out.cost = cost_of(search, pods, budgets, out.victims, nullptr);
     return out;
   };
 
@@ -423,22 +425,9 @@ std::expected<PreemptionPlan, Error> plan_with_victims(TopologyIndex& index, con
       plan.domain = choice.domain == index.root() ? std::string() : index.domain(choice.domain).name;
       plan.tier = index.domain(choice.domain).tier;
       plan.victims = kept;
-      plan.cost = cost_of(search, pods, budgets, kept, nullptr, &plan.broken_gangs);
-      std::vector<std::size_t> sorted = kept;
-      std::sort(sorted.begin(), sorted.end(),
-                [&](std::size_t a, std::size_t b) { return search.more_important(a, b); });
-      // Per victim, in plan order: whether the budgets counted over the whole set are broken by it.
-      std::vector<std::int32_t> allowed(budgets.size());
-      for (std::size_t b = 0; b < budgets.size(); ++b) allowed[b] = budgets[b].disruptions_allowed;
+      // Budgets counted over the whole victim set, most important victims first.
       std::unordered_map<std::size_t, bool> violated;
-      for (std::size_t c : sorted) {
-        bool vio = false;
-        for (std::size_t b = 0; b < budgets.size(); ++b) {
-          if (!budgets[b].matches(pods[c]) || budgets[b].disrupted_pods.contains(pods[c].name)) continue;
-          if (--allowed[b] < 0) vio = true;
-        }
-        violated[c] = vio;
-      }
+      plan.cost = cost_of(search, pods, budgets, kept, &plan.broken_gangs, &violated);
       for (std::size_t c : kept) {
         plan.violates_budget.push_back(violated[c]);
         plan.gpus_evicted += search.gpus(c);
