@@ -6,6 +6,7 @@
 #include "discoverers/ib-local/ib_local_probe.h"
 #include "discoverers/ibnetdiscover/ibnetdiscover_source.h"
 #include "discoverers/labels/labels_source.h"
+#include "discoverers/netq/netq_source.h"
 #include "discoverers/nvlink/nvlink_probe.h"
 #include "discoverers/registry/discoverer.h"
 #include "discoverers/reports/reports_source.h"
@@ -27,6 +28,7 @@ void register_builtin_discoverers(DiscovererRegistry& registry) {
   add(demo_source_entry());
   add(ibnetdiscover_source_entry());
   add(labels_source_entry());
+  add(netq::netq_file_source_entry());
   add(reports_source_entry());
   add(roce_lldp::roce_source_entry());
   add(ufm::ufm_source_entry());
