@@ -447,9 +447,35 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
         result.reason += " in slices of " + std::to_string(layers_.front().size) + " at tier " +
                          std::to_string(layers_.front().tier);
       }
-      result.reason += best_seen.empty()
-                           ? std::string("; no node has room for one")
-                           : "; the largest, " + best_seen + ", holds " + std::to_string(best_cap_seen);
+      const bool nodes_have_room =
+          std::any_of(node_fit_.begin(), node_fit_.end(), [](std::int64_t f) { return f > 0; });
+      if (!best_seen.empty()) {
+        result.reason += "; the largest, " + best_seen + ", holds " + std::to_string(best_cap_seen);
+      } else if (nodes_have_room && !layers_.empty()) {
+        // Pods fit on nodes, but no domain of the slice's tier holds a whole slice: say how many
+        // pods the largest of them holds, not that nodes are full.
+        const Layer& slice = layers_.front();
+        std::int64_t most = 0;
+        std::string where;
+        for (int d : domains_by_tier_) {
+          if (index_.domain(d).tier != slice.tier) continue;
+          std::int64_t pods = 0;
+          for (std::vector<int> stack{d}; !stack.empty();) {
+            const IndexDomain& dom = index_.domain(stack.back());
+            stack.pop_back();
+            for (int n : dom.nodes) pods += node_fit_[static_cast<std::size_t>(n)];
+            stack.insert(stack.end(), dom.children.begin(), dom.children.end());
+          }
+          if (pods > most) {
+            most = pods;
+            where = index_.domain(d).name;
+          }
+        }
+        result.reason += "; no domain at tier " + std::to_string(slice.tier) + " holds a slice of " +
+                         std::to_string(slice.size) + ": the largest, " + where + ", holds " + pod_count(most);
+      } else {
+        result.reason += "; no node has room for one pod";
+      }
       if (!excluded_nodes_.empty()) result.reason += "; " + excluded_nodes_;
       if (!excluded_fit.empty()) {
         result.reason += "; " + excluded_fit + " (fabric health mode exclude)";

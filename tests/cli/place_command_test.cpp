@@ -328,6 +328,31 @@ TEST_F(PlaceCommandTest, TextOutputOfAnAbsurdlyDeepTreeStaysLinearInItsDepth) {
   EXPECT_LT(run.out.size(), std::size_t{512} << 10) << run.out.size();
 }
 
+// On an idle cluster whose nodes each hold a pod, a gang whose partitions no rack holds is told so,
+// with what the largest rack holds; "no node has room" is kept for nodes that hold no pod.
+TEST_F(PlaceCommandTest, APartitionNoRackHoldsIsNotCalledNoRoomOnNodes) {
+  auto request = [](const std::string& gpus) {
+    return json{{"apiVersion", "hypertopo.io/v1alpha1"},
+                {"kind", "PlacementRequest"},
+                {"name", "big"},
+                {"podSets",
+                 {{{"name", "trainer"},
+                   {"count", 8},
+                   {"requests", {{"nvidia.com/gpu", gpus}}},
+                   {"topology", {{"mode", "required"}, {"level", "example.com/block"}}},
+                   {"partitions", {{"total", 2}, {"size", 4}, {"level", "example.com/rack"}}}}}}};
+  };
+  auto idle = place(request("8"), {"-o", "text", "--semantics", "engine"});
+  EXPECT_EQ(idle.code, 1) << idle.err;
+  EXPECT_NE(idle.out.find("no domain at tier 1 holds a slice of 4: the largest, "), std::string::npos)
+      << idle.out;
+  EXPECT_NE(idle.out.find(", holds 2 pods"), std::string::npos) << idle.out;
+  EXPECT_EQ(idle.out.find("no node has room"), std::string::npos) << idle.out;
+  auto too_large = place(request("9"), {"-o", "text", "--semantics", "engine"});
+  EXPECT_EQ(too_large.code, 1) << too_large.err;
+  EXPECT_NE(too_large.out.find("no node has room for one pod"), std::string::npos) << too_large.out;
+}
+
 TEST(PlacementDoc, TheExamplesShowWhatPlacePrints) {
   const std::filesystem::path root(HYPERTOPO_SOURCE_DIR);
   const std::string doc = testing::read_text(root / "docs" / "placement.md");
