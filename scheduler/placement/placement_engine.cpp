@@ -472,7 +472,8 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
           }
         }
         result.reason += "; no domain at tier " + std::to_string(slice.tier) + " holds a slice of " +
-                         std::to_string(slice.size) + ": the largest, " + where + ", holds " + pod_count(most);
+                         std::to_string(slice.size) + ": the largest, " + where + ", holds " +
+                         pod_count(most);
       } else {
         result.reason += "; no node has room for one pod";
       }
