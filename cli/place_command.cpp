@@ -28,7 +28,14 @@ void add_place_command(CLI::App& app, Action& action) {
                   "PlacementRequest (docs/placement.md)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--pods", *pods, "kubectl get pods -A -o json output: bound pods count as used")
+  cmd->add_option("--pods", *pods,
+                  "kubectl get pods -A -o json output: bound pods count as used; PriorityClasses and "
+                  "PodDisruptionBudgets in the same List are read for preemption")
+      ->check(CLI::ExistingFile);
+  auto classes = std::make_shared<std::string>();
+  cmd->add_option("--priority-classes", *classes,
+                  "PriorityClasses (kubectl get priorityclasses -o json, or one): resolve priorityClassName "
+                  "when the job preempts")
       ->check(CLI::ExistingFile);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap")
       ->check(CLI::ExistingFile);
@@ -50,9 +57,10 @@ void add_place_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", *format, "json, yaml or text")
       ->check(CLI::IsMember({"json", "yaml", "text"}))
       ->capture_default_str();
-  cmd->callback([&action, in, format, timings, pods, config, flavor] {
-    action = [in, format, timings, pods, config, flavor]() -> int {
+  cmd->callback([&action, in, format, timings, pods, config, flavor, classes] {
+    action = [in, format, timings, pods, config, flavor, classes]() -> int {
       if (!pods->empty()) in->pods = *pods;
+      if (!classes->empty()) in->priority_classes = *classes;
       if (!flavor->empty()) in->resource_flavor = *flavor;
       if (!config->empty()) in->scheduler_config = *config;
       auto report = scheduler::run_placement(*in);
@@ -64,7 +72,9 @@ void add_place_command(CLI::App& app, Action& action) {
       std::cout << scheduler::render_report(*report, *format);
       if (*timings) {
         std::cerr << "timings (" << report->semantics << "): parse " << report->parse_ms << " ms, index "
-                  << report->index_ms << " ms, place " << report->place_ms << " ms\n";
+                  << report->index_ms << " ms, place " << report->place_ms << " ms";
+        if (report->preempt_ms >= 0) std::cerr << ", preempt " << report->preempt_ms << " ms";
+        std::cerr << "\n";
       }
       return report->result["fit"].get<bool>() ? 0 : 1;
     };

@@ -733,6 +733,102 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   return out;
 }
 
+// A pod spec's spec.priority, spec.priorityClassName and spec.preemptionPolicy, type-checked.
+std::expected<PriorityRequest, Error> read_priority(const json& spec, const std::string& where) {
+  PriorityRequest out;
+  out.source = where;
+  if (!spec.is_object()) return out;
+  if (auto it = spec.find("priority"); it != spec.end() && !it->is_null()) {
+    auto v = integer(spec, "priority", 0, where, std::numeric_limits<std::int32_t>::min(), kInt32Max);
+    if (!v) return std::unexpected(v.error());
+    out.value = static_cast<std::int32_t>(*v);
+  }
+  for (auto [key, field] : {std::pair{"priorityClassName", &out.class_name},
+                            std::pair{"preemptionPolicy", &out.preemption_policy}}) {
+    auto it = spec.find(key);
+    if (it == spec.end() || it->is_null()) continue;
+    if (!it->is_string())
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": " + key + " must be a string, got " + io::json_text(*it));
+    *field = it->get<std::string>();
+  }
+  if (!out.preemption_policy.empty() && out.preemption_policy != "Never" &&
+      out.preemption_policy != "PreemptLowerPriority") {
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": preemptionPolicy must be Never or PreemptLowerPriority, got '" +
+                    out.preemption_policy + "'");
+  }
+  return out;
+}
+
+json object_at(const json& obj, const char* key) {
+  if (!obj.is_object()) return json::object();
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : json::object();
+}
+
+json list_at(const json& obj, const char* key) {
+  if (!obj.is_object()) return json::array();
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_array() ? *it : json::array();
+}
+
+// The priority of each pod set's pods, in the order the readers above made the pod sets.
+std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& doc, const LoadedJob& job) {
+  std::vector<PriorityRequest> out;
+  const std::string api = str(doc, "apiVersion");
+  const std::string kind = str(doc, "kind");
+  const std::string name = str(object_at(doc, "metadata"), "name");
+  const json spec = object_at(doc, "spec");
+  auto add = [&](const json& pod_spec, const std::string& where) -> std::expected<PriorityRequest*, Error> {
+    auto p = read_priority(pod_spec, where);
+    if (!p) return std::unexpected(p.error());
+    out.push_back(std::move(*p));
+    return &out.back();
+  };
+  if (api.rfind("batch.volcano.sh/", 0) == 0 && kind == "Job") {
+    // Volcano's job controller gives each pod the task template's class, else the Job's own
+    // (volcano-sh/volcano pkg/controllers/job/job_controller_util.go, createJobPod).
+    const json tasks = list_at(spec, "tasks");
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+      const std::string task = str(tasks[i], "name").empty() ? std::to_string(i) : str(tasks[i], "name");
+      auto p = add(object_at(object_at(tasks[i], "template"), "spec"),
+                   "Volcano Job " + name + " task " + task + " template spec");
+      if (!p) return std::unexpected(p.error());
+      if ((*p)->class_name.empty() && !str(spec, "priorityClassName").empty()) {
+        (*p)->class_name = str(spec, "priorityClassName");
+        (*p)->source = "Volcano Job " + name + " spec";
+      }
+    }
+  } else if (api == "batch/v1" && kind == "Job") {
+    if (auto p = add(object_at(object_at(spec, "template"), "spec"), "Job " + name + " template spec"); !p)
+      return std::unexpected(p.error());
+  } else if (api.rfind("jobset.x-k8s.io/", 0) == 0 && kind == "JobSet") {
+    const json jobs = list_at(spec, "replicatedJobs");
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+      const json pod_spec =
+          object_at(object_at(object_at(object_at(jobs[i], "template"), "spec"), "template"), "spec");
+      if (auto p = add(pod_spec, "JobSet " + name + " spec.replicatedJobs[" + std::to_string(i) +
+                                     "].template.spec.template.spec");
+          !p)
+        return std::unexpected(p.error());
+    }
+  } else if (kind == "List" && job.format == "podgroup") {
+    for (const auto& item : list_at(doc, "items")) {
+      if (!item.is_object() || str(item, "kind") != "Pod") continue;
+      if (auto p = add(object_at(item, "spec"), "Pod " + str(object_at(item, "metadata"), "name") + " spec");
+          !p)
+        return std::unexpected(p.error());
+    }
+  } else if (job.format == "neutral") {
+    auto p = read_priority(doc, "PlacementRequest " + job.request.name);
+    if (!p) return std::unexpected(p.error());
+    out.assign(job.request.pod_sets.size(), *p);
+  }
+  out.resize(job.request.pod_sets.size(), PriorityRequest{});
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -760,7 +856,13 @@ std::expected<KaiwoReplicas, Error> kaiwo_replicas(int gpus, int replicas, int g
 std::expected<LoadedJob, Error> parse_job(const json& doc, const std::vector<NodeSpec>& nodes) {
   if (!doc.is_object()) return fail(ErrorCode::kParse, "expected a job object");
   try {
-    return parse_job_object(doc, nodes);
+    auto job = parse_job_object(doc, nodes);
+    if (!job) return job;
+    auto priorities = job_priorities(doc, *job);
+    if (!priorities) return std::unexpected(priorities.error());
+    job->priorities = std::move(*priorities);
+    job->kind = str(doc, "kind");
+    return job;
   } catch (const json::exception& e) {
     // The readers check the types of the fields they know; this names what one of them missed.
     std::string what = e.what();

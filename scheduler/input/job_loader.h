@@ -9,6 +9,12 @@
 // hypertopo.io/v1alpha1, kind PlacementRequest). Every count is range-checked where it is read and
 // a field of the wrong JSON type is an error naming it.
 //
+// Each pod set also carries what its pods say of their priority (PriorityRequest), for preemption:
+// spec.priority, spec.priorityClassName and spec.preemptionPolicy of its pod template (a Volcano
+// Job: the task template's class, else the Job's spec.priorityClassName; a PodGroup List: its Pod;
+// the neutral request: its top-level priority fields). The names are resolved later, against the
+// PriorityClasses the caller has (placement_session.h).
+//
 //   auto job = load_job("job.yaml", nodes);   // nodes: for Kaiwo's GPUs-per-node rule
 //   if (job) engine.place(job->request);
 #pragma once
@@ -16,6 +22,7 @@
 #include <expected>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,9 +32,20 @@
 
 namespace hypertopo::scheduler {
 
+// A pod template's priority before PriorityClasses resolve it.
+struct PriorityRequest {
+  std::optional<std::int32_t> value;  // spec.priority
+  std::string class_name;             // spec.priorityClassName
+  std::string preemption_policy;      // spec.preemptionPolicy: "", "Never" or "PreemptLowerPriority"
+  std::string source;                 // the object and field path, for messages ("Job train template spec")
+};
+
 struct LoadedJob {
   JobRequest request;
   std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | neutral
+  std::string kind;    // the document's kind (Job, JobSet, List, PlacementRequest, ...)
+  // One per pod set of `request`, in the same order (a pod set without one reads as unset).
+  std::vector<PriorityRequest> priorities;
 };
 
 std::expected<LoadedJob, Error> parse_job(const nlohmann::json& doc, const std::vector<NodeSpec>& nodes);

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "scheduler/input/job_loader.h"
 #include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/placement_engine.h"
+#include "scheduler/placement/victim_planner.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -226,6 +229,354 @@ json kueue_result(const std::vector<KueuePodSetResult>& results, const JobReques
   return out;
 }
 
+// ---- Priorities, budgets and preemption ----
+
+const json& member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string text(const json& obj, const char* key) {
+  const json& v = member(obj, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+std::string object_name(const json& obj) {
+  const json& meta = member(obj, "metadata");
+  const std::string ns = text(meta, "namespace");
+  return ns.empty() ? text(meta, "name") : ns + "/" + text(meta, "name");
+}
+
+// A scheduling.k8s.io/v1 PriorityClass as Priority admission reads it.
+struct PriorityClassSpec {
+  std::int32_t value = 0;
+  bool global_default = false;
+  std::string preemption_policy;  // "" = PreemptLowerPriority
+  std::string source;             // where it was given
+};
+using PriorityClassMap = std::map<std::string, PriorityClassSpec>;
+
+// The classes every cluster has (kubernetes/kubernetes pkg/apis/scheduling/types.go:
+// SystemCriticalPriority = 2 x HighestUserDefinablePriority (10^9); system-node-critical is 1000
+// above it, as SystemPriorityClasses() creates them).
+PriorityClassMap builtin_priority_classes() {
+  return {{"system-cluster-critical", {2000000000, false, "", "built-in"}},
+          {"system-node-critical", {2000001000, false, "", "built-in"}}};
+}
+
+std::expected<void, Error> add_priority_class(PriorityClassMap& classes, const json& pc,
+                                              const std::string& where) {
+  const std::string name = text(member(pc, "metadata"), "name");
+  const std::string who = where + ": PriorityClass " + (name.empty() ? "(no name)" : name);
+  if (name.empty()) return fail(ErrorCode::kInvalidArgument, who + ": metadata.name is required");
+  PriorityClassSpec spec;
+  spec.source = where;
+  const json& value = member(pc, "value");
+  if (!value.is_number_integer() || value.get<std::int64_t>() < std::numeric_limits<std::int32_t>::min() ||
+      value.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+    return fail(ErrorCode::kInvalidArgument,
+                who + ": value must be a 32-bit integer, got " + (value.is_null() ? "none" : value.dump()));
+  }
+  spec.value = static_cast<std::int32_t>(value.get<std::int64_t>());
+  const json& global = member(pc, "globalDefault");
+  if (!global.is_null() && !global.is_boolean())
+    return fail(ErrorCode::kInvalidArgument,
+                who + ": globalDefault must be true or false, got " + global.dump());
+  spec.global_default = global.is_boolean() && global.get<bool>();
+  const json& policy = member(pc, "preemptionPolicy");
+  if (!policy.is_null() && (!policy.is_string() || (policy != "Never" && policy != "PreemptLowerPriority")))
+    return fail(ErrorCode::kInvalidArgument,
+                who + ": preemptionPolicy must be Never or PreemptLowerPriority, got " + policy.dump());
+  if (policy.is_string()) spec.preemption_policy = policy.get<std::string>();
+  if (auto it = classes.find(name);
+      it != classes.end() && it->second.source != "built-in" &&
+      (it->second.value != spec.value || it->second.global_default != spec.global_default ||
+       it->second.preemption_policy != spec.preemption_policy)) {
+    return fail(ErrorCode::kInvalidArgument,
+                who + " differs from the PriorityClass " + name + " of " + it->second.source + " (value " +
+                    std::to_string(it->second.value) + " here " + std::to_string(spec.value) + ")");
+  }
+  classes[name] = std::move(spec);
+  return {};
+}
+
+// --priority-classes: one PriorityClass, or a List (PriorityClassList) of them.
+std::expected<void, Error> load_priority_classes(const std::filesystem::path& path,
+                                                 PriorityClassMap& classes) {
+  auto doc = read_document(path);
+  if (!doc) return std::unexpected(doc.error());
+  const std::string where = path.string();
+  if (text(*doc, "kind") == "PriorityClass") return add_priority_class(classes, *doc, where);
+  const json& items = member(*doc, "items");
+  if (!doc->is_object() || !items.is_array())
+    return fail(
+        ErrorCode::kInvalidArgument,
+        where + ": expected a PriorityClass or a List of them, got kind '" + text(*doc, "kind") + "'");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (text(items[i], "kind") != "PriorityClass")
+      return fail(ErrorCode::kInvalidArgument, where + ": items[" + std::to_string(i) +
+                                                   "]: expected kind PriorityClass, got '" +
+                                                   text(items[i], "kind") + "'");
+    if (auto ok = add_priority_class(classes, items[i], where); !ok) return ok;
+  }
+  return {};
+}
+
+// What a nodes or pods list may hold beside its own kind (`kubectl get pods,pdb,priorityclasses -A
+// -o json` gives one List of all three).
+struct SideObjects {
+  std::vector<json> priority_classes;
+  std::vector<json> budgets;  // policy/v1 PodDisruptionBudgets (pods list only)
+};
+
+// The list without its PriorityClasses (and PodDisruptionBudgets when `budgets_too`), which go to
+// `side`; nullopt when it is no list or holds none of them (it stays as it is).
+std::optional<json> without_side_objects(const json& doc, bool budgets_too, SideObjects& side) {
+  const json& items = member(doc, "items");
+  if (!items.is_array()) return std::nullopt;
+  json kept = json::array();
+  SideObjects found;
+  for (const auto& item : items) {
+    const std::string kind = text(item, "kind");
+    if (kind == "PriorityClass") {
+      found.priority_classes.push_back(item);
+    } else if (budgets_too && kind == "PodDisruptionBudget") {
+      found.budgets.push_back(item);
+    } else {
+      kept.push_back(item);
+    }
+  }
+  if (found.priority_classes.empty() && found.budgets.empty()) return std::nullopt;
+  for (auto& pc : found.priority_classes) side.priority_classes.push_back(std::move(pc));
+  for (auto& b : found.budgets) side.budgets.push_back(std::move(b));
+  json out = doc;
+  out["items"] = std::move(kept);
+  return out;
+}
+
+// A nodes or pods file whose own reader refused it: read again without the side objects, if it
+// holds any; else the reader's own error stands.
+template <class T, class Parse>
+std::expected<T, Error> read_mixed_list(const std::filesystem::path& path, std::expected<T, Error> first,
+                                        bool budgets_too, SideObjects& side, std::optional<json>* kept,
+                                        Parse parse) {
+  if (first) return first;
+  auto doc = read_document(path);
+  if (!doc) return first;
+  auto rest = without_side_objects(*doc, budgets_too, side);
+  if (!rest) return first;
+  auto parsed = parse(*rest);
+  if (!parsed) return std::unexpected(parsed.error().context(path.string()));
+  if (kept) *kept = std::move(*rest);
+  return parsed;
+}
+
+// policy/v1 PodDisruptionBudget: spec.selector (metav1.LabelSelector), status.disruptionsAllowed,
+// status.disruptedPods (pod name -> when its eviction was admitted).
+std::expected<DisruptionBudget, Error> read_budget(const json& budget, const std::string& where) {
+  DisruptionBudget out;
+  const json& meta = member(budget, "metadata");
+  out.ns = text(meta, "namespace");
+  out.name = text(meta, "name");
+  const std::string who = where + ": PodDisruptionBudget " + out.ns + "/" + out.name;
+  const json& selector = member(member(budget, "spec"), "selector");
+  if (!selector.is_null() && !selector.is_object())
+    return fail(ErrorCode::kInvalidArgument, who + ": spec.selector must be an object");
+  out.selector.kind = MemberSelector::Kind::kLabel;
+  const json& labels = member(selector, "matchLabels");
+  if (labels.is_object()) {
+    for (const auto& [k, v] : labels.items()) {
+      if (!v.is_string())
+        return fail(ErrorCode::kInvalidArgument,
+                    who + ": spec.selector.matchLabels." + k + " must be a string");
+      out.selector.match_labels[k] = v.get<std::string>();
+    }
+  }
+  const json& expressions = member(selector, "matchExpressions");
+  if (expressions.is_array()) {
+    for (const auto& e : expressions) {
+      LabelRequirement r{.key = text(e, "key"), .op = text(e, "operator"), .values = {}};
+      if (r.op != "In" && r.op != "NotIn" && r.op != "Exists" && r.op != "DoesNotExist")
+        return fail(
+            ErrorCode::kInvalidArgument,
+            who +
+                ": spec.selector.matchExpressions operator must be In, NotIn, Exists or DoesNotExist, "
+                "got '" +
+                r.op + "'");
+      const json& values = member(e, "values");
+      if (values.is_array()) {
+        for (const auto& v : values) {
+          if (v.is_string()) r.values.push_back(v.get<std::string>());
+        }
+      }
+      out.selector.match_expressions.push_back(std::move(r));
+    }
+  }
+  out.selector_set = !out.selector.match_labels.empty() || !out.selector.match_expressions.empty();
+  const json& status = member(budget, "status");
+  const json& allowed = member(status, "disruptionsAllowed");
+  if (!allowed.is_null() && !allowed.is_number_integer())
+    return fail(ErrorCode::kInvalidArgument, who + ": status.disruptionsAllowed must be an integer");
+  if (allowed.is_number_integer())
+    out.disruptions_allowed = static_cast<std::int32_t>(
+        std::clamp<std::int64_t>(allowed.get<std::int64_t>(), std::numeric_limits<std::int32_t>::min(),
+                                 std::numeric_limits<std::int32_t>::max()));
+  const json& disrupted = member(status, "disruptedPods");
+  if (disrupted.is_object()) {
+    for (const auto& [name, when] : disrupted.items()) out.disrupted_pods.insert(name);
+  }
+  return out;
+}
+
+struct ResolvedPriority {
+  std::int32_t value = 0;
+  bool never = false;
+  bool stated = false;  // a value, class or policy was given, or a globalDefault class applies
+};
+
+// Priority admission (kubernetes/kubernetes plugin/pkg/admission/priority/admission.go, Admit and
+// getDefaultPriority): a named class gives its value, and its preemptionPolicy unless the pod sets
+// one; no name: the globalDefault class with the lowest value, else 0. `value_first`: a pod already
+// admitted carries the value the API server computed, which then wins over the name.
+std::expected<ResolvedPriority, Error> resolve_priority(const PriorityClassMap& classes,
+                                                        const PriorityRequest& request, bool value_first) {
+  ResolvedPriority out;
+  const PriorityClassSpec* cls = nullptr;
+  if (!request.class_name.empty() && !(value_first && request.value)) {
+    auto it = classes.find(request.class_name);
+    if (it == classes.end()) {
+      std::string known;
+      for (const auto& [name, spec] : classes) known += (known.empty() ? "" : ", ") + name;
+      return fail(ErrorCode::kInvalidArgument,
+                  request.source + ": priorityClassName '" + request.class_name +
+                      "' matches no PriorityClass (known: " + known +
+                      "; give them with --priority-classes or in the --pods or --nodes list)");
+    }
+    cls = &it->second;
+  } else if (!request.value) {
+    for (const auto& [name, spec] : classes) {
+      if (spec.global_default && (!cls || spec.value < cls->value)) cls = &spec;
+    }
+  }
+  if (cls) {
+    out.value = cls->value;
+  } else if (request.value) {
+    out.value = *request.value;
+  }
+  const std::string& policy = !request.preemption_policy.empty() ? request.preemption_policy
+                              : cls                              ? cls->preemption_policy
+                                                                 : request.preemption_policy;
+  out.never = policy == "Never";
+  out.stated = cls || request.value || !request.preemption_policy.empty();
+  return out;
+}
+
+// The gang a running pod belongs to, read as the extender reads it with its default keys
+// (scheduler/extender: ExtenderService::gang_key): the pod-group label or annotation, else the
+// upstream PodGroup or Workload it names.
+std::string gang_of(const json& pod) {
+  const json& meta = member(pod, "metadata");
+  const std::string ns = text(meta, "namespace");
+  for (const char* k : {"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"}) {
+    if (auto v = text(member(meta, "labels"), k); !v.empty()) return ns + "/" + v;
+  }
+  for (const char* k : {"scheduling.k8s.io/group-name", "hypertopo.io/gang"}) {
+    if (auto v = text(member(meta, "annotations"), k); !v.empty()) return ns + "/" + v;
+  }
+  const json& spec = member(pod, "spec");
+  if (auto group = text(member(spec, "schedulingGroup"), "podGroupName"); !group.empty())
+    return ns + "/" + group;
+  const json& ref = member(spec, "workloadRef");
+  if (auto workload = text(ref, "name"); !workload.empty()) {
+    std::string key = ns + "/" + workload + "/" + text(ref, "podGroup");
+    if (auto replica = text(ref, "podGroupReplicaKey"); !replica.empty()) key += "/" + replica;
+    return key;
+  }
+  return "";
+}
+
+// The bound, unfinished pods of the pods list on the index's nodes, with their priorities.
+std::expected<std::vector<PreemptionCandidate>, Error> running_pods(const json& doc,
+                                                                    const TopologyIndex& index,
+                                                                    const PriorityClassMap& classes) {
+  std::vector<PreemptionCandidate> out;
+  const json single = json::array({doc});
+  const json& items = text(doc, "kind") == "Pod" ? single : member(doc, "items");
+  if (!items.is_array()) return out;
+  for (const auto& item : items) {
+    auto listed = parse_pod_items(std::span<const json>(&item, 1));
+    if (!listed) return std::unexpected(listed.error());
+    if (listed->empty()) continue;  // pending or finished
+    ListedPod& pod = listed->front();
+    const int node = index.find_node(pod.bound.node);
+    if (node < 0) continue;
+    const json& spec = member(item, "spec");
+    PriorityRequest request;
+    if (member(spec, "priority").is_number_integer()) request.value = pod.priority;
+    request.class_name = text(spec, "priorityClassName");
+    request.source = "Pod " + pod.ns + "/" + pod.name;
+    auto priority = resolve_priority(classes, request, /*value_first=*/true);
+    if (!priority) return std::unexpected(priority.error());
+    out.push_back({.uid = pod.uid,
+                   .ns = pod.ns,
+                   .name = pod.name,
+                   .node = node,
+                   .priority = priority->value,
+                   .requests = pod.bound.requests,
+                   .gang = gang_of(item),
+                   .start_time = pod.start_time,
+                   .labels = pod.labels,
+                   .terminating = pod.terminating});
+  }
+  return out;
+}
+
+// The cost of the chosen victims in one sentence: why this domain and these pods.
+std::string cost_line(const PreemptionPlan& plan) {
+  std::ostringstream out;
+  out << (plan.domain.empty() ? std::string("the cluster") : plan.domain) << " (tier " << plan.tier
+      << ") is the cheapest of " << plan.domains_considered
+      << " domains tried, lowest tier first: " << plan.cost.victims << " victim"
+      << (plan.cost.victims == 1 ? "" : "s");
+  if (plan.cost.victims > 0) out << " of priority <= " << plan.cost.highest_priority;
+  out << ", " << plan.cost.units << " unit" << (plan.cost.units == 1 ? "" : "s") << " of work lost ("
+      << plan.broken_gangs.size() << " gang" << (plan.broken_gangs.size() == 1 ? "" : "s") << " broken), "
+      << plan.cost.gpus_lost << " GPUs lost, " << plan.cost.budget_violations
+      << " PodDisruptionBudget violation" << (plan.cost.budget_violations == 1 ? "" : "s");
+  return out.str();
+}
+
+json preemption_result(const PreemptionPlan& plan, std::span<const PreemptionCandidate> pods,
+                       const TopologyIndex& index, std::int32_t priority) {
+  json victims = json::array();
+  for (std::size_t i = 0; i < plan.victims.size(); ++i) {
+    const PreemptionCandidate& v = pods[plan.victims[i]];
+    json entry{{"namespace", v.ns},
+               {"name", v.name},
+               {"node", index.node(v.node).spec.name},
+               {"priority", v.priority},
+               {"violatesBudget", i < plan.violates_budget.size() && plan.violates_budget[i]}};
+    if (!v.gang.empty()) entry["gang"] = v.gang;
+    victims.push_back(std::move(entry));
+  }
+  json cost{{"budgetViolations", plan.cost.budget_violations},
+            {"highestPriority", plan.cost.victims > 0 ? json(plan.cost.highest_priority) : json()},
+            {"units", plan.cost.units},
+            {"victims", plan.cost.victims},
+            {"gpusLost", plan.cost.gpus_lost}};
+  return {{"priority", priority},
+          {"domain", plan.domain},
+          {"tier", plan.tier},
+          {"victims", std::move(victims)},
+          {"brokenGangs", plan.broken_gangs},
+          {"gpusEvicted", plan.gpus_evicted},
+          {"domainsConsidered", plan.domains_considered},
+          {"cost", std::move(cost)},
+          {"why", cost_line(plan)}};
+}
+
 void emit_yaml(YAML::Emitter& e, const json& v) {
   if (v.is_object()) {
     e << YAML::BeginMap;
@@ -262,7 +613,11 @@ std::string indent(std::size_t depth) {
 
 std::string render_text(const json& result) {
   std::ostringstream out;
+  const auto preemption = result.find("preemption");
   out << (result["fit"].get<bool>() ? "fit" : "no fit");
+  if (preemption != result.end())
+    out << " after preempting " << (*preemption)["victims"].size() << " pod"
+        << ((*preemption)["victims"].size() == 1 ? "" : "s");
   if (!result["reason"].get<std::string>().empty()) out << ": " << result["reason"].get<std::string>();
   out << "\n";
   for (const auto& ps : result["podSets"]) {
@@ -299,6 +654,26 @@ std::string render_text(const json& result) {
           << first + count - 1 << "\n";
     }
   }
+  if (preemption != result.end()) {
+    const json& p = *preemption;
+    const std::string domain = p["domain"].get<std::string>();
+    out << "preemption (priority " << p["priority"].get<std::int64_t>() << "): evict " << p["victims"].size()
+        << " pod" << (p["victims"].size() == 1 ? "" : "s") << " in "
+        << (domain.empty() ? "the cluster" : domain) << " (tier " << p["tier"].get<int>() << ")\n";
+    for (const auto& v : p["victims"]) {
+      out << "  " << v["namespace"].get<std::string>() << "/" << v["name"].get<std::string>() << "  on "
+          << v["node"].get<std::string>() << "  priority " << v["priority"].get<std::int64_t>();
+      if (v.contains("gang")) out << "  gang " << v["gang"].get<std::string>();
+      if (v["violatesBudget"].get<bool>()) out << "  violates its PodDisruptionBudget";
+      out << "\n";
+    }
+    if (!p["brokenGangs"].empty()) {
+      out << "  gangs broken:";
+      for (const auto& g : p["brokenGangs"]) out << " " << g.get<std::string>();
+      out << "\n";
+    }
+    out << "  why: " << p["why"].get<std::string>() << "\n";
+  }
   return out.str();
 }
 
@@ -311,13 +686,34 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
   }
   PlacementReport report;
   auto start = Clock::now();
-  auto nodes = load_nodes(in.nodes);
+  SideObjects side;
+  auto nodes = read_mixed_list(in.nodes, load_nodes(in.nodes), /*budgets_too=*/false, side, nullptr,
+                               [](const json& doc) { return parse_nodes(doc); });
   if (!nodes) return std::unexpected(nodes.error());
   std::vector<BoundPod> pods;
+  std::optional<json> pods_doc;  // the pods list as read, when it held side objects
+  const std::size_t classes_in_nodes = side.priority_classes.size();
   if (in.pods) {
-    auto p = load_pods(*in.pods);
+    auto p = read_mixed_list(*in.pods, load_pods(*in.pods), /*budgets_too=*/true, side, &pods_doc,
+                             [](const json& doc) { return parse_pods(doc); });
     if (!p) return std::unexpected(p.error());
     pods = std::move(*p);
+  }
+  PriorityClassMap classes = builtin_priority_classes();
+  for (std::size_t i = 0; i < side.priority_classes.size(); ++i) {
+    const auto& from = i < classes_in_nodes ? in.nodes : *in.pods;
+    if (auto ok = add_priority_class(classes, side.priority_classes[i], from.string()); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (in.priority_classes) {
+    if (auto ok = load_priority_classes(*in.priority_classes, classes); !ok)
+      return std::unexpected(ok.error());
+  }
+  std::vector<DisruptionBudget> budgets;
+  for (const auto& b : side.budgets) {
+    auto budget = read_budget(b, in.pods->string());
+    if (!budget) return std::unexpected(budget.error());
+    budgets.push_back(std::move(*budget));
   }
   auto topology = load_topology(in.topology);
   if (!topology) return std::unexpected(topology.error());
@@ -405,6 +801,45 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     auto placed = engine.place(job->request);
     if (!placed) return std::unexpected(placed.error());
     report.result = engine_result(*placed);
+    report.place_ms = ms_since(start);
+    // A KAI PodGroup with sub-groups is placed group by group; the victim planner knows one gang.
+    const bool one_gang = job->request.pod_sets.size() == 1 && !(job->format == "kai" && job->kind == "List");
+    if (!placed->fit && in.pods && one_gang) {
+      start = Clock::now();
+      const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
+      auto mine = resolve_priority(classes, request, /*value_first=*/false);
+      if (!mine) return std::unexpected(mine.error().context(in.job.string()));
+      if (!pods_doc) {
+        auto doc = read_document(*in.pods);
+        if (!doc) return std::unexpected(doc.error());
+        pods_doc = std::move(*doc);
+      }
+      auto running = running_pods(*pods_doc, *index, classes);
+      if (!running) return std::unexpected(running.error().context(in.pods->string()));
+      const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
+        return !p.terminating && p.priority < mine->value;
+      });
+      std::string why;
+      if (lower) {
+        auto plan = plan_with_victims(*index, job->request.pod_sets.front(), *running, budgets,
+                                      {.priority = mine->value, .never = mine->never}, config.binpack,
+                                      config.fabric_health);
+        if (!plan) return std::unexpected(plan.error());
+        if (plan->fit) {
+          report.result =
+              engine_result(JobPlacement{.fit = true, .reason = "", .pod_sets = {plan->placement}});
+          report.result["preemption"] = preemption_result(*plan, *running, *index, mine->value);
+        } else {
+          why = plan->reason;
+        }
+      } else if (mine->stated) {
+        why = "no running pod has a priority below the job's " + std::to_string(mine->value);
+      }
+      if (!why.empty())
+        report.result["reason"] = report.result["reason"].get<std::string>() + "; with preemption: " + why;
+      report.preempt_ms = ms_since(start);
+    }
+    return report;
   }
   report.place_ms = ms_since(start);
   return report;

@@ -14,6 +14,19 @@
 // shaped (a FabricDegraded HyperNode avoided or used, a node with a degraded own link) carries
 // `fabricHealth`: one sentence each, printed by -o text under the pod set.
 //
+// Preemption (engine semantics, a job of one pod set): when the job fits nowhere as the cluster is
+// and running pods of lower priority exist, the job is planned with victims
+// (scheduler/placement/victim_planner.h). Priorities are read as the API server's Priority
+// admission fills them (kubernetes/kubernetes plugin/pkg/admission/priority/admission.go): a
+// running pod's spec.priority, else its spec.priorityClassName, else the globalDefault class with
+// the lowest value, else 0; the job's pod template's priorityClassName first (admission computes
+// the value from it), then its spec.priority. PriorityClasses (scheduling.k8s.io/v1) come from
+// `priority_classes` and from the nodes and pods lists (`kubectl get pods,pdb,priorityclasses -A
+// -o json`), plus the two built-in system classes; PodDisruptionBudgets (policy/v1) from the pods
+// list. A class that resolves nowhere is an error naming it and the object. A fit with victims
+// sets `preemption` in the result: the domain, the victims (namespace, name, node, priority,
+// violatesBudget, gang), the gangs broken and the cost that chose them.
+//
 //   PlaceInputs in{.nodes = "nodes.json", .topology = "hn.json", .job = "job.yaml"};
 //   auto report = run_placement(in);
 //   if (report) std::cout << render_report(*report, "json");
@@ -44,13 +57,18 @@ struct PlaceInputs {
   // prefer-healthy | exclude | ignore (--fabric-health); empty: the scheduler config's
   // hypertopo.fabricHealth, else prefer-healthy. Engine semantics only: Kueue's algorithm has none.
   std::string fabric_health;
+  // PriorityClasses: one, or a List of them (--priority-classes).
+  std::optional<std::filesystem::path> priority_classes;
 };
 
 struct PlacementReport {
-  nlohmann::json result;  // {"fit", "reason", "podSets": [{"name", "assignment", "domains", "tier"}]}
-  std::string semantics;  // what actually ran: engine | kueue
+  // {"fit", "reason", "podSets": [{"name", "assignment", "domains", "tier"}], "preemption" (a fit
+  // with victims only)}
+  nlohmann::json result;
+  std::string semantics;              // what actually ran: engine | kueue
   std::vector<std::string> warnings;  // the scheduler config's (SchedulerConfig::warnings)
   double parse_ms = 0, index_ms = 0, place_ms = 0;
+  double preempt_ms = -1;  // planning with victims; -1: it did not run
 };
 
 std::expected<PlacementReport, Error> run_placement(const PlaceInputs& inputs);
