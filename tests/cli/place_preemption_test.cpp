@@ -5,6 +5,7 @@
 // PodDisruptionBudgets from the --pods list.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -358,6 +359,66 @@ TEST_F(PlacePreemptionTest, PriorityClassesInTheNodesListCount) {
                 file("job.json", volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}))});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   EXPECT_EQ(parsed(run)["preemption"]["priority"], 5000);
+}
+
+// The neutral request's top-level priority fields (docs/placement.md, "The neutral request").
+TEST_F(PlacePreemptionTest, TheNeutralRequestCarriesItsPriority) {
+  json request{{"apiVersion", "hypertopo.io/v1alpha1"},
+               {"kind", "PlacementRequest"},
+               {"name", "n"},
+               {"priority", 1000},
+               {"podSets",
+                {{{"name", "w"},
+                  {"count", 4},
+                  {"requests", {{"nvidia.com/gpu", "8"}}},
+                  {"topology", {{"mode", "required"}, {"level", "1"}}}}}}};
+  auto run = place(request, full_cluster_pods({{"priority", 0}}));
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  EXPECT_EQ(parsed(run)["preemption"]["victims"].size(), 4u) << run.out;
+  request["preemptionPolicy"] = "Sometimes";
+  run = place(request, full_cluster_pods({{"priority", 0}}));
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_NE(run.err.find("PlacementRequest n: preemptionPolicy must be Never or PreemptLowerPriority"),
+            std::string::npos)
+      << run.err;
+}
+
+// docs/placement.md's Preemption example, built from the files its prose describes and run as it is
+// written there: what it prints must be the text under the command.
+TEST_F(PlacePreemptionTest, TheDocExampleShowsWhatPlacePrints) {
+  const std::string doc =
+      testing::read_text(std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "docs" / "placement.md");
+  const std::string command =
+      "$ hypertopo place --nodes nodes.json --pods pods.json --topology hypernodes.json --job pretrain.yaml "
+      "-o text\n";
+  const std::size_t at = doc.find(command);
+  ASSERT_NE(at, std::string::npos) << "docs/placement.md lost its preemption example";
+  const std::size_t end = doc.find("# exit code 0\n", at);
+  ASSERT_NE(end, std::string::npos);
+  const std::string shown = doc.substr(at + command.size(), end - at - command.size());
+  const std::size_t yaml_at = doc.rfind("```yaml\n", at);
+  ASSERT_NE(yaml_at, std::string::npos);
+  const std::size_t yaml_end = doc.find("```\n", yaml_at + 8);
+  testing::write_text(dir_.path() / "pretrain.yaml", doc.substr(yaml_at + 8, yaml_end - yaml_at - 8));
+  json items = json::array();
+  for (const auto& n : node_names()) {
+    items.push_back(pod("batch-" + n, n, {{"priorityClassName", "batch"}, {"priority", 0}},
+                        {{"scheduling.x-k8s.io/pod-group", std::string("sweep-") + n[0]}}));
+    items.back()["metadata"]["namespace"] = "research";
+  }
+  items.push_back(priority_class("batch", 0));
+  items.push_back(priority_class("production", 1000));
+  json nodes = json::array();
+  for (const auto& n : node_names()) nodes.push_back(node(n));
+  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
+                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
+                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  auto run = testing::run_captured(
+      run_cli, {"place", "--nodes", file("nodes.json", list(nodes)), "--pods", file("pods.json", list(items)),
+                "--topology", file("hypernodes.json", hns), "--job", (dir_.path() / "pretrain.yaml").string(),
+                "-o", "text"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, shown);
 }
 
 }  // namespace
