@@ -29,6 +29,7 @@ void register_builtin_discoverers(DiscovererRegistry& registry) {
   add(ibnetdiscover_source_entry());
   add(labels_source_entry());
   add(netq::netq_file_source_entry());
+  add(netq::netq_source_entry());
   add(reports_source_entry());
   add(roce_lldp::roce_source_entry());
   add(ufm::ufm_source_entry());

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -21,6 +22,8 @@
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/bounded_file.h"
 #include "tests/support/fixtures.h"
+#include "tests/support/netq/fake_netq_server.h"
+#include "timing/clock.h"
 #include "topology/nvlink_merge.h"
 #include "topology/tree_builder.h"
 
@@ -259,6 +262,214 @@ TEST(NetqFile, BadAnswersAreRefusedNamingTheFileAndField) {
   auto big = discover_netq_dir(config);
   ASSERT_FALSE(big.has_value());
   EXPECT_THAT(big.error().message(), HasSubstr(kTopologyGraphFile));
+}
+
+// ---- the REST source against the NetQ stand-in serving the same answers ----
+
+struct Served {
+  testing::TempDir dir;
+  std::unique_ptr<testing::FakeNetqServer> netq;
+  std::string credentials;  // a credentials directory
+  std::string ca;           // the stand-in's CA file
+};
+
+std::unique_ptr<Served> serve_fixture(const std::string& fixture_dir, bool tls = true) {
+  auto s = std::make_unique<Served>();
+  s->netq = std::make_unique<testing::FakeNetqServer>(tls);
+  s->netq->set_credentials("netq-admin", "s3cret");
+  auto graph =
+      io::read_bounded_file(std::filesystem::path(fixture_dir) / kTopologyGraphFile, io::kDataFileLimit);
+  auto nodes =
+      io::read_bounded_file(std::filesystem::path(fixture_dir) / kComputeNodesFile, io::kDataFileLimit);
+  if (!graph || !nodes) return nullptr;
+  s->netq->add_premises(11, *graph);
+  s->netq->set_compute_nodes(*nodes);
+  if (!s->netq->start()) return nullptr;
+  const auto creds = s->dir.path() / "creds";
+  std::filesystem::create_directories(creds);
+  testing::write_text(creds / "username", "netq-admin\n");
+  testing::write_text(creds / "password", "s3cret\n");
+  s->credentials = creds.string();
+  s->ca = (s->dir.path() / "ca.crt").string();
+  testing::write_text(s->ca, s->netq->ca_pem());
+  return s;
+}
+
+NetqConfig config_for(const Served& s) {
+  NetqConfig c;
+  c.endpoint = s.netq->url();
+  c.credentials_dir = s.credentials;
+  c.ca_file = s.ca;
+  c.timeout = std::chrono::milliseconds(20000);
+  return c;
+}
+
+// What a user runs: `discover --source netq:CONFIG.yaml`, the config block in a file.
+TEST(NetqRest, DiscoverAgainstTheStandInGivesTheFixturesTree) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  const auto config = s->dir.path() / "netq.yaml";
+  testing::write_text(config, "endpoint: " + s->netq->url() + "\ncredentialsDir: " + s->credentials +
+                                  "\ncaFile: " + s->ca + "\ntimeout: 20s\n");
+  auto run =
+      testing::run_captured(cli::run_cli, {"discover", "--source", "netq:" + config.string(), "-o", "json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  auto from_file = testing::run_captured(
+      cli::run_cli, {"discover", "--source", "netq-file:" + graph_file.parent_path().string(), "-o", "json"});
+  ASSERT_EQ(from_file.code, 0) << from_file.err;
+  EXPECT_EQ(json::parse(run.out)["items"], json::parse(from_file.out)["items"]);
+  EXPECT_EQ(
+      s->netq->targets(),
+      (std::vector<std::string>{"POST /api/netq/auth/v1/login", "GET /api/netq/auth/v1/select/opid/11",
+                                "POST /api/netq/telemetry/v1/object/topologygraph/fetch-topology?timestamp=0",
+                                "GET /nmx/v1/compute-nodes"}));
+  // The password never reaches the output.
+  EXPECT_EQ(run.err.find("s3cret"), std::string::npos) << run.err;
+}
+
+TEST(NetqRest, PremisesWithoutTopologyAreNotAskedAndTheOthersMerge) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  s->netq->add_premises(12, "should not be asked", /*config_key_viewed=*/false);
+  s->netq->add_premises(13, R"([{"nodes": [{"compounded_nodes": [{"id": "x1", "name": "edge-leaf", "tier": 1},
+      {"id": "x2", "name": "edge-host", "tier": -1}]}], "links": [{"compounded_links": [{"interfaces":
+      [{"node": "x1", "interface": "swp1"}, {"node": "x2", "interface": "eth0"}]}]}]}])");
+  auto found = discover_netq(config_for(*s), {});
+  ASSERT_TRUE(found.has_value()) << found.error().message();
+  EXPECT_EQ(found->graph->switch_count(), 4u);
+  for (const auto& t : s->netq->targets()) EXPECT_EQ(t.find("opid/12"), std::string::npos) << t;
+  EXPECT_THAT(found->notes[0], HasSubstr("2 premises, 4 switches, 9 hosts"));
+}
+
+TEST(NetqRest, WrongPasswordFailsAtOnceNamingWhereTheCredentialsCameFrom) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  testing::write_text(std::filesystem::path(s->credentials) / "password", "wrong");
+  auto found = discover_netq(config_for(*s), {});
+  ASSERT_FALSE(found.has_value());
+  EXPECT_EQ(found.error().code(), ErrorCode::kPermission);
+  EXPECT_THAT(found.error().message(), HasSubstr("HTTP 401"));
+  EXPECT_THAT(found.error().message(), HasSubstr(s->credentials));
+  EXPECT_THAT(found.error().message(), HasSubstr("not retried"));
+  EXPECT_EQ(found.error().message().find("wrong"), std::string::npos);
+  EXPECT_EQ(s->netq->targets().size(), 1u);
+}
+
+TEST(NetqRest, TlsIsVerifiedAndCleartextRefused) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  NetqConfig c = config_for(*s);
+  c.ca_file.clear();  // the system store does not know the stand-in's CA
+  auto untrusted = discover_netq(c, {});
+  ASSERT_FALSE(untrusted.has_value());
+  EXPECT_THAT(untrusted.error().message(), HasSubstr("caFile"));
+  c.insecure = true;
+  auto insecure = discover_netq(c, {});
+  ASSERT_TRUE(insecure.has_value()) << insecure.error().message();
+  ASSERT_FALSE(insecure->warnings.empty());
+  EXPECT_THAT(insecure->warnings.back(), HasSubstr("TLS certificate verification is off"));
+
+  auto plain = serve_fixture(graph_file.parent_path().string(), /*tls=*/false);
+  ASSERT_TRUE(plain);
+  NetqConfig p = config_for(*plain);
+  p.ca_file.clear();
+  auto refused = discover_netq(p, {});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_THAT(refused.error().message(), HasSubstr("clear text"));
+  EXPECT_TRUE(plain->netq->targets().empty());
+}
+
+TEST(NetqRest, ServerErrorsAreRetriedWithBackoffOnTheInjectedClock) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  s->netq->script({.status = 503});
+  s->netq->script({.status = 429});
+  auto clock = std::make_shared<timing::ManualClock>();
+  NetqRunDeps deps;
+  deps.clock = clock;
+  auto found = discover_netq(config_for(*s), deps);
+  ASSERT_TRUE(found.has_value()) << found.error().message();
+  EXPECT_EQ(clock->sleeps().size(), 2u);
+  EXPECT_EQ(s->netq->targets().size(), 6u);  // login three times, then the three other calls
+}
+
+TEST(NetqRest, TimeoutAndSizeBoundsEndTheRunWithOneClearError) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  NetqConfig c = config_for(*s);
+  c.max_bytes = 4096;  // the topology graph is 36 KB
+  auto big = discover_netq(c, {});
+  ASSERT_FALSE(big.has_value());
+  EXPECT_THAT(big.error().message(), HasSubstr("maxBytes"));
+
+  s->netq->script({.status = 200, .body = "{}", .delay = std::chrono::milliseconds(1500)});
+  c = config_for(*s);
+  c.timeout = std::chrono::milliseconds(300);
+  auto slow = discover_netq(c, {});
+  ASSERT_FALSE(slow.has_value());
+  EXPECT_EQ(slow.error().code(), ErrorCode::kUnavailable);
+  EXPECT_THAT(slow.error().message(), HasSubstr("/api/netq/auth/v1/login"));
+}
+
+// NMX is best effort, as in topograph: without it the switch tree still comes, with a warning.
+TEST(NetqRest, NoNmxGivesTheSwitchTreeAndAWarning) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  s->netq->set_compute_nodes("");
+  auto found = discover_netq(config_for(*s), {});
+  ASSERT_TRUE(found.has_value()) << found.error().message();
+  EXPECT_TRUE(found->reports.empty());
+  ASSERT_EQ(found->warnings.size(), 1u);
+  EXPECT_THAT(found->warnings[0], HasSubstr("no NVLink domains from NMX"));
+}
+
+// The agent's YAML: credentials from a Secret read through the API on every run.
+TEST(NetqRest, AgentYamlWithASecretRef) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  auto s = serve_fixture(graph_file.parent_path().string());
+  ASSERT_TRUE(s);
+  auto config = agent::parse_agent_config(
+      "sources:\n  - kind: netq\n    config: {endpoint: " + s->netq->url() +
+          ", credentials: {secretRef: {name: netq-credentials}}, caFile: " + s->ca + "}\n",
+      "config.yaml");
+  ASSERT_TRUE(config.has_value()) << config.error().message();
+  DiscovererRegistry registry;
+  register_builtin_discoverers(registry);
+  PipelineInput input;
+  input.sources = {SourceSpec{"netq", "", config->sources[0].settings}};
+  int reads = 0;
+  input.deps.read_secret =
+      [&](const std::string&,
+          const std::string& name) -> std::expected<std::map<std::string, std::string>, Error> {
+    ++reads;
+    EXPECT_EQ(name, "netq-credentials");
+    return std::map<std::string, std::string>{{"username", "netq-admin"}, {"password", "s3cret\n"}};
+  };
+  auto result = run_discovery(registry, input);
+  ASSERT_TRUE(result.has_value()) << result.error().message();
+  EXPECT_EQ(reads, 1);
+  EXPECT_EQ(result->nvlink_domains, 1u);
+
+  for (const auto& [yaml, message] : std::vector<std::pair<std::string, std::string>>{
+           {"sources:\n  - {kind: netq, config: {endpoint: https://netq}}\n", "needs credentials"},
+           {"sources:\n  - {kind: netq, config: {endpoint: ftp://netq, credentialsDir: /c}}\n",
+            "not an http(s)"},
+           {"sources:\n  - {kind: netq, config: {endpoint: https://u:p@netq, credentialsDir: /c}}\n",
+            "must not carry credentials"},
+           {"sources:\n  - {kind: netq, config: {endpoint: https://netq, credentialsDir: /c, caFile: /a, "
+            "insecureSkipVerify: true}}\n",
+            "contradicts caFile"}}) {
+    auto bad = agent::parse_agent_config(yaml, "config.yaml");
+    ASSERT_FALSE(bad.has_value()) << yaml;
+    EXPECT_THAT(bad.error().message(), HasSubstr(message)) << yaml;
+  }
 }
 
 }  // namespace

@@ -260,7 +260,7 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
     const auto arrived = std::chrono::steady_clock::now();
     if (raw_handler) {
       auto raw = raw_handler({std::string(req.method_string()), std::string(req.target()),
-                              std::string(req[http::field::authorization])});
+                              std::string(req[http::field::authorization]), req.body()});
       if (raw) {
         {
           std::lock_guard lock(mutex);
@@ -276,6 +276,7 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
     const std::string verb = verb_of(sreq);
     std::string token;
     bool authorized = true;
+    std::size_t entry = 0;  // this request's line in the log, written before the store sees it
     {
       std::lock_guard lock(mutex);
       ++requests;
@@ -286,10 +287,13 @@ void LoopbackApiServer::State::serve(Stream& stream, int fd) {
       authorized = bearer_token.empty() || auth == "Bearer " + bearer_token ||
                    (!token.empty() &&
                     std::find(extra_tokens.begin(), extra_tokens.end(), token) != extra_tokens.end());
+      // Logged when read, so that whatever the store does with it is never seen before its line.
+      entry = log.size();
+      log.push_back({verb, sreq.path, token, 0, arrived});
     }
     auto logged = [&](int status) {
       std::lock_guard lock(mutex);
-      log.push_back({verb, sreq.path, token, status, arrived});
+      log[entry].status = status;
     };
     if (!authorized) {
       logged(401);

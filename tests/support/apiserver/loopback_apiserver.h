@@ -39,6 +39,7 @@ struct RawHttpRequest {
   std::string method;
   std::string target;         // path and query, as sent
   std::string authorization;  // the Authorization header, "" when absent
+  std::string body;           // the request body (a login's credentials, say)
 };
 
 struct RawHttpResponse {
@@ -69,7 +70,7 @@ struct LoggedRequest {
   std::string verb;   // get, list, watch, create, update, patch, delete ("raw" for raw handlers)
   std::string path;   // without the query
   std::string token;  // the bearer token presented, "" when none
-  int status = 0;     // what was answered; 0 when the connection was dropped without an answer
+  int status = 0;     // what was answered; 0 when dropped without an answer, or not answered yet
   std::chrono::steady_clock::time_point at;  // when the request was read
 };
 
