@@ -376,6 +376,35 @@ TEST(AgentConfig, Durations) {
   EXPECT_FALSE(parse_duration("100000000h").has_value());  // beyond any sensible period
 }
 
+// sources[].deadline: how long a run may go on before /readyz calls the source wedged; 5 minutes
+// unless set, in either list form; a bad value names the key.
+TEST(AgentConfig, ASourceDeadlineIsReadInBothListFormsAndDefaultsToFiveMinutes) {
+  auto ours = parse_agent_config(
+      "sources:\n  - {kind: demo, deadline: 90s}\n  - {kind: ibnetdiscover, config: "
+      "{file: x.out}}\n",
+      "config.yaml");
+  ASSERT_TRUE(ours) << ours.error().message();
+  EXPECT_EQ(ours->sources[0].deadline, 90s);
+  EXPECT_EQ(ours->sources[1].deadline, 5min);
+  auto volcano = parse_agent_config(
+      "networkTopologyDiscovery:\n  - {source: label, enabled: true, deadline: 2m, config: "
+      "{networkTopologyTypes: {t: [{nodeLabel: rack}, {nodeLabel: kubernetes.io/hostname}]}}}\n",
+      "config.yaml");
+  ASSERT_TRUE(volcano) << volcano.error().message();
+  EXPECT_EQ(volcano->sources[0].deadline, 2min);
+  auto bad = parse_agent_config("sources:\n  - {kind: demo, deadline: soon}\n", "config.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("config.yaml"), std::string::npos) << bad.error().message();
+  EXPECT_NE(bad.error().message().find("deadline"), std::string::npos) << bad.error().message();
+  // A changed deadline is a changed source (it restarts with the new one).
+  auto later = parse_agent_config(
+      "sources:\n  - {kind: demo, deadline: 10s}\n  - {kind: ibnetdiscover, config: "
+      "{file: x.out}}\n",
+      "config.yaml");
+  ASSERT_TRUE(later);
+  EXPECT_EQ(diff_configs(*ours, *later).restarted_sources.size(), 1u);
+}
+
 // Volcano's documented discovery config (ufm + roce + label), as its user guide shows it.
 const char* kVolcanoGuide =
     "networkTopologyDiscovery:\n"
@@ -655,10 +684,10 @@ TEST(AgentConfig, TheIbWalkOverlayConfigWalksAndTheBaseConfigDoesNot) {
   EXPECT_FALSE(walks(*base));
 }
 
-// The README's list of source config keys says what each source's parser accepts.
+// docs/agent.md's list of source config keys says what each source's parser accepts.
 TEST(AgentConfig, TheReadmeListsEverySourcesKeys) {
-  const std::string readme = testing::read_text(fs::path(HYPERTOPO_SOURCE_DIR) / "README.md");
-  const auto start = readme.find("#### Source config keys");
+  const std::string readme = testing::read_text(fs::path(HYPERTOPO_SOURCE_DIR) / "docs" / "agent.md");
+  const auto start = readme.find("## Source config keys");
   ASSERT_NE(start, std::string::npos);
   const std::string section = readme.substr(start, readme.find("\n\n", readme.find("\n- ", start)) - start);
   const auto& registry = builtin_registry();
