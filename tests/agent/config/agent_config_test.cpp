@@ -180,7 +180,7 @@ struct ErrorCase {
 TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
   const std::string kinds =
       "(known: node probes ib-local, lldp, nvlink; leader sources demo, ibnetdisc, ibnetdisc-cache, "
-      "ibnetdiscover, ibsim, labels, reports, roce, ufm)";
+      "ibnetdiscover, ibsim, labels, netq, netq-file, reports, roce, ufm)";
   const std::vector<ErrorCase> cases = {
       // Top level and sources.
       {"- a\n", "config.yaml: expected a mapping at the top level"},
