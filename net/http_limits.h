@@ -1,7 +1,7 @@
 // net/http_limits.h: every number that bounds what one HttpServer holds, in one place, with the two
 // profiles the binary uses: the agent's (health, readiness and metrics on every GPU node, a 256Mi
 // container) and the scheduler extender's (kube-scheduler's filter and prioritize calls, a 1Gi
-// container). README "HTTP server limits" states the same numbers.
+// container). docs/limits.md ("HTTP server limits") states the same numbers.
 //
 // The policy (net/http_server.cpp applies it):
 //   - at most max_connections open connections; at the cap a new connection evicts the one that has

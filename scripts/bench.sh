@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks. Figures come from the release build (built here when missing); `--smoke`
 # runs each one briefly in the sanitizer build, as the test command does, just to prove they run.
-#   scripts/bench.sh            # full runs in build/, figures as quoted in the README
+#   scripts/bench.sh            # full runs in build/, figures as quoted in docs/benchmarks.md
 #   scripts/bench.sh --smoke    # a few iterations each in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,6 +1,6 @@
 // agent/config/agent_config.h: `hypertopo agent --config FILE`, the agent's one YAML file.
 //
-// The example is deploy/base/config.yaml (the README shows it). Every key is checked at load:
+// The example is deploy/base/config.yaml (docs/agent.md shows it). Every key is checked at load:
 // unknown keys, wrong types and bad values are errors that name the file and the key path
 // ("config.yaml: guard.maxDeleteFraction: must be a number in [0, 1]"). Durations are Go-style
 // strings ("90s", "5m", "1h30m", "500ms") or plain seconds.
@@ -37,7 +37,7 @@
 //   apiClient: {qps: 100, burst: 200, parallelWrites: 8}   # per API client of the leader
 //   logLevel: info                    # trace, debug, info, warn, error
 //
-// Each source's `config` keys are listed by its registry entry (SourceEntry::keys; the README's
+// Each source's `config` keys are listed by its registry entry (SourceEntry::keys; docs/agent.md's
 // reference is tested against them).
 //
 // Volcano's form is accepted in place of `sources`, and read into the same structs:

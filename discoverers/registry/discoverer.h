@@ -123,7 +123,7 @@ enum class SourceRole { kNodeProbe, kLeader };
 enum class CachePolicy { kEveryRebuild, kInterval };
 const char* to_string(SourceRole role);
 
-// One key of a source's config block, for the README's reference (tested against it) and --help.
+// One key of a source's config block, for docs/agent.md's reference (tested against it) and --help.
 struct ConfigKey {
   std::string name;
   std::string meaning;

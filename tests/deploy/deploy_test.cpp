@@ -814,9 +814,9 @@ TEST_F(DeployTest, EveryOverlaysConfigLoadsAndEachRoleRunsItsHalf) {
 
 }  // namespace
 
-// The README shows the one example config; it must be the file the ConfigMap is built from.
+// docs/agent.md shows the one example config; it must be the file the ConfigMap is built from.
 TEST(DeployReadme, ShowsTheExampleConfigVerbatim) {
-  std::ifstream readme_in(fs::path(HYPERTOPO_SOURCE_DIR) / "README.md");
+  std::ifstream readme_in(fs::path(HYPERTOPO_SOURCE_DIR) / "docs" / "agent.md");
   std::ifstream config_in(kDeploy / "base" / "config.yaml");
   ASSERT_TRUE(readme_in && config_in);
   std::stringstream readme, config;
@@ -824,7 +824,7 @@ TEST(DeployReadme, ShowsTheExampleConfigVerbatim) {
   config << config_in.rdbuf();
   ASSERT_FALSE(config.str().empty());
   EXPECT_NE(readme.str().find("```yaml\n" + config.str() + "```\n"), std::string::npos)
-      << "README.md does not show deploy/base/config.yaml verbatim in a ```yaml block";
+      << "docs/agent.md does not show deploy/base/config.yaml verbatim in a ```yaml block";
 }
 
 // docs/install.md names every overlay, and every deploy/ path it names exists.
