@@ -9,6 +9,7 @@
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/kai_pod_group.h"
+#include "scheduler/input/volcano_pod_group.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -884,6 +885,7 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (api.rfind("jobset.x-k8s.io/", 0) == 0 && kind == "JobSet") return jobset(doc);
   if (is_kep5732_pod_group(doc)) return kep5732_pod_group(doc, json());
   if (is_kai_pod_group_list(doc)) return kai_pod_group_list(doc);
+  if (is_volcano_pod_group_list(doc)) return volcano_pod_group_list(doc);
   if (kind == "List" && doc.contains("items") && doc["items"].is_array()) return pod_group_list(doc);
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
   return fail(ErrorCode::kInvalidArgument,

@@ -1,0 +1,243 @@
+#include "scheduler/input/volcano_pod_group.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+
+bool is_volcano_pod_group(const json& item) {
+  return item.is_object() && item.value("kind", "") == "PodGroup" && item.contains("apiVersion") &&
+         item["apiVersion"].is_string() &&
+         item["apiVersion"].get<std::string>().starts_with("scheduling.volcano.sh/");
+}
+
+std::unexpected<Error> bad(const std::string& where, const std::string& what) {
+  return std::unexpected(Error(ErrorCode::kInvalidArgument, where + ": " + what));
+}
+
+struct Levels {
+  std::string required;
+  std::string preferred;
+};
+
+// networkTopology {mode, highestTierAllowed | highestTierName}: hard -> required, soft -> preferred.
+std::expected<Levels, Error> network_topology(const json& owner, const std::string& where) {
+  Levels out;
+  if (!owner.contains("networkTopology") || owner["networkTopology"].is_null()) return out;
+  const json& nt = owner["networkTopology"];
+  const std::string at = where + ".networkTopology";
+  if (!nt.is_object()) return bad(at, "must be an object");
+  const bool has_allowed = nt.contains("highestTierAllowed") && !nt["highestTierAllowed"].is_null();
+  const bool has_name = nt.contains("highestTierName") && !nt["highestTierName"].is_null();
+  if (has_allowed && has_name)
+    return bad(at, "highestTierAllowed and highestTierName are mutually exclusive");
+  const json mode_value = nt.value("mode", json("hard"));
+  if (!mode_value.is_string() || (mode_value != "hard" && mode_value != "soft"))
+    return bad(at + ".mode", "must be hard or soft");
+  std::string level;
+  if (has_allowed) {
+    if (!nt["highestTierAllowed"].is_number_integer() || nt["highestTierAllowed"].get<std::int64_t>() < 0 ||
+        nt["highestTierAllowed"].get<std::int64_t>() > 1000)
+      return bad(at + ".highestTierAllowed", "must be an integer in 0..1000");
+    level = std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
+  } else if (has_name) {
+    if (!nt["highestTierName"].is_string()) return bad(at + ".highestTierName", "must be a string");
+    level = nt["highestTierName"].get<std::string>();
+  }
+  (mode_value == "hard" ? out.required : out.preferred) = level;
+  return out;
+}
+
+std::map<std::string, std::string> labels_of(const json& pod) {
+  std::map<std::string, std::string> out;
+  const json meta = pod.value("metadata", json::object());
+  const json labels = meta.value("labels", json::object());
+  if (!labels.is_object()) return out;
+  for (const auto& [k, v] : labels.items())
+    if (v.is_string()) out[k] = v.get<std::string>();
+  return out;
+}
+
+// A metav1.LabelSelector: matchLabels, and matchExpressions with In, NotIn, Exists, DoesNotExist.
+std::expected<bool, Error> selects(const json& selector, const std::map<std::string, std::string>& labels,
+                                   const std::string& where) {
+  if (selector.is_null()) return true;
+  if (!selector.is_object()) return bad(where, "must be an object");
+  if (selector.contains("matchLabels")) {
+    if (!selector["matchLabels"].is_object()) return bad(where + ".matchLabels", "must be an object");
+    for (const auto& [k, v] : selector["matchLabels"].items()) {
+      if (!v.is_string()) return bad(where + ".matchLabels." + k, "must be a string");
+      auto it = labels.find(k);
+      if (it == labels.end() || it->second != v.get<std::string>()) return false;
+    }
+  }
+  if (selector.contains("matchExpressions")) {
+    const json& exprs = selector["matchExpressions"];
+    if (!exprs.is_array()) return bad(where + ".matchExpressions", "must be a list");
+    for (std::size_t i = 0; i < exprs.size(); ++i) {
+      const std::string at = where + ".matchExpressions[" + std::to_string(i) + "]";
+      const json& e = exprs[i];
+      if (!e.is_object() || !e.contains("key") || !e["key"].is_string() || !e.contains("operator") ||
+          !e["operator"].is_string())
+        return bad(at, "needs key and operator");
+      const std::string key = e["key"], op = e["operator"];
+      std::vector<std::string> values;
+      for (const auto& v : e.value("values", json::array())) {
+        if (!v.is_string()) return bad(at + ".values", "must be strings");
+        values.push_back(v);
+      }
+      auto it = labels.find(key);
+      const bool has = it != labels.end();
+      const bool in = has && std::find(values.begin(), values.end(), it->second) != values.end();
+      if (op == "In" && !in) return false;
+      if (op == "NotIn" && in) return false;
+      if (op == "Exists" && !has) return false;
+      if (op == "DoesNotExist" && has) return false;
+      if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist")
+        return bad(at + ".operator", "must be In, NotIn, Exists or DoesNotExist");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_volcano_pod_group_list(const json& doc) {
+  if (!doc.is_object() || doc.value("kind", "") != "List" || !doc.contains("items") ||
+      !doc["items"].is_array())
+    return false;
+  for (const auto& item : doc["items"])
+    if (is_volcano_pod_group(item)) return true;
+  return false;
+}
+
+std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
+  const json* group = nullptr;
+  std::vector<const json*> pods;
+  for (std::size_t i = 0; i < doc["items"].size(); ++i) {
+    const json& item = doc["items"][i];
+    if (is_volcano_pod_group(item)) {
+      if (group) return bad("the List", "holds more than one Volcano PodGroup");
+      group = &item;
+    } else if (item.is_object() && item.value("kind", "") == "Pod") {
+      pods.push_back(&item);
+    } else {
+      return bad("items[" + std::to_string(i) + "]",
+                 "a List for a Volcano PodGroup holds only the PodGroup and its Pods");
+    }
+  }
+  const json meta = group->value("metadata", json::object());
+  if (!meta.contains("name") || !meta["name"].is_string())
+    return bad("PodGroup metadata", "name is required");
+  LoadedJob out;
+  out.format = "volcano";
+  out.request.name = meta["name"];
+  const std::string where = "PodGroup " + out.request.name;
+  const json spec = group->value("spec", json::object());
+  if (!spec.is_object()) return bad(where, "spec must be an object");
+  auto job_levels = network_topology(spec, where + " spec");
+  if (!job_levels) return std::unexpected(job_levels.error());
+  out.request.job_required = job_levels->required;
+  out.request.job_preferred = job_levels->preferred;
+  if (pods.empty()) return bad(where, "the List holds none of its Pods (they carry the requests)");
+  // Which sub-group each pod joins: the first policy whose selector matches it, split by the values
+  // of the policy's matchLabelKeys.
+  std::vector<std::string> sub_of(pods.size());
+  const json policies = spec.value("subGroupPolicy", json::array());
+  if (!policies.is_array()) return bad(where, "spec.subGroupPolicy must be a list");
+  std::map<std::string, std::size_t> members;  // sub-group -> pods
+  std::map<std::string, std::int64_t> size_of;
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const json& p = policies[i];
+    const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
+    if (!p.is_object()) return bad(at, "must be an object");
+    std::string name = "policy-" + std::to_string(i);
+    if (p.contains("name") && !p["name"].is_null()) {
+      if (!p["name"].is_string() || p["name"].get<std::string>().empty())
+        return bad(at + ".name", "must be a non-empty string");
+      name = p["name"].get<std::string>();
+    }
+    auto levels = network_topology(p, at);
+    if (!levels) return std::unexpected(levels.error());
+    std::int64_t size = 0;
+    if (p.contains("subGroupSize") && !p["subGroupSize"].is_null()) {
+      if (!p["subGroupSize"].is_number_integer() || p["subGroupSize"].get<std::int64_t>() < 1 ||
+          p["subGroupSize"].get<std::int64_t>() > 1'000'000)
+        return bad(at + ".subGroupSize", "must be an integer in 1..1000000");
+      size = p["subGroupSize"].get<std::int64_t>();
+    }
+    std::vector<std::string> keys;
+    for (const auto& k : p.value("matchLabelKeys", json::array())) {
+      if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
+      keys.push_back(k);
+    }
+    for (std::size_t j = 0; j < pods.size(); ++j) {
+      if (!sub_of[j].empty()) continue;
+      const auto labels = labels_of(*pods[j]);
+      auto match = selects(p.value("labelSelector", json()), labels, at + ".labelSelector");
+      if (!match) return std::unexpected(match.error());
+      if (!*match) continue;
+      std::string sub = name;
+      for (const auto& k : keys) {
+        auto it = labels.find(k);
+        sub += "/" + (it == labels.end() ? std::string() : it->second);
+      }
+      if (!members.contains(sub)) {
+        SubGroupRequest r;
+        r.name = sub;
+        r.required = levels->required;
+        r.preferred = levels->preferred;
+        out.request.sub_groups.push_back(r);
+        size_of[sub] = size;
+      }
+      ++members[sub];
+      sub_of[j] = sub;
+    }
+  }
+  for (const auto& [sub, n] : members) {
+    if (size_of[sub] > 0 && static_cast<std::int64_t>(n) != size_of[sub]) {
+      return bad(where, "sub-group " + sub + " has " + std::to_string(n) + " pods, its subGroupSize is " +
+                            std::to_string(size_of[sub]));
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::size_t> set_of;
+  for (std::size_t j = 0; j < pods.size(); ++j) {
+    const json& pod = *pods[j];
+    const json pmeta = pod.value("metadata", json::object());
+    const std::string pod_name = pmeta.contains("name") && pmeta["name"].is_string()
+                                     ? pmeta["name"].get<std::string>()
+                                     : std::string();
+    const std::string pwhere = "Pod " + pod_name;
+    const json annotations = pmeta.value("annotations", json::object());
+    if (annotations.is_object() && annotations.contains(kVolcanoGroupNameAnnotation) &&
+        annotations[kVolcanoGroupNameAnnotation] != out.request.name) {
+      return bad(pwhere,
+                 std::string("its ") + kVolcanoGroupNameAnnotation + " annotation names another PodGroup");
+    }
+    const json pspec = pod.value("spec", json::object());
+    const auto key = std::make_pair(sub_of[j], pspec.dump());
+    if (auto it = set_of.find(key); it != set_of.end()) {
+      ++out.request.pod_sets[it->second].count;
+      continue;
+    }
+    PodSetRequest ps;
+    if (auto ok = read_pod_spec(pspec, ps, pwhere); !ok) return std::unexpected(ok.error());
+    ps.sub_group = sub_of[j];
+    ps.count = 1;
+    ps.name = sub_of[j].empty() ? out.request.name : sub_of[j];
+    std::size_t same = 0;
+    for (const auto& other : out.request.pod_sets)
+      if (other.sub_group == sub_of[j]) ++same;
+    if (same > 0) ps.name += "-" + std::to_string(same);
+    set_of.emplace(key, out.request.pod_sets.size());
+    out.request.pod_sets.push_back(std::move(ps));
+  }
+  return out;
+}
+
+}  // namespace hypertopo::scheduler
