@@ -9,6 +9,10 @@ domain of that tier (a spine for --shape 4,2,2); the arrival rate keeps the offe
 
     python3 generate_cluster.py --shape 4,2,2 --jobs 40 --seed 1 --out .
     hypertopo simulate --nodes nodes.json --topology hypernodes.json --trace jobs.jsonl
+
+--priorities also writes jobs-priorities.jsonl: the same trace where half of the gangs of 4 pods or
+more (drawn with their own generator, so jobs.jsonl stays as it was) have priority 1000 and every
+other job 0: production gangs arriving on a cluster busy with batch work, which they may preempt.
 """
 import argparse
 import json
@@ -98,6 +102,7 @@ def main():
     p.add_argument("--load", type=float, default=0.9, help="offered GPU load (1.0 = the cluster's GPU-seconds)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=".")
+    p.add_argument("--priorities", action="store_true", help="also write jobs-priorities.jsonl")
     args = p.parse_args()
     shape = [int(x) for x in args.shape.split(",")]
     rng = random.Random(args.seed)
@@ -109,8 +114,17 @@ def main():
     with open(os.path.join(args.out, "hypernodes.json"), "w") as f:
         json.dump({"apiVersion": "v1", "kind": "List", "items": hypernodes}, f, indent=1)
         f.write("\n")
+    lines = trace(rng, args.jobs, shape, args.gpus, args.load)
     with open(os.path.join(args.out, "jobs.jsonl"), "w") as f:
-        f.write("\n".join(trace(rng, args.jobs, shape, args.gpus, args.load)) + "\n")
+        f.write("\n".join(lines) + "\n")
+    if args.priorities:
+        prio_rng = random.Random(args.seed + 1)
+        with open(os.path.join(args.out, "jobs-priorities.jsonl"), "w") as f:
+            for line in lines:
+                event = json.loads(line)
+                pods = event["arrive"]["podSets"][0]["count"]
+                event["priority"] = 1000 if pods >= 4 and prio_rng.random() < 0.5 else 0
+                f.write(json.dumps(event, separators=(",", ":")) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 #include "scheduler/simulate/job_trace.h"
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_set>
@@ -59,7 +60,8 @@ std::expected<json, Error> parse_line(const std::string& line) {
 }
 
 std::expected<TraceJob, Error> parse_event(const json& event, const std::vector<NodeSpec>& nodes) {
-  static const std::vector<std::string> kKeys = {"time", "job", "arrive", "duration"};
+  static const std::vector<std::string> kKeys = {"time",     "job",      "arrive",
+                                                 "duration", "priority", "preemptionPolicy"};
   for (const auto& [key, value] : event.items()) {
     if (std::ranges::find(kKeys, key) == kKeys.end()) return io::unknown_key_error("", key, kKeys);
   }
@@ -83,6 +85,18 @@ std::expected<TraceJob, Error> parse_event(const json& event, const std::vector<
   if (!loaded) return std::unexpected(loaded.error().context("job " + job.id));
   job.request = std::move(loaded->request);
   if (job.request.name.empty()) job.request.name = job.id;
+  if (auto prio = event.find("priority"); prio != event.end()) {
+    if (!prio->is_number_integer() || prio->get<std::int64_t>() < std::numeric_limits<std::int32_t>::min() ||
+        prio->get<std::int64_t>() > std::numeric_limits<std::int32_t>::max())
+      return bad("priority", "must be an integer in the int32 range (a PriorityClass value), got " +
+                                 io::json_text(*prio));
+    job.priority = static_cast<std::int32_t>(prio->get<std::int64_t>());
+  }
+  if (auto policy = event.find("preemptionPolicy"); policy != event.end()) {
+    if (!policy->is_string() || (*policy != "Never" && *policy != "PreemptLowerPriority"))
+      return bad("preemptionPolicy", "must be PreemptLowerPriority or Never, got " + io::json_text(*policy));
+    job.preempt_never = *policy == "Never";
+  }
   return job;
 }
 

@@ -9,6 +9,10 @@
 //
 //   {"time": 0, "job": "j1", "duration": 3600, "arrive": {"kind": "PlacementRequest", "podSets": [...]}}
 //
+// Optional keys: "priority" (an int32, default 0) and "preemptionPolicy" ("PreemptLowerPriority" or
+// "Never"); with priorities the queue is ordered by priority and a job that does not fit may preempt
+// (trace_simulator.h).
+//
 // A line with "node" instead of "job" is a node event (NodeEvent below): the node fails or recovers.
 //
 // Every error names the line: "jobs.jsonl:17: duration must be a positive integer".
@@ -36,6 +40,10 @@ struct TraceJob {
   std::int64_t arrival = 0;  // seconds
   std::int64_t duration = 0;
   JobRequest request;  // its name defaults to `id`
+  // "priority" (spec.priority's int32, default 0) and "preemptionPolicy" (PreemptLowerPriority,
+  // the default, or Never): a job that does not fit may evict jobs of lower priority.
+  std::int32_t priority = 0;
+  bool preempt_never = false;
 };
 
 // A node failing (NotReady: the pods on it are lost) or coming back, at `time`:

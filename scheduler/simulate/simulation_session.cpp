@@ -1,5 +1,6 @@
 #include "scheduler/simulate/simulation_session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,23 +21,31 @@ std::string fixed(double v, int digits = 2) {
 }
 
 json policy_json(const PolicyReport& p) {
-  json out = {{"policy", p.policy},
-              {"jobs", p.jobs},
-              {"admitted", p.admitted},
-              {"neverAdmitted", p.never_admitted},
-              {"waitMeanSeconds", p.wait_mean},
-              {"waitMaxSeconds", p.wait_max},
-              {"tierSpanMean", p.span_mean},
-              {"tierSpanMax", p.span_max},
-              {"utilisation", p.utilisation},
-              {"endSeconds", p.end},
-              {"events", p.events},
-              {"samples", p.samples},
-              {"nodeFailures", p.node_failures},
-              {"podsLost", p.pods_lost},
-              {"podsReplaced", p.pods_replaced},
-              {"jobsInterrupted", p.jobs_interrupted},
-              {"gpuHoursLost", p.gpu_seconds_lost / 3600.0}};
+  json out = {
+      {"policy", p.policy},
+      {"jobs", p.jobs},
+      {"admitted", p.admitted},
+      {"neverAdmitted", p.never_admitted},
+      {"waitMeanSeconds", p.wait_mean},
+      {"waitMaxSeconds", p.wait_max},
+      {"tierSpanMean", p.span_mean},
+      {"tierSpanMax", p.span_max},
+      {"utilisation", p.utilisation},
+      {"endSeconds", p.end},
+      {"events", p.events},
+      {"samples", p.samples},
+      {"nodeFailures", p.node_failures},
+      {"podsLost", p.pods_lost},
+      {"podsReplaced", p.pods_replaced},
+      {"jobsInterrupted", p.jobs_interrupted},
+      {"gpuHoursLost", p.gpu_seconds_lost / 3600.0},
+      {"preemptions", p.preemptions},
+      {"victimPods", p.victim_pods},
+      {"victimJobs", p.victim_jobs},
+      {"victimsPerPreemption",
+       p.preemptions > 0 ? static_cast<double>(p.victim_pods) / static_cast<double>(p.preemptions) : 0.0},
+      {"victimDomainsPerPreemption", p.victim_domains_mean},
+      {"preemptionGpuHoursLost", p.preemption_gpu_seconds_lost / 3600.0}};
   json spans = json::object();
   for (const auto& [tier, jobs] : p.jobs_per_span) spans[std::to_string(tier)] = jobs;
   out["jobsPerSpanTier"] = spans;
@@ -125,6 +134,20 @@ std::string render_text(const SimulationRun& run) {
       return std::to_string(p.jobs_interrupted) + " / " + fixed(p.gpu_seconds_lost / 3600.0, 2);
     });
   }
+  if (std::ranges::any_of(r.policies,
+                          [](const PolicyReport& p) { return p.preemptions > 0 || p.victim_pods > 0; })) {
+    row("preemptions / victim pods / jobs broken", [](const PolicyReport& p) {
+      return std::to_string(p.preemptions) + " / " + std::to_string(p.victim_pods) + " / " +
+             std::to_string(p.victim_jobs);
+    });
+    row("victims per preemption / lowest domains", [](const PolicyReport& p) {
+      const double per =
+          p.preemptions > 0 ? static_cast<double>(p.victim_pods) / static_cast<double>(p.preemptions) : 0.0;
+      return fixed(per, 2) + " / " + fixed(p.victim_domains_mean, 2);
+    });
+    row("GPU-hours lost to preemption",
+        [](const PolicyReport& p) { return fixed(p.preemption_gpu_seconds_lost / 3600.0, 2); });
+  }
   row("last departure (s)", [](const PolicyReport& p) { return std::to_string(p.end); });
   row("events / fragmentation samples",
       [](const PolicyReport& p) { return std::to_string(p.events) + " / " + std::to_string(p.samples); });
@@ -150,6 +173,7 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
   auto topology = load_topology(in.topology);
   if (!topology) return std::unexpected(topology.error());
   SimulationOptions options;
+  std::vector<std::string> warnings;
   options.gpu_resource = in.gpu_resource;
   options.progress_every = in.progress_every;
   options.progress = in.progress;
@@ -158,6 +182,7 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
     if (!config) return std::unexpected(config.error());
     options.weights = config->binpack;
     options.fabric_health = config->fabric_health;
+    warnings = config->warnings;
   }
   if (!in.fabric_health.empty()) {
     auto mode = parse_fabric_health_mode(in.fabric_health);
@@ -174,7 +199,7 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
   if (!index) return std::unexpected(index.error().context("while building the topology index"));
   auto report = simulate_trace(*index, *trace, options, node_events);
   if (!report) return std::unexpected(report.error());
-  return SimulationRun{std::move(*report), in.trace.string()};
+  return SimulationRun{std::move(*report), in.trace.string(), std::move(warnings)};
 }
 
 std::string render_simulation(const SimulationRun& run, const std::string& format) {

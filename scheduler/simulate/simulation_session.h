@@ -16,6 +16,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "scheduler/simulate/trace_simulator.h"
@@ -39,6 +40,8 @@ struct SimulateInputs {
 struct SimulationRun {
   SimulationReport report;
   std::string trace;  // the trace's path, for the heading
+  // What --scheduler-config holds that Volcano ignores or reads otherwise (the key named).
+  std::vector<std::string> warnings;
 };
 
 std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& inputs);

@@ -7,9 +7,11 @@
 #include <numeric>
 #include <optional>
 #include <queue>
+#include <set>
 
 #include "scheduler/index/node_affinity.h"
 #include "scheduler/placement/placement_engine.h"
+#include "scheduler/placement/victim_planner.h"
 
 namespace hypertopo::scheduler {
 
@@ -339,10 +341,131 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
   std::vector<bool> active(trace.size(), false);
   std::vector<std::int64_t> run_start(trace.size(), 0);
 
-  auto start = [&](std::size_t j, std::int64_t now) -> std::expected<bool, Error> {
-    auto placed = live->place(trace[j].request);
-    if (!placed) return std::unexpected(placed.error().context(trace[j].where));
-    if (!placed->fit) return false;
+  const bool with_priorities = std::ranges::any_of(trace, [](const TraceJob& t) { return t.priority != 0; });
+  std::vector<std::size_t> requeue;
+  // A running job loses its place (a node failed under it, or it was preempted): all of it is
+  // released, what it ran is lost, and it queues again.
+  auto interrupt = [&](std::size_t j, std::int64_t now) -> double {
+    live->release(trace[j].request, placements[j]);
+    active[j] = false;
+    const double gpus = static_cast<double>(report.outcomes[j].gpus);
+    const double lost = gpus * static_cast<double>(now - run_start[j]);
+    gpu_seconds -= gpus * static_cast<double>(run_start[j] + trace[j].duration - now);
+    requeue.push_back(j);
+    return lost;
+  };
+  std::size_t victim_domains = 0;
+  std::set<int> preemption_domains;  // the lowest domains of one preemption's victims
+  // Preemption for job j, which does not fit now: its placement with victims evicted, or nullopt.
+  auto preempt = [&](std::size_t j, std::int64_t now) -> std::expected<std::optional<JobPlacement>, Error> {
+    const TraceJob& job = trace[j];
+    TopologyIndex& idx = live->index();
+    preemption_domains.clear();
+    // Every pod of every running job of lower priority, as a candidate victim.
+    std::vector<PreemptionCandidate> candidates;
+    std::vector<std::size_t> owner;
+    auto collect = [&] {
+      candidates.clear();
+      owner.clear();
+      for (std::size_t k = 0; k < trace.size(); ++k) {
+        if (!active[k] || trace[k].priority >= job.priority) continue;
+        std::int64_t pods = 0;
+        for (const auto& p : placements[k].pod_sets) {
+          for (const auto& a : p.assignment) pods += a.count;
+        }
+        for (std::size_t i = 0; i < placements[k].pod_sets.size() && i < trace[k].request.pod_sets.size();
+             ++i) {
+          for (const auto& a : placements[k].pod_sets[i].assignment) {
+            for (std::int32_t c = 0; c < a.count; ++c) {
+              candidates.push_back({.uid = trace[k].id + "/" + std::to_string(candidates.size()),
+                                    .ns = "",
+                                    .name = trace[k].id,
+                                    .node = a.node,
+                                    .priority = trace[k].priority,
+                                    .requests = trace[k].request.pod_sets[i].per_pod,
+                                    .gang = pods > 1 ? trace[k].id : std::string()});
+              owner.push_back(k);
+            }
+          }
+        }
+      }
+    };
+    // The jobs of `victims` are interrupted; their figures counted.
+    auto evict = [&](const std::vector<std::size_t>& victims) {
+      std::vector<std::size_t> jobs;
+      for (std::size_t v : victims) {
+        jobs.push_back(owner[v]);
+        preemption_domains.insert(idx.node(candidates[v].node).domain);
+      }
+      std::ranges::sort(jobs);
+      jobs.erase(std::unique(jobs.begin(), jobs.end()), jobs.end());
+      report.victim_pods += victims.size();
+      report.victim_jobs += jobs.size();
+      for (std::size_t k : jobs) report.preemption_gpu_seconds_lost += interrupt(k, now);
+    };
+    const PreemptionOptions preempting{.priority = job.priority};
+    if (policy == SimulationPolicy::kTopologyAware) {
+      if (job.request.pod_sets.size() != 1) return std::nullopt;
+      PodSetRequest ps = job.request.pod_sets.front();
+      if (job.request.mode != TopologyMode::kNone) {
+        ps.mode = job.request.mode;
+        ps.level = job.request.level;
+      }
+      collect();
+      if (candidates.empty()) return std::nullopt;
+      auto plan =
+          plan_with_victims(idx, ps, candidates, {}, preempting, options.weights, options.fabric_health);
+      if (!plan) return std::unexpected(plan.error().context(job.where));
+      if (!plan->fit) return std::nullopt;
+      evict(plan->victims);
+      JobPlacement out;
+      out.fit = true;
+      out.pod_sets.push_back(plan->placement);
+      return out;
+    }
+    // First fit: pod by pod, a free node in name order, else the cheapest node to free.
+    JobPlacement out;
+    out.fit = true;
+    for (std::size_t i = 0; i < job.request.pod_sets.size(); ++i) {
+      PodSetRequest one = job.request.pod_sets[i];
+      one.count = 1;
+      one.mode = TopologyMode::kNone;
+      one.slices.clear();
+      one.partitions.reset();
+      one.min_count = 0;
+      PodSetPlacement placed;
+      placed.name = one.name;
+      for (std::int32_t k = 0; k < job.request.pod_sets[i].count; ++k) {
+        int node = replacement_node(idx, one, -1, -1);
+        if (node >= 0) {
+          (void)idx.add_pods(node, one.per_pod, 1);
+        } else {
+          collect();
+          auto plan = candidates.empty() ? std::expected<PreemptionPlan, Error>(PreemptionPlan{})
+                                         : plan_with_victims(idx, one, candidates, {}, preempting,
+                                                             options.weights, options.fabric_health);
+          if (!plan) return std::unexpected(plan.error().context(job.where));
+          if (!plan->fit || plan->placement.assignment.empty()) {
+            // This pod finds no room even by preempting: the job waits; its placed pods go back,
+            // the evictions already made stay made.
+            out.pod_sets.push_back(std::move(placed));
+            live->release(job.request, out);
+            return std::nullopt;
+          }
+          node = plan->placement.assignment.front().node;
+          evict(plan->victims);
+        }
+        placed.assignment.push_back(
+            {.node = node, .node_name = idx.node(node).spec.name, .count = 1, .first_rank = k});
+        ++placed.placed;
+      }
+      placed.fit = true;
+      out.pod_sets.push_back(std::move(placed));
+    }
+    return out;
+  };
+  auto commit = [&](std::size_t j, JobPlacement&& placement, std::int64_t now) {
+    std::optional<JobPlacement> placed(std::move(placement));
     JobOutcome& o = report.outcomes[j];
     const bool restart = o.start >= 0;
     std::vector<int> nodes;
@@ -362,7 +485,7 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
     run_start[j] = now;
     running.push({now + trace[j].duration, started++, j});
     gpu_seconds += static_cast<double>(gpus) * static_cast<double>(trace[j].duration);
-    if (restart) return true;  // an interrupted job starting again: counted once, at its first start
+    if (restart) return;  // an interrupted job starting again: counted once, at its first start
     o.gpus = gpus;
     o.start = now;
     o.span = tier_span(cluster, nodes);
@@ -372,13 +495,29 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
     span_sum += o.span;
     report.span_max = std::max(report.span_max, o.span);
     ++report.jobs_per_span[o.span];
+  };
+  auto start = [&](std::size_t j, std::int64_t now) -> std::expected<bool, Error> {
+    auto placed = live->place(trace[j].request);
+    if (!placed) return std::unexpected(placed.error().context(trace[j].where));
+    if (!placed->fit) {
+      if (!with_priorities || trace[j].preempt_never) return false;
+      const std::size_t victims_before = report.victim_pods;
+      auto pre = preempt(j, now);
+      if (!pre) return std::unexpected(pre.error());
+      if (!*pre) return false;
+      if (report.victim_pods > victims_before) {
+        ++report.preemptions;
+        victim_domains += preemption_domains.size();
+      }
+      placed = std::move(**pre);
+    }
+    commit(j, std::move(*placed), now);
     return true;
   };
   // A node fails: the pods it held are lost. Each running job that had pods there moves them to
   // nodes with room (topology-aware: inside its constraint domain, nearest first; first fit: the
   // first nodes in name order) or, when they do not all find one, is interrupted and queues again
   // at the head (it restarts from the beginning; what it ran is lost).
-  std::vector<std::size_t> requeue;
   auto fail_node = [&](int node, std::int64_t now) {
     TopologyIndex& idx = live->index();
     idx.set_node_ready(node, false);
@@ -437,13 +576,8 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
         }
       }
       if (replaced_all) continue;
-      live->release(trace[j].request, placement);
-      active[j] = false;
       ++report.jobs_interrupted;
-      const double gpus = static_cast<double>(report.outcomes[j].gpus);
-      report.gpu_seconds_lost += gpus * static_cast<double>(now - run_start[j]);
-      gpu_seconds -= gpus * static_cast<double>(run_start[j] + trace[j].duration - now);
-      requeue.push_back(j);
+      report.gpu_seconds_lost += interrupt(j, now);
     }
   };
   std::vector<std::size_t> node_order(node_events.size());
@@ -461,6 +595,21 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
                       << running.size() << " running, " << waiting.size() << " waiting\n";
   };
 
+  // The queue: FIFO; with priorities, higher priority first and FIFO among equals. `head`: first
+  // among its equals (an interrupted job), else last.
+  auto enqueue = [&](std::size_t j, bool head) {
+    if (!with_priorities) {
+      if (head)
+        waiting.push_front(j);
+      else
+        waiting.push_back(j);
+      return;
+    }
+    auto at = std::find_if(waiting.begin(), waiting.end(), [&](std::size_t w) {
+      return head ? trace[w].priority <= trace[j].priority : trace[w].priority < trace[j].priority;
+    });
+    waiting.insert(at, j);
+  };
   std::size_t next = 0;
   const std::int64_t first = trace.empty() ? 0 : trace[arrivals.front()].arrival;
   while (next < arrivals.size() || !running.empty() || next_node_event < node_order.size()) {
@@ -493,8 +642,9 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
       freed = true;  // a node back, or pods released: the queue may move
       progress(now);
     }
-    // Interrupted jobs start again first, before the jobs that waited behind them.
-    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) waiting.push_front(*it);
+    // Interrupted jobs start again first, before the jobs that waited behind them (with priorities:
+    // first among the jobs of their priority).
+    for (auto it = requeue.rbegin(); it != requeue.rend(); ++it) enqueue(*it, true);
     requeue.clear();
     while (freed && !waiting.empty()) {
       auto ok = start(waiting.front(), now);
@@ -512,12 +662,12 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
       } else {
         idle->release(trace[j].request, *probe);
         bool placed_now = false;
-        if (waiting.empty()) {
+        if (waiting.empty() || (with_priorities && trace[waiting.front()].priority < trace[j].priority)) {
           auto ok = start(j, now);
           if (!ok) return std::unexpected(ok.error());
           placed_now = *ok;
         }
-        if (!placed_now) waiting.push_back(j);
+        if (!placed_now) enqueue(j, false);
       }
       progress(now);
     }
@@ -532,6 +682,9 @@ std::expected<PolicyReport, Error> simulate_policy(const TopologyIndex& index,
     ++report.never_admitted;
     report.outcomes[j].reason = "still waiting when the trace ended";
   }
+  if (report.preemptions > 0)
+    report.victim_domains_mean =
+        static_cast<double>(victim_domains) / static_cast<double>(report.preemptions);
   report.samples = sampler.samples();
   report.fragmentation = sampler.result();
   if (report.admitted > 0) {

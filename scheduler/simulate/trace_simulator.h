@@ -19,6 +19,14 @@
 //     of the index when it arrives) is never admitted and does not join the queue; every other job
 //     is admitted eventually, since the cluster returns to that idle state.
 //   - A job starts when placed and departs at start + duration.
+//   - Priorities (job_trace.h: "priority", "preemptionPolicy"): when any job has one, the queue is
+//     ordered by priority (higher first, FIFO among equals, as kube-scheduler's PrioritySort), an
+//     arriving job is tried at once when nobody of its priority or higher waits, and a job that does
+//     not fit may preempt jobs of lower priority: topology-aware, the whole gang with
+//     plan_with_victims (victim_planner.h: one domain under its constraint, fewest and cheapest
+//     victims; single pod set jobs); first fit, per pod as kube-scheduler's DefaultPreemption does
+//     without the extender: each pod that finds no free node takes the node whose eviction costs
+//     least. Every job that loses a pod is interrupted whole and queues again.
 //   - Node events (job_trace.h NodeEvent) come after the departures of their instant: a failed node
 //     takes no pods until it recovers, and the jobs that lost pods on it move them or are
 //     interrupted and queue again at the head (PolicyReport's node failure figures).
@@ -113,6 +121,15 @@ struct PolicyReport {
   std::size_t pods_replaced = 0;
   std::size_t jobs_interrupted = 0;
   double gpu_seconds_lost = 0;
+  // Preemption (a trace with priorities): jobs started by evicting pods of lower priority, the pods
+  // evicted, the jobs they belonged to (each interrupted whole and queued again: a broken gang loses
+  // its work), the GPU-seconds those jobs had run, and the lowest-tier domains the victims of one
+  // preemption came from (mean over preemptions).
+  std::size_t preemptions = 0;
+  std::size_t victim_pods = 0;
+  std::size_t victim_jobs = 0;
+  double preemption_gpu_seconds_lost = 0;
+  double victim_domains_mean = 0;
 };
 
 struct SimulationReport {

@@ -155,3 +155,46 @@ TEST_F(SimulateCommandTest, HelpNamesTheFlags) {
 
 }  // namespace
 }  // namespace hypertopo::cli
+
+namespace hypertopo::cli {
+namespace {
+
+TEST(SimulatePreemption, TheShippedTraceWithPrioritiesReportsVictimsPerPreemptionBesideFirstFit) {
+  // examples/simulate/jobs-priorities.jsonl: the shipped 30-job trace, half of its gangs of 4 pods or
+  // more at priority 1000 (generate_cluster.py --priorities).
+  const std::vector<std::string> base = {"simulate",
+                                         "--nodes",
+                                         "examples/simulate/nodes.json",
+                                         "--topology",
+                                         "examples/simulate/hypernodes.json",
+                                         "--trace",
+                                         "examples/simulate/jobs-priorities.jsonl"};
+  auto json_args = base;
+  json_args.insert(json_args.end(), {"-o", "json"});
+  auto r = run(json_args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json out = json::parse(r.out);
+  ASSERT_EQ(out["policies"].size(), 2u);
+  for (const json& p : out["policies"]) {
+    EXPECT_EQ(p["admitted"], 30) << p["policy"];
+    EXPECT_GT(p["preemptions"].get<int>(), 0) << p["policy"];
+    EXPECT_GE(p["victimPods"].get<int>(), p["preemptions"].get<int>()) << p["policy"];
+    EXPECT_GT(p["preemptionGpuHoursLost"].get<double>(), 0.0) << p["policy"];
+    // The topology-aware policy's victims of one preemption come from the fewest lowest-tier domains
+    // its gang's constraint allows; first fit takes them wherever each pod finds the cheapest.
+    EXPECT_GE(p["victimDomainsPerPreemption"].get<double>(), 1.0) << p["policy"];
+  }
+  auto text = run(base);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out,
+              ContainsRegex("\npreemptions / victim pods / jobs broken +[0-9]+ / [0-9]+ / [0-9]+ +"));
+  EXPECT_THAT(text.out, ContainsRegex("\nvictims per preemption / lowest domains +[0-9.]+ / [0-9.]+ +"));
+  // The trace without priorities has no preemption rows.
+  auto plain = run({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+                    "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs.jsonl"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("preemptions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hypertopo::cli

@@ -203,8 +203,9 @@ TEST(JobTrace, ErrorsNameTheLine) {
   EXPECT_EQ(trace_error(good + "\n" + R"({"time": 1, "job": "x", "arrive": {"podSets": [{"count": 1}]}})"),
             "jobs.jsonl:3: duration: is required");
   EXPECT_EQ(trace_error(good + good), "jobs.jsonl:2: job \"ok\" appears twice in the trace");
-  EXPECT_EQ(trace_error(R"({"time": 1, "job": "x", "duration": 1, "arive": {}})"),
-            "jobs.jsonl:1: arive: unknown key (known: time, job, arrive, duration)");
+  EXPECT_EQ(
+      trace_error(R"({"time": 1, "job": "x", "duration": 1, "arive": {}})"),
+      "jobs.jsonl:1: arive: unknown key (known: time, job, arrive, duration, priority, preemptionPolicy)");
   EXPECT_EQ(trace_error(R"({"time": -1, "job": "x", "duration": 1, "arrive": {}})"),
             "jobs.jsonl:1: time: must be >= 0, got -1");
   EXPECT_EQ(trace_error(R"({"time": 0, "job": "x", "duration": 0, "arrive": {}})"),
@@ -287,6 +288,89 @@ TEST(TraceSimulator, ANodeFailureWithRoomInTheLeafMovesThePodsThere) {
   EXPECT_EQ(engine.pods_replaced, 2u);
   EXPECT_EQ(engine.jobs_interrupted, 0u);
   EXPECT_EQ(engine.end, 100);
+}
+
+}  // namespace
+}  // namespace hypertopo::scheduler
+
+namespace hypertopo::scheduler {
+namespace {
+
+// The same event with a priority (and a preemption policy).
+std::string with_priority(const std::string& event_text, int priority, const std::string& policy = "") {
+  std::string extra = R"("priority": )" + std::to_string(priority) + ", ";
+  if (!policy.empty()) extra += R"("preemptionPolicy": ")" + policy + R"(", )";
+  return "{" + extra + event_text.substr(1);
+}
+
+TEST(TraceSimulatorPreemption, TheGangTakesOneLeafWhereFirstFitEvictsTheCheapestPodsAcrossLeaves) {
+  // t=0  four 1x8 GPU jobs fill n1..n4 in that order for both policies: lo1 (priority 0) on n1,
+  //      lo2 (10) on n2, lo3 (0) on n3, lo4 (10) on n4.
+  // t=10 a priority-1000 gang of 2x8 GPUs required in one leaf arrives on the full cluster.
+  //      topology-aware: one leaf, either costs the same (highest victim priority 10, two pods
+  //      alone) -> leaf-a in tree order: lo1 and lo2 evicted, span 1, one victim domain.
+  //      first fit, pod by pod: the cheapest victim each time is a priority-0 pod: lo1 on n1, then
+  //      lo3 on n3 -> span 2 (the spine), two victim domains.
+  //      Either way two jobs are broken, 2 x 8 GPUs x 10 s = 160 GPU-seconds lost; they queue again
+  //      and restart at t=110, when the gang leaves.
+  const std::string text = with_priority(event(0, "lo1", 1000, 1, 8, "leaf"), 0) + "\n" +
+                           with_priority(event(0, "lo2", 1000, 1, 8, "leaf"), 10) + "\n" +
+                           with_priority(event(0, "lo3", 1000, 1, 8, "leaf"), 0) + "\n" +
+                           with_priority(event(0, "lo4", 1000, 1, 8, "leaf"), 10) + "\n" +
+                           with_priority(event(10, "gang", 100, 2, 8, "leaf"), 1000) + "\n";
+  auto trace = trace_of(text);
+  ASSERT_EQ(trace.size(), 5u);
+  EXPECT_EQ(trace[4].priority, 1000);
+  auto index = two_leaves();
+  auto report = simulate_trace(index, trace, {});
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  const PolicyReport& engine = policy(*report, "topology-aware");
+  const PolicyReport& ff = policy(*report, "first-fit");
+  for (const PolicyReport* p : {&engine, &ff}) {
+    EXPECT_EQ(p->admitted, 5u) << p->policy;
+    EXPECT_EQ(p->outcomes[4].start, 10) << p->policy;  // no wait: it preempted
+    EXPECT_EQ(p->preemptions, 1u) << p->policy;
+    EXPECT_EQ(p->victim_pods, 2u) << p->policy;
+    EXPECT_EQ(p->victim_jobs, 2u) << p->policy;
+    EXPECT_DOUBLE_EQ(p->preemption_gpu_seconds_lost, 160.0) << p->policy;
+  }
+  EXPECT_EQ(engine.outcomes[4].span, 1);
+  EXPECT_EQ(ff.outcomes[4].span, 2);
+  EXPECT_DOUBLE_EQ(engine.victim_domains_mean, 1.0);
+  EXPECT_DOUBLE_EQ(ff.victim_domains_mean, 2.0);
+  // The caller's index is untouched.
+  EXPECT_EQ(index.domain_used(index.root(), "nvidia.com/gpu"), 0);
+}
+
+TEST(TraceSimulatorPreemption, NeverAndEqualPrioritiesEvictNothingAndWaitInPriorityOrder) {
+  // The cluster full of priority-10 jobs until t=1000. At t=10 a priority-10 gang (equal) and a
+  // priority-1000 gang with preemptionPolicy Never arrive: neither preempts; at t=1000 the queue
+  // starts the priority-1000 one first although it came second.
+  const std::string text = with_priority(event(0, "a", 1000, 4, 8, "spine"), 10) + "\n" +
+                           with_priority(event(10, "equal", 100, 2, 8, "leaf"), 10) + "\n" +
+                           with_priority(event(20, "polite", 100, 4, 8, "spine"), 1000, "Never") + "\n";
+  auto trace = trace_of(text);
+  ASSERT_EQ(trace.size(), 3u);
+  EXPECT_TRUE(trace[2].preempt_never);
+  auto index = two_leaves();
+  auto report = simulate_trace(index, trace, {});
+  ASSERT_TRUE(report.has_value()) << report.error().message();
+  for (const PolicyReport& p : report->policies) {
+    EXPECT_EQ(p.preemptions, 0u) << p.policy;
+    EXPECT_EQ(p.victim_pods, 0u) << p.policy;
+    EXPECT_EQ(p.outcomes[2].start, 1000) << p.policy;  // the higher priority first
+    EXPECT_EQ(p.outcomes[1].start, 1100) << p.policy;  // then the equal one, when it leaves
+  }
+}
+
+TEST(TraceSimulatorPreemption, PriorityKeysAreCheckedAndNamed) {
+  EXPECT_NE(
+      trace_error(with_priority(event(0, "j", 10, 1, 1, "leaf"), 0, "Sometimes")).find("preemptionPolicy"),
+      std::string::npos);
+  const std::string big = R"({"priority": 3000000000, )" + event(0, "j", 10, 1, 1, "leaf").substr(1);
+  const std::string message = trace_error(big);
+  EXPECT_NE(message.find("jobs.jsonl:1"), std::string::npos) << message;
+  EXPECT_NE(message.find("priority"), std::string::npos) << message;
 }
 
 }  // namespace
