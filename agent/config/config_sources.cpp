@@ -79,7 +79,7 @@ std::expected<SourceConfig, Error> parse_source(const io::ConfigReader& r, const
   return s;
 }
 
-// One entry of Volcano's networkTopologyDiscovery list: {source, enabled, interval, credentials,
+// One entry of Volcano's networkTopologyDiscovery list: {source, enabled, interval, deadline, credentials,
 // config}, read into the same structs (label -> labels, ufm, roce).
 std::expected<SourceConfig, Error> parse_volcano_entry(const io::ConfigReader& r, const YAML::Node& node,
                                                        const std::string& path) {

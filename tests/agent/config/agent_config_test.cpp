@@ -194,7 +194,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {"sources: [{interval: 5m}]\n", "config.yaml: sources[0].kind: is required"},
       {"sources: [ib-local]\n", "config.yaml: sources[0]: must be a mapping with kind"},
       {"sources: [{kind: ib-local, intervall: 5m}]\n",
-       "config.yaml: sources[0].intervall: unknown key (known: kind, interval, enabled, config)"},
+       "config.yaml: sources[0].intervall: unknown key (known: kind, interval, deadline, enabled, config)"},
       {"sources: [{kind: ib-local, interval: 0s}]\n",
        "config.yaml: sources[0].interval: must be greater than 0"},
       {"sources: [{kind: ib-local, interval: 1500ms}]\n",
@@ -328,7 +328,7 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "token)"},
       {"networkTopologyDiscovery: [{source: roce, sorce: x}]\n",
        "config.yaml: networkTopologyDiscovery[0].sorce: unknown key (known: source, enabled, interval, "
-       "credentials, config)"},
+       "deadline, credentials, config)"},
   };
   for (const auto& c : cases) {
     auto config = parse_agent_config(c.yaml, "config.yaml");
