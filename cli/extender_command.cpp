@@ -30,6 +30,7 @@ int run_extender(const ExtenderFlags& flags) {
     std::cerr << "hypertopo extender: " << cfg.error().message() << "\n";
     return 2;
   }
+  for (const auto& w : cfg->warnings) std::cerr << "hypertopo extender: warning: " << w << "\n";
   if (!flags.listen.empty()) {
     if (auto ok = scheduler::parse_listen(flags.listen, "--listen", *cfg); !ok) {
       std::cerr << "hypertopo extender: " << ok.error().message() << "\n";

@@ -57,6 +57,7 @@ void add_simulate_command(CLI::App& app, Action& action) {
         std::cerr << "hypertopo simulate: " << run.error().message() << "\n";
         return 2;
       }
+      for (const auto& w : run->warnings) std::cerr << "hypertopo simulate: warning: " << w << "\n";
       std::cout << scheduler::render_simulation(*run, *format);
       return 0;
     };

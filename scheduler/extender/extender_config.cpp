@@ -64,6 +64,7 @@ std::expected<ExtenderConfig, Error> load_extender_config(const std::filesystem:
     if (!sc) return std::unexpected(sc.error().context(where + ": schedulerConfig"));
     cfg.service.binpack = sc->binpack;
     cfg.service.fabric_health = sc->fabric_health;
+    for (const auto& w : sc->warnings) cfg.warnings.push_back(where + ": schedulerConfig " + *p + ": " + w);
   }
   if (doc["fabricHealth"]) {
     auto m = r.text(doc["fabricHealth"], "fabricHealth");

@@ -29,6 +29,7 @@
 #include <expected>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "scheduler/extender/extender_service.h"
@@ -42,6 +43,9 @@ struct ExtenderConfig {
   std::string url_prefix = "/scheduler";
   std::string tls_cert_file, tls_key_file;
   std::string tls_client_ca_file;  // clients must present a certificate this CA signed
+  // What the scheduler ConfigMap holds that Volcano ignores or reads otherwise (the key named), for
+  // the command to print as `place` does.
+  std::vector<std::string> warnings;
 };
 
 // "ADDR:PORT" (or ":PORT") into the config; errors name `what`.
