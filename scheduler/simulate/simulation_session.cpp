@@ -1,5 +1,6 @@
 #include "scheduler/simulate/simulation_session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,23 +21,31 @@ std::string fixed(double v, int digits = 2) {
 }
 
 json policy_json(const PolicyReport& p) {
-  json out = {{"policy", p.policy},
-              {"jobs", p.jobs},
-              {"admitted", p.admitted},
-              {"neverAdmitted", p.never_admitted},
-              {"waitMeanSeconds", p.wait_mean},
-              {"waitMaxSeconds", p.wait_max},
-              {"tierSpanMean", p.span_mean},
-              {"tierSpanMax", p.span_max},
-              {"utilisation", p.utilisation},
-              {"endSeconds", p.end},
-              {"events", p.events},
-              {"samples", p.samples},
-              {"nodeFailures", p.node_failures},
-              {"podsLost", p.pods_lost},
-              {"podsReplaced", p.pods_replaced},
-              {"jobsInterrupted", p.jobs_interrupted},
-              {"gpuHoursLost", p.gpu_seconds_lost / 3600.0}};
+  json out = {
+      {"policy", p.policy},
+      {"jobs", p.jobs},
+      {"admitted", p.admitted},
+      {"neverAdmitted", p.never_admitted},
+      {"waitMeanSeconds", p.wait_mean},
+      {"waitMaxSeconds", p.wait_max},
+      {"tierSpanMean", p.span_mean},
+      {"tierSpanMax", p.span_max},
+      {"utilisation", p.utilisation},
+      {"endSeconds", p.end},
+      {"events", p.events},
+      {"samples", p.samples},
+      {"nodeFailures", p.node_failures},
+      {"podsLost", p.pods_lost},
+      {"podsReplaced", p.pods_replaced},
+      {"jobsInterrupted", p.jobs_interrupted},
+      {"gpuHoursLost", p.gpu_seconds_lost / 3600.0},
+      {"preemptions", p.preemptions},
+      {"victimPods", p.victim_pods},
+      {"victimJobs", p.victim_jobs},
+      {"victimsPerPreemption",
+       p.preemptions > 0 ? static_cast<double>(p.victim_pods) / static_cast<double>(p.preemptions) : 0.0},
+      {"victimDomainsPerPreemption", p.victim_domains_mean},
+      {"preemptionGpuHoursLost", p.preemption_gpu_seconds_lost / 3600.0}};
   json spans = json::object();
   for (const auto& [tier, jobs] : p.jobs_per_span) spans[std::to_string(tier)] = jobs;
   out["jobsPerSpanTier"] = spans;
@@ -124,6 +133,20 @@ std::string render_text(const SimulationRun& run) {
     row("jobs interrupted / GPU-hours lost", [](const PolicyReport& p) {
       return std::to_string(p.jobs_interrupted) + " / " + fixed(p.gpu_seconds_lost / 3600.0, 2);
     });
+  }
+  if (std::ranges::any_of(r.policies,
+                          [](const PolicyReport& p) { return p.preemptions > 0 || p.victim_pods > 0; })) {
+    row("preemptions / victim pods / jobs broken", [](const PolicyReport& p) {
+      return std::to_string(p.preemptions) + " / " + std::to_string(p.victim_pods) + " / " +
+             std::to_string(p.victim_jobs);
+    });
+    row("victims per preemption / lowest domains", [](const PolicyReport& p) {
+      const double per =
+          p.preemptions > 0 ? static_cast<double>(p.victim_pods) / static_cast<double>(p.preemptions) : 0.0;
+      return fixed(per, 2) + " / " + fixed(p.victim_domains_mean, 2);
+    });
+    row("GPU-hours lost to preemption",
+        [](const PolicyReport& p) { return fixed(p.preemption_gpu_seconds_lost / 3600.0, 2); });
   }
   row("last departure (s)", [](const PolicyReport& p) { return std::to_string(p.end); });
   row("events / fragmentation samples",
