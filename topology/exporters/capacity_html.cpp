@@ -1,6 +1,7 @@
 #include "topology/exporters/capacity_html.h"
 
 #include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
 
 namespace hypertopo::topology::exporters {
@@ -61,6 +62,33 @@ std::string script_safe_json(const json& value) {
   return out;
 }
 
+// Names as people order them: "rack-2" before "rack-10" (runs of digits compare as numbers).
+bool natural_less(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+    const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+    if (da && db) {
+      std::size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei]))) ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej]))) ++ej;
+      std::string_view na = a.substr(i, ei - i), nb = b.substr(j, ej - j);
+      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // equal but for leading zeros: a total order all the same
+}
+
 std::string percent(double share) { return std::to_string(static_cast<int>(share * 100 + 0.5)) + "%"; }
 
 std::string link_text(const BadLink& l) {
@@ -109,7 +137,9 @@ json page_data(const Tree& tree, const GpuUsage& usage, const CapacityHtmlOption
       if (!l.host.empty()) bad_host_links.try_emplace(l.host, link_text(l));
     }
   }
-  auto by_name = [&](DomainId a, DomainId b) { return tree.domain(a).name < tree.domain(b).name; };
+  auto by_name = [&](DomainId a, DomainId b) {
+    return natural_less(tree.domain(a).name, tree.domain(b).name);
+  };
   json domains = json::array();
   std::size_t degraded = 0;
   std::int64_t allocatable = 0, used = 0;
@@ -117,8 +147,10 @@ json page_data(const Tree& tree, const GpuUsage& usage, const CapacityHtmlOption
     const Domain& d = tree.domain(id);
     std::vector<DomainId> children = d.children;
     std::ranges::sort(children, by_name);
+    std::vector<std::string> members = d.nodes;
+    std::ranges::sort(members, natural_less);
     json nodes = json::array();
-    for (const auto& n : d.nodes) {
+    for (const auto& n : members) {
       json node{{"n", n}};
       if (auto it = usage.find(n); it != usage.end()) {
         node["a"] = it->second.allocatable;
