@@ -647,7 +647,9 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
         pod.priority = static_cast<std::int32_t>(
             std::clamp<std::int64_t>(v, std::numeric_limits<std::int32_t>::min(),
                                      std::numeric_limits<std::int32_t>::max()));
+        pod.priority_set = true;
       }
+      pod.priority_class = str(*spec, "priorityClassName");
     }
     if (const auto status = object_at(items[i], "status")) pod.start_time = str(*status, "startTime");
     if (meta) {

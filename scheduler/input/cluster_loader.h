@@ -96,8 +96,11 @@ struct ListedPod {
   // which gang a bound pod is in and its rank, for planning around it.
   std::map<std::string, std::string> gang_marks;
   // What preemption reads: spec.priority (0 when unset), metadata.deletionTimestamp set,
-  // status.startTime, and the labels PodDisruptionBudgets select on.
+  // status.startTime, and the labels PodDisruptionBudgets select on; spec.priorityClassName and
+  // whether spec.priority was set, for a pod the API server has not admitted (a file written by hand).
   std::int32_t priority = 0;
+  bool priority_set = false;
+  std::string priority_class;
   bool terminating = false;
   std::string start_time;
   std::map<std::string, std::string> labels;

@@ -8,10 +8,12 @@
 #include <set>
 #include <sstream>
 
+#include "io/bounded_file.h"
 #include "io/json_writer.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/job_loader.h"
+#include "scheduler/input/pod_request.h"
 #include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
@@ -473,61 +475,73 @@ std::expected<ResolvedPriority, Error> resolve_priority(const PriorityClassMap& 
   return out;
 }
 
-// The gang a running pod belongs to, read as the extender reads it with its default keys
-// (scheduler/extender: ExtenderService::gang_key): the pod-group label or annotation, else the
-// upstream PodGroup or Workload it names.
-std::string gang_of(const json& pod) {
-  const json& meta = member(pod, "metadata");
-  const std::string ns = text(meta, "namespace");
-  for (const char* k : {"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"}) {
-    if (auto v = text(member(meta, "labels"), k); !v.empty()) return ns + "/" + v;
+// The gang a running pod belongs to, from its gang marks (cluster_loader.h ListedPod) with the
+// extender's default keys (scheduler/extender: ExtenderService::gang_key): the pod-group label or
+// annotation, else the upstream PodGroup or Workload it names.
+std::string gang_of(const ListedPod& pod) {
+  auto mark = [&](const std::string& key) {
+    auto it = pod.gang_marks.find(key);
+    return it == pod.gang_marks.end() ? std::string() : it->second;
+  };
+  for (const char* k : {"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang", "scheduling.k8s.io/group-name",
+                        kSchedulingGroupMark}) {
+    if (auto v = mark(k); !v.empty()) return pod.ns + "/" + v;
   }
-  for (const char* k : {"scheduling.k8s.io/group-name", "hypertopo.io/gang"}) {
-    if (auto v = text(member(meta, "annotations"), k); !v.empty()) return ns + "/" + v;
-  }
-  const json& spec = member(pod, "spec");
-  if (auto group = text(member(spec, "schedulingGroup"), "podGroupName"); !group.empty())
-    return ns + "/" + group;
-  const json& ref = member(spec, "workloadRef");
-  if (auto workload = text(ref, "name"); !workload.empty()) {
-    std::string key = ns + "/" + workload + "/" + text(ref, "podGroup");
-    if (auto replica = text(ref, "podGroupReplicaKey"); !replica.empty()) key += "/" + replica;
+  if (auto workload = mark(kWorkloadNameMark); !workload.empty()) {
+    std::string key = pod.ns + "/" + workload + "/" + mark(kWorkloadPodGroupMark);
+    if (auto replica = mark(kWorkloadReplicaKeyMark); !replica.empty()) key += "/" + replica;
     return key;
   }
   return "";
 }
 
-// The bound, unfinished pods of the pods list on the index's nodes, with their priorities.
-std::expected<std::vector<PreemptionCandidate>, Error> running_pods(const json& doc,
+// The bound, unfinished pods of the pods list: `doc` when it was read whole (it held side objects),
+// else the file, with simdjson when it is a JSON list (6,000 pods in milliseconds), else as a
+// document (YAML, or one Pod).
+std::expected<std::vector<ListedPod>, Error> listed_pods(const std::filesystem::path& path,
+                                                         const std::optional<json>& doc) {
+  auto items_of = [](const json& d) -> std::expected<std::vector<ListedPod>, Error> {
+    if (text(d, "kind") == "Pod") return parse_pod_items(std::span<const json>(&d, 1));
+    const json& items = member(d, "items");
+    if (!items.is_array()) return std::vector<ListedPod>();
+    std::vector<json> list(items.begin(), items.end());
+    return parse_pod_items(list);
+  };
+  if (doc) return items_of(*doc);
+  auto text_of = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text_of) return std::unexpected(text_of.error());
+  const std::string page = std::move(*text_of);
+  if (auto listed = parse_pod_pages(std::span<const std::string>(&page, 1))) return listed;
+  auto whole = read_document(path);
+  if (!whole) return std::unexpected(whole.error());
+  return items_of(*whole);
+}
+
+// The pods preemption may evict: those on the index's nodes, with their priorities resolved.
+std::expected<std::vector<PreemptionCandidate>, Error> running_pods(std::vector<ListedPod> listed,
                                                                     const TopologyIndex& index,
                                                                     const PriorityClassMap& classes) {
   std::vector<PreemptionCandidate> out;
-  const json single = json::array({doc});
-  const json& items = text(doc, "kind") == "Pod" ? single : member(doc, "items");
-  if (!items.is_array()) return out;
-  for (const auto& item : items) {
-    auto listed = parse_pod_items(std::span<const json>(&item, 1));
-    if (!listed) return std::unexpected(listed.error());
-    if (listed->empty()) continue;  // pending or finished
-    ListedPod& pod = listed->front();
+  out.reserve(listed.size());
+  for (auto& pod : listed) {
     const int node = index.find_node(pod.bound.node);
     if (node < 0) continue;
-    const json& spec = member(item, "spec");
     PriorityRequest request;
-    if (member(spec, "priority").is_number_integer()) request.value = pod.priority;
-    request.class_name = text(spec, "priorityClassName");
+    if (pod.priority_set) request.value = pod.priority;
+    request.class_name = pod.priority_class;
     request.source = "Pod " + pod.ns + "/" + pod.name;
     auto priority = resolve_priority(classes, request, /*value_first=*/true);
     if (!priority) return std::unexpected(priority.error());
-    out.push_back({.uid = pod.uid,
-                   .ns = pod.ns,
-                   .name = pod.name,
+    std::string gang = gang_of(pod);
+    out.push_back({.uid = std::move(pod.uid),
+                   .ns = std::move(pod.ns),
+                   .name = std::move(pod.name),
                    .node = node,
                    .priority = priority->value,
-                   .requests = pod.bound.requests,
-                   .gang = gang_of(item),
-                   .start_time = pod.start_time,
-                   .labels = pod.labels,
+                   .requests = std::move(pod.bound.requests),
+                   .gang = std::move(gang),
+                   .start_time = std::move(pod.start_time),
+                   .labels = std::move(pod.labels),
                    .terminating = pod.terminating});
   }
   return out;
@@ -809,12 +823,9 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
       auto mine = resolve_priority(classes, request, /*value_first=*/false);
       if (!mine) return std::unexpected(mine.error().context(in.job.string()));
-      if (!pods_doc) {
-        auto doc = read_document(*in.pods);
-        if (!doc) return std::unexpected(doc.error());
-        pods_doc = std::move(*doc);
-      }
-      auto running = running_pods(*pods_doc, *index, classes);
+      auto listed = listed_pods(*in.pods, pods_doc);
+      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
+      auto running = running_pods(std::move(*listed), *index, classes);
       if (!running) return std::unexpected(running.error().context(in.pods->string()));
       const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
         return !p.terminating && p.priority < mine->value;
