@@ -1,6 +1,7 @@
 // `hypertopo place`: where would this job land? A what-if answer from kubectl output files.
-// Exit status: 0 it fits, 1 it does not fit now (the reason is in the output), 2 the request or an
-// input is invalid (one line on stderr naming the file and the field).
+// Exit status: 0 it fits (once the victims it names leave, when it preempts), 1 it does not fit now
+// (the reason is in the output), 2 the request or an input is invalid (one line on stderr naming the
+// file and the field).
 #include <iostream>
 
 #include "cli/commands.h"

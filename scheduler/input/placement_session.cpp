@@ -245,12 +245,6 @@ std::string text(const json& obj, const char* key) {
   return v.is_string() ? v.get<std::string>() : std::string();
 }
 
-std::string object_name(const json& obj) {
-  const json& meta = member(obj, "metadata");
-  const std::string ns = text(meta, "namespace");
-  return ns.empty() ? text(meta, "name") : ns + "/" + text(meta, "name");
-}
-
 // A scheduling.k8s.io/v1 PriorityClass as Priority admission reads it.
 struct PriorityClassSpec {
   std::int32_t value = 0;
