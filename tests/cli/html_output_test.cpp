@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "tests/cli/headless_browser.h"
@@ -227,6 +228,40 @@ TEST(HtmlPage, HostileNamesStayText) {
   // The name is there, as text (the serializer escapes it in the attribute and in the text).
   EXPECT_NE(run.dom.find("x&lt;/script&gt;&lt;script&gt;document.body.setAttribute('data-pwned','1')"),
             std::string::npos);
+}
+
+// The real capture's degraded leaves (missing uplinks): each box in the warning frame, with its
+// reason, its share of healthy uplinks and its bad links, as `-o tree` prints them.
+TEST(HtmlPage, DegradedDomainsOfARealCaptureAreFramedWithTheirBadLinks) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  HT_REQUIRE_CHROMIUM(chromium);
+  TempDir dir;
+  const std::string source = "ibnetdiscover:" + capture.string();
+  auto tree = testing::run_captured(run_cli, {"discover", "--source", source});
+  ASSERT_EQ(tree.code, 0) << tree.err;
+  const std::size_t degraded = testing::count_of(tree.out, "DEGRADED ");
+  ASSERT_GT(degraded, 0u);
+  const auto page =
+      write_page(dir, {"--source", source, "--assume-gpus-per-node", "8", "-o", "html"}, "capture.html");
+  auto run = testing::open_in_chromium(chromium, dir.path(), page, {.fragment = "expand=all"});
+  expect_loaded(run);
+  EXPECT_EQ(testing::count_of(run.dom, "class=\"box degraded\""), degraded);
+  EXPECT_EQ(testing::count_of(run.dom, "<span class=\"warn\">DEGRADED MissingUplinks (uplinks "), degraded);
+  // Every bad link the text names is listed under its domain.
+  std::istringstream lines(tree.out);
+  std::size_t links = 0;
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t mark = line.find("!   ");
+    if (mark == std::string::npos) continue;
+    std::istringstream parts(line.substr(mark + 4));
+    for (std::string link; std::getline(parts, link, ';');) {
+      if (link.starts_with(" ")) link.erase(0, 1);
+      if (link.starts_with("and ")) continue;
+      EXPECT_NE(run.dom.find("<li>" + link + "</li>"), std::string::npos) << link;
+      ++links;
+    }
+  }
+  EXPECT_GE(links, degraded);
 }
 
 TEST(HtmlPage, WithoutGpuDataThePageIsPlainAndSaysSo) {
