@@ -256,10 +256,12 @@ TEST(AgentFaults, AnApiServerRestartMidReconcileLosesNothingDuplicatesNothingAnd
       since(server, 0, [](const LoggedRequest& r) { return r.verb == "watch" && r.status == 410; });
   EXPECT_FALSE(watch_410.empty()) << "the restarted server's watch cache should have answered 410";
 
-  // Converged means settled: another rebuild (the watches cut, relisted) writes nothing.
+  // Converged means settled: another rebuild (the watches cut and answered 410, so relisted) writes
+  // nothing.
   const auto settled = versions(server);
   const double rebuilds = agent.metric("hypertopo_rebuilds_total");
   const std::size_t from = server.request_log().size();
+  server.store().compact();
   server.cut_connections();
   ASSERT_TRUE(eventually_here([&] { return agent.metric("hypertopo_rebuilds_total") > rebuilds; }));
   EXPECT_EQ(versions(server), settled);
