@@ -10,9 +10,10 @@ const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgr
 const k8s::Resource kVolcanoPodGroupsResource{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
 const k8s::Resource kUpstreamPodGroupsResource{"scheduling.k8s.io", "v1alpha2", "podgroups", true};
 const k8s::Resource kWorkloadsResource{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+const k8s::Resource kKaiPodGroupsResource{"scheduling.run.ai", "v2alpha2", "podgroups", true};
 const k8s::Resource kBudgetsResource{"policy", "v1", "poddisruptionbudgets", true};
 
-bool is_group_kind(int kind) { return kind >= 3 && kind <= 6; }
+bool is_group_kind(int kind) { return kind >= 3 && kind <= 7; }
 
 }  // namespace
 
@@ -24,6 +25,8 @@ PodGroupKind ClusterWatcher::group_kind(Kind kind) {
       return PodGroupKind::kUpstream;
     case Kind::kWorkloads:
       return PodGroupKind::kWorkload;
+    case Kind::kKaiPodGroups:
+      return PodGroupKind::kKai;
     default:
       return PodGroupKind::kCoscheduling;
   }
@@ -36,8 +39,9 @@ ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
 void ClusterWatcher::start() {
-  for (Kind kind : {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups,
-                    Kind::kUpstreamPodGroups, Kind::kWorkloads, Kind::kDisruptionBudgets}) {
+  for (Kind kind :
+       {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups,
+        Kind::kUpstreamPodGroups, Kind::kWorkloads, Kind::kKaiPodGroups, Kind::kDisruptionBudgets}) {
     threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
   }
 }
@@ -50,7 +54,7 @@ void ClusterWatcher::stop() {
 
 bool ClusterWatcher::wait_synced(std::chrono::milliseconds timeout) {
   std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 8; });
+  return cv_.wait_for(lock, timeout, [&] { return synced_ >= 9; });
 }
 
 k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resource& resource) {
@@ -134,6 +138,7 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
                                   : kind == Kind::kVolcanoPodGroups  ? kVolcanoPodGroupsResource
                                   : kind == Kind::kUpstreamPodGroups ? kUpstreamPodGroupsResource
                                   : kind == Kind::kWorkloads         ? kWorkloadsResource
+                                  : kind == Kind::kKaiPodGroups      ? kKaiPodGroupsResource
                                                                      : kBudgetsResource;
   bool counted = false;
   auto pause = [&] {

@@ -54,6 +54,7 @@ class ClusterWatcher {
     kVolcanoPodGroups,
     kUpstreamPodGroups,
     kWorkloads,
+    kKaiPodGroups,
     kDisruptionBudgets  // policy/v1 PodDisruptionBudgets, which preemption respects
   };
   static PodGroupKind group_kind(Kind kind);

@@ -269,6 +269,7 @@ std::vector<std::pair<std::string, std::int32_t>> group_sizes_of(const json& obj
   switch (kind) {
     case PodGroupKind::kCoscheduling:
     case PodGroupKind::kVolcano:
+    case PodGroupKind::kKai:
       if (auto n =
               positive_int32(spec.is_object() && spec.contains("minMember") ? spec["minMember"] : json()))
         out.emplace_back(pod_label(object), *n);
@@ -290,21 +291,70 @@ std::vector<std::pair<std::string, std::int32_t>> group_sizes_of(const json& obj
   return out;
 }
 
+// A PodGroup's topology as the pod annotations that state it (empty: none).
+std::map<std::string, std::string> group_topology_of(const json& object, PodGroupKind kind) {
+  std::map<std::string, std::string> out;
+  const json& spec = member(object, "spec");
+  switch (kind) {
+    case PodGroupKind::kVolcano: {
+      // Volcano's networkTopology: mode (hard by default), highestTierAllowed or highestTierName.
+      const json& nt = member(spec, "networkTopology");
+      if (nt.empty()) break;
+      out["volcano.sh/network-topology-mode"] = nt.value("mode", std::string("hard"));
+      if (nt.contains("highestTierAllowed") && nt["highestTierAllowed"].is_number_integer())
+        out["volcano.sh/network-topology-highest-tier"] =
+            std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
+      if (nt.contains("highestTierName") && nt["highestTierName"].is_string())
+        out["hypertopo.io/highest-tier-name"] = nt["highestTierName"];
+      break;
+    }
+    case PodGroupKind::kKai: {
+      // KAI-Scheduler pkg/apis/scheduling/v2alpha2 TopologyConstraint: the same keys its pods'
+      // kai.scheduler/topology-* annotations carry (docs/topology in KAI-Scheduler).
+      const json& tc = member(spec, "topologyConstraint");
+      if (const std::string required = str_at(tc, "requiredTopologyLevel"); !required.empty())
+        out["kai.scheduler/topology-required-placement"] = required;
+      if (const std::string preferred = str_at(tc, "preferredTopologyLevel"); !preferred.empty())
+        out["kai.scheduler/topology-preferred-placement"] = preferred;
+      if (!out.empty()) {
+        const std::string topology = str_at(tc, "topology");
+        out["kai.scheduler/topology"] = topology.empty() ? std::string("default") : topology;
+      }
+      break;
+    }
+    case PodGroupKind::kUpstream: {
+      // KEP-5732 (scheduling.k8s.io PodGroup spec.schedulingConstraints.topology, one entry): every
+      // pod on nodes with the same value of label `key`: a required level named by that label.
+      const json& topology = member(member(spec, "schedulingConstraints"), "topology");
+      if (topology.is_array() && !topology.empty()) {
+        if (const std::string key = str_at(topology.front(), "key"); !key.empty()) {
+          out["hypertopo.io/network-topology-mode"] = "hard";
+          out["hypertopo.io/highest-tier-name"] = key;
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return out;
+}
+
 }  // namespace
 
 void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKind kind) {
   std::map<std::string, std::int32_t> parsed;
-  std::map<std::string, json> topologies;
   for (const auto& pg : pod_groups) {
     for (auto& [key, n] : group_sizes_of(pg, kind)) parsed[key] = n;
-    if (kind == PodGroupKind::kVolcano) {
-      const json& nt = member(member(pg, "spec"), "networkTopology");
-      if (!nt.empty()) topologies[pod_label(pg)] = nt;
-    }
   }
   std::lock_guard lock(mu_);
+  // The kind's old groups go; what the list holds comes back.
+  for (const auto& [key, n] : group_sizes_[kind]) group_topology_.erase(key);
   group_sizes_[kind] = std::move(parsed);
-  if (kind == PodGroupKind::kVolcano) volcano_group_topology_ = std::move(topologies);
+  for (const auto& pg : pod_groups) {
+    if (auto topology = group_topology_of(pg, kind); !topology.empty())
+      group_topology_[pod_label(pg)] = std::move(topology);
+  }
 }
 
 void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
@@ -313,10 +363,8 @@ void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind)
   forget_pod_group(pod_group, kind);
   // Without a usable size it sizes nothing.
   for (auto& [key, n] : group_sizes_of(pod_group, kind)) group_sizes_[kind][key] = n;
-  if (kind == PodGroupKind::kVolcano) {
-    const json& nt = member(member(pod_group, "spec"), "networkTopology");
-    if (!nt.empty()) volcano_group_topology_[pod_label(pod_group)] = nt;
-  }
+  if (auto topology = group_topology_of(pod_group, kind); !topology.empty())
+    group_topology_[pod_label(pod_group)] = std::move(topology);
 }
 
 void ExtenderService::remove_pod_group(const json& pod_group, PodGroupKind kind) {
@@ -333,7 +381,7 @@ void ExtenderService::forget_pod_group(const json& pod_group, PodGroupKind kind)
     for (auto it = sizes.lower_bound(key + "/"); it != sizes.end() && it->first.starts_with(key + "/");)
       it = sizes.erase(it);
   }
-  if (kind == PodGroupKind::kVolcano) volcano_group_topology_.erase(key);
+  group_topology_.erase(key);
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).

@@ -71,7 +71,9 @@ struct ExtenderOptions {
   FabricHealthMode fabric_health = FabricHealthMode::kPreferHealthy;
   std::chrono::seconds plan_ttl{600};
   std::vector<std::string> gang_label_keys{"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang"};
-  std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang"};
+  // pod-group-name: KAI-Scheduler's pod grouper names the pod's scheduling.run.ai PodGroup there.
+  std::vector<std::string> gang_annotation_keys{"scheduling.k8s.io/group-name", "hypertopo.io/gang",
+                                                "pod-group-name"};
   std::filesystem::path state_file;  // empty: plans live in memory only
   // How long the plans must be quiet before the state file is written (off the request path).
   std::chrono::milliseconds state_debounce{200};
@@ -82,8 +84,13 @@ struct ExtenderOptions {
 // spec.minMember), Volcano's (scheduling.volcano.sh/v1beta1, spec.minMember), the upstream PodGroup
 // (scheduling.k8s.io/v1alpha2, spec.schedulingPolicy.gang.minCount; pods name it in
 // spec.schedulingGroup.podGroupName) and the upstream Workload (scheduling.k8s.io/v1alpha1,
-// spec.podGroups[].policy.gang.minCount; pods name it in spec.workloadRef).
-enum class PodGroupKind { kCoscheduling, kVolcano, kUpstream, kWorkload };
+// spec.podGroups[].policy.gang.minCount; pods name it in spec.workloadRef) and KAI-Scheduler's
+// (scheduling.run.ai/v2alpha2, spec.minMember; pods name it in the annotation pod-group-name).
+// A PodGroup's topology becomes the gang's constraint unless its pods state their own: Volcano's
+// spec.networkTopology, KAI's spec.topologyConstraint (requiredTopologyLevel,
+// preferredTopologyLevel) and the upstream spec.schedulingConstraints.topology[0].key (KEP-5732: all
+// pods on nodes sharing that label's value; a required level named by that label).
+enum class PodGroupKind { kCoscheduling, kVolcano, kUpstream, kWorkload, kKai };
 
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
@@ -251,7 +258,7 @@ class ExtenderService {
   void release_slot_of(const std::string& uid, bool succeeded);
   // A plan for the bound pods of a gang that has none (restart without state, another replica).
   std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
-                                        const PreemptionOptions* preempting = nullptr);
+                                         const PreemptionOptions* preempting = nullptr);
   // A free node for one more pod of `plan`, inside `limit`, searched from `start` outwards; -1: none.
   int find_room(const GangPlan& plan, int start, int limit, int exclude,
                 const std::function<bool(int)>& allowed) const;
@@ -294,8 +301,10 @@ class ExtenderService {
   bool dirty_ = true;
   // Gang sizes by where they come from: namespace/name (a Workload's: namespace/workload/podGroup).
   std::map<PodGroupKind, std::map<std::string, std::int32_t>> group_sizes_;
-  // Volcano PodGroups' spec.networkTopology (the Job's, copied there by Volcano's job controller).
-  std::map<std::string, nlohmann::json> volcano_group_topology_;
+  // PodGroups' topology, as the pod annotations that say the same (by gang key): Volcano's
+  // spec.networkTopology (the Job's, copied there by its job controller), KAI's
+  // spec.topologyConstraint, the upstream PodGroup's spec.schedulingConstraints.topology.
+  std::map<std::string, std::map<std::string, std::string>> group_topology_;
   std::map<std::string, GangPlan> plans_;
   std::map<std::string, DisruptionBudget> budgets_;  // by namespace/name
   ExtenderCounters counters_;

@@ -119,6 +119,11 @@ std::expected<std::int32_t, Error> ExtenderService::gang_size(const json& pod, c
   if (!str_at(annotations, kVolcanoGroupAnnotation).empty()) {
     if (auto n = size_of(PodGroupKind::kVolcano, key)) return *n;
   }
+  // KAI-Scheduler: its pod grouper names the scheduling.run.ai PodGroup in pod-group-name
+  // (minMember: the workload's gang, e.g. a PyTorchJob's replicas).
+  if (!str_at(annotations, "pod-group-name").empty()) {
+    if (auto n = size_of(PodGroupKind::kKai, key)) return *n;
+  }
   return 1;
 }
 
@@ -126,6 +131,9 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
                                                       const PreemptionOptions* preempting) {
   PodSetRequest ps = plan.request;
   ps.count = count;
+  if (!ps.level.empty() && !index_->resolve_tier(ps.level)) {  // a plan read back from the state file
+    if (auto tier = index_->tier_of_label(ps.level)) ps.level = std::to_string(*tier);
+  }
   if (ps.partitions && ps.partitions->size > 0) {
     ps.partitions->total = count / ps.partitions->size;
     ps.partitions->min = std::min(ps.partitions->min, ps.partitions->total);
@@ -199,25 +207,29 @@ std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const
   GangPlan plan;
   plan.key = key;
   plan.pod_doc = request_source(pod);
-  // A Volcano Job's pods carry no topology: Volcano's job controller puts the Job's
-  // spec.networkTopology on its PodGroup. Read there, it is kept as the pod-level keys say it.
-  if (auto it = volcano_group_topology_.find(key); it != volcano_group_topology_.end()) {
+  // Pods of a Volcano Job, a KAI workload or an upstream PodGroup carry no topology: their PodGroup
+  // does (group_topology_of). Read there, it is kept as the pod-level keys say it, unless the pod
+  // states its own.
+  if (auto it = group_topology_.find(key); it != group_topology_.end()) {
     json& annotations = plan.pod_doc["metadata"]["annotations"];
     if (!annotations.is_object()) annotations = json::object();
-    const bool has_own = annotations.contains("volcano.sh/network-topology-mode") ||
-                         annotations.contains("hypertopo.io/network-topology-mode");
-    const json& nt = it->second;
+    bool has_own = false;
+    for (const auto& [k, v] : annotations.items()) {
+      has_own = has_own || k == "volcano.sh/network-topology-mode" ||
+                k == "hypertopo.io/network-topology-mode" || k.starts_with("kai.scheduler/topology") ||
+                k.starts_with("kueue.x-k8s.io/podset-");
+    }
     if (!has_own) {
-      annotations["volcano.sh/network-topology-mode"] = nt.value("mode", std::string("hard"));
-      if (nt.contains("highestTierAllowed") && nt["highestTierAllowed"].is_number_integer())
-        annotations["volcano.sh/network-topology-highest-tier"] =
-            std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
-      if (nt.contains("highestTierName") && nt["highestTierName"].is_string())
-        annotations["hypertopo.io/highest-tier-name"] = nt["highestTierName"];
+      for (const auto& [k, v] : it->second) annotations[k] = v;
     }
   }
   auto request = pod_set_request(plan.pod_doc, *count, true);
   if (!request) return std::unexpected(request.error());
+  // A level named by a node label (an upstream PodGroup's topology key, KAI's levels) over
+  // HyperNodes whose tiers are not named by it: the widest tier whose domains share one value.
+  if (!request->level.empty() && !index_->resolve_tier(request->level)) {
+    if (auto tier = index_->tier_of_label(request->level)) request->level = std::to_string(*tier);
+  }
   plan.request = *request;
   if (auto ok = adopt_bound(plan, *count, preempting); !ok) return std::unexpected(ok.error());
   ++counters_.plans_made;

@@ -59,8 +59,8 @@ json ExtenderService::plans() {
       for (const auto& v : p.victims) {
         auto it = pods_.find(v.uid);
         const char* state = it == pods_.end() || it->second.node != v.node ? "gone"
-                            : it->second.terminating                        ? "terminating"
-                                                                            : "running";
+                            : it->second.terminating                       ? "terminating"
+                                                                           : "running";
         victims.push_back({{"pod", v.ns + "/" + v.name},
                            {"uid", v.uid},
                            {"node", v.node},

@@ -351,6 +351,39 @@ std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) co
                                                (list.empty() ? "tier numbers only" : list) + ")");
 }
 
+std::optional<int> TopologyIndex::tier_of_label(std::string_view key) const {
+  const std::string k(key);
+  // Per domain: the one value its nodes carry, "" when they disagree or one lacks the label.
+  std::vector<std::optional<std::string>> value(domains_.size());
+  std::vector<bool> uniform(domains_.size(), true);
+  for (const auto& node : nodes_) {
+    auto it = node.spec.labels.find(k);
+    for (int d = node.domain; d >= 0; d = domains_[static_cast<std::size_t>(d)].parent) {
+      const auto i = static_cast<std::size_t>(d);
+      if (!uniform[i]) continue;
+      if (it == node.spec.labels.end()) {
+        uniform[i] = false;
+      } else if (!value[i]) {
+        value[i] = it->second;
+      } else if (*value[i] != it->second) {
+        uniform[i] = false;
+      }
+    }
+  }
+  std::optional<int> widest;
+  for (int t = 1; t <= max_tier_; ++t) {
+    bool all = true, any = false;
+    for (std::size_t d = 0; d < domains_.size(); ++d) {
+      if (domains_[d].tier != t) continue;
+      any = true;
+      all = all && uniform[d] && value[d].has_value();
+    }
+    if (!any || !all) break;
+    widest = t;
+  }
+  return widest;
+}
+
 std::string TopologyIndex::tier_name(int tier) const {
   for (const auto& [k, v] : tier_by_name_) {
     if (v == tier) return k;

@@ -70,6 +70,12 @@ class TopologyIndex {
 
   // Resolves a tier given as a number ("2"), a HyperNode tierName, or a level label key.
   std::expected<int, Error> resolve_tier(std::string_view level) const;
+  // The widest tier whose every domain holds nodes that all carry node label `key` with one value:
+  // the tier a "same value of this label" constraint (KEP-5732 PodGroup topology, KAI's and Kueue's
+  // label levels) means when the HyperNodes do not name their tiers by that label. nullopt when not
+  // even the lowest tier's domains are that uniform.
+  std::optional<int> tier_of_label(std::string_view key) const;
+
   // The tier names seen per tier (empty when the HyperNodes gave none).
   std::string tier_name(int tier) const;
 

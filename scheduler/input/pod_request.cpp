@@ -48,6 +48,7 @@ const std::vector<std::string>& gang_identity_keys() {
   static const std::vector<std::string> keys{"scheduling.x-k8s.io/pod-group",
                                              "hypertopo.io/gang",
                                              "scheduling.k8s.io/group-name",
+                                             "pod-group-name",
                                              kRankKey,
                                              kJobSetJobIndex,
                                              kJobSetReplicas,

@@ -244,5 +244,93 @@ TEST_F(ElasticGangTest, AVolcanoJobWithMinAvailableFourOfEightStartsFourAndTheOt
     EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00") << i;
 }
 
+// PodGroups that carry the gang's topology: KAI-Scheduler's (scheduling.run.ai/v2alpha2,
+// spec.topologyConstraint) and the upstream one of KEP-5732 (scheduling.k8s.io/v1alpha2,
+// spec.schedulingConstraints.topology). Both name a node label; the nodes carry the rack label
+// example.com/rack = their leaf, the HyperNodes do not name their tiers by it.
+class GroupTopologyTest : public GangLifecycleTest {
+ protected:
+  // 1 spine x 2 leaves x 8 nodes, each node labelled with its leaf.
+  void SetUp() override {
+    auto cluster = testing::make_cluster(1, 2, 8);
+    for (auto& n : cluster.nodes) {
+      const std::string name = n["metadata"]["name"];
+      n["metadata"]["labels"]["example.com/rack"] = cluster.leaf_of.at(name);
+    }
+    start_cluster(std::move(cluster));
+  }
+
+  // leaf-00, the binpack favourite, keeps three nodes free: a gang of four does not fit there.
+  void crowd_favourite() {
+    for (int i = 0; i < 5; ++i) occupy("n-00-" + std::to_string(i), "busy-" + std::to_string(i), "8");
+  }
+
+  json group_pod(const std::string& name, int index, const json& spec_extra,
+                 const std::map<std::string, std::string>& annotations) {
+    json pod = job_pod(name, index, "8", annotations, spec_extra);
+    return pod;
+  }
+
+  void create_group(const k8s::Resource& r, const json& group) {
+    seen([&] { ASSERT_TRUE(client_->create(r, "ml", group).has_value()); });
+  }
+};
+
+TEST_F(GroupTopologyTest, AKaiPodGroupsRequiredLevelKeepsItsPodsInOneRack) {
+  crowd_favourite();
+  create_group({"scheduling.run.ai", "v2alpha2", "podgroups", true},
+               {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "pg-kai"}, {"namespace", "ml"}}},
+                {"spec",
+                 {{"minMember", 4},
+                  {"topologyConstraint",
+                   {{"requiredTopologyLevel", "example.com/rack"}, {"topology", "cluster-topology"}}}}}});
+  // KAI's pod grouper annotates each pod with its PodGroup; the pods say nothing of topology.
+  for (int i = 0; i < 4; ++i) create(group_pod("kai", i, json::object(), {{"pod-group-name", "pg-kai"}}));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("kai-0");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) leaves.insert(cluster_.leaf_of.at(node_of("kai-" + std::to_string(i))));
+  EXPECT_EQ(leaves, std::set<std::string>{"leaf-01"});
+  const json g = gang_plan("ml/pg-kai");
+  ASSERT_TRUE(g.is_object());
+  EXPECT_EQ(g["slots"].size(), 4u);  // sized by the PodGroup's minMember
+  EXPECT_EQ(g["jobDomain"], "leaf-01");
+}
+
+TEST_F(GroupTopologyTest, AnUpstreamPodGroupsTopologyKeyKeepsItsPodsOnOneLabelValue) {
+  crowd_favourite();
+  create_group({"scheduling.k8s.io", "v1alpha2", "podgroups", true},
+               {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "pg-up"}, {"namespace", "ml"}}},
+                {"spec",
+                 {{"schedulingPolicy", {{"gang", {{"minCount", 4}}}}},
+                  {"schedulingConstraints", {{"topology", json::array({{{"key", "example.com/rack"}}})}}}}}});
+  const json group_ref = {{"schedulingGroup", {{"podGroupName", "pg-up"}}}};
+  for (int i = 0; i < 4; ++i) create(group_pod("up", i, group_ref, {}));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("up-0");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) leaves.insert(cluster_.leaf_of.at(node_of("up-" + std::to_string(i))));
+  EXPECT_EQ(leaves, std::set<std::string>{"leaf-01"});
+  EXPECT_EQ(gang_plan("ml/pg-up")["jobDomain"], "leaf-01");
+}
+
+TEST_F(GroupTopologyTest, WithoutTheGroupsTopologyTheSameGangMaySpreadAcrossRacks) {
+  // The control: the same four pods in a PodGroup without topology take the favourite's three free
+  // nodes first; the group's constraint is what keeps them in one rack.
+  crowd_favourite();
+  create_group({"scheduling.run.ai", "v2alpha2", "podgroups", true},
+               {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "pg-free"}, {"namespace", "ml"}}},
+                {"spec", {{"minMember", 4}}}});
+  for (int i = 0; i < 4; ++i) create(group_pod("free", i, json::object(), {{"pod-group-name", "pg-free"}}));
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("free-0");
+  std::set<std::string> leaves;
+  for (int i = 0; i < 4; ++i) leaves.insert(cluster_.leaf_of.at(node_of("free-" + std::to_string(i))));
+  EXPECT_EQ(leaves.size(), 2u);
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
