@@ -456,7 +456,7 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
         // pods the largest of them holds, not that nodes are full.
         const Layer& slice = layers_.front();
         std::int64_t most = 0;
-        std::string where;
+        std::string largest;
         for (int d : domains_by_tier_) {
           if (index_.domain(d).tier != slice.tier) continue;
           std::int64_t pods = 0;
@@ -468,11 +468,11 @@ std::expected<PodSetPlacement, Error> PlacementEngine::place_pod_set(const PodSe
           }
           if (pods > most) {
             most = pods;
-            where = index_.domain(d).name;
+            largest = index_.domain(d).name;
           }
         }
         result.reason += "; no domain at tier " + std::to_string(slice.tier) + " holds a slice of " +
-                         std::to_string(slice.size) + ": the largest, " + where + ", holds " +
+                         std::to_string(slice.size) + ": the largest, " + largest + ", holds " +
                          pod_count(most);
       } else {
         result.reason += "; no node has room for one pod";
