@@ -361,6 +361,34 @@ TEST_F(PlacePreemptionTest, PriorityClassesInTheNodesListCount) {
   EXPECT_EQ(parsed(run)["preemption"]["priority"], 5000);
 }
 
+// A YAML pods list (read as a document, not with simdjson) and a --priority-classes file holding
+// one PriorityClass; pods without spec.priority take their class's value.
+TEST_F(PlacePreemptionTest, AYamlPodsListAndASinglePriorityClassFile) {
+  std::string yaml = "apiVersion: v1\nkind: List\nitems:\n";
+  for (const auto& n : node_names()) {
+    yaml += "- apiVersion: v1\n  kind: Pod\n  metadata: {name: low-" + n + ", namespace: batch}\n" +
+            "  spec:\n    nodeName: " + n + "\n    priorityClassName: low\n" +
+            "    containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"8\"}}}]\n" +
+            "  status: {phase: Running}\n";
+  }
+  testing::write_text(dir_.path() / "pods.yaml", yaml);
+  json nodes = json::array();
+  for (const auto& n : node_names()) nodes.push_back(node(n));
+  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
+                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
+                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  auto run =
+      testing::run_captured(run_cli, {"place", "--nodes", file("nodes.json", list(nodes)), "--topology",
+                                      file("hn.json", hns), "--pods", (dir_.path() / "pods.yaml").string(),
+                                      "--job", file("job.json", volcano_job(4, {{"priority", 1000}})),
+                                      "--priority-classes", file("low.json", priority_class("low", -5))});
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  const json result = parsed(run);
+  ASSERT_EQ(result["preemption"]["victims"].size(), 4u) << run.out;
+  EXPECT_EQ(result["preemption"]["victims"][0]["priority"], -5);
+  EXPECT_EQ(victim_nodes(result), kLeafA) << run.out;
+}
+
 // The neutral request's top-level priority fields (docs/placement.md, "The neutral request").
 TEST_F(PlacePreemptionTest, TheNeutralRequestCarriesItsPriority) {
   json request{{"apiVersion", "hypertopo.io/v1alpha1"},
