@@ -342,6 +342,7 @@ void AgentDaemon::on_started_leading() {
     synced_watches_ = 0;
     reports_.clear();
     owned_desired_.reset();
+    owned_desired_before_.reset();
     nodes_.begin_relist();
     nodes_.end_relist();  // empty: the new term lists them again
     dirty_ = false;
@@ -406,6 +407,13 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
       if (it == owned_desired_->end()) return false;  // not wanted now: a held deletion, or a stale event
       const std::string what = deleted ? "" : hypernode_drift(object, it->second);
       if (!deleted && what.empty()) return false;  // as wanted: our own write coming back, or another's no-op
+      if (!deleted && owned_desired_before_) {
+        // What the previous tree wanted: a write of ours from the last cycle, seen after this cycle's
+        // tree was built; this cycle's reconcile writes the new state anyway.
+        auto before = owned_desired_before_->find(name);
+        if (before != owned_desired_before_->end() && hypernode_drift(object, before->second).empty())
+          return false;
+      }
       deps_.metrics->counter("hypertopo_owned_hypernode_drift_total", "", {"change"})
           .inc({deleted ? "deleted" : "changed"});
       log(telemetry::LogLevel::kInfo, "HyperNode " + name +

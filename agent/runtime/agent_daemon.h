@@ -173,6 +173,9 @@ class AgentDaemon {
   // What the last built tree wants of each owned HyperNode: the owned-HyperNode watch compares its
   // events with it. Null until the term's first tree.
   std::shared_ptr<const std::map<std::string, DesiredHyperNode>> owned_desired_;
+  // The tree before it: an event that matches it is one of our own writes of the last cycle coming
+  // back late, not somebody else's change.
+  std::shared_ptr<const std::map<std::string, DesiredHyperNode>> owned_desired_before_;
   NodeView nodes_;                                              // what the leader reads of each Node
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <utility>
 
 #include "agent/reconciler/hypernode_reconciler.h"
 #include "agent/reconciler/node_label_reconciler.h"
@@ -407,7 +408,7 @@ void AgentDaemon::rebuild(std::stop_token stop) {
       desired_hypernodes(run->tree, reconcile_options));
   {
     std::lock_guard lock(mutex_);
-    owned_desired_ = std::move(desired);
+    owned_desired_before_ = std::exchange(owned_desired_, std::move(desired));
   }
   HyperNodeReconciler reconciler(*deps_.client, reconcile_options);
   auto result = reconciler.reconcile(run->tree, run->complete);

@@ -578,7 +578,7 @@ TEST(AgentReadiness, AFabricSourceWedgedPastItsDeadlineFailsReadyzNamingIt) {
   std::string wedged;
   ASSERT_TRUE(eventually_here([&] {
     wedged = agent.get("/readyz");
-    return wedged.find(" 503 ") != std::string::npos;
+    return wedged.find(" 503 ") != std::string::npos && wedged.find("fabric source") != std::string::npos;
   })) << wedged;
   EXPECT_NE(wedged.find("fabric source ufm"), std::string::npos) << wedged;
   EXPECT_NE(wedged.find("deadline of 1s"), std::string::npos) << wedged;
