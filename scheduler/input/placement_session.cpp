@@ -623,9 +623,14 @@ std::string render_text(const json& result) {
   std::ostringstream out;
   const auto preemption = result.find("preemption");
   out << (result["fit"].get<bool>() ? "fit" : "no fit");
-  if (preemption != result.end())
-    out << " after preempting " << (*preemption)["victims"].size() << " pod"
-        << ((*preemption)["victims"].size() == 1 ? "" : "s");
+  if (preemption != result.end()) {
+    const std::size_t victims = (*preemption)["victims"].size();
+    // No victim: the room is that of pods already terminating.
+    if (victims == 0)
+      out << " once the terminating pods leave";
+    else
+      out << " after preempting " << victims << " pod" << (victims == 1 ? "" : "s");
+  }
   if (!result["reason"].get<std::string>().empty()) out << ": " << result["reason"].get<std::string>();
   out << "\n";
   for (const auto& ps : result["podSets"]) {

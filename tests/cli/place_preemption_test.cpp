@@ -389,6 +389,20 @@ TEST_F(PlacePreemptionTest, AYamlPodsListAndASinglePriorityClassFile) {
   EXPECT_EQ(victim_nodes(result), kLeafA) << run.out;
 }
 
+// Pods already terminating count as gone: the gang takes the leaf they leave, evicting nobody.
+TEST_F(PlacePreemptionTest, PodsAlreadyTerminatingAreNoVictims) {
+  json items = full_cluster_pods({{"priority", 0}});
+  for (std::size_t i = 4; i < items.size(); ++i)
+    items[i]["metadata"]["deletionTimestamp"] = "2026-11-27T00:00:00Z";  // leaf-b's
+  auto run = place(volcano_job(4, {{"priority", 1000}}), items, {"-o", "text"});
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  EXPECT_EQ(run.out.rfind("fit once the terminating pods leave\n", 0), 0u) << run.out;
+  run = place(volcano_job(4, {{"priority", 1000}}), items);
+  const json result = parsed(run);
+  EXPECT_TRUE(result["preemption"]["victims"].empty()) << run.out;
+  EXPECT_EQ(assigned_nodes(result), kLeafB) << run.out;
+}
+
 // The neutral request's top-level priority fields (docs/placement.md, "The neutral request").
 TEST_F(PlacePreemptionTest, TheNeutralRequestCarriesItsPriority) {
   json request{{"apiVersion", "hypertopo.io/v1alpha1"},
