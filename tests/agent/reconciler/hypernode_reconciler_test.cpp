@@ -352,5 +352,50 @@ TEST_F(HyperNodeReconcilerTest, ParallelWritesLandAsSequentialOnesAndWaitOutRetr
   EXPECT_EQ(server_->store().object_count(kHyperNodeCollection), 31u);
 }
 
+// What the leader's watch of its HyperNodes calls drift: only what is ours (spec with members as a
+// set, our labels, our status once we have written it), never another writer's label, and nothing in
+// status before our first status write (the object as created).
+TEST(HyperNodeDrift, OnlyWhatIsOursCountsAndStatusOnlyOnceWeHaveWrittenIt) {
+  auto member = [](const std::string& node) {
+    return json{{"type", "Node"}, {"selector", {{"exactMatch", {{"name", node}}}}}};
+  };
+  DesiredHyperNode want;
+  want.name = "leaf-a";
+  want.object = {
+      {"metadata",
+       {{"name", "leaf-a"},
+        {"labels", {{topology::kSourceLabel, "hypertopo"}, {topology::kManagedByLabel, "hypertopo"}}}}},
+      {"spec", {{"tier", 1}, {"members", json::array({member("n1"), member("n2")})}}}};
+  want.node_count = 2;
+  want.condition = json{{"type", topology::kFabricDegradedCondition},
+                        {"status", "False"},
+                        {"reason", "FabricHealthy"},
+                        {"message", "every link is up at its expected width and speed"}};
+  json current = want.object;
+  current["metadata"]["resourceVersion"] = "7";
+  EXPECT_EQ(hypernode_drift(current, want), "");  // as created: no status of ours yet
+  current["spec"]["members"] = json::array({member("n2"), member("n1")});
+  current["metadata"]["labels"]["example.com/team"] = "ml";
+  current["status"] = {{"nodeCount", 2}, {"conditions", json::array({*want.condition})}};
+  current["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-27T00:00:00Z";
+  EXPECT_EQ(hypernode_drift(current, want), "");
+
+  json edited = current;
+  edited["spec"]["tier"] = 6;
+  EXPECT_EQ(hypernode_drift(edited, want), "spec");
+  edited = current;
+  edited["metadata"]["labels"].erase(topology::kManagedByLabel);
+  EXPECT_EQ(hypernode_drift(edited, want), "labels");
+  edited = current;
+  edited["status"]["nodeCount"] = 3;
+  EXPECT_EQ(hypernode_drift(edited, want), "status.nodeCount");
+  edited = current;
+  edited["status"]["conditions"][0]["status"] = "True";
+  EXPECT_EQ(hypernode_drift(edited, want), "status.conditions[FabricDegraded]");
+  edited = current;
+  edited["status"]["conditions"] = json::array();
+  EXPECT_EQ(hypernode_drift(edited, want), "status.conditions[FabricDegraded]");
+}
+
 }  // namespace
 }  // namespace hypertopo::agent
