@@ -814,13 +814,29 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
           !p)
         return std::unexpected(p.error());
     }
-  } else if (kind == "List" && job.format == "podgroup") {
-    for (const auto& item : list_at(doc, "items")) {
+  } else if (kind == "List") {
+    // A PodGroup with its Pods (KEP-5732, KAI, Volcano): the first Pod's spec gives the priority; a
+    // Volcano PodGroup's own spec.priorityClassName stands in when the Pod names none.
+    PriorityRequest p;
+    const json items = list_at(doc, "items");
+    for (const auto& item : items) {
       if (!item.is_object() || str(item, "kind") != "Pod") continue;
-      if (auto p = add(object_at(item, "spec"), "Pod " + str(object_at(item, "metadata"), "name") + " spec");
-          !p)
-        return std::unexpected(p.error());
+      auto read =
+          read_priority(object_at(item, "spec"), "Pod " + str(object_at(item, "metadata"), "name") + " spec");
+      if (!read) return std::unexpected(read.error());
+      p = std::move(*read);
+      break;
     }
+    for (const auto& item : items) {
+      if (!item.is_object() || !str(item, "apiVersion").starts_with("scheduling.volcano.sh/") ||
+          str(item, "kind") != "PodGroup" || !p.class_name.empty() || p.value)
+        continue;
+      const std::string group_class = str(object_at(item, "spec"), "priorityClassName");
+      if (group_class.empty()) continue;
+      p.class_name = group_class;
+      p.source = "PodGroup " + str(object_at(item, "metadata"), "name") + " spec";
+    }
+    out.assign(job.request.pod_sets.size(), p);
   } else if (job.format == "neutral") {
     auto p = read_priority(doc, "PlacementRequest " + job.request.name);
     if (!p) return std::unexpected(p.error());
@@ -862,7 +878,6 @@ std::expected<LoadedJob, Error> parse_job(const json& doc, const std::vector<Nod
     auto priorities = job_priorities(doc, *job);
     if (!priorities) return std::unexpected(priorities.error());
     job->priorities = std::move(*priorities);
-    job->kind = str(doc, "kind");
     return job;
   } catch (const json::exception& e) {
     // The readers check the types of the fields they know; this names what one of them missed.

@@ -11,7 +11,8 @@
 //
 // Each pod set also carries what its pods say of their priority (PriorityRequest), for preemption:
 // spec.priority, spec.priorityClassName and spec.preemptionPolicy of its pod template (a Volcano
-// Job: the task template's class, else the Job's spec.priorityClassName; a PodGroup List: its Pod;
+// Job: the task template's class, else the Job's spec.priorityClassName; a PodGroup List: its first
+// Pod, else a Volcano PodGroup's spec.priorityClassName;
 // the neutral request: its top-level priority fields). The names are resolved later, against the
 // PriorityClasses the caller has (placement_session.h).
 //
@@ -43,7 +44,6 @@ struct PriorityRequest {
 struct LoadedJob {
   JobRequest request;
   std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | neutral
-  std::string kind;    // the document's kind (Job, JobSet, List, PlacementRequest, ...)
   // One per pod set of `request`, in the same order (a pod set without one reads as unset).
   std::vector<PriorityRequest> priorities;
 };

@@ -815,8 +815,9 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     if (!placed) return std::unexpected(placed.error());
     report.result = engine_result(*placed);
     report.place_ms = ms_since(start);
-    // A KAI PodGroup with sub-groups is placed group by group; the victim planner knows one gang.
-    const bool one_gang = job->request.pod_sets.size() == 1 && !(job->format == "kai" && job->kind == "List");
+    // A job of sub-groups (KAI, Volcano subGroupPolicy) is placed group by group; the victim
+    // planner knows one gang under one constraint.
+    const bool one_gang = job->request.pod_sets.size() == 1 && !job->request.grouped();
     if (!placed->fit && in.pods && one_gang) {
       start = Clock::now();
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
