@@ -821,7 +821,7 @@ INSTANTIATE_TEST_SUITE_P(
                         "examples/simulate/hypernodes.json", "--trace", "@file"},
                        ":1",
                        "arive",
-                       "time, job, arrive, duration"}),
+                       "time, job, arrive, duration, priority, preemptionPolicy"}),
     [](const ::testing::TestParamInfo<UnknownKeyCase>& param_info) { return param_info.param.name; });
 
 }  // namespace
