@@ -18,6 +18,7 @@
 #include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
+#include "scheduler/input/disruption_budget.h"
 #include "scheduler/placement/volcano_score.h"
 
 namespace hypertopo::scheduler {
@@ -30,40 +31,6 @@ namespace {
 std::string budget_key(const json& budget) {
   const json& meta = member(budget, "metadata");
   return str_at(meta, "namespace") + "/" + str_at(meta, "name");
-}
-
-// policy/v1 PodDisruptionBudget: spec.selector (metav1.LabelSelector), status.disruptionsAllowed,
-// status.disruptedPods (pod name -> time the eviction was admitted).
-DisruptionBudget parse_budget(const json& budget) {
-  DisruptionBudget out;
-  const json& meta = member(budget, "metadata");
-  out.ns = str_at(meta, "namespace");
-  out.name = str_at(meta, "name");
-  const json& selector = member(member(budget, "spec"), "selector");
-  out.selector.kind = MemberSelector::Kind::kLabel;
-  for (const auto& [k, v] : member(selector, "matchLabels").items()) {
-    if (v.is_string()) out.selector.match_labels[k] = v.get<std::string>();
-  }
-  const json& expressions = member(selector, "matchExpressions");
-  if (expressions.is_array()) {
-    for (const auto& e : expressions) {
-      LabelRequirement r{.key = str_at(e, "key"), .op = str_at(e, "operator"), .values = {}};
-      const json& values = member(e, "values");
-      if (values.is_array()) {
-        for (const auto& v : values) {
-          if (v.is_string()) r.values.push_back(v.get<std::string>());
-        }
-      }
-      out.selector.match_expressions.push_back(std::move(r));
-    }
-  }
-  out.selector_set = !out.selector.match_labels.empty() || !out.selector.match_expressions.empty();
-  const json& status = member(budget, "status");
-  if (const json* allowed = field(status, {"disruptionsAllowed"}); allowed && allowed->is_number_integer())
-    out.disruptions_allowed = static_cast<std::int32_t>(
-        std::clamp<std::int64_t>(allowed->get<std::int64_t>(), INT32_MIN, INT32_MAX));
-  for (const auto& [name, when] : member(status, "disruptedPods").items()) out.disrupted_pods.insert(name);
-  return out;
 }
 
 // One node's victims as kube-scheduler sent them: their UIDs and its count of budget violations.
@@ -114,13 +81,24 @@ json meta_victims(const std::vector<std::string>& uids, std::int64_t violations)
 void ExtenderService::set_disruption_budgets(const std::vector<json>& budgets) {
   std::lock_guard lock(mu_);
   budgets_.clear();
-  for (const auto& b : budgets) budgets_[budget_key(b)] = parse_budget(b);
+  for (const auto& b : budgets) {
+    // The API server validated it; one that still does not read protects nothing (counted).
+    if (auto parsed = parse_disruption_budget(b, "PodDisruptionBudget list"))
+      budgets_[budget_key(b)] = std::move(*parsed);
+    else
+      ++counters_.errors;
+  }
 }
 
 void ExtenderService::upsert_disruption_budget(const json& budget) {
   std::lock_guard lock(mu_);
   ++counters_.watch_events;
-  budgets_[budget_key(budget)] = parse_budget(budget);
+  if (auto parsed = parse_disruption_budget(budget, "PodDisruptionBudget watch")) {
+    budgets_[budget_key(budget)] = std::move(*parsed);
+  } else {
+    budgets_.erase(budget_key(budget));
+    ++counters_.errors;
+  }
 }
 
 void ExtenderService::remove_disruption_budget(const json& budget) {

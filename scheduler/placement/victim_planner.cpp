@@ -437,13 +437,28 @@ std::expected<PreemptionPlan, Error> plan_with_victims(TopologyIndex& index, con
   }
   if (!plan.fit) {
     std::int64_t best = 0;
+    int best_domain = -1;
     for (std::size_t d = 0; d < index.domains().size(); ++d) {
       const int t = index.domain(static_cast<int>(d)).tier;
-      if (t >= lowest && t <= highest) best = std::max(best, capacity[d]);
+      if (t >= lowest && t <= highest && capacity[d] > best) {
+        best = capacity[d];
+        best_domain = static_cast<int>(d);
+      }
     }
-    plan.reason = "evicting every pod of lower priority than " + std::to_string(options.priority) +
-                  " makes room for at most " + std::to_string(best) + " of " + std::to_string(need) +
-                  " pods in one domain at tier <= " + std::to_string(highest);
+    const std::string evicting =
+        "evicting every pod of lower priority than " + std::to_string(options.priority);
+    const std::string tiers = " at tier <= " + std::to_string(highest);
+    if (best < need || best_domain < 0) {
+      plan.reason = evicting + " makes room for at most " + std::to_string(best) + " of " +
+                    std::to_string(need) + " pods in one domain" + tiers;
+    } else {
+      // Room enough by pod count, but not as the gang's slices, partitions or constraints need it.
+      plan.reason =
+          evicting + " would free room for " + std::to_string(best) + " pods in " +
+          (best_domain == index.root() ? std::string("the cluster") : index.domain(best_domain).name) +
+          tiers + ", but no such domain then holds the gang's " + std::to_string(need) +
+          " pods as its slices, partitions and node constraints need them";
+    }
     if (!last_reason.empty()) plan.reason += " (" + last_reason + ")";
   }
   return plan;
