@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bench/extender/latency_counters.h"
 #include "bench/scheduler/generated_cluster.h"
 #include "scheduler/extender/extender_http.h"
 #include "scheduler/extender/extender_service.h"
@@ -121,17 +122,6 @@ json pod(const std::string& uid, const std::string& gang, const std::string& gpu
            {"resources", {{"requests", {{"cpu", "4"}, {"memory", "16Gi"}, {"nvidia.com/gpu", gpus}}}}}}}}}}};
 }
 
-void report(benchmark::State& state, std::vector<double>& ms) {
-  if (ms.empty()) return;
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) {
-    return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
-  };
-  state.counters["p50_ms"] = at(0.50);
-  state.counters["p99_ms"] = at(0.99);
-  state.counters["max_ms"] = ms.back();
-}
-
 template <typename Call>
 void timed(benchmark::State& state, Call&& call) {
   std::vector<double> ms;
@@ -140,7 +130,7 @@ void timed(benchmark::State& state, Call&& call) {
     call(ms.size());
     ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  report(state, ms);
+  report_latency(state, ms);
 }
 
 void BM_FilterNormalPod(benchmark::State& state) {
@@ -466,7 +456,7 @@ void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
     total_s += spent;
     bound_pods.push_back(std::move(running));
   }
-  report(state, ms);
+  report_latency(state, ms);
   const auto rebuilds = s.service->counters().index_rebuilds - rebuilds_before;
   state.counters["rebuilds_per_1k_pods"] = 1000.0 * static_cast<double>(rebuilds) /
                                            static_cast<double>(std::max<std::int64_t>(1, state.iterations()));

@@ -19,6 +19,7 @@
 #include <optional>
 #include <set>
 
+#include "bench/extender/latency_counters.h"
 #include "bench/scheduler/generated_cluster.h"
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/input/cluster_loader.h"
@@ -89,17 +90,6 @@ const FullCluster& full_cluster() {
 
 std::int32_t gang_pods() { return smoke() ? 100 : 1000; }
 
-void report(benchmark::State& state, std::vector<double>& ms) {
-  if (ms.empty()) return;
-  std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) {
-    return ms[std::min(ms.size() - 1, static_cast<std::size_t>(q * static_cast<double>(ms.size())))];
-  };
-  state.counters["p50_ms"] = at(0.50);
-  state.counters["p99_ms"] = at(0.99);
-  state.counters["max_ms"] = ms.back();
-}
-
 void BM_PlanWithVictims(benchmark::State& state) {
   const FullCluster& c = full_cluster();
   auto hypernodes = parse_hypernode_items(c.hypernodes);
@@ -152,7 +142,7 @@ void BM_PlanWithVictims(benchmark::State& state) {
     domains = static_cast<std::size_t>(plan->domains_considered);
     benchmark::DoNotOptimize(plan);
   }
-  report(state, ms);
+  report_latency(state, ms);
   state.counters["victims"] = static_cast<double>(victims);
   state.counters["domains"] = static_cast<double>(domains);
   state.counters["nodes"] = static_cast<double>(c.nodes.size());
@@ -213,7 +203,7 @@ void BM_PreemptVerbNormalPod(benchmark::State& state) {
     }
     kept = json::parse(*out)["NodeNameToMetaVictims"].size();
   }
-  report(state, ms);
+  report_latency(state, ms);
   state.counters["candidates"] = static_cast<double>(full_cluster().names.size());
   state.counters["kept"] = static_cast<double>(kept);
 }
@@ -238,7 +228,7 @@ void BM_PreemptVerbGangPod(benchmark::State& state) {
     answered += json::parse(*out)["NodeNameToMetaVictims"].size();
   }
   state.counters["first_call_ms"] = ms.empty() ? 0.0 : ms.front();
-  report(state, ms);
+  report_latency(state, ms);
   state.counters["answered_with_a_node"] = static_cast<double>(answered);
   state.counters["victim_plans"] = static_cast<double>(s.counters().victim_plans);
 }

@@ -63,8 +63,9 @@ std::expected<Discovery, Error> discover_netq_dir(const NetqFileConfig& config) 
 
 SourceEntry netq_file_source_entry() {
   const std::vector<ConfigKey> keys = {
-      {"dir", std::string("a directory holding NetQ's saved answers, ") + kTopologyGraphFile +
-                  " and (optional) " + kComputeNodesFile},
+      {"dir",
+       "a directory holding NetQ's saved answers, topologyGraph.json and (optional) "
+       "computeNodes.json"},
       {"maxBytes", "the largest file read (default 256Mi)"}};
   return {.kind = "netq-file",
           .summary = "saved NVIDIA NetQ answers: netq-file:DIR (topologyGraph.json, computeNodes.json)",

@@ -115,7 +115,9 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
   if (*job_index && *completion) {
     auto replicas = read(kJobSetReplicas);
     if (!replicas) return std::unexpected(replicas.error());
-    PodIndex out{**completion, std::string(kJobSetJobIndex) + " + " + kCompletionIndex};
+    static const std::string kJobSetRankKeys =
+        std::string(kJobSetJobIndex).append(" + ").append(kCompletionIndex);
+    PodIndex out{**completion, kJobSetRankKeys};
     out.group = **job_index;
     out.groups = replicas->value_or(0);
     return std::optional<PodIndex>(out);

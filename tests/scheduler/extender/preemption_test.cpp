@@ -77,6 +77,22 @@ class PreemptionTest : public testing::LiveClusterTest {
     return out;
   }
 
+  // A PodDisruptionBudget over the pods labelled app=`app`, with `allowed` disruptions left (its
+  // status as the disruption controller writes it).
+  void protect(const std::string& app, int allowed) {
+    const json pdb{{"apiVersion", "policy/v1"},
+                   {"kind", "PodDisruptionBudget"},
+                   {"metadata", {{"name", app}, {"namespace", "ml"}}},
+                   {"spec", {{"selector", {{"matchLabels", {{"app", app}}}}}}}};
+    seen([&] {
+      auto made = client_->create(kBudgets, "ml", pdb);
+      ASSERT_TRUE(made.has_value());
+      json with_status = *made;
+      with_status["status"] = {{"disruptionsAllowed", allowed}};
+      ASSERT_TRUE(client_->update_status(kBudgets, "ml", with_status).has_value());
+    });
+  }
+
   json plans_over_http() {
     auto r = http_->round_trip({"GET", "/plans", {}, ""}, std::chrono::seconds(10), true);
     EXPECT_TRUE(r.has_value());
@@ -141,17 +157,7 @@ TEST_F(TwoLeafPreemptionTest, BudgetsSteerTheGangToALeafWhoseEvictionsViolateNon
     return cluster_.leaf_of.at(node) == "leaf-00" ? std::map<std::string, std::string>{{"app", "db"}}
                                                   : std::map<std::string, std::string>{{"app", "batch"}};
   });
-  json pdb{{"apiVersion", "policy/v1"},
-           {"kind", "PodDisruptionBudget"},
-           {"metadata", {{"name", "db"}, {"namespace", "ml"}}},
-           {"spec", {{"selector", {{"matchLabels", {{"app", "db"}}}}}}}};
-  seen([&] {
-    auto made = client_->create(kBudgets, "ml", pdb);
-    ASSERT_TRUE(made.has_value());
-    json with_status = *made;
-    with_status["status"] = {{"disruptionsAllowed", 0}, {"currentHealthy", 8}, {"desiredHealthy", 8}};
-    ASSERT_TRUE(client_->update_status(kBudgets, "ml", with_status).has_value());
-  });
+  protect("db", 0);
   for (int i = 0; i < 8; ++i) create(gang_pod("big", i, 1000));
   ASSERT_EQ(run_until_bound(8), 8) << scheduler_->failure("big-0");
   EXPECT_EQ(leaves_of_victims(), std::set<std::string>{"leaf-01"});
@@ -161,17 +167,7 @@ TEST_F(TwoLeafPreemptionTest, BudgetsSteerTheGangToALeafWhoseEvictionsViolateNon
 
 TEST_F(TwoLeafPreemptionTest, WhenEveryLeafIsProtectedTheBudgetIsViolatedAsALastResortAndCounted) {
   fill(0, [](const std::string&) { return std::map<std::string, std::string>{{"app", "db"}}; });
-  json pdb{{"apiVersion", "policy/v1"},
-           {"kind", "PodDisruptionBudget"},
-           {"metadata", {{"name", "db"}, {"namespace", "ml"}}},
-           {"spec", {{"selector", {{"matchLabels", {{"app", "db"}}}}}}}};
-  seen([&] {
-    auto made = client_->create(kBudgets, "ml", pdb);
-    ASSERT_TRUE(made.has_value());
-    json with_status = *made;
-    with_status["status"] = {{"disruptionsAllowed", 2}};
-    ASSERT_TRUE(client_->update_status(kBudgets, "ml", with_status).has_value());
-  });
+  protect("db", 2);
   for (int i = 0; i < 8; ++i) create(gang_pod("big", i, 1000));
   ASSERT_EQ(run_until_bound(8), 8) << scheduler_->failure("big-0");
   int violating = 0;
