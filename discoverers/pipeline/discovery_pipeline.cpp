@@ -256,8 +256,12 @@ std::expected<PipelineResult, Error> run_discovery(const DiscovererRegistry& reg
       outcome.error = part.error().message();
       result.outcomes.push_back(std::move(outcome));
       result.complete = false;
-      if (input.stop_on_source_error)
-        return std::unexpected(part.error().context("source " + spec.to_string()));
+      if (input.stop_on_source_error) {
+        // The registry names the source in the errors of its arguments and factory already.
+        const std::string who = "source " + spec.to_string();
+        if (part.error().message().starts_with(who + ": ")) return std::unexpected(part.error());
+        return std::unexpected(part.error().context(who));
+      }
       continue;
     }
     outcome.ok = true;

@@ -83,6 +83,17 @@ TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
 
   auto format = run({"discover", "--source", "demo", "-o", "xml"});
   EXPECT_NE(format.code, 0);
+
+  // A source whose argument does not read is named once, not once per layer that passes the error on.
+  auto config = dir.path() / "labels.yaml";
+  testing::write_text(config, "networkTopologyTypes:\n  rack: [{nodeLabel: rack, tier: 1}]\n");
+  auto labels =
+      run({"discover", "--source", "labels:" + config.string(), "--nodes", "examples/simulate/nodes.json"});
+  EXPECT_EQ(labels.code, 1);
+  const std::string who = "source labels:" + config.string() + ": ";
+  const auto first = labels.err.find(who);
+  ASSERT_NE(first, std::string::npos) << labels.err;
+  EXPECT_EQ(labels.err.find(who, first + who.size()), std::string::npos) << labels.err;
 }
 
 // NodeReports whose rails saw their ToR over LLDP build nothing by themselves: the roce source
