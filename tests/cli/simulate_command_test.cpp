@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "tests/support/fixtures.h"
@@ -194,6 +196,57 @@ TEST(SimulatePreemption, TheShippedTraceWithPrioritiesReportsVictimsPerPreemptio
                     "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs.jsonl"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_EQ(plain.out.find("preemptions"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hypertopo::cli
+
+namespace hypertopo::cli {
+namespace {
+
+// docs/simulate.md shows what simulate prints on the shipped example: the command runs as written and
+// prints exactly that table; the preemption rows quoted for the trace with priorities are rows of its
+// table.
+TEST(SimulateDoc, TheExamplesShowWhatSimulatePrints) {
+  const std::filesystem::path root(HYPERTOPO_SOURCE_DIR);
+  const std::string doc = testing::read_text(root / "docs" / "simulate.md");
+  const std::string prompt = "$ hypertopo simulate ";
+  const std::size_t at = doc.find(prompt);
+  ASSERT_NE(at, std::string::npos);
+  // The command, its continuation lines joined.
+  std::size_t eol = doc.find('\n', at);
+  std::string command = doc.substr(at + 2, eol - at - 2);
+  while (!command.empty() && command.back() == '\\') {
+    command.pop_back();
+    const std::size_t next = doc.find('\n', eol + 1);
+    command += doc.substr(eol + 1, next - eol - 1);
+    eol = next;
+  }
+  std::istringstream words(command);
+  std::vector<std::string> args;
+  std::string word;
+  words >> word;  // hypertopo
+  while (words >> word) args.push_back(word);
+  const std::string shown = doc.substr(eol + 1, doc.find("```", eol) - eol - 1);
+  auto r = run(args);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, shown);
+
+  auto prio =
+      run({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+           "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs-priorities.jsonl"});
+  ASSERT_EQ(prio.code, 0) << prio.err;
+  const std::string quoted_from = "`generate_cluster.py --priorities`):\n\n```\n";
+  const std::size_t q = doc.find(quoted_from);
+  ASSERT_NE(q, std::string::npos);
+  std::istringstream rows(
+      doc.substr(q + quoted_from.size(), doc.find("```", q + quoted_from.size()) - q - quoted_from.size()));
+  std::size_t checked = 0;
+  for (std::string line; std::getline(rows, line);) {
+    EXPECT_NE(prio.out.find(line + "\n"), std::string::npos) << "not printed: " << line << "\n" << prio.out;
+    ++checked;
+  }
+  EXPECT_GE(checked, 4u);
 }
 
 }  // namespace
