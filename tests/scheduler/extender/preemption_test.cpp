@@ -280,5 +280,33 @@ TEST_F(TwoLeafPreemptionTest, TheVerbReadsFullVictimsAndKeepsANormalPodOffGangNo
   EXPECT_NE(bad->body.find("Pod"), std::string::npos) << bad->body;
 }
 
+TEST_F(TwoLeafPreemptionTest, WhileItsVictimsLeaveAGangPodWaitsForThemAndTakesNoOtherNode) {
+  // Every node full but the last of each leaf: the gang of eight plans in leaf-00 (seven victims and
+  // its free node, tree order breaking the tie with leaf-01).
+  for (const auto& n : cluster_.node_names) {
+    if (n != "n-00-7" && n != "n-01-7") run_pod(n, "busy-" + n, 0);
+  }
+  for (int i = 0; i < 8; ++i) create(gang_pod("big", i, 1000));
+  const int first = schedule();  // seven preemptions; the pod planned on n-00-7 binds there
+  EXPECT_EQ(first, 1);
+  ASSERT_EQ(scheduler_->preemptions().size(), 7u);
+  EXPECT_EQ(leaves_of_victims(), std::set<std::string>{"leaf-00"});
+  // The victims are terminating. kube-scheduler offers the other free node, n-01-7: the pods keep
+  // to their nodes and say why, and nobody preempts again.
+  EXPECT_EQ(schedule(), 0);
+  bool said = false;
+  for (int i = 0; i < 8; ++i) {
+    const std::string pod = "big-" + std::to_string(i);
+    EXPECT_NE(node_of(pod), "n-01-7") << pod;
+    said = said || scheduler_->failure(pod).find("preempted for the gang to leave") != std::string::npos;
+  }
+  EXPECT_TRUE(said);
+  EXPECT_EQ(scheduler_->preemptions().size(), 7u);
+  // Once they are gone the gang binds in leaf-00.
+  EXPECT_EQ(run_until_bound(7), 7);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("big-" + std::to_string(i))), "leaf-00") << i;
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
