@@ -229,6 +229,9 @@ class ExtenderService {
                                            const PreemptionOptions* preempting = nullptr);
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
                                        const PreemptionOptions* preempting = nullptr);
+  // A plan's victims, as the planner chose them among `running`.
+  void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
+                      const PreemptionPlan& victims);
   // The running pods as preemption sees them, and the budgets.
   std::vector<PreemptionCandidate> preemption_candidates() const;
   std::vector<DisruptionBudget> disruption_budgets() const;

@@ -155,19 +155,7 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
                                                " pods) does not fit: " + placed->reason +
                                                "; and with preemption: " + victims->reason);
     }
-    plan.victims.clear();
-    for (std::size_t i = 0; i < victims->victims.size(); ++i) {
-      const PreemptionCandidate& v = running[victims->victims[i]];
-      plan.victims.push_back({.uid = v.uid,
-                              .ns = v.ns,
-                              .name = v.name,
-                              .node = index_->node(v.node).spec.name,
-                              .priority = v.priority,
-                              .violates_budget = victims->violates_budget[i]});
-    }
-    plan.broken_gangs = victims->broken_gangs;
-    ++counters_.victim_plans;
-    counters_.victims_planned += static_cast<std::int64_t>(plan.victims.size());
+    record_victims(plan, running, *victims);
     with_victims = std::move(victims.value());
   } else if (!placed->fit) {
     return fail(ErrorCode::kUnavailable,
@@ -197,6 +185,23 @@ std::expected<void, Error> ExtenderService::make_plan(GangPlan& plan, std::int32
   }
   plan.last_activity = options_.clock->now();
   return {};
+}
+
+void ExtenderService::record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
+                                     const PreemptionPlan& victims) {
+  plan.victims.clear();
+  for (std::size_t i = 0; i < victims.victims.size(); ++i) {
+    const PreemptionCandidate& v = running[victims.victims[i]];
+    plan.victims.push_back({.uid = v.uid,
+                            .ns = v.ns,
+                            .name = v.name,
+                            .node = index_->node(v.node).spec.name,
+                            .priority = v.priority,
+                            .violates_budget = victims.violates_budget[i]});
+  }
+  plan.broken_gangs = victims.broken_gangs;
+  ++counters_.victim_plans;
+  counters_.victims_planned += static_cast<std::int64_t>(plan.victims.size());
 }
 
 std::expected<GangPlan*, Error> ExtenderService::plan_for(const json& pod, const std::string& key,
@@ -275,7 +280,6 @@ std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int
   for (auto& slot : plan.slots) {
     slot.domain_path = index_->domain_path(index_->node(index_->find_node(slot.node)).domain);
   }
-  ++counters_.plans_adopted;
   const int common = common_domain(plan);
   const std::int32_t missing = count - static_cast<std::int32_t>(plan.slots.size());
   plan.job_domain = common != index_->root() ? index_->domain(common).name : std::string();
@@ -308,6 +312,21 @@ std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int
       if (why.empty()) why = r->reason;
       if (d == widest) break;
     }
+    if (!placed && preempting && widest >= 0) {
+      // The bound pods fix the domain: the rest may make room there by evicting lower-priority pods.
+      PreemptionOptions scoped = *preempting;
+      scoped.scope = widest;
+      const std::vector<PreemptionCandidate> running = preemption_candidates();
+      auto victims = plan_with_victims(*index_, ps, running, disruption_budgets(), scoped, options_.binpack,
+                                       options_.fabric_health);
+      if (!victims) return std::unexpected(victims.error().context("gang " + plan.key));
+      if (victims->fit) {
+        record_victims(plan, running, *victims);
+        placed = victims->placement;
+      } else {
+        why += "; and with preemption: " + victims->reason;
+      }
+    }
     if (!placed) {
       // Leave the index as it was: the plan is not kept.
       return fail(ErrorCode::kUnavailable,
@@ -335,6 +354,7 @@ std::expected<void, Error> ExtenderService::adopt_bound(GangPlan& plan, std::int
     if (auto tier = index_->resolve_tier(plan.request.partitions->level)) plan.partition_tier = *tier;
     plan.partition_size = plan.request.partitions->size;
   }
+  ++counters_.plans_adopted;  // kept: an attempt whose rest did not fit counts nothing
   return {};
 }
 

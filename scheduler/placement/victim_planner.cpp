@@ -370,10 +370,16 @@ std::expected<PreemptionPlan, Error> plan_with_victims(TopologyIndex& index, con
 
   JobRequest job{.name = ps.name, .pod_sets = {ps}};
   std::string last_reason;
+  if (options.scope >= 0) {
+    if (static_cast<std::size_t>(options.scope) >= index.domains().size())
+      return fail(ErrorCode::kInvalidArgument, "pod set " + ps.name + ": no such domain to preempt in");
+    lowest = highest = index.domain(options.scope).tier;
+  }
   for (int t = lowest; t <= highest && !plan.fit; ++t) {
     std::vector<Choice> choices;
     for (std::size_t d = 0; d < index.domains().size(); ++d) {
       const int dom = static_cast<int>(d);
+      if (options.scope >= 0 && dom != options.scope) continue;
       if (index.domain(dom).tier != t || capacity[d] < need) continue;
       if (health == FabricHealthMode::kExclude && index.domain(dom).health.degraded) continue;
       ++plan.domains_considered;

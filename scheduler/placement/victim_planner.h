@@ -71,6 +71,9 @@ struct DisruptionBudget {
 struct PreemptionOptions {
   std::int32_t priority = 0;  // the preemptor's spec.priority
   bool never = false;         // its preemptionPolicy is Never
+  // >= 0: the only domain to plan in (the rest of a gang whose bound pods fix its domain); the
+  // constraint's tiers are not searched then.
+  int scope = -1;
 };
 
 // What one plan costs, compared lexicographically (lower is better).

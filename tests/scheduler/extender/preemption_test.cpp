@@ -308,5 +308,24 @@ TEST_F(TwoLeafPreemptionTest, WhileItsVictimsLeaveAGangPodWaitsForThemAndTakesNo
     EXPECT_EQ(cluster_.leaf_of.at(node_of("big-" + std::to_string(i))), "leaf-00") << i;
 }
 
+TEST_F(TwoLeafPreemptionTest, TheRestOfAGangWhosePodsAreBoundEvictsInsideTheirLeafOnly) {
+  // Four pods of a hard tier-1 gang of eight run in leaf-00 (bound by another replica, or before a
+  // restart without state); lower-priority pods fill the rest of leaf-00, leaf-01 is empty.
+  for (int i = 0; i < 4; ++i) {
+    json pod = gang_pod("big", i, 1000);
+    pod["spec"]["nodeName"] = "n-00-" + std::to_string(i);
+    seen([&] { ASSERT_TRUE(client_->create(testing::kLivePods, "ml", pod).has_value()); });
+  }
+  for (int i = 4; i < 8; ++i) run_pod("n-00-" + std::to_string(i), "busy-n-00-" + std::to_string(i), 0);
+  for (int i = 4; i < 8; ++i) create(gang_pod("big", i, 1000));
+  // The free leaf does not do: the gang's pods run in leaf-00, so the rest evicts there.
+  ASSERT_EQ(run_until_bound(4), 4) << scheduler_->failure("big-4");
+  EXPECT_EQ(all_victims().size(), 4u);
+  EXPECT_EQ(leaves_of_victims(), std::set<std::string>{"leaf-00"});
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("big-" + std::to_string(i))), "leaf-00") << i;
+  EXPECT_EQ(ext_->service.counters().plans_adopted, 1);
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
