@@ -9,35 +9,16 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "tests/cli/cluster_objects.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::cli {
 namespace {
 
 using nlohmann::json;
-
-json node(const std::string& name, json labels, json spec = json::object()) {
-  labels["kubernetes.io/hostname"] = name;
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", labels}}},
-          {"spec", spec},
-          {"status",
-           {{"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
-            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
-json hypernode(const std::string& name, int tier, const std::string& type,
-               const std::vector<std::string>& members) {
-  json m = json::array();
-  for (const auto& x : members) m.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"tier", tier}, {"members", m}}}};
-}
-
-json list(const json& items) { return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}; }
+using testing::cluster_list;
+using testing::gpu_node;
+using testing::spine_of_two_leaves;
 
 // A Volcano Job (batch.volcano.sh/v1alpha1): one task of `replicas` pods of `gpus` GPUs, hard tier 1.
 json volcano_job(int replicas, const std::string& gpus, json pod_spec_extra = json::object(),
@@ -64,9 +45,9 @@ class PlaceConstraintsTest : public ::testing::Test {
  protected:
   PlaceConstraintsTest() {
     for (int i = 1; i <= 4; ++i) {
-      nodes_.push_back(node("a" + std::to_string(i), {{"pool", "reserved"}, {"gpu-gen", "8"}}));
+      nodes_.push_back(gpu_node("a" + std::to_string(i), {{"pool", "reserved"}, {"gpu-gen", "8"}}));
       nodes_.push_back(
-          node("b" + std::to_string(i), {{"pool", "shared"}, {"gpu-gen", std::to_string(8 + i % 2)}}));
+          gpu_node("b" + std::to_string(i), {{"pool", "shared"}, {"gpu-gen", std::to_string(8 + i % 2)}}));
     }
   }
 
@@ -76,9 +57,7 @@ class PlaceConstraintsTest : public ::testing::Test {
   }
 
   testing::CapturedRun place(const json& job) {
-    const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                       hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                       hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+    const json hns = spine_of_two_leaves();
     const json busy{
         {"apiVersion", "v1"},
         {"kind", "Pod"},
@@ -88,8 +67,9 @@ class PlaceConstraintsTest : public ::testing::Test {
           {"containers", {{{"name", "c"}, {"resources", {{"requests", {{"nvidia.com/gpu", "4"}}}}}}}}}},
         {"status", {{"phase", "Running"}}}};
     return testing::run_captured(
-        run_cli, {"place", "--nodes", file("nodes.json", list(nodes_)), "--topology", file("hn.json", hns),
-                  "--pods", file("pods.json", list(json::array({busy}))), "--job", file("job.json", job)});
+        run_cli,
+        {"place", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology", file("hn.json", hns),
+         "--pods", file("pods.json", cluster_list(json::array({busy}))), "--job", file("job.json", job)});
   }
 
   // The nodes the job's pods landed on.
@@ -233,12 +213,10 @@ TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {
                       {"arrive", volcano_job(1, "8", required(nowhere))}}
                      .dump() +
                  "\n");
-  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  const json hns = spine_of_two_leaves();
   auto r =
-      testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", list(nodes_)), "--topology",
-                                      file("hn.json", hns), "--trace", trace, "-o", "json"});
+      testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", cluster_list(nodes_)),
+                                      "--topology", file("hn.json", hns), "--trace", trace, "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   const json out = json::parse(r.out);
   ASSERT_EQ(out["policies"].size(), 2u);
@@ -252,11 +230,9 @@ TEST_F(PlaceConstraintsTest, SimulateReplaysANodeFailureFromTheTrace) {
       trace, json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", volcano_job(4, "8")}}.dump() +
                  "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n" +
                  R"({"time": 20, "node": "zz", "event": "recover"})" + "\n");
-  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  const json hns = spine_of_two_leaves();
   const std::vector<std::string> args{
-      "simulate", "--nodes", file("nodes.json", list(nodes_)), "--topology", file("hn.json", hns),
+      "simulate", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology", file("hn.json", hns),
       "--trace",  trace};
   auto unknown = testing::run_captured(run_cli, args);
   EXPECT_EQ(unknown.code, 2);

@@ -10,33 +10,16 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "tests/cli/cluster_objects.h"
 #include "tests/support/fixtures.h"
 
 namespace hypertopo::cli {
 namespace {
 
 using nlohmann::json;
-
-json node(const std::string& name) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"status",
-           {{"allocatable", {{"cpu", "64"}, {"memory", "256Gi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
-            {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
-json hypernode(const std::string& name, int tier, const std::string& type,
-               const std::vector<std::string>& members) {
-  json m = json::array();
-  for (const auto& x : members) m.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"tier", tier}, {"members", m}}}};
-}
-
-json list(const json& items) { return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}; }
+using testing::cluster_list;
+using testing::gpu_node;
+using testing::spine_of_two_leaves;
 
 // A running pod of `gpus` GPUs on `node`; `spec_extra` adds priority fields, `labels` its labels.
 json pod(const std::string& name, const std::string& node_name, json spec_extra = json::object(),
@@ -95,17 +78,15 @@ class PlacePreemptionTest : public ::testing::Test {
 
   testing::CapturedRun place(const json& job, const json& pod_items, std::vector<std::string> extra = {}) {
     json nodes = json::array();
-    for (const auto& n : node_names()) nodes.push_back(node(n));
-    const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                       hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                       hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+    for (const auto& n : node_names()) nodes.push_back(gpu_node(n));
+    const json hns = spine_of_two_leaves();
     std::vector<std::string> args{"place",
                                   "--nodes",
-                                  file("nodes.json", list(nodes)),
+                                  file("nodes.json", cluster_list(nodes)),
                                   "--topology",
                                   file("hn.json", hns),
                                   "--pods",
-                                  file("pods.json", list(pod_items)),
+                                  file("pods.json", cluster_list(pod_items)),
                                   "--job",
                                   file("job.json", job)};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -246,7 +227,7 @@ TEST_F(PlacePreemptionTest, AnUnknownPriorityClassIsAnErrorNamingTheClassAndTheJ
   EXPECT_NE(run.err.find("job.json"), std::string::npos) << run.err;
   // A --priority-classes file holding something else is refused, naming the item.
   auto bad = place(volcano_job(4, {{"priority", 1000}}), full_cluster_pods({{"priority", 0}}),
-                   {"--priority-classes", file("classes.json", list(json::array({node("x")})))});
+                   {"--priority-classes", file("classes.json", cluster_list(json::array({gpu_node("x")})))});
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.err.find("items[0]: expected kind PriorityClass, got 'Node'"), std::string::npos) << bad.err;
 }
@@ -348,15 +329,14 @@ TEST_F(PlacePreemptionTest, WhenEvenPreemptionDoesNotHelpTheReasonSaysWhy) {
 // kubectl get nodes,priorityclasses -o json: the PriorityClasses of the nodes list count too.
 TEST_F(PlacePreemptionTest, PriorityClassesInTheNodesListCount) {
   json nodes = json::array();
-  for (const auto& n : node_names()) nodes.push_back(node(n));
+  for (const auto& n : node_names()) nodes.push_back(gpu_node(n));
   nodes.push_back(priority_class("train-high", 5000));
-  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  const json hns = spine_of_two_leaves();
   auto run = testing::run_captured(
-      run_cli, {"place", "--nodes", file("nodes.json", list(nodes)), "--topology", file("hn.json", hns),
-                "--pods", file("pods.json", list(full_cluster_pods({{"priority", 0}}))), "--job",
-                file("job.json", volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}))});
+      run_cli,
+      {"place", "--nodes", file("nodes.json", cluster_list(nodes)), "--topology", file("hn.json", hns),
+       "--pods", file("pods.json", cluster_list(full_cluster_pods({{"priority", 0}}))), "--job",
+       file("job.json", volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}))});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   EXPECT_EQ(parsed(run)["preemption"]["priority"], 5000);
 }
@@ -373,15 +353,13 @@ TEST_F(PlacePreemptionTest, AYamlPodsListAndASinglePriorityClassFile) {
   }
   testing::write_text(dir_.path() / "pods.yaml", yaml);
   json nodes = json::array();
-  for (const auto& n : node_names()) nodes.push_back(node(n));
-  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
-  auto run =
-      testing::run_captured(run_cli, {"place", "--nodes", file("nodes.json", list(nodes)), "--topology",
-                                      file("hn.json", hns), "--pods", (dir_.path() / "pods.yaml").string(),
-                                      "--job", file("job.json", volcano_job(4, {{"priority", 1000}})),
-                                      "--priority-classes", file("low.json", priority_class("low", -5))});
+  for (const auto& n : node_names()) nodes.push_back(gpu_node(n));
+  const json hns = spine_of_two_leaves();
+  auto run = testing::run_captured(
+      run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes)), "--topology",
+                file("hn.json", hns), "--pods", (dir_.path() / "pods.yaml").string(), "--job",
+                file("job.json", volcano_job(4, {{"priority", 1000}})), "--priority-classes",
+                file("low.json", priority_class("low", -5))});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
   ASSERT_EQ(result["preemption"]["victims"].size(), 4u) << run.out;
@@ -433,8 +411,8 @@ TEST_F(PlacePreemptionTest, TheDocExampleFilesAreTheClusterTheseTestsBuild) {
   const std::filesystem::path example =
       std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "examples/place/preemption";
   json nodes = json::array();
-  for (const auto& n : node_names()) nodes.push_back(node(n));
-  EXPECT_EQ(json::parse(testing::read_text(example / "nodes.json")), list(nodes));
+  for (const auto& n : node_names()) nodes.push_back(gpu_node(n));
+  EXPECT_EQ(json::parse(testing::read_text(example / "nodes.json")), cluster_list(nodes));
   json items = json::array();
   for (const auto& n : node_names()) {
     items.push_back(pod("batch-" + n, n, {{"priorityClassName", "batch"}, {"priority", 0}},
@@ -443,10 +421,8 @@ TEST_F(PlacePreemptionTest, TheDocExampleFilesAreTheClusterTheseTestsBuild) {
   }
   items.push_back(priority_class("batch", 0));
   items.push_back(priority_class("production", 1000));
-  EXPECT_EQ(json::parse(testing::read_text(example / "pods.json")), list(items));
-  const json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"a1", "a2", "a3", "a4"}),
-                                     hypernode("leaf-b", 1, "Node", {"b1", "b2", "b3", "b4"}),
-                                     hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  EXPECT_EQ(json::parse(testing::read_text(example / "pods.json")), cluster_list(items));
+  const json hns = spine_of_two_leaves();
   EXPECT_EQ(json::parse(testing::read_text(example / "hypernodes.json")), hns);
 }
 
