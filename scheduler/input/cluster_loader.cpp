@@ -644,9 +644,8 @@ std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<
       if (const auto prio = spec->find("priority"); prio && prio->is_integer()) {
         const std::int64_t v = prio->integer();
         // PriorityClass values are int32 (scheduling.k8s.io/v1 PriorityClass.Value).
-        pod.priority = static_cast<std::int32_t>(
-            std::clamp<std::int64_t>(v, std::numeric_limits<std::int32_t>::min(),
-                                     std::numeric_limits<std::int32_t>::max()));
+        pod.priority = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+            v, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
         pod.priority_set = true;
       }
       pod.priority_class = str(*spec, "priorityClassName");
