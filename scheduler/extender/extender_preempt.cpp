@@ -33,11 +33,7 @@ std::string budget_key(const json& budget) {
   return str_at(meta, "namespace") + "/" + str_at(meta, "name");
 }
 
-// One node's victims as kube-scheduler sent them: their UIDs and its count of budget violations.
-struct OfferedVictims {
-  std::vector<std::string> uids;
-  std::int64_t pdb_violations = 0;
-};
+using OfferedVictims = ExtenderService::OfferedVictims;
 
 std::expected<std::map<std::string, OfferedVictims>, Error> offered_victims(const json& args) {
   std::map<std::string, OfferedVictims> out;
@@ -148,9 +144,7 @@ std::vector<const PlanVictim*> ExtenderService::pending_victims(const GangPlan& 
   return out;
 }
 
-std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const std::string& key,
-                                                         const json& offered) {
-  (void)offered;
+std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const std::string& key) {
   const json& spec = member(pod, "spec");
   PreemptionOptions options;
   if (const json* prio = field(spec, {"priority"}); prio && prio->is_number_integer())
@@ -189,7 +183,7 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
   return json{{slot.node, meta_victims(uids, violations)}};
 }
 
-json ExtenderService::preempt_normal(const json& pod, const json& offered) {
+json ExtenderService::preempt_normal(const json& pod, const std::map<std::string, OfferedVictims>& offered) {
   // Nodes a gang plan holds room on are not for a normal pod to take by eviction.
   std::set<std::string> planned;
   for (const auto& [key, p] : plans_) {
@@ -209,12 +203,11 @@ json ExtenderService::preempt_normal(const json& pod, const json& offered) {
     double score;
   };
   std::vector<Candidate> kept;
-  for (const auto& [node, v] : offered.items()) {
+  for (const auto& [node, v] : offered) {
     if (planned.contains(node)) continue;
-    Candidate c{node, {}, v.value("violations", std::int64_t{0}), false, INT64_MIN, 0.0};
-    for (const auto& uid : v["uids"]) {
-      c.uids.push_back(uid.get<std::string>());
-      if (auto it = pods_.find(c.uids.back()); it != pods_.end()) {
+    Candidate c{node, v.uids, v.pdb_violations, false, INT64_MIN, 0.0};
+    for (const auto& uid : c.uids) {
+      if (auto it = pods_.find(uid); it != pods_.end()) {
         c.breaks_gang = c.breaks_gang || !it->second.gang.empty();
         c.highest = std::max<std::int64_t>(c.highest, it->second.priority);
       }
@@ -248,9 +241,6 @@ std::expected<json, Error> ExtenderService::preempt(const json& args) {
   if (!pod || !pod->is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs.Pod is missing");
   auto offered = offered_victims(args);
   if (!offered) return std::unexpected(offered.error());
-  json offered_json = json::object();
-  for (const auto& [node, v] : *offered)
-    offered_json[node] = {{"uids", v.uids}, {"violations", v.pdb_violations}};
   std::lock_guard lock(mu_);
   ++counters_.preempt_calls;
   if (auto ok = ensure_index(); !ok) {
@@ -261,11 +251,11 @@ std::expected<json, Error> ExtenderService::preempt(const json& args) {
   if (!key) return std::unexpected(key.error());
   json result;
   if (*key) {
-    auto r = preempt_gang(*pod, **key, offered_json);
+    auto r = preempt_gang(*pod, **key);
     if (!r) return std::unexpected(r.error());
     result = std::move(*r);
   } else {
-    result = preempt_normal(*pod, offered_json);
+    result = preempt_normal(*pod, *offered);
   }
   return json{{"NodeNameToMetaVictims", std::move(result)}};
 }

@@ -164,6 +164,11 @@ class ExtenderService {
   // with victims when it fits nowhere: victim_planner.h), or nothing while they are leaving. A
   // normal pod keeps kube-scheduler's candidates minus nodes planned for gangs, those that break a
   // gang when others do not, and those whose domain it would fragment more (the binpack score).
+  // One candidate node's victims as kube-scheduler sent them: their UIDs and its budget violations.
+  struct OfferedVictims {
+    std::vector<std::string> uids;
+    std::int64_t pdb_violations = 0;
+  };
   std::expected<nlohmann::json, Error> preempt(const nlohmann::json& args);
   std::expected<std::string, Error> preempt_body(std::string_view body);
 
@@ -206,9 +211,9 @@ class ExtenderService {
   std::expected<void, Error> ensure_index();
   std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
   std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
-  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key,
-                                                    const nlohmann::json& offered);
-  nlohmann::json preempt_normal(const nlohmann::json& pod, const nlohmann::json& offered);
+  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key);
+  nlohmann::json preempt_normal(const nlohmann::json& pod,
+                                const std::map<std::string, OfferedVictims>& offered);
   // The slot a gang pod takes (by its index, else the first free one among `offered`), or why none.
   std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
                                             std::span<const std::string_view> offered);
