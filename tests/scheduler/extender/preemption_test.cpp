@@ -327,5 +327,37 @@ TEST_F(TwoLeafPreemptionTest, TheRestOfAGangWhosePodsAreBoundEvictsInsideTheirLe
   EXPECT_EQ(ext_->service.counters().plans_adopted, 1);
 }
 
+TEST_F(TwoLeafPreemptionTest, AVictimRecreatedByItsControllerDoesNotTakeTheRoomItsGangFreed) {
+  fill(0);
+  for (int i = 0; i < 8; ++i) create(gang_pod("big", i, 1000));
+  schedule();
+  ASSERT_EQ(scheduler_->preemptions().size(), 8u);
+  scheduler_->finish_terminations();
+  ASSERT_TRUE(testing::eventually([&] {
+    const json plans_now = ext_->service.plans();
+    for (const auto& v : plans_now["gangs"][0]["victims"]) {
+      if (v["state"] != "gone") return false;
+    }
+    return true;
+  }));
+  // The Job controller makes a new pod for each victim; kube-scheduler asks the extender about the
+  // freed nodes for it before the gang's pods come round again: they are the gang's.
+  std::vector<std::string> freed;
+  for (const auto& p : scheduler_->preemptions()) freed.push_back(p.node);
+  json again = testing::pod_object("busy-again", "u-busy-again", "8");
+  again["spec"]["priority"] = 0;
+  auto r = http_->round_trip({"POST",
+                              "/scheduler/filter",
+                              {{"Content-Type", "application/json"}},
+                              json{{"pod", again}, {"nodenames", freed}}.dump()},
+                             std::chrono::seconds(10), true);
+  ASSERT_TRUE(r.has_value());
+  const json answer = json::parse(r->body);
+  EXPECT_TRUE(answer["nodenames"].empty()) << r->body;
+  EXPECT_EQ(answer["failedNodes"].size(), freed.size()) << r->body;
+  // And the gang binds there.
+  EXPECT_EQ(run_until_bound(8), 8);
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
