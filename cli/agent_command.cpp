@@ -6,10 +6,14 @@
 //   node    the DaemonSet: the config's node probes, this node's NodeReport; no Lease, no fabric
 //   leader  the Deployment: the Lease, the fabric sources and the reconcilers; no node probe
 //   all     both in one process (one pod per node, or a workstation)
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -44,7 +48,9 @@ struct AgentOptions {
   std::string namespace_;
   std::string work_dir;  // where the private work directory (mkdtemp, 0700) is made; "": $TMPDIR
   std::string log_level;
-  int http_port = -1;  // -1: the config's http.port
+  int http_port = -1;        // -1: the config's http.port
+  std::string http_address;  // "": the config's http.address
+  bool insecure_listen = false;
   double reload_seconds = 5;
   bool check = false;
   double kube_api_qps = 0;  // > 0: overrides the config's apiClient.qps
@@ -79,6 +85,17 @@ agent::AgentConfig for_role(agent::AgentConfig config, AgentRole role) {
   return config;
 }
 
+// While every address of the host serves unauthenticated clients, the log says so again at this
+// interval (as the extender does), so that the warning is never only in a log that has rotated away.
+constexpr std::chrono::seconds kInsecureReminder{300};
+
+// The flags win over the file, at start and at every reload (a reload then sees no change of them).
+agent::AgentConfig with_http_flags(agent::AgentConfig config, const AgentOptions& opts) {
+  if (!opts.http_address.empty()) config.http_address = opts.http_address;
+  if (opts.http_port >= 0) config.http_port = static_cast<std::uint16_t>(opts.http_port);
+  return config;
+}
+
 // "ib-local, nvlink" or "none".
 std::string kinds_run(const agent::AgentConfig& config, agent::SourceRole source_role) {
   std::string out;
@@ -98,6 +115,21 @@ int run_agent(const AgentOptions& opts) {
   auto loaded = agent::load_agent_config(opts.config_file);
   if (!loaded) return error(loaded.error().message());
   agent::AgentConfig config = for_role(std::move(*loaded), role);
+  if (!opts.http_address.empty()) {
+    in_addr v4{};
+    in6_addr v6{};
+    if (inet_pton(AF_INET, opts.http_address.c_str(), &v4) != 1 &&
+        inet_pton(AF_INET6, opts.http_address.c_str(), &v6) != 1)
+      return error("--http-address " + opts.http_address +
+                   ": not an IPv4 or IPv6 address (127.0.0.1, the pod's IP; no host name, no brackets)");
+  }
+  config = with_http_flags(std::move(config), opts);
+  // Before anything connects or binds, and in --check too: an unauthenticated listener on every
+  // address of the host is refused outright.
+  const std::string address_key = opts.http_address.empty() ? "http.address" : "--http-address";
+  if (auto ok = agent::check_http_exposure(config, opts.insecure_listen, address_key); !ok)
+    return error(ok.error().message());
+  const bool exposed = agent::http_is_exposed(config);
   if (opts.check) {
     const std::size_t n = config.sources.size();
     std::cout << opts.config_file << ": ok (" << n << (n == 1 ? " source" : " sources") << ")\n"
@@ -111,6 +143,8 @@ int run_agent(const AgentOptions& opts) {
   auto level = telemetry::parse_log_level(level_name);
   if (!level) return error("--log-level " + level_name + ": not one of trace, debug, info, warn, error");
   telemetry::Logger log = telemetry::make_stderr_logger(*level);
+  // The --insecure-listen warning is written whatever logLevel says.
+  telemetry::Logger warn_always = telemetry::make_stderr_logger(std::min(*level, telemetry::LogLevel::kWarn));
 
   auto node = resolve_node_name(opts.node_name);
   if (!node) return error(node.error().message());
@@ -192,9 +226,12 @@ int run_agent(const AgentOptions& opts) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   telemetry::MetricsRegistry metrics;
-  const std::uint16_t port =
-      opts.http_port >= 0 ? static_cast<std::uint16_t>(opts.http_port) : config.http_port;
-  net::HttpServer http({.address = "0.0.0.0", .port = port, .threads = 1});
+  net::HttpServer http({.address = config.http_address,
+                        .port = config.http_port,
+                        .tls_cert_file = config.http_tls_cert_file,
+                        .tls_key_file = config.http_tls_key_file,
+                        .tls_client_ca_file = config.http_tls_client_ca_file,
+                        .threads = 1});
   agent::AgentDaemon daemon(config, identity,
                             {.client = client->get(),
                              .election_client = election.get(),
@@ -204,8 +241,17 @@ int run_agent(const AgentOptions& opts) {
                              .work_dir = work_dir});
   daemon.register_routes(http);
   if (auto started = http.start(); !started) return error(started.error().message());
-  log(telemetry::LogLevel::kInfo,
-      "serving /healthz, /readyz and /metrics on port " + std::to_string(http.port()));
+  const std::string where = agent::host_port(config.http_address, http.port());
+  const std::string warning = "WARNING: --insecure-listen: " + where +
+                              " serves /healthz, /readyz and /metrics to any client that reaches any "
+                              "address of this host, without authentication";
+  // The warning comes first: whoever waits for the "serving" line has already seen it.
+  if (exposed) warn_always(telemetry::LogLevel::kWarn, warning);
+  log(telemetry::LogLevel::kInfo, "serving /healthz, /readyz and /metrics on " + where +
+                                      (config.http_tls_client_ca_file.empty()
+                                           ? (config.http_tls_cert_file.empty() ? " (HTTP)" : " (HTTPS)")
+                                           : " (HTTPS, client certificates required)"));
+  auto next_reminder = std::chrono::steady_clock::now() + kInsecureReminder;
   daemon.start();
 
   // Hot reload: the mounted ConfigMap changes under us (an atomic symlink swap), so compare the
@@ -218,6 +264,10 @@ int run_agent(const AgentOptions& opts) {
     const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(period - secs);
     timespec timeout{static_cast<time_t>(secs.count()), static_cast<long>(nanos.count())};
     const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (exposed && std::chrono::steady_clock::now() >= next_reminder) {
+      warn_always(telemetry::LogLevel::kWarn, warning);
+      next_reminder = std::chrono::steady_clock::now() + kInsecureReminder;
+    }
     if (sig == SIGTERM || sig == SIGINT) {
       log(telemetry::LogLevel::kInfo,
           std::string("received ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT") + ": shutting down");
@@ -233,7 +283,7 @@ int run_agent(const AgentOptions& opts) {
           "config not reloaded, keeping the running one: " + next.error().message());
       continue;
     }
-    daemon.reload(for_role(std::move(*next), role));
+    daemon.reload(with_http_flags(for_role(std::move(*next), role), opts));
   }
   daemon.stop();
   http.stop();
@@ -262,7 +312,11 @@ void add_agent_command(CLI::App& app, Action& action) {
       "\nExamples:\n"
       "  hypertopo agent --role node --config /etc/hypertopo/config.yaml\n"
       "  hypertopo agent --role leader --config deploy/base/config.yaml --check\n"
-      "  hypertopo agent --config my.yaml --kubeconfig ~/.kube/config --node-name dgx-001 --http-port 9090");
+      "  hypertopo agent --config my.yaml --kubeconfig ~/.kube/config --node-name dgx-001 --http-port 9090\n"
+      "\n/healthz, /readyz and /metrics are served on 127.0.0.1 unless http.address or --http-address\n"
+      "names another address; the manifests pass the pod's IP (--http-address=$(POD_IP)). Every address\n"
+      "at once (0.0.0.0, ::) is refused unless http.tls sets certFile, keyFile and clientCAFile, or\n"
+      "--insecure-listen is given.");
   cmd->add_option("--config", opts->config_file, "Agent config YAML (see deploy/base/config.yaml)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -292,6 +346,13 @@ void add_agent_command(CLI::App& app, Action& action) {
   cmd->add_option("--http-port", opts->http_port,
                   "Port of /healthz, /readyz, /metrics (default: the config's; 0: any)")
       ->check(CLI::Range(0, 65535));
+  cmd->add_option("--http-address", opts->http_address,
+                  "IP address of /healthz, /readyz, /metrics (default: the config's http.address, "
+                  "127.0.0.1; in a pod: --http-address=$(POD_IP)); 0.0.0.0 and :: need http.tls with "
+                  "clientCAFile, or --insecure-listen");
+  cmd->add_flag("--insecure-listen", opts->insecure_listen,
+                "serve /healthz, /readyz and /metrics on every address (0.0.0.0, ::) without TLS client "
+                "authentication (logged at start and every 5 minutes)");
   add_duration_flag(cmd, "--reload-interval", opts->reload_seconds,
                     "Time between checks of the config file: 5s, 1m, or seconds (default 5s)",
                     std::chrono::milliseconds(1), std::chrono::hours(24));

@@ -33,7 +33,13 @@
 //   leaderElection: {leaseName: hypertopo-agent, leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 2s}
 //   reconcile: {debounce: 2s, resync: 10m}
 //   exports: {nodeLabels: {enabled: false, keyPrefix: hypertopo.io/tier-, topographCompatible: false}}
-//   http: {port: 8080}
+//   http:
+//     port: 8080
+//     address: 127.0.0.1              # an IP literal (default loopback); the manifests pass the
+//                                     #   pod's IP as --http-address. 0.0.0.0 or :: (every address)
+//                                     #   is refused without tls and clientCAFile, unless
+//                                     #   --insecure-listen (check_http_exposure below)
+//     tls: {certFile: /tls/tls.crt, keyFile: /tls/tls.key, clientCAFile: /tls/ca.crt}
 //   apiClient: {qps: 100, burst: 200, parallelWrites: 8}   # per API client of the leader
 //   logLevel: info                    # trace, debug, info, warn, error
 //
@@ -111,6 +117,11 @@ struct AgentConfig {
   std::string node_label_prefix = "hypertopo.io/tier-";
   bool topograph_labels = false;
   std::uint16_t http_port = 8080;
+  // /healthz, /readyz and /metrics: loopback unless the admin names an address (the manifests name
+  // the pod's own IP, which kubelet probes and Prometheus reach).
+  std::string http_address = "127.0.0.1";
+  std::string http_tls_cert_file, http_tls_key_file;
+  std::string http_tls_client_ca_file;  // clients must present a certificate this CA signed
   std::string log_level = "info";
   // apiClient: each of the leader's API clients (one for the HyperNodes, NodeReports and Nodes it
   // reads, one for the node label export) may send `api_qps` requests a second, `api_burst` at once,
@@ -133,7 +144,8 @@ std::expected<AgentConfig, Error> load_agent_config(const std::filesystem::path&
 struct ConfigChange {
   std::vector<std::string> restarted_sources;  // spec() of sources added, removed or changed
   bool builder_changed = false;                // tier names, patterns, node selector
-  bool needs_restart = false;                  // http port or lease name changed: restart the pod
+  bool needs_restart = false;                  // http port, address or TLS, or the lease name changed:
+                                               // restart the pod
   std::vector<std::string> notes;              // one line per changed key, for the log
 };
 ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after);
@@ -141,6 +153,20 @@ ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after);
 // Go-style duration ("1h30m", "90s", "250ms") or a plain number of seconds, as every duration in
 // the file is read.
 using io::parse_duration;
+
+// The HTTP server's exposure. A specific address (127.0.0.1, the pod's IP) is served as configured:
+// kubelet's httpGet probes and Prometheus' scrapes come to the pod's IP and present no client
+// certificate. Every address of the host at once (0.0.0.0, ::) is refused unless the server
+// authenticates its clients (http.tls with clientCAFile) or `insecure` (--insecure-listen) is given.
+// `address_key` names where the address came from in the message ("http.address", "--http-address").
+//
+//   if (auto ok = check_http_exposure(config, insecure_listen, "http.address"); !ok) ...;  // refuse
+bool is_wildcard_address(const std::string& address);  // 0.0.0.0, ::, ::ffff:0.0.0.0
+bool http_is_exposed(const AgentConfig& config);       // wildcard without TLS client authentication
+std::expected<void, Error> check_http_exposure(const AgentConfig& config, bool insecure,
+                                               const std::string& address_key);
+// "127.0.0.1:8080", "[fd00::2]:8080": an address and port as a listener's log line names them.
+std::string host_port(const std::string& address, std::uint16_t port);
 
 // HYPERTOPO_EXPORT_NODE_LABELS=true|false sets export_node_labels (load_agent_config calls this).
 std::expected<void, Error> apply_environment_overrides(AgentConfig& config);

@@ -102,6 +102,15 @@ ConfigChange diff_configs(const AgentConfig& before, const AgentConfig& after) {
   note("exports.nodeLabels.topographCompatible", flag(before.topograph_labels), flag(after.topograph_labels));
   if (before.http_port != after.http_port) change.needs_restart = true;
   note("http.port", std::to_string(before.http_port), std::to_string(after.http_port));
+  // The listener is bound once, at start: where and how it listens changes with a restart only.
+  if (before.http_address != after.http_address || before.http_tls_cert_file != after.http_tls_cert_file ||
+      before.http_tls_key_file != after.http_tls_key_file ||
+      before.http_tls_client_ca_file != after.http_tls_client_ca_file)
+    change.needs_restart = true;
+  note("http.address", before.http_address, after.http_address);
+  note("http.tls.certFile", before.http_tls_cert_file, after.http_tls_cert_file);
+  note("http.tls.keyFile", before.http_tls_key_file, after.http_tls_key_file);
+  note("http.tls.clientCAFile", before.http_tls_client_ca_file, after.http_tls_client_ca_file);
   note("logLevel", before.log_level, after.log_level);
   // The clients are made when the agent starts; the writes in flight apply at the next sync.
   if (before.api_qps != after.api_qps || before.api_burst != after.api_burst) change.needs_restart = true;

@@ -1,5 +1,7 @@
 // The agent config's sections on how the agent runs: nodeSelector, guard, leaderElection (with
 // client-go's timing rules), reconcile, http, logLevel and apiClient.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,6 +18,12 @@ namespace {
 using std::chrono::milliseconds;
 
 const std::vector<std::string> kLogLevels = {"trace", "debug", "info", "warn", "error"};
+
+bool is_ip_literal(const std::string& address) {
+  in_addr v4{};
+  in6_addr v6{};
+  return inet_pton(AF_INET, address.c_str(), &v4) == 1 || inet_pton(AF_INET6, address.c_str(), &v6) == 1;
+}
 
 }  // namespace
 
@@ -115,13 +123,42 @@ std::expected<void, Error> read_reconcile(const io::ConfigReader& r, const YAML:
 
 // http: the health and metrics port.
 std::expected<void, Error> read_http(const io::ConfigReader& r, const YAML::Node& root, AgentConfig& c) {
-  if (const YAML::Node n = root["http"]) {
-    if (auto ok = r.mapping(n, "http", {"port"}); !ok) return ok;
-    if (n.IsMap() && n["port"]) {
-      auto port = r.integer(n["port"], "http.port", 1, 65535);
-      if (!port) return std::unexpected(port.error());
-      c.http_port = static_cast<std::uint16_t>(*port);
+  const YAML::Node n = root["http"];
+  if (!n) return {};
+  if (auto ok = r.mapping(n, "http", {"address", "port", "tls"}); !ok) return ok;
+  if (!n.IsMap()) return {};
+  if (n["port"]) {
+    auto port = r.integer(n["port"], "http.port", 1, 65535);
+    if (!port) return std::unexpected(port.error());
+    c.http_port = static_cast<std::uint16_t>(*port);
+  }
+  if (n["address"]) {
+    auto address = r.nonempty_text(n["address"], "http.address");
+    if (!address) return std::unexpected(address.error());
+    if (!is_ip_literal(*address))
+      return r.bad("http.address", "'" + *address +
+                                       "' is not an IPv4 or IPv6 address (127.0.0.1, the pod's IP; "
+                                       "no host name, no brackets, no port)");
+    c.http_address = *address;
+  }
+  if (const YAML::Node tls = n["tls"]) {
+    if (auto ok = r.mapping(tls, "http.tls", {"certFile", "keyFile", "clientCAFile"}); !ok) return ok;
+    const std::pair<const char*, std::string*> files[] = {{"certFile", &c.http_tls_cert_file},
+                                                          {"keyFile", &c.http_tls_key_file},
+                                                          {"clientCAFile", &c.http_tls_client_ca_file}};
+    for (const auto& [key, target] : files) {
+      if (!tls.IsMap() || !tls[key]) continue;
+      auto file = r.nonempty_text(tls[key], std::string("http.tls.") + key);
+      if (!file) return std::unexpected(file.error());
+      *target = *file;
     }
+    if (c.http_tls_cert_file.empty() != c.http_tls_key_file.empty()) {
+      return c.http_tls_key_file.empty() ? r.bad("http.tls.keyFile", "is required with http.tls.certFile")
+                                         : r.bad("http.tls.certFile", "is required with http.tls.keyFile");
+    }
+    if (!c.http_tls_client_ca_file.empty() && c.http_tls_cert_file.empty())
+      return r.bad("http.tls.clientCAFile",
+                   "needs http.tls.certFile and http.tls.keyFile (the server's own identity)");
   }
   return {};
 }
@@ -164,3 +201,46 @@ std::expected<void, Error> read_api_client(const io::ConfigReader& r, const YAML
 }
 
 }  // namespace hypertopo::agent::sections
+
+namespace hypertopo::agent {
+
+bool is_wildcard_address(const std::string& address) {
+  in_addr v4{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) return v4.s_addr == htonl(INADDR_ANY);
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, address.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_UNSPECIFIED(&v6)) return true;
+  // ::ffff:0.0.0.0 binds like 0.0.0.0 on a dual-stack socket.
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 0 && v6.s6_addr[13] == 0 && v6.s6_addr[14] == 0 &&
+         v6.s6_addr[15] == 0;
+}
+
+bool http_is_exposed(const AgentConfig& config) {
+  if (!is_wildcard_address(config.http_address)) return false;
+  return config.http_tls_cert_file.empty() || config.http_tls_key_file.empty() ||
+         config.http_tls_client_ca_file.empty();
+}
+
+std::string host_port(const std::string& address, std::uint16_t port) {
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+std::expected<void, Error> check_http_exposure(const AgentConfig& config, bool insecure,
+                                               const std::string& address_key) {
+  if (insecure || !http_is_exposed(config)) return {};
+  const std::string missing =
+      config.http_tls_cert_file.empty() ? "without TLS" : "without http.tls.clientCAFile";
+  return fail(ErrorCode::kInvalidArgument,
+              "refusing to listen on " + host_port(config.http_address, config.http_port) + " " + missing +
+                  " (" + address_key +
+                  "): every address of the host would serve /healthz, /readyz and "
+                  "/metrics to any client that reaches it. Set " +
+                  address_key +
+                  " to one address (127.0.0.1, the default; in a pod its IP: --http-address=$(POD_IP) "
+                  "from the downward API, as deploy/base does), or set http.tls.certFile, "
+                  "http.tls.keyFile and http.tls.clientCAFile, or pass --insecure-listen to serve it "
+                  "unauthenticated anyway");
+}
+
+}  // namespace hypertopo::agent

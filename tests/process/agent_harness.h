@@ -9,9 +9,12 @@
 //   ASSERT_TRUE(eventually_here([&] { return agent.leads(); }));
 //   EXPECT_EQ(agent.metric("hypertopo_rebuilds_total"), 1);
 //   EXPECT_TRUE(agent.terminate());                 // SIGTERM, exit 0
+//
+// With .log set, its stderr goes to that file (log() reads it); .args are appended to the command line.
 #pragma once
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -94,7 +97,9 @@ struct AgentProcessOptions {
   std::filesystem::path kubeconfig;
   std::string pod = "agent-a";
   std::string node = "gpu-node-1";
-  std::filesystem::path work;  // --work-dir
+  std::filesystem::path work;     // --work-dir
+  std::vector<std::string> args;  // more flags, after the harness's own
+  std::filesystem::path log;      // stderr goes here when set
 };
 
 class AgentProcess {
@@ -120,10 +125,19 @@ class AgentProcess {
                                      std::to_string(port_),
                                      "--reload-interval",
                                      "0.2"};
+    args.insert(args.end(), o.args.begin(), o.args.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    if (posix_spawn(&pid_, binary.c_str(), nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (!o.log.empty()) {
+      posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, o.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                       0600);
+    }
+    if (posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    log_ = o.log;
   }
   ~AgentProcess() { kill_now(); }
   AgentProcess(const AgentProcess&) = delete;
@@ -141,6 +155,18 @@ class AgentProcess {
     const std::string text = metrics();
     const auto at = text.find("\n" + series + " ");
     return at == std::string::npos ? -1 : std::strtod(text.c_str() + at + series.size() + 2, nullptr);
+  }
+  // What it wrote to stderr so far (with .log set).
+  std::string log() const {
+    return !log_.empty() && std::filesystem::exists(log_) ? read_text(log_) : std::string();
+  }
+  // The exit status once it exits within `limit` (128 + signal when killed); -1 if still running.
+  int wait_exit(std::chrono::milliseconds limit) {
+    if (pid_ <= 0) return -1;
+    int status = 0;
+    if (!eventually_here([&] { return waitpid(pid_, &status, WNOHANG) == pid_; }, limit)) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   // SIGTERM, then waits for exit 0.
   bool terminate() {
@@ -161,6 +187,7 @@ class AgentProcess {
  private:
   std::uint16_t port_;
   pid_t pid_ = -1;
+  std::filesystem::path log_;
 };
 
 }  // namespace hypertopo::testing

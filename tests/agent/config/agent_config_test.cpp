@@ -94,6 +94,8 @@ TEST(AgentConfig, TheShippedExampleLoads) {
   EXPECT_EQ(config->node_label_prefix, "hypertopo.io/tier-");
   EXPECT_FALSE(config->topograph_labels);
   EXPECT_EQ(config->http_port, 8080);
+  EXPECT_EQ(config->http_address, "127.0.0.1");
+  EXPECT_TRUE(check_http_exposure(*config, false, "http.address").has_value());
 }
 
 TEST(AgentConfig, DefaultsAndEveryKeySet) {
@@ -281,6 +283,20 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
        "config.yaml: exports.nodeLabel: unknown key (known: nodeLabels)"},
       {kOneSource + "http: {port: 70000}\n", "config.yaml: http.port: must be an integer in [1, 65535]"},
       {kOneSource + "http: {port: eighty}\n", "config.yaml: http.port: must be an integer in [1, 65535]"},
+      {kOneSource + "http: {address: localhost}\n",
+       "config.yaml: http.address: 'localhost' is not an IPv4 or IPv6 address (127.0.0.1, the pod's IP; no "
+       "host name, no brackets, no port)"},
+      {kOneSource + "http: {address: '[::1]'}\n",
+       "config.yaml: http.address: '[::1]' is not an IPv4 or IPv6 address (127.0.0.1, the pod's IP; no "
+       "host name, no brackets, no port)"},
+      {kOneSource + "http: {address: ''}\n", "config.yaml: http.address: must not be empty"},
+      {kOneSource + "http: {adress: 0.0.0.0}\n",
+       "config.yaml: http.adress: unknown key (known: address, port, tls)"},
+      {kOneSource + "http: {tls: {certFile: /c}}\n",
+       "config.yaml: http.tls.keyFile: is required with http.tls.certFile"},
+      {kOneSource + "http: {tls: {clientCAFile: /ca}}\n",
+       "config.yaml: http.tls.clientCAFile: needs http.tls.certFile and http.tls.keyFile (the server's own "
+       "identity)"},
       {kOneSource + "logLevel: verbose\n",
        "config.yaml: logLevel: unknown level 'verbose' (known: trace, debug, info, warn, error)"},
       {kOneSource + "apiClient: {qps: 0}\n", "config.yaml: apiClient.qps: must be greater than 0"},
@@ -536,6 +552,51 @@ TEST(AgentConfig, DiffRestartsOnlyTheSourcesThatChanged) {
                                               "sources: removed reports:/r", "sources: added ufm:https://u"));
 }
 
+// Loopback by default; one named address (the pod's IP) is served as given; every address at once
+// only with TLS client authentication or the explicit opt-in. The message names the key it came from.
+TEST(AgentConfig, HttpAddressIsLoopbackByDefaultAndEveryAddressNeedsClientCertificatesOrTheOptIn) {
+  const AgentConfig defaults = parse_ok(kOneSource);
+  EXPECT_EQ(defaults.http_address, "127.0.0.1");
+  EXPECT_FALSE(http_is_exposed(defaults));
+  for (const char* one : {"10.244.1.17", "fd00::2", "::1", "192.0.2.2"}) {
+    const AgentConfig c = parse_ok(kOneSource + "http: {address: '" + one + "'}\n");
+    EXPECT_EQ(c.http_address, one);
+    EXPECT_TRUE(check_http_exposure(c, false, "http.address").has_value()) << one;
+  }
+  for (const char* every : {"0.0.0.0", "::", "::ffff:0.0.0.0", "0:0:0:0:0:0:0:0"}) {
+    const AgentConfig c = parse_ok(kOneSource + "http: {address: '" + every + "', port: 9000}\n");
+    EXPECT_TRUE(is_wildcard_address(every)) << every;
+    EXPECT_TRUE(http_is_exposed(c)) << every;
+    auto refused = check_http_exposure(c, false, "http.address");
+    ASSERT_FALSE(refused.has_value()) << every;
+    EXPECT_THAT(
+        refused.error().message(),
+        AllOf(StartsWith("refusing to listen on " + host_port(every, 9000) + " without TLS (http.address)"),
+              HasSubstr("--insecure-listen"), HasSubstr("--http-address=$(POD_IP)")));
+    EXPECT_TRUE(check_http_exposure(c, true, "http.address").has_value()) << every;
+  }
+  EXPECT_EQ(host_port("0.0.0.0", 8080), "0.0.0.0:8080");
+  EXPECT_EQ(host_port("::", 8080), "[::]:8080");
+
+  // TLS alone does not say who the client is; with a client CA every address may be served.
+  const AgentConfig tls_only =
+      parse_ok(kOneSource + "http: {address: 0.0.0.0, tls: {certFile: /t/tls.crt, keyFile: /t/tls.key}}\n");
+  auto no_ca = check_http_exposure(tls_only, false, "--http-address");
+  ASSERT_FALSE(no_ca.has_value());
+  EXPECT_THAT(
+      no_ca.error().message(),
+      StartsWith("refusing to listen on 0.0.0.0:8080 without http.tls.clientCAFile (--http-address)"));
+  const AgentConfig mutual =
+      parse_ok(kOneSource +
+               "http:\n  address: '::'\n  tls: {certFile: /t/tls.crt, keyFile: /t/tls.key, clientCAFile: "
+               "/t/ca.crt}\n");
+  EXPECT_EQ(mutual.http_tls_cert_file, "/t/tls.crt");
+  EXPECT_EQ(mutual.http_tls_key_file, "/t/tls.key");
+  EXPECT_EQ(mutual.http_tls_client_ca_file, "/t/ca.crt");
+  EXPECT_FALSE(http_is_exposed(mutual));
+  EXPECT_TRUE(check_http_exposure(mutual, false, "http.address").has_value());
+}
+
 TEST(AgentConfig, DiffFlagsBuilderRestartAndOtherKeys) {
   const AgentConfig base = parse_ok(kOneSource);
   {
@@ -559,6 +620,12 @@ TEST(AgentConfig, DiffFlagsBuilderRestartAndOtherKeys) {
     EXPECT_TRUE(c.needs_restart);
     EXPECT_FALSE(c.builder_changed);
     EXPECT_THAT(c.notes, ElementsAre("http.port: 8080 -> 9000"));
+  }
+  {
+    // The listener is bound once: a new address or TLS file needs a restart.
+    const ConfigChange c = diff_configs(base, parse_ok(kOneSource + "http: {address: 10.0.0.7}\n"));
+    EXPECT_TRUE(c.needs_restart);
+    EXPECT_THAT(c.notes, ElementsAre("http.address: 127.0.0.1 -> 10.0.0.7"));
   }
   {
     const ConfigChange c = diff_configs(base, parse_ok(kOneSource + "leaderElection: {leaseName: other}\n"));
