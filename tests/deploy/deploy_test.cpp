@@ -1,7 +1,8 @@
 // Renders every kustomize overlay under deploy/overlays with `kubectl kustomize` and checks the
 // objects: kinds present, the ConfigMap is deploy/base/config.yaml byte for byte, RBAC without
 // wildcards and with the Secret limited by name, the node DaemonSet's hardening, the split into a
-// node DaemonSet and a leader Deployment (only the leader holds credentials and devices), each
+// node DaemonSet and a leader Deployment (only the leader holds credentials and devices; both serve
+// their endpoints on the pod's IP, from the downward API), each
 // namespace's Pod Security level against its pods, and one image reference. Every overlay's agent
 // config is run through `hypertopo agent --role node|leader --check`.
 #include <gtest/gtest.h>
@@ -91,6 +92,18 @@ std::string args_of(const YAML::Node& container) {
   std::string out;
   for (const auto& a : container["args"]) out += (out.empty() ? "" : " ") + a.as<std::string>();
   return out;
+}
+
+// Where the first container's $(POD_IP) comes from: the fieldPath of its POD_IP env entry, "" when
+// none. Kubernetes expands $(POD_IP) in args only from an env entry defined before use. The pod must
+// not use hostNetwork, or the pod's IP would be the node's; that is reported as "hostNetwork".
+std::string pod_ip_source(const YAML::Node& pod) {
+  if (pod["hostNetwork"] && pod["hostNetwork"].as<bool>()) return "hostNetwork";
+  for (const auto& e : pod["containers"][0]["env"]) {
+    if (e["name"].as<std::string>() == "POD_IP" && e["valueFrom"]["fieldRef"])
+      return e["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>();
+  }
+  return "";
 }
 
 // The volumes of a node DaemonSet beyond what its probes need (the config, the host's /sys, its
@@ -285,7 +298,7 @@ TEST_F(DeployTest, DefaultOverlayHasEveryPieceAndTheExampleConfig) {
   EXPECT_TRUE(has(c["securityContext"]["capabilities"]["drop"], "ALL"));
   EXPECT_FALSE(c["securityContext"]["capabilities"]["add"]) << "the probes need no capability";
   EXPECT_FALSE(c["securityContext"]["privileged"] && c["securityContext"]["privileged"].as<bool>());
-  EXPECT_EQ(args_of(c), "agent --role node --config /etc/hypertopo/config.yaml");
+  EXPECT_EQ(args_of(c), "agent --role node --config /etc/hypertopo/config.yaml --http-address=$(POD_IP)");
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(), "/healthz");
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(), "/readyz");
   EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(), 8080);
@@ -515,10 +528,14 @@ TEST_F(DeployTest, EveryAgentOverlaySplitsANodeDaemonSetFromATwoReplicaLeader) {
     ASSERT_NE(leader, nullptr) << name;
     const YAML::Node node_pod = daemonsets[0]["spec"]["template"]["spec"];
     const YAML::Node leader_pod = (*leader)["spec"]["template"]["spec"];
-    EXPECT_EQ(args_of(node_pod["containers"][0]), "agent --role node --config /etc/hypertopo/config.yaml")
+    EXPECT_EQ(args_of(node_pod["containers"][0]),
+              "agent --role node --config /etc/hypertopo/config.yaml --http-address=$(POD_IP)")
         << name;
-    EXPECT_EQ(args_of(leader_pod["containers"][0]), "agent --role leader --config /etc/hypertopo/config.yaml")
+    EXPECT_EQ(args_of(leader_pod["containers"][0]),
+              "agent --role leader --config /etc/hypertopo/config.yaml --http-address=$(POD_IP)")
         << name;
+    EXPECT_EQ(pod_ip_source(node_pod), "status.podIP") << name;
+    EXPECT_EQ(pod_ip_source(leader_pod), "status.podIP") << name;
     EXPECT_EQ((*leader)["spec"]["replicas"].as<int>(), 2) << name;
     EXPECT_EQ(volumes_beyond_the_node_probes(daemonsets[0]), "") << name;
     // Both read the one generated config.
