@@ -28,11 +28,6 @@ using namespace fields;
 
 namespace {
 
-std::string budget_key(const json& budget) {
-  const json& meta = member(budget, "metadata");
-  return str_at(meta, "namespace") + "/" + str_at(meta, "name");
-}
-
 using OfferedVictims = ExtenderService::OfferedVictims;
 
 std::expected<std::map<std::string, OfferedVictims>, Error> offered_victims(const json& args) {
@@ -74,76 +69,6 @@ json meta_victims(const std::vector<std::string>& uids, std::int64_t violations)
 
 }  // namespace
 
-void ExtenderService::set_disruption_budgets(const std::vector<json>& budgets) {
-  std::lock_guard lock(mu_);
-  budgets_.clear();
-  for (const auto& b : budgets) {
-    // The API server validated it; one that still does not read protects nothing (counted).
-    if (auto parsed = parse_disruption_budget(b, "PodDisruptionBudget list"))
-      budgets_[budget_key(b)] = std::move(*parsed);
-    else
-      ++counters_.errors;
-  }
-}
-
-void ExtenderService::upsert_disruption_budget(const json& budget) {
-  std::lock_guard lock(mu_);
-  ++counters_.watch_events;
-  if (auto parsed = parse_disruption_budget(budget, "PodDisruptionBudget watch")) {
-    budgets_[budget_key(budget)] = std::move(*parsed);
-  } else {
-    budgets_.erase(budget_key(budget));
-    ++counters_.errors;
-  }
-}
-
-void ExtenderService::remove_disruption_budget(const json& budget) {
-  std::lock_guard lock(mu_);
-  ++counters_.watch_events;
-  budgets_.erase(budget_key(budget));
-}
-
-std::vector<PreemptionCandidate> ExtenderService::preemption_candidates() const {
-  std::vector<PreemptionCandidate> out;
-  out.reserve(pods_.size());
-  for (const auto& [id, p] : pods_) {
-    const int node = index_->find_node(p.node);
-    if (node < 0) continue;
-    out.push_back({.uid = p.uid,
-                   .ns = p.ns,
-                   .name = p.name,
-                   .node = node,
-                   .priority = p.priority,
-                   .requests = p.requests,
-                   .gang = p.gang,
-                   .start_time = p.start_time,
-                   .labels = p.labels,
-                   .terminating = p.terminating});
-  }
-  return out;
-}
-
-std::vector<DisruptionBudget> ExtenderService::disruption_budgets() const {
-  std::vector<DisruptionBudget> out;
-  out.reserve(budgets_.size());
-  for (const auto& [key, b] : budgets_) out.push_back(b);
-  return out;
-}
-
-bool ExtenderService::victim_leaving(const PlanVictim& v) const {
-  auto it = pods_.find(v.uid);
-  return it == pods_.end() || it->second.terminating || it->second.node != v.node;
-}
-
-std::vector<const PlanVictim*> ExtenderService::pending_victims(const GangPlan& plan,
-                                                                const std::string& node) const {
-  std::vector<const PlanVictim*> out;
-  for (const auto& v : plan.victims) {
-    if (v.node == node && !victim_leaving(v)) out.push_back(&v);
-  }
-  return out;
-}
-
 std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const std::string& key) {
   const json& spec = member(pod, "spec");
   PreemptionOptions options;
@@ -152,10 +77,10 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
         static_cast<std::int32_t>(std::clamp<std::int64_t>(prio->get<std::int64_t>(), INT32_MIN, INT32_MAX));
   options.never = str_at(spec, "preemptionPolicy") == "Never";
   if (options.never) return json::object();
-  check_plans_locked();
-  auto plan = plan_for(pod, key, &options);
+  book_.check_plans();
+  auto plan = book_.plan_for(pod, key, &options);
   if (!plan) {
-    if (plan.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
+    if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
     return json::object();  // no domain holds the gang even with victims: nothing to evict
   }
   GangPlan& p = **plan;
@@ -163,16 +88,16 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
   // The pod's slot: its rank's, else the first free one whose node still has victims to evict.
   std::vector<std::string> order;
   for (const auto& s : p.slots) {
-    if (s.free() && !pending_victims(p, s.node).empty()) order.push_back(s.node);
+    if (s.free() && !book_.pending_victims(p, s.node).empty()) order.push_back(s.node);
   }
   for (const auto& s : p.slots) {
     if (s.free()) order.push_back(s.node);
   }
   const std::vector<std::string_view> names(order.begin(), order.end());
-  auto taken = take_slot(p, pod, names);
+  auto taken = book_.take_slot(p, pod, names);
   if (!taken) return json::object();
   const PlanSlot& slot = **taken;
-  const auto pending = pending_victims(p, slot.node);
+  const auto pending = book_.pending_victims(p, slot.node);
   if (pending.empty()) return json::object();  // its node is free, or its victims are leaving
   std::vector<std::string> uids;
   std::int64_t violations = 0;
@@ -186,14 +111,14 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
 json ExtenderService::preempt_normal(const json& pod, const std::map<std::string, OfferedVictims>& offered) {
   // Nodes a gang plan holds room on are not for a normal pod to take by eviction.
   std::set<std::string> planned;
-  for (const auto& [key, p] : plans_) {
+  for (const auto& [key, p] : book_.plans()) {
     for (const auto& s : p.slots) {
       if (s.holds_reservation()) planned.insert(s.node);
     }
   }
   auto ps = pod_set_request(pod, 1, false);
   std::optional<NormalPodScorer> scorer;
-  if (ps) scorer.emplace(*index_, ps->per_pod, options_.binpack);
+  if (ps) scorer.emplace(view_.index(), ps->per_pod, options_.binpack);
   struct Candidate {
     std::string node;
     std::vector<std::string> uids;
@@ -207,12 +132,12 @@ json ExtenderService::preempt_normal(const json& pod, const std::map<std::string
     if (planned.contains(node)) continue;
     Candidate c{node, v.uids, v.pdb_violations, false, INT64_MIN, 0.0};
     for (const auto& uid : c.uids) {
-      if (auto it = pods_.find(uid); it != pods_.end()) {
-        c.breaks_gang = c.breaks_gang || !it->second.gang.empty();
-        c.highest = std::max<std::int64_t>(c.highest, it->second.priority);
+      if (const ViewPod* victim = view_.pod(uid)) {
+        c.breaks_gang = c.breaks_gang || !victim->gang.empty();
+        c.highest = std::max<std::int64_t>(c.highest, victim->priority);
       }
     }
-    const int id = index_->find_node(node);
+    const int id = view_.index().find_node(node);
     if (scorer && id >= 0 && options_.binpack.normal_pod_enable) c.score = scorer->score(id);
     kept.push_back(std::move(c));
   }
@@ -242,12 +167,12 @@ std::expected<json, Error> ExtenderService::preempt(const json& args) {
   auto offered = offered_victims(args);
   if (!offered) return std::unexpected(offered.error());
   std::lock_guard lock(mu_);
-  ++counters_.preempt_calls;
-  if (auto ok = ensure_index(); !ok) {
-    ++counters_.errors;
+  ++verb_counters_.preempt_calls;
+  if (auto ok = book_.ensure_index(); !ok) {
+    ++verb_counters_.errors;
     return fail(ErrorCode::kUnavailable, ok.error().message());
   }
-  auto key = gang_key(*pod);
+  auto key = view_.gang_key(*pod);
   if (!key) return std::unexpected(key.error());
   json result;
   if (*key) {

@@ -1,5 +1,11 @@
 // scheduler/extender/extender_service.h: the kube-scheduler extender's logic, free of HTTP.
 //
+// Three parts behind one lock: the cluster view (cluster_view.h: objects and the index), the gang
+// book (gang_book.h: plans and their slots' state machine, gang_slot.h) and the verbs of this class
+// (filter, prioritize, preempt). Watch events go to the view, and what they mean for a gang's slots
+// to the book; each verb asks the book for the gang pod's plan and slot, or the view for a normal
+// pod's fit and score.
+//
 // Holds a cluster view (HyperNodes, Nodes, Pods, PodGroups) fed by ClusterWatcher or directly by
 // tests, keeps a TopologyIndex of it, and answers the extender verbs with the JSON shapes of
 // k8s.io/kube-scheduler/extender/v1 (ExtenderArgs in; ExtenderFilterResult or HostPriorityList out;
@@ -49,6 +55,8 @@
 #include <vector>
 
 #include "errors/error.h"
+#include "scheduler/extender/cluster_view.h"
+#include "scheduler/extender/gang_book.h"
 #include "scheduler/extender/gang_slot.h"
 #include "scheduler/index/topology_index.h"
 #include "scheduler/input/cluster_loader.h"
@@ -79,18 +87,6 @@ struct ExtenderOptions {
   std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
 };
-
-// Where a gang's size comes from: coscheduling's PodGroup (scheduling.x-k8s.io/v1alpha1,
-// spec.minMember), Volcano's (scheduling.volcano.sh/v1beta1, spec.minMember), the upstream PodGroup
-// (scheduling.k8s.io/v1alpha2, spec.schedulingPolicy.gang.minCount; pods name it in
-// spec.schedulingGroup.podGroupName) and the upstream Workload (scheduling.k8s.io/v1alpha1,
-// spec.podGroups[].policy.gang.minCount; pods name it in spec.workloadRef) and KAI-Scheduler's
-// (scheduling.run.ai/v2alpha2, spec.minMember; pods name it in the annotation pod-group-name).
-// A PodGroup's topology becomes the gang's constraint unless its pods state their own: Volcano's
-// spec.networkTopology, KAI's spec.topologyConstraint (requiredTopologyLevel,
-// preferredTopologyLevel) and the upstream spec.schedulingConstraints.topology[0].key (KEP-5732: all
-// pods on nodes sharing that label's value; a required level named by that label).
-enum class PodGroupKind { kCoscheduling, kVolcano, kUpstream, kWorkload, kKai };
 
 struct ExtenderCounters {
   std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
@@ -189,34 +185,6 @@ class ExtenderService {
   std::size_t node_count() const;
 
  private:
-  struct PodInfo {
-    std::string uid, name, ns, node;
-    ResourceAmounts requests;
-    std::string gang;               // namespace/name of its gang, "" for a normal pod
-    std::optional<PodIndex> index;  // its rank key, when it has one
-    std::int32_t priority = 0;
-    bool terminating = false;
-    std::string start_time;
-    std::map<std::string, std::string> labels;
-  };
-  PodInfo pod_info(ListedPod&& pod) const;
-  void forget_pod_group(const nlohmann::json& pod_group, PodGroupKind kind);
-  // The gang and rank of a pod, from its labels and annotations (and env RANK).
-  void identify(const nlohmann::json& pod, PodInfo& info) const;
-  // The plans changed: the state file is written soon, off the request path.
-  void mark_changed();
-  void replace_hypernodes(std::vector<HyperNodeSpec> hypernodes);
-  void replace_nodes(std::vector<NodeSpec> nodes);
-  void replace_pods(std::vector<ListedPod> pods);
-  std::expected<void, Error> ensure_index();
-  std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
-  std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
-  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key);
-  nlohmann::json preempt_normal(const nlohmann::json& pod,
-                                const std::map<std::string, OfferedVictims>& offered);
-  // The slot a gang pod takes (by its index, else the first free one among `offered`), or why none.
-  std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
-                                            std::span<const std::string_view> offered);
   // The verbs on a pod and candidate names, whatever the request's encoding. reason[i] < 0: names[i]
   // passes; otherwise reasons[reason[i]] says why not. A non-empty `error` fails every node.
   struct FilterOutcome {
@@ -226,61 +194,15 @@ class ExtenderService {
   };
   std::expected<FilterOutcome, Error> filter_names(const nlohmann::json& pod,
                                                    std::span<const std::string_view> names);
+  void filter_gang(const nlohmann::json& pod, const std::string& key, std::span<const std::string_view> names,
+                   FilterOutcome& out);
   void count_text_path();
   std::expected<std::vector<std::int64_t>, Error> prioritize_names(const nlohmann::json& pod,
                                                                    std::span<const std::string_view> names);
-  // `preempting`: when the gang fits nowhere, plan it with victims of lower priority.
-  std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key,
-                                           const PreemptionOptions* preempting = nullptr);
-  std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
-                                       const PreemptionOptions* preempting = nullptr);
-  // A plan's victims, as the planner chose them among `running`.
-  void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
-                      const PreemptionPlan& victims);
-  // The running pods as preemption sees them, and the budgets.
-  std::vector<PreemptionCandidate> preemption_candidates() const;
-  std::vector<DisruptionBudget> disruption_budgets() const;
-  // Victims of `plan` on `node` still running (not deleted, not terminating).
-  std::vector<const PlanVictim*> pending_victims(const GangPlan& plan, const std::string& node) const;
-  // A victim that is gone or terminating no longer holds the plan back.
-  bool victim_leaving(const PlanVictim& v) const;
-  void expire_plans();
-  void check_plans_locked();
-  void reserve(const GangPlan& plan, int sign);
-  std::string state_text() const;
-  void write_state(const std::string& text);
-  void run_saver(std::stop_token stop);
+  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key);
+  nlohmann::json preempt_normal(const nlohmann::json& pod,
+                                const std::map<std::string, OfferedVictims>& offered);
   std::expected<std::vector<std::string>, Error> candidates(const nlohmann::json& args) const;
-  // A request with the index's resource ids looked up once (a filter asks of thousands of nodes).
-  struct ResolvedRequest {
-    std::vector<std::pair<int, std::int64_t>> amounts;  // (resource id, amount), amounts > 0
-    int pods = -1;         // the "pods" resource when the request does not name it: one slot
-    bool unknown = false;  // a resource no node has: fits nowhere
-  };
-  ResolvedRequest resolve(const ResourceAmounts& request) const;
-  bool fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const;
-  // Pod events: the pod's usage on the index in place (or a rebuild when none is built), and its
-  // gang slot's transition (gang_slot.h).
-  void count_pod(const PodInfo& pod, int sign);
-  void record_binding(const PodInfo& pod);
-  void release_slot_of(const std::string& uid, bool succeeded);
-  // A plan for the bound pods of a gang that has none (restart without state, another replica).
-  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
-                                         const PreemptionOptions* preempting = nullptr);
-  // A free node for one more pod of `plan`, inside `limit`, searched from `start` outwards; -1: none.
-  int find_room(const GangPlan& plan, int start, int limit, int exclude,
-                const std::function<bool(int)>& allowed) const;
-  // Moves a slot that holds a reservation to a node with room inside its constraint domain,
-  // nearest first, among the nodes `allowed` admits (all when empty); false when none has room.
-  bool relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed);
-  // The innermost constraint domain of a slot: its partition's domain, else the job domain, else
-  // the root; -1 when that domain is gone.
-  int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const;
-  // The lowest domain holding every placed slot of the plan (the root when none).
-  int common_domain(const GangPlan& plan) const;
-  std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank);
-  void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);
-  bool node_usable_for(const GangPlan& plan, const std::string& name) const;
 
   // kube-scheduler calls prioritize right after filter for the same pod, with the names filter
   // kept, in the order it kept them. The last normal pod's kept names and their node ids are held
@@ -300,28 +222,13 @@ class ExtenderService {
   std::vector<int> node_ids(const std::string& pod_uid, std::span<const std::string_view> names);
 
   ExtenderOptions options_;
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // first: the book's state writer takes it until the book is gone
+  ClusterView view_;
+  GangBook book_;
   KeptNodes kept_;
-  std::map<std::string, HyperNodeSpec> hypernodes_;
-  std::map<std::string, NodeSpec> nodes_;
-  std::map<std::string, PodInfo> pods_;  // by uid
-  std::optional<TopologyIndex> index_;
-  bool dirty_ = true;
-  // Gang sizes by where they come from: namespace/name (a Workload's: namespace/workload/podGroup).
-  std::map<PodGroupKind, std::map<std::string, std::int32_t>> group_sizes_;
-  // PodGroups' topology, as the pod annotations that say the same (by gang key): Volcano's
-  // spec.networkTopology (the Job's, copied there by its job controller), KAI's
-  // spec.topologyConstraint, the upstream PodGroup's spec.schedulingConstraints.topology.
-  std::map<std::string, std::map<std::string, std::string>> group_topology_;
-  std::map<std::string, GangPlan> plans_;
-  std::map<std::string, DisruptionBudget> budgets_;  // by namespace/name
-  ExtenderCounters counters_;
-  // The state file's writer: a version bumped on every change and the thread that writes it.
-  std::mutex save_mu_;
-  std::condition_variable_any save_cv_;
-  std::uint64_t state_version_ = 0, saved_version_ = 0;
-  std::mutex write_mu_;  // one writer of the file at a time
-  std::jthread saver_;   // last: stopped and joined before the members it reads go
+  // The verbs' own counts (the parts count the rest): filter, prioritize and preempt calls, errors,
+  // text-path calls, prioritize calls that reused their filter's node ids.
+  ExtenderCounters verb_counters_;
 };
 
 }  // namespace hypertopo::scheduler

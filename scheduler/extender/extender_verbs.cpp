@@ -51,99 +51,32 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
     const json& pod, std::span<const std::string_view> names) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
   std::lock_guard lock(mu_);
-  ++counters_.filter_calls;
+  ++verb_counters_.filter_calls;
   FilterOutcome out;
   out.reason.assign(names.size(), -1);
-  if (auto ok = ensure_index(); !ok) {
-    ++counters_.errors;
+  if (auto ok = book_.ensure_index(); !ok) {
+    ++verb_counters_.errors;
     out.error = ok.error().message();
     out.reason.clear();
     return out;
   }
-  auto key = gang_key(pod);
+  auto key = view_.gang_key(pod);
   if (!key) return std::unexpected(key.error());
   if (*key) {
-    check_plans_locked();
-    auto plan = plan_for(pod, **key);
-    if (!plan) {
-      if (plan.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
-      out.reasons.push_back(plan.error().message());
-      std::fill(out.reason.begin(), out.reason.end(), 0);
-    } else {
-      GangPlan& p = **plan;
-      p.last_activity = options_.clock->now();
-      auto taken = take_slot(p, pod, names);
-      if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++counters_.errors;
-      PlanSlot* mine = taken ? *taken : nullptr;
-      auto offered_at = [&](const std::string& node) {
-        return std::find(names.begin(), names.end(), node) != names.end();
-      };
-      // Pods preempted for this slot still on its node (running, or terminating): the slot waits
-      // for them there; moving it would evict for nothing.
-      std::size_t leaving = 0;
-      if (mine && !p.victims.empty()) {
-        for (const auto& v : p.victims) {
-          if (v.node == mine->node && pods_.contains(v.uid)) ++leaving;
-        }
-      }
-      if (mine && mine->holds_reservation() && !offered_at(mine->node) && leaving == 0) {
-        // kube-scheduler found the planned node infeasible for this pod (its own filters: a pod
-        // bound there meanwhile by another profile, ports, volumes, a taint we have not seen yet):
-        // the slot moves to an offered node inside its constraint domain, nearest first.
-        std::unordered_set<int> offered_ids;
-        for (const auto& n : names) {
-          if (const int id = index_->find_node(n); id >= 0) offered_ids.insert(id);
-        }
-        relocate(p, *mine, [&](int n) { return offered_ids.contains(n); });
-      }
-      bool offered = false;
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        if (mine && names[i] == mine->node) {
-          offered = true;
-        } else {
-          out.reason[i] = 0;
-        }
-      }
-      if (!mine) {
-        out.reasons.push_back(taken.error().message());
-      } else if (!mine->waiting.empty()) {
-        out.reasons.push_back(mine->waiting);
-      } else if (leaving > 0) {
-        // kube-scheduler's preemption (our preemptVerb) evicts them; the pod binds once they are gone.
-        out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " waits on node " +
-                              mine->node + " for " + std::to_string(leaving) +
-                              " pod(s) preempted for the gang to leave");
-      } else {
-        // kube-scheduler offers the nodes it found feasible, and stops looking after
-        // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:
-        // 5% at 6,000 nodes by default): a planned node it did not reach is never admitted.
-        const int limit = constraint_domain(p, *mine);
-        out.reasons.push_back(
-            "gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " + mine->node +
-            (offered ? std::string()
-                     : ", which was not among the " + std::to_string(names.size()) +
-                           " nodes offered, and no offered node of " +
-                           (limit < 0                 ? std::string("its domain")
-                            : limit == index_->root() ? std::string("the cluster")
-                                                      : index_->domain(limit).name) +
-                           " has room for it (kube-scheduler offers every feasible node only with "
-                           "percentageOfNodesToScore: 100, as the profile hypertopo-gang-scheduler in "
-                           "deploy/overlays/extender does)"));
-      }
-    }
+    filter_gang(pod, **key, names, out);
   } else {
     auto ps = pod_set_request(pod, 1, false);
     if (!ps) return std::unexpected(ps.error());
     out.reasons = {"node not in the extender's cluster view",
                    "pod does not fit (resources, taints, selector or node state)"};
     std::vector<int> ids(names.size(), -1);
-    const ResolvedRequest request = resolve(ps->per_pod);
+    const ClusterView::ResolvedRequest request = view_.resolve(ps->per_pod);
     for (std::size_t i = 0; i < names.size(); ++i) {
-      const int id = index_->find_node(names[i]);
+      const int id = view_.index().find_node(names[i]);
       ids[i] = id;
       if (id < 0) {
         out.reason[i] = 0;
-      } else if (!fits(id, request, &*ps)) {
+      } else if (!view_.fits(id, request, &*ps)) {
         out.reason[i] = 1;
       }
     }
@@ -152,10 +85,85 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
   return out;
 }
 
+// A gang pod: only the node of its slot in the gang's plan passes.
+void ExtenderService::filter_gang(const json& pod, const std::string& key,
+                                  std::span<const std::string_view> names, FilterOutcome& out) {
+  // The pod itself may reach the filter before the watch delivers it: its sub-group's plan reads it.
+  if (view_.grouped(key)) view_.note_pending(pod, key);
+  book_.check_plans();
+  auto plan = book_.plan_for(pod, key);
+  if (!plan) {
+    if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
+    out.reasons.push_back(plan.error().message());
+    std::fill(out.reason.begin(), out.reason.end(), 0);
+  } else {
+    GangPlan& p = **plan;
+    p.last_activity = options_.clock->now();
+    auto taken = book_.take_slot(p, pod, names);
+    if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
+    PlanSlot* mine = taken ? *taken : nullptr;
+    auto offered_at = [&](const std::string& node) {
+      return std::find(names.begin(), names.end(), node) != names.end();
+    };
+    // Pods preempted for this slot still on its node (running, or terminating): the slot waits
+    // for them there; moving it would evict for nothing.
+    std::size_t leaving = 0;
+    if (mine && !p.victims.empty()) {
+      for (const auto& v : p.victims) {
+        if (v.node == mine->node && view_.pod(v.uid)) ++leaving;
+      }
+    }
+    if (mine && mine->holds_reservation() && !offered_at(mine->node) && leaving == 0) {
+      // kube-scheduler found the planned node infeasible for this pod (its own filters: a pod
+      // bound there meanwhile by another profile, ports, volumes, a taint we have not seen yet):
+      // the slot moves to an offered node inside its constraint domain, nearest first.
+      std::unordered_set<int> offered_ids;
+      for (const auto& n : names) {
+        if (const int id = view_.index().find_node(n); id >= 0) offered_ids.insert(id);
+      }
+      book_.relocate(p, *mine, [&](int n) { return offered_ids.contains(n); });
+    }
+    bool offered = false;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (mine && names[i] == mine->node) {
+        offered = true;
+      } else {
+        out.reason[i] = 0;
+      }
+    }
+    if (!mine) {
+      out.reasons.push_back(taken.error().message());
+    } else if (!mine->waiting.empty()) {
+      out.reasons.push_back(mine->waiting);
+    } else if (leaving > 0) {
+      // kube-scheduler's preemption (our preemptVerb) evicts them; the pod binds once they are gone.
+      out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " waits on node " +
+                            mine->node + " for " + std::to_string(leaving) +
+                            " pod(s) preempted for the gang to leave");
+    } else {
+      // kube-scheduler offers the nodes it found feasible, and stops looking after
+      // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:
+      // 5% at 6,000 nodes by default): a planned node it did not reach is never admitted.
+      const int limit = book_.constraint_domain(p, *mine);
+      out.reasons.push_back(
+          "gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " + mine->node +
+          (offered ? std::string()
+                   : ", which was not among the " + std::to_string(names.size()) +
+                         " nodes offered, and no offered node of " +
+                         (limit < 0                       ? std::string("its domain")
+                          : limit == view_.index().root() ? std::string("the cluster")
+                                                          : view_.index().domain(limit).name) +
+                         " has room for it (kube-scheduler offers every feasible node only with "
+                         "percentageOfNodesToScore: 100, as the profile hypertopo-gang-scheduler in "
+                         "deploy/overlays/extender does)"));
+    }
+  }
+}
+
 void ExtenderService::keep_filtered(const std::string& pod_uid, std::span<const std::string_view> names,
                                     std::span<const int> ids, std::span<const std::int32_t> reason) {
   kept_.pod_uid = pod_uid;
-  kept_.index_build = counters_.index_rebuilds;
+  kept_.index_build = view_.index_build();
   kept_.names.clear();
   kept_.ends.clear();
   kept_.ids.clear();
@@ -171,7 +179,7 @@ void ExtenderService::keep_filtered(const std::string& pod_uid, std::span<const 
 std::vector<int> ExtenderService::node_ids(const std::string& pod_uid,
                                            std::span<const std::string_view> names) {
   const bool same_pod =
-      !pod_uid.empty() && pod_uid == kept_.pod_uid && kept_.index_build == counters_.index_rebuilds;
+      !pod_uid.empty() && pod_uid == kept_.pod_uid && kept_.index_build == view_.index_build();
   if (same_pod && names.size() == kept_.ids.size()) {
     std::uint32_t begin = 0;
     bool same_names = true;
@@ -181,12 +189,12 @@ std::vector<int> ExtenderService::node_ids(const std::string& pod_uid,
       begin = kept_.ends[i];
     }
     if (same_names) {
-      ++counters_.prioritize_reused_filter;
+      ++verb_counters_.prioritize_reused_filter;
       return kept_.ids;
     }
   }
   std::vector<int> ids(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) ids[i] = index_->find_node(names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i) ids[i] = view_.index().find_node(names[i]);
   return ids;
 }
 
@@ -228,17 +236,17 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
     const json& pod, std::span<const std::string_view> names) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
   std::lock_guard lock(mu_);
-  ++counters_.prioritize_calls;
-  if (auto ok = ensure_index(); !ok) return std::unexpected(ok.error());
+  ++verb_counters_.prioritize_calls;
+  if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());
   std::vector<std::int64_t> scores(names.size(), 0);
-  auto key = gang_key(pod);
+  auto key = view_.gang_key(pod);
   if (!key) return std::unexpected(key.error());
   if (*key) {
     // Gang pods: the planned node of this pod's slot scores the maximum, every other node zero.
     const std::string uid = str_at(member(pod, "metadata"), "uid");
     std::string planned;
-    if (auto it = plans_.find(**key); it != plans_.end()) {
-      for (const auto& s : it->second.slots) {
+    if (const GangPlan* plan = book_.find(**key)) {
+      for (const auto& s : plan->slots) {
         if (!uid.empty() && s.pod_uid == uid) planned = s.node;
       }
     }
@@ -253,7 +261,7 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
   // 0..10, so the best candidate gets the maximum and the others keep their ratio to it.
   std::vector<double> raw(names.size(), 0.0);
   double best = 0.0;
-  NormalPodScorer scorer(*index_, ps->per_pod, options_.binpack);
+  NormalPodScorer scorer(view_.index(), ps->per_pod, options_.binpack);
   const std::vector<int> ids = node_ids(str_at(member(pod, "metadata"), "uid"), names);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const int id = ids[i];

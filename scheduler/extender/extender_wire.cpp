@@ -138,7 +138,7 @@ std::expected<std::string, Error> tree_path(std::string_view body,
 
 void ExtenderService::count_text_path() {
   std::lock_guard lock(mu_);
-  ++counters_.text_path_calls;
+  ++verb_counters_.text_path_calls;
 }
 
 std::expected<std::string, Error> ExtenderService::filter_body(std::string_view body) {

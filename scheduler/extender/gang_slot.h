@@ -71,6 +71,7 @@ struct PlanSlot {
   SlotClaim claim = SlotClaim::kNone;
   std::string waiting;        // why the slot cannot move off a node it cannot use ("" when it need not)
   std::int32_t releases = 0;  // pods that held it and went away (restarts)
+  std::int32_t group = -1;    // its sub-group (GangPlan::groups), -1: the gang's own request
 
   bool holds_reservation() const { return state == SlotState::kPlanned || state == SlotState::kReserved; }
   bool free() const { return state == SlotState::kPlanned; }
@@ -81,6 +82,17 @@ struct PlanVictim {
   std::string uid, ns, name, node;
   std::int32_t priority = 0;
   bool violates_budget = false;  // its PodDisruptionBudget has no disruption left
+};
+
+// A sub-group of a gang (KAI's PodGroup spec.subGroups, Volcano's spec.subGroupPolicy): one per
+// pod set the sub-group readers made (a sub-group's pods with one spec), with the domain the
+// sub-group was placed in, which its slots never leave.
+struct PlanGroup {
+  std::string name;        // the sub-group ("" = pods of the gang outside every sub-group)
+  nlohmann::json pod_doc;  // a pod's request document: what its request is read from again
+  std::string spec_text;   // pod_doc's spec as JSON text: a pod with the same spec joins this pod set
+  PodSetRequest request;
+  std::string domain;  // "" = no domain of its own (the job's)
 };
 
 struct GangPlan {
@@ -105,6 +117,14 @@ struct GangPlan {
   // the gangs they break.
   std::vector<PlanVictim> victims;
   std::vector<std::string> broken_gangs;
+  // Sub-groups: empty for a gang planned as one pod set.
+  std::vector<PlanGroup> groups;
+
+  const PodSetRequest& request_of(const PlanSlot& slot) const {
+    return slot.group >= 0 && static_cast<std::size_t>(slot.group) < groups.size()
+               ? groups[slot.group].request
+               : request;
+  }
 
   bool any_bound() const;
   // No slot is held by a pod any more (every pod of the gang went away): nothing to keep together.

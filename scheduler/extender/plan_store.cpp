@@ -9,6 +9,7 @@
 #include "io/json_reader.h"
 #include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
+#include "scheduler/extender/gang_book.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/input/pod_request.h"
 
@@ -35,8 +36,7 @@ json slot_json(const PlanSlot& s) {
 }
 }  // namespace
 
-json ExtenderService::plans() {
-  std::lock_guard lock(mu_);
+json GangBook::plans_json() const {
   json gangs = json::array();
   for (const auto& [key, p] : plans_) {
     json slots = json::array();
@@ -57,10 +57,10 @@ json ExtenderService::plans() {
     if (!p.victims.empty()) {
       json victims = json::array();
       for (const auto& v : p.victims) {
-        auto it = pods_.find(v.uid);
-        const char* state = it == pods_.end() || it->second.node != v.node ? "gone"
-                            : it->second.terminating                       ? "terminating"
-                                                                           : "running";
+        const ViewPod* pod = view_.pod(v.uid);
+        const char* state = !pod || pod->node != v.node ? "gone"
+                            : pod->terminating          ? "terminating"
+                                                        : "running";
         victims.push_back({{"pod", v.ns + "/" + v.name},
                            {"uid", v.uid},
                            {"node", v.node},
@@ -94,7 +94,7 @@ void append_strings(std::string& out, const std::vector<std::string>& values) {
 // What replanning needs of each plan (the request's sources, the slots), as one line of JSON,
 // written as text: it runs under the service's lock, and a tree of 2,000 plans costs a filter call
 // several times over. Each plan's pod document never changes, so its text is kept.
-std::string ExtenderService::state_text() const {
+std::string GangBook::state_text() const {
   std::string out = R"({"apiVersion":"hypertopo.io/v1alpha1","kind":"ExtenderState","plans":[)";
   bool first_plan = true;
   for (const auto& [key, p] : plans_) {
@@ -153,7 +153,7 @@ std::string ExtenderService::state_text() const {
   return out;
 }
 
-void ExtenderService::mark_changed() {
+void GangBook::mark_changed() {
   if (options_.state_file.empty()) return;
   {
     std::lock_guard lock(save_mu_);
@@ -162,17 +162,17 @@ void ExtenderService::mark_changed() {
   save_cv_.notify_one();
 }
 
-void ExtenderService::write_state(const std::string& text) {
+void GangBook::write_state(const std::string& text) {
   // A fresh private temporary file, synced and renamed over the target: a crash or a full disk
   // leaves the old or the new file whole, and no planted link is followed.
   if (auto ok = io::write_file_durably(options_.state_file, text); !ok) {
     std::cerr << "hypertopo extender: state not saved: " << ok.error().message() << "\n";
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(owner_mu_);
     ++counters_.errors;
   }
 }
 
-void ExtenderService::flush_state() {
+void GangBook::flush_state() {
   if (options_.state_file.empty()) return;
   std::lock_guard write_lock(write_mu_);
   std::uint64_t version = 0;
@@ -183,7 +183,7 @@ void ExtenderService::flush_state() {
   }
   std::string text;
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(owner_mu_);
     text = state_text();
   }
   write_state(text);
@@ -193,7 +193,7 @@ void ExtenderService::flush_state() {
 
 // The state file is written off the request path: filter and bind events only bump a version,
 // and this thread writes the newest state once the plans have been quiet for state_debounce.
-void ExtenderService::run_saver(std::stop_token stop) {
+void GangBook::run_saver(std::stop_token stop) {
   while (!stop.stop_requested()) {
     {
       std::unique_lock lock(save_mu_);
@@ -213,7 +213,7 @@ void ExtenderService::run_saver(std::stop_token stop) {
   }
 }
 
-std::expected<void, Error> ExtenderService::load_state() {
+std::expected<void, Error> GangBook::load_state() {
   if (options_.state_file.empty() || !std::filesystem::exists(options_.state_file)) return {};
   const std::string where = "state file " + options_.state_file.string();
   auto read = [&]() -> std::expected<std::map<std::string, GangPlan>, Error> {
@@ -309,13 +309,14 @@ std::expected<void, Error> ExtenderService::load_state() {
     if (!moved) return std::unexpected(std::move(moved.error()).context(loaded.error().message()));
     std::cerr << "hypertopo extender: " << loaded.error().message() << "; set aside as " << moved->string()
               << ", starting without saved plans\n";
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(owner_mu_);
     ++counters_.errors;
     return {};
   }
-  std::lock_guard lock(mu_);
+  std::lock_guard lock(owner_mu_);
+  for (const auto& [key, plan] : plans_) reserve(plan, -1);
   plans_ = std::move(*loaded);
-  dirty_ = true;
+  for (const auto& [key, plan] : plans_) reserve(plan, +1);
   return {};
 }
 

@@ -1,0 +1,164 @@
+// The extender's parts put together (extender_service.h): watch events to the cluster view, what
+// they mean for gang slots to the gang book, all behind one lock.
+#include "scheduler/extender/extender_service.h"
+
+namespace hypertopo::scheduler {
+
+using nlohmann::json;
+
+ExtenderService::ExtenderService(ExtenderOptions options)
+    : options_(std::move(options)),
+      view_(ViewOptions{.gang_label_keys = options_.gang_label_keys,
+                        .gang_annotation_keys = options_.gang_annotation_keys}),
+      book_(
+          [&] {
+            if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
+            return BookOptions{.binpack = options_.binpack,
+                               .fabric_health = options_.fabric_health,
+                               .plan_ttl = options_.plan_ttl,
+                               .state_file = options_.state_file,
+                               .state_debounce = options_.state_debounce,
+                               .clock = options_.clock};
+          }(),
+          view_, mu_) {}
+
+ExtenderService::~ExtenderService() = default;
+
+std::expected<void, Error> ExtenderService::set_hypernodes(const std::vector<json>& hypernodes) {
+  std::lock_guard lock(mu_);
+  return view_.set_hypernodes(hypernodes);
+}
+
+std::expected<void, Error> ExtenderService::set_hypernode_pages(std::span<const std::string> pages) {
+  std::lock_guard lock(mu_);
+  return view_.set_hypernode_pages(pages);
+}
+
+std::expected<void, Error> ExtenderService::upsert_hypernode(const json& hypernode) {
+  std::lock_guard lock(mu_);
+  return view_.upsert_hypernode(hypernode);
+}
+
+void ExtenderService::remove_hypernode(const std::string& name) {
+  std::lock_guard lock(mu_);
+  view_.remove_hypernode(name);
+}
+
+std::expected<void, Error> ExtenderService::set_nodes(const std::vector<json>& nodes) {
+  std::lock_guard lock(mu_);
+  return view_.set_nodes(nodes);
+}
+
+std::expected<void, Error> ExtenderService::set_node_pages(std::span<const std::string> pages) {
+  std::lock_guard lock(mu_);
+  return view_.set_node_pages(pages);
+}
+
+std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
+  std::lock_guard lock(mu_);
+  return view_.upsert_node(node);
+}
+
+void ExtenderService::remove_node(const std::string& name) {
+  std::lock_guard lock(mu_);
+  view_.remove_node(name);
+}
+
+std::expected<void, Error> ExtenderService::set_pods(const std::vector<json>& pods) {
+  std::lock_guard lock(mu_);
+  if (auto ok = view_.set_pods(pods); !ok) return ok;
+  book_.resync();
+  return {};
+}
+
+std::expected<void, Error> ExtenderService::set_pod_pages(std::span<const std::string> pages) {
+  std::lock_guard lock(mu_);
+  if (auto ok = view_.set_pod_pages(pages); !ok) return ok;
+  book_.resync();
+  return {};
+}
+
+std::expected<void, Error> ExtenderService::upsert_pod(const json& pod) {
+  std::lock_guard lock(mu_);
+  auto event = view_.upsert_pod(pod);
+  if (!event) return std::unexpected(event.error());
+  book_.apply(*event);
+  return {};
+}
+
+void ExtenderService::remove_pod(const json& pod) {
+  std::lock_guard lock(mu_);
+  book_.apply(view_.remove_pod(pod));
+}
+
+void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKind kind) {
+  std::lock_guard lock(mu_);
+  view_.set_pod_groups(pod_groups, kind);
+}
+
+void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
+  std::lock_guard lock(mu_);
+  view_.upsert_pod_group(pod_group, kind);
+}
+
+void ExtenderService::remove_pod_group(const json& pod_group, PodGroupKind kind) {
+  std::lock_guard lock(mu_);
+  view_.remove_pod_group(pod_group, kind);
+}
+
+void ExtenderService::set_disruption_budgets(const std::vector<json>& budgets) {
+  std::lock_guard lock(mu_);
+  view_.set_disruption_budgets(budgets);
+}
+
+void ExtenderService::upsert_disruption_budget(const json& budget) {
+  std::lock_guard lock(mu_);
+  view_.upsert_disruption_budget(budget);
+}
+
+void ExtenderService::remove_disruption_budget(const json& budget) {
+  std::lock_guard lock(mu_);
+  view_.remove_disruption_budget(budget);
+}
+
+json ExtenderService::plans() {
+  std::lock_guard lock(mu_);
+  return book_.plans_json();
+}
+
+std::expected<void, Error> ExtenderService::load_state() { return book_.load_state(); }
+
+void ExtenderService::flush_state() { book_.flush_state(); }
+
+void ExtenderService::check_plans() {
+  std::lock_guard lock(mu_);
+  book_.check_plans();
+}
+
+std::size_t ExtenderService::node_count() const {
+  std::lock_guard lock(mu_);
+  return view_.node_count();
+}
+
+ExtenderCounters ExtenderService::counters() const {
+  std::lock_guard lock(mu_);
+  ExtenderCounters out = verb_counters_;
+  const ViewCounters& v = view_.counters();
+  const BookCounters& b = book_.counters();
+  out.index_rebuilds = v.index_rebuilds;
+  out.index_pod_updates = v.index_pod_updates;
+  out.watch_events = v.watch_events;
+  out.errors += v.errors + b.errors;
+  out.plans_made = b.plans_made;
+  out.replans = b.replans;
+  out.swaps = b.swaps;
+  out.plans_expired = b.plans_expired;
+  out.slots_released = b.slots_released;
+  out.slots_grown = b.slots_grown;
+  out.plans_adopted = b.plans_adopted;
+  out.victim_plans = b.victim_plans;
+  out.victims_planned = b.victims_planned;
+  return out;
+}
+
+}  // namespace hypertopo::scheduler

@@ -1,0 +1,156 @@
+// scheduler/extender/gang_book.h: the extender's gang plans, one of its three parts.
+//
+// The gang book holds one GangPlan per gang (gang_slot.h: its slots and the state machine they
+// follow) made on the cluster view's index (cluster_view.h), and keeps each plan's reservations on
+// that index: a slot that is planned or reserved holds its pod's request on its node, so neither
+// other gangs nor normal pods are admitted there. It makes plans (the PlacementEngine for one pod
+// set, place_sub_groups for a PodGroup with sub-groups, around the gang's bound pods when it has
+// some, with victims when asked to preempt), gives pods their slots, follows pod events (bind,
+// release, done), moves slots off nodes that can no longer take them (inside the gang's innermost
+// constraint domain) and expires idle plans. Its plans are served on /plans and cached in the state
+// file, written off the request path by a thread of its own. Not thread-safe except load_state()
+// and flush_state(): its owner holds `owner_mu` around every other call, and those two take it.
+//
+//   std::mutex mu;
+//   ClusterView view;
+//   GangBook book({.binpack = w, .clock = clock}, view, mu);
+//   std::lock_guard lock(mu);
+//   if (auto ok = book.ensure_index(); ok) {
+//     auto plan = book.plan_for(pod, "ml/train");           // GangPlan*, or why it does not fit
+//     auto slot = book.take_slot(**plan, pod, offered);     // PlanSlot*: the pod's node
+//   }
+//   book.apply(*view.upsert_pod(bound_pod));                // kReserved -> kBound
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "errors/error.h"
+#include "scheduler/extender/cluster_view.h"
+#include "scheduler/extender/gang_slot.h"
+#include "scheduler/placement/fabric_health_mode.h"
+#include "scheduler/placement/victim_planner.h"
+#include "scheduler/placement/volcano_score.h"
+#include "timing/clock.h"
+
+namespace hypertopo::scheduler {
+
+struct BookOptions {
+  BinpackWeights binpack;
+  FabricHealthMode fabric_health = FabricHealthMode::kPreferHealthy;
+  std::chrono::seconds plan_ttl{600};
+  std::filesystem::path state_file;  // empty: plans live in memory only
+  std::chrono::milliseconds state_debounce{200};
+  std::shared_ptr<timing::Clock> clock;  // null: the system clock
+};
+
+struct BookCounters {
+  std::int64_t plans_made = 0, replans = 0, swaps = 0, plans_expired = 0;
+  // Slots whose pod went away and that wait for its replacement; slots grown for pods beyond a
+  // gang's minimum; gangs planned around pods already bound.
+  std::int64_t slots_released = 0, slots_grown = 0, plans_adopted = 0;
+  // Gang plans made with victims, and the victims those plans named.
+  std::int64_t victim_plans = 0, victims_planned = 0;
+  // Plans that could not be made for a reason other than room, state files not written.
+  std::int64_t errors = 0;
+};
+
+class GangBook {
+ public:
+  GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu);
+  ~GangBook();
+  GangBook(const GangBook&) = delete;
+  GangBook& operator=(const GangBook&) = delete;
+
+  // The view's index, built when due, with every plan's reservations on it.
+  std::expected<void, Error> ensure_index();
+
+  // Pod events as the view reports them (gang_slot.h: bind, release, complete).
+  void apply(const PodEvent& event);
+  // After a relist of the pods: slots whose pod is no longer bound are released, bound gang pods
+  // take their slots.
+  void resync();
+
+  // The gang's plan, made now when it has none: its size and constraint from the pod (and its
+  // PodGroup), around its bound pods. `preempting`: when it fits nowhere, plan it with victims.
+  std::expected<GangPlan*, Error> plan_for(const nlohmann::json& pod, const std::string& key,
+                                           const PreemptionOptions* preempting = nullptr);
+  GangPlan* find(const std::string& key);
+  const std::map<std::string, GangPlan>& plans() const { return plans_; }
+  // The slot a gang pod takes (its own again, its rank's, its sub-group's, else the first free one
+  // among `offered`; a new one for a pod beyond an elastic gang's minimum), or why none.
+  std::expected<PlanSlot*, Error> take_slot(GangPlan& plan, const nlohmann::json& pod,
+                                            std::span<const std::string_view> offered);
+  // Moves a slot that holds a reservation to a node with room inside its constraint domain,
+  // nearest first, among the nodes `allowed` admits (all when empty); false when none has room.
+  bool relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed);
+  // The innermost constraint domain of a slot: its sub-group's or partition's domain, else the job
+  // domain of a required gang, else the root; -1 when that domain is gone.
+  int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const;
+  // Expires idle plans; moves (or makes wait, or re-plans) slots whose node can no longer take them.
+  void check_plans();
+  // Victims of `plan` on `node` still running (not deleted, not terminating).
+  std::vector<const PlanVictim*> pending_victims(const GangPlan& plan, const std::string& node) const;
+
+  // {"gangs": [{"key", "jobDomain", "fabricHealth", "subGroups", "slots": [...], "victims"...}]}
+  nlohmann::json plans_json() const;
+  // Loads plans from the state file (a missing file is no error; one that does not parse is set
+  // aside). Takes owner_mu.
+  std::expected<void, Error> load_state();
+  // Writes the state file now when the plans changed since it was last written. Takes owner_mu.
+  void flush_state();
+
+  const BookCounters& counters() const { return counters_; }
+
+ private:
+  std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
+                                       const PreemptionOptions* preempting = nullptr);
+  std::expected<void, Error> make_grouped_plan(GangPlan& plan, const GroupedGang& gang,
+                                               const nlohmann::json& pod);
+  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
+                                         const PreemptionOptions* preempting = nullptr);
+  void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
+                      const PreemptionPlan& victims);
+  void record_binding(const ViewPod& pod);
+  void release_slot_of(const std::string& uid, bool succeeded);
+  // The plan's sub-group a pod belongs to (an index into plan.groups), or why none.
+  std::expected<int, Error> group_of(const GangPlan& plan, const nlohmann::json& pod) const;
+  int find_room(const GangPlan& plan, const PodSetRequest& request, int start, int limit, int exclude,
+                const std::function<bool(int)>& allowed) const;
+  int common_domain(const GangPlan& plan) const;
+  std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank);
+  void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);
+  void reserve(const GangPlan& plan, int sign);
+  void expire_plans();
+  void mark_changed();
+  std::string state_text() const;
+  void write_state(const std::string& text);
+  void run_saver(std::stop_token stop);
+
+  BookOptions options_;
+  ClusterView& view_;
+  std::mutex& owner_mu_;
+  std::map<std::string, GangPlan> plans_;
+  BookCounters counters_;
+  // The state file's writer: a version bumped on every change and the thread that writes it.
+  std::mutex save_mu_;
+  std::condition_variable_any save_cv_;
+  std::uint64_t state_version_ = 0, saved_version_ = 0;
+  std::mutex write_mu_;  // one writer of the file at a time
+  std::jthread saver_;   // last: stopped and joined before the members it reads go
+};
+
+}  // namespace hypertopo::scheduler
