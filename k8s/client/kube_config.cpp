@@ -7,9 +7,12 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include "io/bounded_file.h"
 #include "io/yaml_reader.h"
@@ -52,15 +55,6 @@ std::optional<std::string> base64_decode(const std::string& text) {
     }
   }
   return out;
-}
-
-// Finds `name` in a kubeconfig list such as `clusters: [{name: x, cluster: {...}}]`.
-YAML::Node find_named(const YAML::Node& list, const std::string& name, const char* inner) {
-  if (!list || !list.IsSequence()) return YAML::Node();
-  for (const auto& entry : list) {
-    if (entry["name"] && entry["name"].as<std::string>() == name) return entry[inner];
-  }
-  return YAML::Node();
 }
 
 std::string scalar(const YAML::Node& node, const char* key) {
@@ -211,32 +205,103 @@ void TokenSource::invalidate() const {
   state_->loaded = false;
 }
 
-std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
-                                                     const std::filesystem::path& base_dir,
-                                                     const std::string& context, const std::string& source) {
+// The kubeconfig model after client-go's clientcmd merge (tools/clientcmd/loader.go,
+// ClientConfigLoadingRules.Load): each named cluster, user and context as the first file that named
+// it wrote it, with that file's folder (relative paths resolve against it, ResolveLocalPaths with
+// LocationOfOrigin) and name (for errors); current-context from the first file that sets one.
+namespace {
+
+struct NamedEntry {
+  YAML::Node body;  // the `cluster`, `user` or `context` mapping
+  std::filesystem::path base_dir;
+  std::string source;  // the file it came from, as errors name it
+};
+
+struct MergedKubeconfig {
+  std::map<std::string, NamedEntry> clusters, users, contexts;
+  std::string current_context;
+  std::vector<std::string> sources;  // every file read, in order
+};
+
+// One file's text into `merged`, keeping what earlier files set. A list of one kind that names an
+// entry twice is an error, as client-go's conversion of the list to a map makes it
+// (tools/clientcmd/api/v1/conversion.go: "duplicate name ... in list").
+std::expected<void, Error> merge_one(const std::string& yaml, const std::filesystem::path& base_dir,
+                                     const std::string& source, MergedKubeconfig& merged) {
   auto where = [&](const std::string& what) { return "kubeconfig " + source + ": " + what; };
   auto loaded = io::load_yaml(yaml, "kubeconfig " + source);
   if (!loaded) return std::unexpected(loaded.error());
-  YAML::Node root = *loaded;
-  if (!root || !root.IsMap()) return fail(ErrorCode::kParse, where("not a YAML mapping"));
+  const YAML::Node root = *loaded;
+  merged.sources.push_back(source);
+  // An empty file is an empty config (client-go's Load: "if there's no data in a file, return the
+  // default object instead of failing").
+  if (!root || root.IsNull()) return {};
+  if (!root.IsMap()) return fail(ErrorCode::kParse, where("not a YAML mapping"));
+  try {
+    const std::pair<const char*, const char*> kinds[] = {
+        {"clusters", "cluster"}, {"users", "user"}, {"contexts", "context"}};
+    for (const auto& [list_key, inner] : kinds) {
+      const YAML::Node list = root[list_key];
+      if (!list || list.IsNull()) continue;
+      if (!list.IsSequence())
+        return fail(ErrorCode::kParse, where(std::string(list_key) + " must be a list"));
+      auto& into = list_key == std::string("clusters") ? merged.clusters
+                   : list_key == std::string("users")  ? merged.users
+                                                       : merged.contexts;
+      std::set<std::string> seen;
+      for (const auto& entry : list) {
+        const std::string name = scalar(entry, "name");
+        if (name.empty()) continue;
+        if (!seen.insert(name).second)
+          return fail(ErrorCode::kParse,
+                      where(std::string(list_key) + ": duplicate name \"" + name + "\" in the list"));
+        // The first file to name it wins it whole: a later file's fields for it are all ignored.
+        into.try_emplace(name, NamedEntry{entry[inner], base_dir, source});
+      }
+    }
+    if (merged.current_context.empty()) merged.current_context = scalar(root, "current-context");
+    return {};
+  } catch (const YAML::Exception& e) {
+    return fail(ErrorCode::kParse, where(std::string("unexpected structure: ") + e.what()));
+  }
+}
+
+std::string joined(const std::vector<std::string>& sources) {
+  std::string out;
+  for (const auto& s : sources) out += (out.empty() ? "" : ":") + s;
+  return out;
+}
+
+// The context's cluster and user into a ClusterConfig. Errors name the file the entry at fault came
+// from, or every file read when an entry is missing. `check_proxy`: refuse a proxy the environment
+// names (files read from disk; parse_kubeconfig's text is checked by its caller).
+std::expected<ClusterConfig, Error> resolve(const MergedKubeconfig& merged, const std::string& context,
+                                            bool check_proxy) {
+  const std::string all = joined(merged.sources);
+  auto where_all = [&](const std::string& what) { return "kubeconfig " + all + ": " + what; };
   try {
     ClusterConfig config;
-    config.context = context.empty() ? scalar(root, "current-context") : context;
+    config.context = context.empty() ? merged.current_context : context;
     if (config.context.empty()) {
-      return fail(ErrorCode::kInvalidArgument, where("no context given and current-context is not set"));
+      return fail(ErrorCode::kInvalidArgument, where_all("no context given and current-context is not set"));
     }
-    YAML::Node ctx = find_named(root["contexts"], config.context, "context");
-    if (!ctx || !ctx.IsMap()) {
-      return fail(ErrorCode::kNotFound, where("context \"" + config.context + "\" not found in contexts"));
+    const auto ctx_it = merged.contexts.find(config.context);
+    if (ctx_it == merged.contexts.end() || !ctx_it->second.body || !ctx_it->second.body.IsMap()) {
+      return fail(ErrorCode::kNotFound,
+                  where_all("context \"" + config.context + "\" not found in contexts"));
     }
+    const YAML::Node& ctx = ctx_it->second.body;
     std::string cluster_name = scalar(ctx, "cluster");
     std::string user_name = scalar(ctx, "user");
     config.namespace_ = scalar(ctx, "namespace");
-    YAML::Node cluster = find_named(root["clusters"], cluster_name, "cluster");
-    if (!cluster || !cluster.IsMap()) {
-      return fail(ErrorCode::kNotFound, where("cluster \"" + cluster_name + "\" (context \"" +
-                                              config.context + "\") not found in clusters"));
+    const auto cluster_it = merged.clusters.find(cluster_name);
+    if (cluster_it == merged.clusters.end() || !cluster_it->second.body || !cluster_it->second.body.IsMap()) {
+      return fail(ErrorCode::kNotFound, where_all("cluster \"" + cluster_name + "\" (context \"" +
+                                                  config.context + "\") not found in clusters"));
     }
+    const NamedEntry& cluster_entry = cluster_it->second;
+    const YAML::Node& cluster = cluster_entry.body;
+    auto where = [&](const std::string& what) { return "kubeconfig " + cluster_entry.source + ": " + what; };
     std::string cluster_where = "clusters[" + cluster_name + "].cluster";
     config.server = scalar(cluster, "server");
     if (!config.server.starts_with("https://") && !config.server.starts_with("http://")) {
@@ -251,64 +316,112 @@ std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
     config.tls.insecure_skip_verify =
         cluster["insecure-skip-tls-verify"] && cluster["insecure-skip-tls-verify"].as<bool>();
     config.tls.server_name = scalar(cluster, "tls-server-name");
-    auto ca = data_or_file(cluster, "certificate-authority", base_dir, cluster_where);
+    auto ca = data_or_file(cluster, "certificate-authority", cluster_entry.base_dir, cluster_where);
     if (!ca) return std::unexpected(ca.error().context(where("CA")));
     config.tls.ca_pem = *ca;
 
     if (!user_name.empty()) {
-      YAML::Node user = find_named(root["users"], user_name, "user");
+      const auto user_it = merged.users.find(user_name);
       std::string user_where = "users[" + user_name + "].user";
-      if (!user) {
-        return fail(ErrorCode::kNotFound, where("user \"" + user_name + "\" (context \"" + config.context +
-                                                "\") not found in users"));
+      if (user_it == merged.users.end()) {
+        return fail(ErrorCode::kNotFound, where_all("user \"" + user_name + "\" (context \"" +
+                                                    config.context + "\") not found in users"));
       }
-      if (user.IsMap()) {
+      const NamedEntry& user_entry = user_it->second;
+      const YAML::Node& user = user_entry.body;
+      auto user_at = [&](const std::string& what) { return "kubeconfig " + user_entry.source + ": " + what; };
+      if (user && user.IsMap()) {
         for (const char* unsupported : {"exec", "auth-provider", "username", "password"}) {
           if (user[unsupported]) {
             return fail(ErrorCode::kInvalidArgument,
-                        where(user_where + "." + unsupported +
-                              " is not supported; use a token, tokenFile or a client certificate"));
+                        user_at(user_where + "." + unsupported +
+                                " is not supported; use a token, tokenFile or a client certificate"));
           }
         }
-        auto cert = data_or_file(user, "client-certificate", base_dir, user_where);
-        if (!cert) return std::unexpected(cert.error().context(where("client certificate")));
-        auto key = data_or_file(user, "client-key", base_dir, user_where);
-        if (!key) return std::unexpected(key.error().context(where("client key")));
+        auto cert = data_or_file(user, "client-certificate", user_entry.base_dir, user_where);
+        if (!cert) return std::unexpected(cert.error().context(user_at("client certificate")));
+        auto key = data_or_file(user, "client-key", user_entry.base_dir, user_where);
+        if (!key) return std::unexpected(key.error().context(user_at("client key")));
         if (cert->empty() != key->empty()) {
           return fail(
               ErrorCode::kInvalidArgument,
-              where(user_where + " has a client certificate without a key or a key without a certificate"));
+              user_at(user_where + " has a client certificate without a key or a key without a certificate"));
         }
         config.tls.client_cert_pem = *cert;
         config.tls.client_key_pem = *key;
         if (std::string token = scalar(user, "token"); !token.empty()) {
-          if (auto ok = check_token(token, where(user_where + ".token")); !ok)
+          if (auto ok = check_token(token, user_at(user_where + ".token")); !ok)
             return std::unexpected(ok.error());
           config.token = TokenSource::fixed(token);
         } else if (std::string file = scalar(user, "tokenFile"); !file.empty()) {
           std::filesystem::path p(file);
-          if (p.is_relative()) p = base_dir / p;
+          if (p.is_relative()) p = user_entry.base_dir / p;
           config.token = TokenSource::file(p);
           if (auto t = config.token.token(); !t)
-            return std::unexpected(t.error().context(where(user_where + ".tokenFile")));
+            return std::unexpected(t.error().context(user_at(user_where + ".tokenFile")));
         }
       }
     }
+    if (check_proxy) {
+      if (auto ok = refuse_proxy_environment(config.server, "kubeconfig " + cluster_entry.source); !ok)
+        return std::unexpected(ok.error());
+    }
     return config;
   } catch (const YAML::Exception& e) {
-    return fail(ErrorCode::kParse, where(std::string("unexpected structure: ") + e.what()));
+    return fail(ErrorCode::kParse, where_all(std::string("unexpected structure: ") + e.what()));
   }
+}
+
+}  // namespace
+
+std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
+                                                     const std::filesystem::path& base_dir,
+                                                     const std::string& context, const std::string& source) {
+  MergedKubeconfig merged;
+  if (auto ok = merge_one(yaml, base_dir, source, merged); !ok) return std::unexpected(ok.error());
+  return resolve(merged, context, /*check_proxy=*/false);
 }
 
 std::expected<ClusterConfig, Error> load_kubeconfig(const std::filesystem::path& path,
                                                     const std::string& context) {
   auto text = read_file(path);
   if (!text) return std::unexpected(text.error().context("while loading the kubeconfig"));
-  auto config = parse_kubeconfig(*text, path.parent_path(), context, path.string());
-  if (!config) return config;
-  if (auto ok = refuse_proxy_environment(config->server, "kubeconfig " + path.string()); !ok)
+  MergedKubeconfig merged;
+  if (auto ok = merge_one(*text, path.parent_path(), path.string(), merged); !ok)
     return std::unexpected(ok.error());
-  return config;
+  return resolve(merged, context, /*check_proxy=*/true);
+}
+
+std::vector<std::filesystem::path> split_kubeconfig_list(const std::string& value) {
+  std::vector<std::filesystem::path> out;
+  std::set<std::string> seen;
+  std::stringstream list(value);
+  for (std::string path; std::getline(list, path, ':');) {
+    if (path.empty() || !seen.insert(path).second) continue;
+    out.emplace_back(path);
+  }
+  return out;
+}
+
+std::expected<ClusterConfig, Error> load_kubeconfig_files(const std::vector<std::filesystem::path>& files,
+                                                          const std::string& context) {
+  MergedKubeconfig merged;
+  for (const auto& path : files) {
+    if (path.empty()) continue;
+    auto text = read_file(path);
+    if (!text) {
+      if (text.error().code() == ErrorCode::kNotFound) continue;  // a missing file is skipped
+      return std::unexpected(text.error().context("while loading the kubeconfig"));
+    }
+    if (auto ok = merge_one(*text, path.parent_path(), path.string(), merged); !ok)
+      return std::unexpected(ok.error());
+  }
+  if (merged.sources.empty()) {
+    std::vector<std::string> names;
+    for (const auto& f : files) names.push_back(f.string());
+    return fail(ErrorCode::kNotFound, "kubeconfig " + joined(names) + ": none of the files exists");
+  }
+  return resolve(merged, context, /*check_proxy=*/true);
 }
 
 InClusterSource InClusterSource::from_environment() {

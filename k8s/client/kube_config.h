@@ -5,11 +5,18 @@
 //    certificate and key (data or file), token (inline or tokenFile), and insecure-skip-tls-verify
 //    only when the file says so. Relative file paths are relative to the kubeconfig's folder.
 //    exec and auth-provider plugins are not supported and say so, naming the user.
+//  - several kubeconfig files ($KUBECONFIG=a:b), merged as kubectl merges them (client-go
+//    tools/clientcmd/loader.go, ClientConfigLoadingRules.Load): a missing file is skipped, an empty
+//    entry ignored, a path named twice read once; the first file to name a cluster, user or context
+//    wins it whole (a later file's entry of that name is ignored, even its other fields);
+//    current-context comes from the first file that sets one; relative paths resolve against the
+//    folder of the file the entry came from. An error names the file at fault.
 //  - in-cluster: KUBERNETES_SERVICE_HOST/PORT and the service account's token, CA bundle and
 //    namespace files. The token is a projected token that the kubelet rotates, so TokenSource re-reads
 //    the file whenever it changes (inode, size or mtime) and again after a 401.
 //
 //   auto config = load_kubeconfig(home / ".kube/config", /*context=*/"");     // current context
+//   auto merged = load_kubeconfig_files(split_kubeconfig_list(getenv("KUBECONFIG")), "");
 //   auto config = in_cluster_config(InClusterSource::from_environment());
 //   auto client = KubeClient::create(*config, {});                           // kube_client.h
 #pragma once
@@ -18,6 +25,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "errors/error.h"
 #include "net/tls_config.h"
@@ -59,6 +67,15 @@ std::expected<ClusterConfig, Error> load_kubeconfig(const std::filesystem::path&
 std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
                                                      const std::filesystem::path& base_dir,
                                                      const std::string& context, const std::string& source);
+
+// The files of a $KUBECONFIG value in order: split on ':', empty entries dropped, a path named again
+// dropped (client-go's NewDefaultClientConfigLoadingRules: filepath.SplitList, then deduplicate).
+std::vector<std::filesystem::path> split_kubeconfig_list(const std::string& value);
+// The files merged (the rules above), then the context (`context` empty: the merged
+// current-context). Files that do not exist are skipped; kNotFound when none exists. A file that
+// cannot be read or parsed, or an entry that is wrong, is an error naming that file.
+std::expected<ClusterConfig, Error> load_kubeconfig_files(const std::vector<std::filesystem::path>& files,
+                                                          const std::string& context = "");
 
 struct InClusterSource {
   std::string host;  // KUBERNETES_SERVICE_HOST

@@ -245,5 +245,154 @@ TEST(Kubeconfig, AProxyIsRefusedWithAClearError) {
   EXPECT_TRUE(exempt) << exempt.error().message();
 }
 
+// $KUBECONFIG=a:b:c merged as kubectl merges it (client-go tools/clientcmd/loader.go,
+// ClientConfigLoadingRules.Load): the first file to name a cluster, user or context wins it whole,
+// current-context comes from the first file that sets one, and relative paths resolve against the
+// folder of the file each entry came from.
+TEST(KubeconfigFiles, TheFirstFileToNameAnEntryWinsItWholeAndPathsResolveAgainstItsOwnFolder) {
+  TempDir dir;
+  const auto a = dir.path() / "a" / "config";
+  const auto b = dir.path() / "b" / "config";
+  const auto c = dir.path() / "c" / "config";
+  write_text(dir.path() / "a" / "ca.pem", "CA of a");
+  write_text(dir.path() / "b" / "ca.pem", "CA of b");
+  write_text(dir.path() / "b" / "token", "token-from-b\n");
+  // a sets no current-context; b's is the first.
+  write_text(a, R"(apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster: {server: "https://prod-a:6443", certificate-authority: ca.pem}
+users:
+- name: me
+  user: {token: token-a}
+contexts:
+- name: prod
+  context: {cluster: prod, user: me, namespace: from-a}
+)");
+  write_text(b, R"(apiVersion: v1
+kind: Config
+current-context: prod
+clusters:
+- name: prod
+  cluster: {server: "https://prod-b:6443", insecure-skip-tls-verify: true, tls-server-name: b-name}
+- name: lab
+  cluster: {server: "https://lab:6443", certificate-authority: ca.pem}
+users:
+- name: me
+  user: {token: token-b}
+- name: lab-user
+  user: {tokenFile: token}
+contexts:
+- name: prod
+  context: {cluster: lab, user: lab-user}
+- name: lab
+  context: {cluster: lab, user: lab-user}
+)");
+  write_text(c, "apiVersion: v1\nkind: Config\ncurrent-context: lab\n");
+
+  auto prod = load_kubeconfig_files({a, b, c});
+  ASSERT_TRUE(prod) << prod.error().message();
+  EXPECT_EQ(prod->context, "prod");                // b's current-context: a sets none, c's comes later
+  EXPECT_EQ(prod->namespace_, "from-a");           // a's context "prod", not b's
+  EXPECT_EQ(prod->server, "https://prod-a:6443");  // a's cluster "prod" ...
+  EXPECT_EQ(prod->tls.ca_pem, "CA of a");
+  EXPECT_FALSE(prod->tls.insecure_skip_verify);  // ... whole: b's other fields for it are ignored
+  EXPECT_EQ(prod->tls.server_name, "");
+  EXPECT_EQ(prod->token.token().value(), "token-a");
+
+  // Entries only b names, with b's relative paths read from b's folder.
+  auto lab = load_kubeconfig_files({a, b, c}, "lab");
+  ASSERT_TRUE(lab) << lab.error().message();
+  EXPECT_EQ(lab->server, "https://lab:6443");
+  EXPECT_EQ(lab->tls.ca_pem, "CA of b");
+  EXPECT_EQ(lab->token.token().value(), "token-from-b");
+
+  // The order decides: b first.
+  auto b_first = load_kubeconfig_files({b, a});
+  ASSERT_TRUE(b_first) << b_first.error().message();
+  EXPECT_EQ(b_first->server, "https://lab:6443");  // b's context "prod" names the cluster lab
+  EXPECT_EQ(b_first->token.token().value(), "token-from-b");
+
+  // c first: its current-context wins.
+  auto c_first = load_kubeconfig_files({c, a, b});
+  ASSERT_TRUE(c_first) << c_first.error().message();
+  EXPECT_EQ(c_first->context, "lab");
+}
+
+TEST(KubeconfigFiles, MissingFilesAndEmptyEntriesAreSkippedAndAPathIsReadOnce) {
+  EXPECT_EQ(split_kubeconfig_list("::/x/missing:a::a:b:"),
+            (std::vector<std::filesystem::path>{"/x/missing", "a", "b"}));
+  EXPECT_TRUE(split_kubeconfig_list("").empty());
+
+  TempDir dir;
+  const auto real = dir.path() / "config";
+  write_text(real, two_contexts(kUsers));
+  const auto empty = dir.path() / "empty";
+  write_text(empty, "");  // an empty file is an empty config
+  auto config = load_kubeconfig_files({dir.path() / "missing", empty, real});
+  ASSERT_TRUE(config) << config.error().message();
+  EXPECT_EQ(config->context, "dev");
+  EXPECT_EQ(config->server, "https://dev.example:6443");
+
+  auto none = load_kubeconfig_files({dir.path() / "missing", dir.path() / "gone"});
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(
+      none.error().message().find((dir.path() / "missing").string() + ":" + (dir.path() / "gone").string()),
+      std::string::npos)
+      << none.error().message();
+}
+
+TEST(KubeconfigFiles, AnErrorNamesTheFileAtFault) {
+  TempDir dir;
+  const auto good = dir.path() / "good";
+  const auto broken = dir.path() / "broken";
+  write_text(good, two_contexts(kUsers));
+  write_text(broken, "clusters: [unclosed");
+  auto unparsable = load_kubeconfig_files({good, broken});
+  ASSERT_FALSE(unparsable);
+  EXPECT_NE(unparsable.error().message().find(broken.string()), std::string::npos)
+      << unparsable.error().message();
+
+  // An entry that is wrong is reported against the file it came from, not the first file.
+  const auto bad_server = dir.path() / "bad-server";
+  write_text(bad_server,
+             "clusters:\n- name: other\n  cluster: {server: 'ftp://x'}\ncontexts:\n- name: other\n"
+             "  context: {cluster: other}\n");
+  auto wrong = load_kubeconfig_files({good, bad_server}, "other");
+  ASSERT_FALSE(wrong);
+  EXPECT_NE(wrong.error().message().find("kubeconfig " + bad_server.string() +
+                                         ": clusters[other].cluster.server must be an http(s) URL"),
+            std::string::npos)
+      << wrong.error().message();
+
+  // One file naming an entry twice is an error there, as client-go's conversion makes it.
+  const auto twice = dir.path() / "twice";
+  write_text(twice, "users:\n- name: u\n  user: {token: a}\n- name: u\n  user: {token: b}\n");
+  auto duplicate = load_kubeconfig_files({good, twice});
+  ASSERT_FALSE(duplicate);
+  EXPECT_NE(
+      duplicate.error().message().find("kubeconfig " + twice.string() + ": users: duplicate name \"u\""),
+      std::string::npos)
+      << duplicate.error().message();
+
+  // A context no file names: every file read is named.
+  auto missing = load_kubeconfig_files({good, bad_server}, "staging");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), ErrorCode::kNotFound);
+  EXPECT_NE(missing.error().message().find("kubeconfig " + good.string() + ":" + bad_server.string() +
+                                           ": context \"staging\" not found"),
+            std::string::npos)
+      << missing.error().message();
+
+  // A directory in the list is not skipped as missing: kubectl reports it too.
+  std::filesystem::create_directories(dir.path() / "a-directory");
+  auto directory = load_kubeconfig_files({dir.path() / "a-directory", good});
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().message().find((dir.path() / "a-directory").string()), std::string::npos)
+      << directory.error().message();
+}
+
 }  // namespace
 }  // namespace hypertopo::k8s
