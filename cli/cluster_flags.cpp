@@ -1,8 +1,8 @@
 #include "cli/cluster_flags.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 namespace hypertopo::cli {
 
@@ -35,11 +35,17 @@ std::expected<ResolvedCluster, Error> resolve_cluster(const ClusterFlags& flags,
   }
   std::vector<std::string> looked;
   if (!search.kubeconfig_env.empty()) {
-    std::stringstream list(search.kubeconfig_env);
-    for (std::string path; std::getline(list, path, ':');) {
-      if (path.empty()) continue;
+    // Every file of the list, merged as kubectl merges them (k8s::load_kubeconfig_files).
+    const auto files = k8s::split_kubeconfig_list(search.kubeconfig_env);
+    const bool any = std::ranges::any_of(files, [](const fs::path& path) {
       std::error_code ec;
-      if (fs::is_regular_file(path, ec)) return from_file(path, flags.context, "$KUBECONFIG " + path);
+      return fs::exists(path, ec);
+    });
+    if (any) {
+      const std::string source = "$KUBECONFIG " + search.kubeconfig_env;
+      auto config = k8s::load_kubeconfig_files(files, flags.context);
+      if (!config) return std::unexpected(config.error().context(source));
+      return ResolvedCluster{.config = std::move(*config), .source = source};
     }
     looked.push_back("$KUBECONFIG (" + search.kubeconfig_env + ": no file)");
   } else if (!search.home.empty()) {

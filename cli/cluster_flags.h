@@ -1,8 +1,8 @@
 // cli/cluster_flags.h: how `status`, `apply` and `extender` find their cluster, the way kubectl does
 // (client-go's clientcmd.ClientConfigLoadingRules, then rest.InClusterConfig):
 //   1. --kubeconfig FILE
-//   2. else $KUBECONFIG: the first file of its ':'-separated list that exists (kubectl merges the
-//      list; each of our commands reads one file)
+//   2. else $KUBECONFIG: the files of its ':'-separated list, merged as kubectl merges them
+//      (k8s::load_kubeconfig_files: missing files skipped, the first file to name an entry wins it)
 //   3. else ~/.kube/config, when it exists
 //   4. else the pod's service account (KUBERNETES_SERVICE_HOST and the mounted token)
 // --context picks a context of the kubeconfig (default: its current-context).

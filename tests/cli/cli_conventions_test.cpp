@@ -71,6 +71,27 @@ TEST_F(ClusterLookupTest, KubeconfigEnvironmentVariableIsReadWithoutTheFlag) {
   EXPECT_TRUE(reached(r)) << r.out;
 }
 
+// kubectl merges every file of $KUBECONFIG (client-go tools/clientcmd/loader.go,
+// ClientConfigLoadingRules.Load): here the first file only picks the context, which the third
+// defines under another current-context; the first file's current-context wins.
+TEST_F(ClusterLookupTest, KubeconfigListIsMergedAsKubectlMergesIt) {
+  const auto pick = dir_.path() / "pick.yaml";
+  write_text(pick, "apiVersion: v1\nkind: Config\ncurrent-context: live\n");
+  const Result r = hypertopo("status", "HOME=" + home_.string() + " KUBECONFIG=" + pick.string() +
+                                           ":/nonexistent:" + dead_.string());
+  EXPECT_TRUE(reached(r)) << r.out;
+
+  // A file that does not parse fails the lookup, naming it.
+  const auto broken = dir_.path() / "broken.yaml";
+  write_text(broken, "clusters: [unclosed");
+  server_.reset_counts();
+  const Result bad =
+      hypertopo("status", "HOME=" + home_.string() + " KUBECONFIG=" + live_.string() + ":" + broken.string());
+  EXPECT_NE(bad.code, 0) << bad.out;
+  EXPECT_NE(bad.out.find(broken.string()), std::string::npos) << bad.out;
+  EXPECT_EQ(server_.count("list"), 0) << bad.out;
+}
+
 TEST_F(ClusterLookupTest, HomeKubeConfigIsReadWhenNothingElseIsGiven) {
   write_text(home_ / ".kube" / "config", kubeconfig_for("live", server_.url()));
   const Result r = hypertopo("status", "HOME=" + home_.string());
