@@ -1,7 +1,9 @@
 #include "scheduler/input/volcano_pod_group.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +53,27 @@ std::expected<Levels, Error> network_topology(const json& owner, const std::stri
   }
   (mode_value == "hard" ? out.required : out.preferred) = level;
   return out;
+}
+
+// An optional int32 field of at least 0, as the PodGroup CRD's schema admits it (format int32,
+// minimum 0: volcano-sh/volcano config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml).
+std::expected<std::optional<std::int32_t>, Error> count_field(const json& owner, const char* key,
+                                                              const std::string& where) {
+  if (!owner.contains(key) || owner[key].is_null()) return std::optional<std::int32_t>();
+  const json& v = owner[key];
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 2147483647u) ||
+      (!v.is_number_unsigned() && (v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 2147483647)))
+    return bad(where + "." + key, "must be an integer in 0..2147483647, got " + v.dump());
+  return std::optional<std::int32_t>(v.get<std::int32_t>());
+}
+
+// strconv.Atoi of a sub-group's first match value, 0 when it is not a number: Volcano's
+// SubJobInfo.MatchIndex (pkg/scheduler/api/sub_job_info.go, NewSubJobInfo).
+std::int64_t match_index(const std::string& value) {
+  std::int64_t n = 0;
+  const char* begin = value.data() + (value.starts_with('+') ? 1 : 0);
+  auto [ptr, ec] = std::from_chars(begin, value.data() + value.size(), n);
+  return ec == std::errc() && ptr == value.data() + value.size() && begin != ptr ? n : 0;
 }
 
 std::map<std::string, std::string> labels_of(const json& pod) {
@@ -140,6 +163,10 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
   const std::string where = "PodGroup " + out.request.name;
   const json spec = group->value("spec", json::object());
   if (!spec.is_object()) return bad(where, "spec must be an object");
+  // minMember: the pods the gang needs (Volcano's JobInfo.MinAvailable; absent = 0, as in Volcano).
+  auto min_member = count_field(spec, "minMember", where + " spec");
+  if (!min_member) return std::unexpected(min_member.error());
+  out.request.min_pods = min_member->value_or(0);
   auto job_levels = network_topology(spec, where + " spec");
   if (!job_levels) return std::unexpected(job_levels.error());
   out.request.job_required = job_levels->required;
@@ -152,6 +179,9 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
   if (!policies.is_array()) return bad(where, "spec.subGroupPolicy must be a list");
   std::map<std::string, std::size_t> members;  // sub-group -> pods
   std::map<std::string, std::int64_t> size_of;
+  // Volcano's sub-job order (pkg/scheduler/framework/session_plugins.go SubJobOrderFn without
+  // ordering plugins): the first match value as a number, then the sub-job's id (policy and values).
+  std::map<std::string, std::pair<std::int64_t, std::string>> order_key;
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const json& p = policies[i];
     const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
@@ -171,6 +201,12 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
         return bad(at + ".subGroupSize", "must be an integer in 1..1000000");
       size = p["subGroupSize"].get<std::int64_t>();
     }
+    // minSubGroups: that many sub-groups of this policy start the gang; the rest are placed where
+    // they fit (volcano-sh/apis pkg/apis/scheduling/v1beta1/types.go SubGroupPolicySpec; absent = 0,
+    // as Volcano's api/job_info.go SetPodGroup reads it).
+    auto min_sub_groups = count_field(p, "minSubGroups", at);
+    if (!min_sub_groups) return std::unexpected(min_sub_groups.error());
+    out.request.min_sub_groups[name] = min_sub_groups->value_or(0);
     std::vector<std::string> keys;
     for (const auto& k : p.value("matchLabelKeys", json::array())) {
       if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
@@ -183,22 +219,32 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
       if (!match) return std::unexpected(match.error());
       if (!*match) continue;
       std::string sub = name;
-      for (const auto& k : keys) {
-        auto it = labels.find(k);
-        sub += "/" + (it == labels.end() ? std::string() : it->second);
+      std::string id = name + "-";
+      for (std::size_t ki = 0; ki < keys.size(); ++ki) {
+        auto it = labels.find(keys[ki]);
+        const std::string value = it == labels.end() ? std::string() : it->second;
+        sub += "/" + value;
+        id += (ki == 0 ? "" : "-") + value;
       }
       if (!members.contains(sub)) {
         SubGroupRequest r;
         r.name = sub;
+        r.policy = name;
         r.required = levels->required;
         r.preferred = levels->preferred;
         out.request.sub_groups.push_back(r);
         size_of[sub] = size;
+        auto first = labels.find(keys.empty() ? std::string() : keys.front());
+        order_key[sub] = {keys.empty() || first == labels.end() ? 0 : match_index(first->second), id};
       }
       ++members[sub];
       sub_of[j] = sub;
     }
   }
+  std::stable_sort(out.request.sub_groups.begin(), out.request.sub_groups.end(),
+                   [&](const SubGroupRequest& a, const SubGroupRequest& b) {
+                     return order_key.at(a.name) < order_key.at(b.name);
+                   });
   for (const auto& [sub, n] : members) {
     if (size_of[sub] > 0 && static_cast<std::int64_t>(n) != size_of[sub]) {
       return bad(where, "sub-group " + sub + " has " + std::to_string(n) + " pods, its subGroupSize is " +
@@ -238,6 +284,31 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
     out.request.pod_sets.push_back(std::move(ps));
   }
   return out;
+}
+
+std::expected<std::string, Error> volcano_sub_group_of(const json& pod_group,
+                                                       const std::map<std::string, std::string>& labels) {
+  const std::string where = "PodGroup " + pod_group.value("metadata", json::object()).value("name", "");
+  const json spec = pod_group.value("spec", json::object());
+  const json policies = spec.is_object() ? spec.value("subGroupPolicy", json::array()) : json::array();
+  if (!policies.is_array()) return bad(where, "spec.subGroupPolicy must be a list");
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    const json& p = policies[i];
+    const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
+    if (!p.is_object()) return bad(at, "must be an object");
+    auto match = selects(p.value("labelSelector", json()), labels, at + ".labelSelector");
+    if (!match) return std::unexpected(match.error());
+    if (!*match) continue;
+    std::string sub = p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>()
+                                                                  : "policy-" + std::to_string(i);
+    for (const auto& k : p.value("matchLabelKeys", json::array())) {
+      if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
+      auto it = labels.find(k.get<std::string>());
+      sub += "/" + (it == labels.end() ? std::string() : it->second);
+    }
+    return sub;
+  }
+  return std::string();
 }
 
 }  // namespace hypertopo::scheduler

@@ -76,6 +76,8 @@ struct SubGroupRequest {
   std::string required;
   std::string preferred;
   std::int32_t min_member = 0;  // 0 = every pod of the sub-group
+  // The Volcano subGroupPolicy it comes from ("" = none); see JobRequest::min_sub_groups.
+  std::string policy;
 };
 
 struct JobRequest {
@@ -92,6 +94,13 @@ struct JobRequest {
   std::vector<SubGroupRequest> sub_groups;
   std::string job_required;
   std::string job_preferred;
+  // Volcano's subGroupPolicy minSubGroups, by policy name: the sub-groups of a policy named here are
+  // placed where they fit once the gang starts, and it starts when at least that many of them fit
+  // (0 = none needed); sub-groups of other policies, and the job's own pod sets, are all needed.
+  std::map<std::string, std::int32_t> min_sub_groups;
+  // Volcano's PodGroup minMember, read with min_sub_groups: the gang also needs this many pods
+  // placed (at least one). Unset: every pod of the job.
+  std::optional<std::int32_t> min_pods;
   bool grouped() const { return !sub_groups.empty() || !job_required.empty() || !job_preferred.empty(); }
 };
 

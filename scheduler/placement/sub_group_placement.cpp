@@ -20,6 +20,7 @@ struct Group {
   int preferred = -1;  // tier, -1 = none
   std::string required_name;
   std::int32_t min_member = 0;
+  std::string policy;  // Volcano subGroupPolicy, "" = none
   std::vector<int> children;
   std::vector<int> pod_sets;
 };
@@ -58,10 +59,34 @@ class SubGroupPlacer {
     }
     counts_ = first;
     reason_.clear();
+    if (auto short_of = quorum_unreachable(total); !short_of.empty()) {
+      reason_ = short_of;
+      return failed();
+    }
+    quorum_ = !job_.min_sub_groups.empty();
     auto ok = place_group(0, index_.root(), {});
+    quorum_ = false;
     if (!ok) return rollback_error(ok.error());
-    if (!*ok) return failed();
+    if (!*ok) {
+      if (!quorum_reason_.empty()) reason_ = quorum_reason_;
+      return failed();
+    }
     std::string partial;
+    if (!left_out_.empty()) {
+      std::int64_t placed = 0, asked = 0;
+      for (std::size_t i = 0; i < total.size(); ++i) asked += total[i];
+      for (const auto& piece : pieces_)
+        for (const auto& set : piece.placed.pod_sets)
+          for (const auto& a : set.assignment) placed += a.count;
+      partial = "placed " + std::to_string(placed) + " of " + std::to_string(asked) +
+                " pods: the gang starts with " + std::to_string(groups_.size() - 1 - left_out_.size()) +
+                " of its " + std::to_string(groups_.size() - 1) +
+                " sub-groups (minSubGroups met); not fitting now:";
+      constexpr std::size_t kNamed = 5;
+      for (std::size_t i = 0; i < left_out_.size() && i < kNamed; ++i)
+        partial += (i == 0 ? " " : ", ") + groups_[static_cast<std::size_t>(left_out_[i])].name;
+      if (left_out_.size() > kNamed) partial += " and " + std::to_string(left_out_.size() - kNamed) + " more";
+    }
     if (elastic) {
       for (std::size_t i = 0; i < total.size(); ++i) counts_[i] = total[i] - first[i];
       const std::size_t mark = pieces_.size();
@@ -109,6 +134,7 @@ class SubGroupPlacer {
       Group g;
       g.name = sg.name;
       g.min_member = sg.min_member;
+      g.policy = sg.policy;
       auto req = tier_of(sg.required, what + " required topology level");
       if (!req) return std::unexpected(req.error());
       auto pref = tier_of(sg.preferred, what + " preferred topology level");
@@ -230,6 +256,91 @@ class SubGroupPlacer {
     return out;
   }
 
+  // Volcano's minSubGroups (JobRequest::min_sub_groups): a sub-group of a policy with a minimum may
+  // be left out once the gang holds its minimums.
+  bool optional(int g) const {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    return quorum_ && group.parent == 0 && !group.policy.empty() &&
+           job_.min_sub_groups.contains(group.policy);
+  }
+
+  std::int64_t pods_of(int g) const {
+    ResourceAmounts r;
+    add_request(g, r);
+    return r["pods"];
+  }
+
+  // A minimum the job's own pods can never meet: Volcano's gang plugin (volcano-sh/volcano
+  // pkg/scheduler/plugins/gang/gang.go, validJobFn with api/job_info.go CheckSubJobValid and
+  // ValidTaskNum) keeps such a job pending; "" when every minimum can be met.
+  std::string quorum_unreachable(const std::vector<std::int64_t>& total) const {
+    if (job_.min_sub_groups.empty()) return {};
+    std::map<std::string, std::int64_t> formed;
+    for (std::size_t i = 1; i < groups_.size(); ++i)
+      if (groups_[i].parent == 0) ++formed[groups_[i].policy];
+    for (const auto& [policy, min] : job_.min_sub_groups) {
+      if (min > formed[policy]) {
+        return "job " + job_.name + ": subGroupPolicy " + policy + " has minSubGroups " +
+               std::to_string(min) + ", its pods form " + std::to_string(formed[policy]) +
+               (formed[policy] == 1 ? " sub-group" : " sub-groups") + " (not enough valid sub-groups)";
+      }
+    }
+    std::int64_t pods = 0;
+    for (auto n : total) pods += n;
+    if (job_.min_pods && *job_.min_pods > pods) {
+      return "job " + job_.name + ": minMember is " + std::to_string(*job_.min_pods) + ", the job has " +
+             std::to_string(pods) + (pods == 1 ? " pod" : " pods") + " (not enough valid pods)";
+    }
+    return {};
+  }
+
+  // The job's children in the order Volcano's allocate action tries its sub-jobs
+  // (pkg/scheduler/actions/allocate/allocate.go, organizeJobWorksheet): those the gang cannot do
+  // without, then the first minSubGroups of each policy, then the rest; each part in the order given.
+  std::vector<int> child_order(const Group& group) const {
+    std::vector<int> out;
+    std::vector<bool> taken(group.children.size(), false);
+    for (std::size_t i = 0; i < group.children.size(); ++i) {
+      if (!optional(group.children[i])) {
+        out.push_back(group.children[i]);
+        taken[i] = true;
+      }
+    }
+    std::map<std::string, std::int32_t> first;
+    for (std::size_t i = 0; i < group.children.size(); ++i) {
+      const std::string& policy = groups_[static_cast<std::size_t>(group.children[i])].policy;
+      if (taken[i] || first[policy] >= job_.min_sub_groups.at(policy)) continue;
+      ++first[policy];
+      out.push_back(group.children[i]);
+      taken[i] = true;
+    }
+    for (std::size_t i = 0; i < group.children.size(); ++i)
+      if (!taken[i]) out.push_back(group.children[i]);
+    return out;
+  }
+
+  // Volcano's gang readiness (gang.go JobReady: api/job_info.go CheckSubJobReady and IsReady): each
+  // policy holds its minSubGroups and the job its minMember pods (at least one). "" when it does.
+  std::string quorum_short(const std::map<std::string, std::int32_t>& fits, std::int64_t pods) const {
+    std::string out;
+    for (const auto& [policy, min] : job_.min_sub_groups) {
+      const std::int32_t n = fits.contains(policy) ? fits.at(policy) : 0;
+      if (n >= min) continue;
+      out += (out.empty() ? "" : "; ") + std::string("subGroupPolicy ") + policy + ": " + std::to_string(n) +
+             (n == 1 ? " sub-group fits" : " sub-groups fit") +
+             " with the rest of the gang, minSubGroups is " + std::to_string(min);
+    }
+    std::int64_t all = 0;
+    for (auto n : counts_) all += n;
+    const std::int64_t need =
+        std::max<std::int64_t>(1, job_.min_pods.value_or(static_cast<std::int32_t>(all)));
+    if (pods < need) {
+      out += (out.empty() ? "" : "; ") + std::to_string(pods) + (pods == 1 ? " pod fits" : " pods fit") +
+             ", minMember is " + std::to_string(need);
+    }
+    return out;
+  }
+
   std::string group_label(int g) const {
     return g == 0 ? "job " + job_.name : "sub-group " + groups_[static_cast<std::size_t>(g)].name;
   }
@@ -257,12 +368,23 @@ class SubGroupPlacer {
       if (index_.domain(search).tier < lo) {
         candidates.push_back(search);  // the parent's domain is already tighter than this group asks
       } else {
+        // With sub-groups that may be left out, a domain is skipped only when what the gang cannot do
+        // without is more than its free resources.
+        ResourceAmounts needed;
+        for (int p : group.pod_sets) {
+          const std::int64_t n = counts_[static_cast<std::size_t>(p)];
+          for (const auto& [r, v] : job_.pod_sets[static_cast<std::size_t>(p)].per_pod) needed[r] += v * n;
+        }
+        for (int c : group.children)
+          if (!optional(c)) add_request(c, needed);
         for (int d : packing_order(search, lo, hi, request))
-          if (ratio(request, d) <= 1.0) candidates.push_back(d);
+          if (ratio(needed, d) <= 1.0) candidates.push_back(d);
       }
     }
+    const std::vector<int> order = child_order(group);
     for (int d : candidates) {
       const std::size_t mark = pieces_.size();
+      const std::vector<int> anchors = anchor_;
       std::vector<int> fill;
       if (group.preferred >= 0 && index_.domain(d).tier > group.preferred) {
         fill = packing_order(d, group.preferred, group.preferred, request);
@@ -280,16 +402,66 @@ class SubGroupPlacer {
           break;
         }
       }
-      for (std::size_t i = 0; ok && i < group.children.size(); ++i) {
-        auto placed = place_group(group.children[i], d, fill);
+      std::vector<int> left_out;
+      std::map<std::string, std::int32_t> fits;
+      std::int64_t pods = 0;
+      for (int p : group.pod_sets) pods += counts_[static_cast<std::size_t>(p)];
+      for (std::size_t i = 0; ok && i < order.size(); ++i) {
+        const int c = order[i];
+        auto placed = place_group(c, d, fill);
         if (!placed) return std::unexpected(placed.error());
-        ok = *placed;
+        if (*placed) {
+          pods += pods_of(c);
+          if (optional(c)) ++fits[groups_[static_cast<std::size_t>(c)].policy];
+        } else if (optional(c)) {
+          left_out.push_back(c);
+        } else {
+          ok = false;
+        }
+      }
+      if (ok && quorum_ && g == 0) {
+        if (std::string short_of = quorum_short(fits, pods); !short_of.empty()) {
+          ok = false;
+          std::int32_t total_fits = 0;
+          for (const auto& [unused, n] : fits) total_fits += n;
+          if (quorum_reason_.empty() || total_fits > quorum_best_) {
+            quorum_best_ = total_fits;
+            quorum_reason_ = group_label(g) + ": " + short_of;
+            if (!left_out.empty()) quorum_reason_ += " (" + reason_ + ")";
+          }
+        }
+      }
+      if (ok && !left_out.empty()) {
+        // The gang has started: the rest goes where it fits under the job's own constraint, as Volcano
+        // places a ready job's remaining sub-jobs in later rounds inside its allowed tier.
+        int wide = index_.root();
+        if (group.required >= 0) {
+          wide = d;
+          while (index_.domain(wide).parent >= 0 &&
+                 index_.domain(index_.domain(wide).parent).tier <= group.required)
+            wide = index_.domain(wide).parent;
+        }
+        std::vector<int> still;
+        for (int c : left_out) {
+          bool placed_wide = false;
+          if (wide != d) {
+            auto placed = place_group(c, wide, {});
+            if (!placed) return std::unexpected(placed.error());
+            placed_wide = *placed;
+          }
+          if (!placed_wide) {
+            still.push_back(c);
+            left_reason_[c] = reason_;
+          }
+        }
+        left_out_ = std::move(still);
       }
       if (ok) {
         if (anchor_[static_cast<std::size_t>(g)] < 0) anchor_[static_cast<std::size_t>(g)] = d;
         return true;
       }
       rollback(mark);
+      anchor_ = anchors;
     }
     if (reason_.empty() || candidates.empty()) {
       std::string level = group.required_name.empty() ? std::string("the cluster") : group.required_name;
@@ -404,6 +576,9 @@ class SubGroupPlacer {
       while (holder > 0 && groups_[static_cast<std::size_t>(holder)].required < 0 &&
              groups_[static_cast<std::size_t>(holder)].preferred < 0)
         holder = groups_[static_cast<std::size_t>(holder)].parent;
+      if (auto it = std::find(left_out_.begin(), left_out_.end(), g); it != left_out_.end()) {
+        ps.reason = group_label(g) + " does not fit now: " + left_reason_.at(g);
+      }
       const int d = anchor_[static_cast<std::size_t>(holder)];
       if (d >= 0) {
         ps.tier = index_.domain(d).tier;
@@ -435,6 +610,13 @@ class SubGroupPlacer {
   std::vector<Piece> pieces_;
   std::string reason_;
   std::string last_pod_set_reason_;
+  // Volcano's minSubGroups (phase one only): whether sub-groups may be left out, the closest miss
+  // (most sub-groups fitting) for the no-fit message, and what the chosen domain left out.
+  bool quorum_ = false;
+  std::string quorum_reason_;
+  std::int32_t quorum_best_ = 0;
+  std::vector<int> left_out_;
+  std::map<int, std::string> left_reason_;
 };
 
 }  // namespace

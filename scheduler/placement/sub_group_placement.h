@@ -16,6 +16,13 @@
 //      domains inside it in the reverse of that packing order, filling one before the next
 //      (KAI's calculateNodeScores gives the last domain of the order the highest node score);
 //      groups without a level of their own inherit that order from the nearest ancestor.
+//   3b. Volcano's minSubGroups (JobRequest::min_sub_groups, min_pods): the job's sub-groups of such a
+//      policy are tried in the order Volcano's allocate action tries sub-jobs (what the gang cannot
+//      do without, then each policy's first minSubGroups, then the rest); a candidate holds the job
+//      when each policy's minimum and min_pods fit in it. The sub-groups left out are tried again
+//      anywhere inside the job's required-level domain (the cluster without one), and those that
+//      still do not fit are reported, the job fitting with fewer pods. A candidate is skipped only
+//      when what the job cannot do without exceeds its free resources.
 //   4. Elastic sub-groups (minMember below their pod count) first place minMember pods of every
 //      sub-group, then the rest where it fits; the job fits when every minimum is placed.
 // Pods of one pod set inside a chosen domain go where the engine packs them (PlacementEngine with

@@ -41,12 +41,12 @@ json ray_pod(const std::string& name, const std::string& type, const std::string
   return pod;
 }
 
-json pod_group(const json& sub_group_policy) {
+json pod_group(const json& sub_group_policy, int min_member = 9) {
   return {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
           {"kind", "PodGroup"},
           {"metadata", {{"name", "ray-llm"}, {"namespace", "default"}}},
           {"spec",
-           {{"minMember", 9},
+           {{"minMember", min_member},
             {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}},
             {"subGroupPolicy", sub_group_policy}}}};
 }
@@ -89,7 +89,7 @@ TEST(VolcanoSubGroups, EachReplicaLandsInOneNvlinkDomain) {
 
 TEST(VolcanoSubGroups, AReplicaNoDomainHoldsLeavesTheGangPending) {
   VolcanoWorld w = nvl_world();
-  std::vector<json> items{pod_group(workers_policy(5))};
+  std::vector<json> items{pod_group(workers_policy(5), 5)};
   for (int i = 0; i < 5; ++i) items.push_back(ray_pod("w0-" + std::to_string(i), "worker", "0"));
   const CapturedRun run = w.place(VolcanoWorld::list("List", items));
   EXPECT_EQ(run.code, 1) << run.err << run.out;
@@ -104,6 +104,109 @@ TEST(VolcanoSubGroups, ASubGroupOfTheWrongSizeIsRefused) {
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.err.find("sub-group workers/0 has 3 pods, its subGroupSize is 4"), std::string::npos)
       << run.err;
+}
+
+// The workers policy with minSubGroups (any JSON value), replicas of four 4-GPU workers.
+json quorum_policy(const json& min_sub_groups) {
+  json policy = workers_policy(4);
+  policy[0]["minSubGroups"] = min_sub_groups;
+  return policy;
+}
+
+std::vector<json> replicas(const json& group, const std::vector<std::string>& names) {
+  std::vector<json> items{group};
+  for (const auto& r : names)
+    for (int i = 0; i < 4; ++i) items.push_back(ray_pod("w" + r + "-" + std::to_string(i), "worker", r));
+  return items;
+}
+
+std::map<std::string, int> pods_per_set(const json& result) {
+  std::map<std::string, int> out;
+  for (const auto& ps : result["podSets"]) {
+    out[ps["name"]] += 0;
+    for (const auto& a : ps["assignment"]) out[ps["name"]] += a["count"].get<int>();
+  }
+  return out;
+}
+
+// Volcano's gang plugin (pkg/scheduler/plugins/gang/gang.go JobReady, api/job_info.go
+// CheckSubJobReady): the job starts once minSubGroups sub-groups of the policy and minMember pods
+// are allocated. Three replicas, two NVLink domains with four free nodes: two replicas start.
+TEST(VolcanoSubGroups, TheGangStartsWhenMinSubGroupsFit) {
+  VolcanoWorld w = nvl_world();
+  const CapturedRun run =
+      w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(2), 8), {"0", "1", "2"})));
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  const json result = json::parse(run.out);
+  const auto pods = pods_per_set(result);
+  EXPECT_EQ(pods.at("workers/0"), 4) << run.out;
+  EXPECT_EQ(pods.at("workers/1"), 4) << run.out;
+  EXPECT_EQ(pods.at("workers/2"), 0) << run.out;
+  EXPECT_NE(result["reason"].get<std::string>().find("placed 8 of 12 pods"), std::string::npos) << run.out;
+  for (const auto& ps : result["podSets"]) {
+    if (ps["name"] != "workers/2") continue;
+    EXPECT_NE(ps["reason"].get<std::string>().find("sub-group workers/2 does not fit now"), std::string::npos)
+        << run.out;
+  }
+}
+
+TEST(VolcanoSubGroups, FewerSubGroupsThanMinSubGroupsFitSaysHowMany) {
+  VolcanoWorld w = nvl_world();
+  const CapturedRun run =
+      w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(3), 12), {"0", "1", "2"})));
+  EXPECT_EQ(run.code, 1) << run.err << run.out;
+  EXPECT_NE(
+      run.out.find("subGroupPolicy workers: 2 sub-groups fit with the rest of the gang, minSubGroups is 3"),
+      std::string::npos)
+      << run.out;
+}
+
+// minMember counts as well as minSubGroups (Volcano's JobReady needs both).
+TEST(VolcanoSubGroups, MinMemberAboveWhatFitsKeepsTheGangPending) {
+  VolcanoWorld w = nvl_world();
+  const CapturedRun run =
+      w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(1), 12), {"0", "1", "2"})));
+  EXPECT_EQ(run.code, 1) << run.err << run.out;
+  EXPECT_NE(run.out.find("8 pods fit, minMember is 12"), std::string::npos) << run.out;
+}
+
+// Volcano's gang plugin finds such a job not valid (CheckSubJobValid) and keeps it pending.
+TEST(VolcanoSubGroups, MinSubGroupsAboveTheSubGroupsThatExistKeepsTheGangPending) {
+  VolcanoWorld w = nvl_world();
+  const CapturedRun run =
+      w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(4), 8), {"0", "1", "2"})));
+  EXPECT_EQ(run.code, 1) << run.err << run.out;
+  EXPECT_NE(run.out.find("subGroupPolicy workers has minSubGroups 4, its pods form 3 sub-groups"),
+            std::string::npos)
+      << run.out;
+}
+
+// The CRD's schema (format int32, minimum 0) refuses these; place names the PodGroup and the key.
+TEST(VolcanoSubGroups, AMalformedMinSubGroupsIsAnErrorNamingTheKey) {
+  for (const json& value : {json(-1), json(1.5), json("2"), json(2147483648LL)}) {
+    VolcanoWorld w = nvl_world();
+    const CapturedRun run =
+        w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(value), 8), {"0", "1"})));
+    EXPECT_EQ(run.code, 2) << value << run.out;
+    EXPECT_NE(run.err.find("PodGroup ray-llm spec.subGroupPolicy[0].minSubGroups: must be an integer in "
+                           "0..2147483647"),
+              std::string::npos)
+        << value << run.err;
+  }
+}
+
+// Sub-groups are tried in Volcano's sub-job order (framework/session_plugins.go SubJobOrderFn: the
+// first match value as a number), not in the order their pods are listed: replicas 2 and 9 take the
+// two free NVLink domains and 10 waits.
+TEST(VolcanoSubGroups, SubGroupsAreTriedInVolcanosOrder) {
+  VolcanoWorld w = nvl_world();
+  const CapturedRun run =
+      w.place(VolcanoWorld::list("List", replicas(pod_group(quorum_policy(1), 4), {"10", "9", "2"})));
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  const auto pods = pods_per_set(json::parse(run.out));
+  EXPECT_EQ(pods.at("workers/2"), 4) << run.out;
+  EXPECT_EQ(pods.at("workers/9"), 4) << run.out;
+  EXPECT_EQ(pods.at("workers/10"), 0) << run.out;
 }
 
 }  // namespace
