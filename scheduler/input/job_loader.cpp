@@ -459,6 +459,14 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
   if (auto ok = topology_annotations(annotations, ps, out.format, where + " template annotations"); !ok) {
     return std::unexpected(ok.error());
   }
+  if (out.format == "kai") {
+    // KAI's pod grouper makes the Job one PodGroup whose topology constraint is these annotations
+    // (kai-scheduler/KAI-Scheduler pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go,
+    // GetPodGroupMetadata): placed as a KAI PodGroup without sub-groups is, in KAI's domain order
+    // (scheduler/placement/sub_group_placement.h). The pod set keeps its mode for preemption.
+    out.request.job_required = str(annotations, "kai.scheduler/topology-required-placement");
+    out.request.job_preferred = str(annotations, "kai.scheduler/topology-preferred-placement");
+  }
   out.request.pod_sets.push_back(std::move(ps));
   return out;
 }

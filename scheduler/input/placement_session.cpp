@@ -760,8 +760,11 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     report.result = engine_result(*placed);
     report.place_ms = ms_since(start);
     // A job of sub-groups (KAI, Volcano subGroupPolicy) is placed group by group; the victim
-    // planner knows one gang under one constraint.
-    const bool one_gang = job->request.pod_sets.size() == 1 && !job->request.grouped();
+    // planner knows one gang under one constraint, which a job-level KAI constraint is when its one
+    // pod set carries it too (a batch/v1 Job with KAI's annotations).
+    const bool one_gang =
+        job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
+        (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone);
     if (!placed->fit && in.pods && one_gang) {
       start = Clock::now();
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();

@@ -254,5 +254,66 @@ TEST(KaiSubGroups, UnknownLevelIsRefusedNamingTheSubGroup) {
   EXPECT_NE(run.err.find("sub-group decode"), std::string::npos) << run.err;
 }
 
+// A batch/v1 Job with KAI's topology annotations and no PodGroup of its own (KAI's pod grouper
+// makes one from them) is placed in KAI's order, as kai-alloc-21 ("Bin Packing - Pack Top-Most
+// domain first") places its PodGroup: spine2 holds two of the five 1-GPU nodes, spine1 three, so the
+// pod's request over free GPUs is higher in spine2 (1/2 against 1/3) and KAI packs it first; the
+// pod lands in its rack4 although rack1 alone (one free node) is the fuller rack by binpack.
+TEST(KaiSubGroups, BatchJobWithKaiAnnotationsPlacesInKaisOrder) {
+  const std::vector<std::tuple<std::string, std::string, std::string>> nodes{{"node0", "spine1", "rack1"},
+                                                                             {"node1", "spine1", "rack2"},
+                                                                             {"node2", "spine1", "rack3"},
+                                                                             {"node3", "spine2", "rack4"},
+                                                                             {"node4", "spine2", "rack4"}};
+  json items = json::array();
+  for (const auto& [name, spine, rack] : nodes) {
+    items.push_back({{"apiVersion", "v1"},
+                     {"kind", "Node"},
+                     {"metadata",
+                      {{"name", name},
+                       {"labels",
+                        {{"kubernetes.io/hostname", name},
+                         {"k8s.io/zone", "zone1"},
+                         {"k8s.io/spine", spine},
+                         {"k8s.io/rack", rack}}}}},
+                     {"spec", json::object()},
+                     {"status",
+                      {{"allocatable", {{"nvidia.com/gpu", "1"}, {"pods", "110"}}},
+                       {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}});
+  }
+  const json topology = {{"apiVersion", "kai.scheduler/v1alpha1"},
+                         {"kind", "Topology"},
+                         {"metadata", {{"name", "cluster-topology"}}},
+                         {"spec",
+                          {{"levels",
+                            {{{"nodeLabel", "k8s.io/zone"}},
+                             {{"nodeLabel", "k8s.io/spine"}},
+                             {{"nodeLabel", "k8s.io/rack"}}}}}}};
+  json job = {{"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata", {{"name", "pending-job0"}, {"namespace", "default"}}}};
+  job["metadata"]["annotations"] = {{"kai.scheduler/topology", "cluster-topology"},
+                                    {"kai.scheduler/topology-preferred-placement", "k8s.io/rack"}};
+  job["spec"]["parallelism"] = 1;
+  job["spec"]["template"]["spec"]["containers"] =
+      json::array({{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", "1"}}}}}}});
+  TempDir dir;
+  const auto write = [&](const std::string& file, const json& doc) {
+    write_text(dir.path() / file, doc.dump());
+    return (dir.path() / file).string();
+  };
+  const CapturedRun run = run_captured(
+      cli::run_cli, {"place", "--nodes", write("nodes.json", {{"kind", "NodeList"}, {"items", items}}),
+                     "--topology", write("topology.json", topology), "--job", write("job.json", job)});
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  const auto got = where(run);
+  ASSERT_EQ(got.size(), 1u) << run.out;
+  const auto& placed = got.begin()->second;
+  ASSERT_EQ(placed.size(), 1u) << run.out;
+  const std::string node = placed.begin()->first;
+  EXPECT_TRUE(node == "node3" || node == "node4") << "KAI packs spine2's rack4 first; got " << node << "\n"
+                                                  << run.out;
+}
+
 }  // namespace
 }  // namespace hypertopo::testing
