@@ -90,6 +90,15 @@ std::expected<void, Error> TopologyIndex::apply_pods(const std::vector<BoundPod>
 std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     const std::vector<HyperNodeSpec>& hypernodes, std::vector<NodeSpec> nodes,
     const std::vector<BoundPod>& pods) {
+  std::vector<const HyperNodeSpec*> refs;
+  refs.reserve(hypernodes.size());
+  for (const auto& hn : hypernodes) refs.push_back(&hn);
+  return from_hypernodes(std::span<const HyperNodeSpec* const>(refs), std::move(nodes), pods);
+}
+
+std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
+    std::span<const HyperNodeSpec* const> hypernodes, std::vector<NodeSpec> nodes,
+    const std::vector<BoundPod>& pods) {
   TopologyIndex index;
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
   for (std::size_t i = 0; i < nodes.size(); ++i) {
@@ -98,7 +107,8 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     }
   }
   index.nodes_.resize(nodes.size());
-  for (const auto& hn : hypernodes) {
+  for (const HyperNodeSpec* spec : hypernodes) {
+    const HyperNodeSpec& hn = *spec;
     if (hn.tier < 1) {
       return fail(ErrorCode::kInvalidArgument,
                   "HyperNode " + hn.name + ": spec.tier " + std::to_string(hn.tier) + " must be at least 1");
@@ -156,7 +166,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     return {};
   };
   for (std::size_t h = 0; h < hypernodes.size(); ++h) {
-    const auto& hn = hypernodes[h];
+    const HyperNodeSpec& hn = *hypernodes[h];
     const int id = static_cast<int>(h);
     for (std::size_t m = 0; m < hn.members.size(); ++m) {
       const auto& member = hn.members[m];
@@ -179,7 +189,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
                         where + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
           }
           for (std::size_t c = 0; c < hypernodes.size(); ++c) {
-            if (c != h && re->matches_part(hypernodes[c].name)) {
+            if (c != h && re->matches_part(hypernodes[c]->name)) {
               if (auto ok = set_parent(static_cast<int>(c), id); !ok) return std::unexpected(ok.error());
             }
           }

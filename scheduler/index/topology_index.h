@@ -19,6 +19,7 @@
 #include <expected>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,6 +50,11 @@ struct IndexNode {
 class TopologyIndex {
  public:
   static std::expected<TopologyIndex, Error> from_hypernodes(const std::vector<HyperNodeSpec>& hypernodes,
+                                                             std::vector<NodeSpec> nodes,
+                                                             const std::vector<BoundPod>& pods);
+  // The same from HyperNodes kept elsewhere (a watch's view): nothing of them is copied but what
+  // the index keeps (names, tiers, health).
+  static std::expected<TopologyIndex, Error> from_hypernodes(std::span<const HyperNodeSpec* const> hypernodes,
                                                              std::vector<NodeSpec> nodes,
                                                              const std::vector<BoundPod>& pods);
   // Nodes missing any level label sit directly under the root. When the lowest level is the
