@@ -1,8 +1,9 @@
 // Who reaches the agent's /healthz, /readyz and /metrics, with the agent run as the DaemonSet runs it
 // (its YAML, a kubeconfig for the loopback API server, flags): loopback by default; one named address
 // (the pod's IP, as the manifests pass it with --http-address=$(POD_IP)) served as given; every
-// address at once (0.0.0.0, ::) refused before anything connects, naming the key, unless
-// --insecure-listen, which the log says in a WARNING whatever the log level. The same rule and words
+// address at once (0.0.0.0, ::) refused before anything connects, naming the key, unless http.tls
+// requires client certificates, or --insecure-listen, which the log says in a WARNING whatever the
+// log level. The same rule and words
 // as the extender's listener (extender_process_test.cpp).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -13,9 +14,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <expected>
 #include <optional>
 #include <string>
 
+#include "net/http_transport.h"
 #include "tests/process/agent_harness.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/apiserver/self_signed_cert.h"
@@ -155,6 +158,52 @@ TEST_F(AgentListenTest, InsecureListenServesEveryAddressAndWarnsWhateverTheLogLe
   if (const auto other = non_loopback_ipv4()) {
     EXPECT_TRUE(accepts(*other, agent.port())) << *other << " did not answer";
   }
+  EXPECT_TRUE(agent.terminate()) << agent.log();
+}
+
+// With http.tls and a client CA, every address may be served: only a client with a certificate that
+// CA signed gets an answer.
+TEST_F(AgentListenTest, TlsWithClientCertificatesServesEveryAddressToTheTrustedClientOnly) {
+  auto pem = [&](const std::string& name) {
+    auto made = make_self_signed_cert(name);
+    EXPECT_TRUE(made.has_value());
+    if (!made) return CertificatePair{};
+    write_text(dir_.path() / (name + ".crt"), made->cert_pem);
+    write_text(dir_.path() / (name + ".key"), made->key_pem);
+    return *made;
+  };
+  const CertificatePair server = pem("agent");
+  const CertificatePair prometheus = pem("prometheus");
+  const CertificatePair stranger = pem("stranger");
+  const fs::path d = dir_.path();
+  AgentProcess agent(options("http:\n  address: 0.0.0.0\n  tls: {certFile: " + (d / "agent.crt").string() +
+                                 ", keyFile: " + (d / "agent.key").string() +
+                                 ", clientCAFile: " + (d / "prometheus.crt").string() + "}\n",
+                             {}, "mtls"));
+  ASSERT_TRUE(agent.started());
+  const std::string serving =
+      "serving /healthz, /readyz and /metrics on 0.0.0.0:" + std::to_string(agent.port()) +
+      " (HTTPS, client certificates required)";
+  ASSERT_TRUE(eventually_here([&] { return agent.log().find(serving) != std::string::npos; })) << agent.log();
+  EXPECT_EQ(agent.log().find("WARNING"), std::string::npos) << agent.log();
+  auto get_metrics =
+      [&](const CertificatePair* identity) -> std::expected<net::HttpResponse, net::TransportError> {
+    net::TransportConfig c{.host = "127.0.0.1", .port = std::to_string(agent.port()), .tls = true};
+    c.tls_config.ca_pem = server.cert_pem;
+    if (identity) {
+      c.tls_config.client_cert_pem = identity->cert_pem;
+      c.tls_config.client_key_pem = identity->key_pem;
+    }
+    auto transport = net::HttpTransport::create(c);
+    if (!transport) return std::unexpected(net::TransportError{.error = transport.error()});
+    return (*transport)->round_trip({"GET", "/metrics", {}, ""}, 10s, true);
+  };
+  EXPECT_FALSE(get_metrics(nullptr).has_value()) << "a client without a certificate was served";
+  EXPECT_FALSE(get_metrics(&stranger).has_value()) << "a certificate the CA did not sign was served";
+  auto trusted = get_metrics(&prometheus);
+  ASSERT_TRUE(trusted.has_value()) << trusted.error().error.message();
+  EXPECT_EQ(trusted->status, 200);
+  EXPECT_NE(trusted->body.find("hypertopo_leader"), std::string::npos);
   EXPECT_TRUE(agent.terminate()) << agent.log();
 }
 
