@@ -128,6 +128,57 @@ std::expected<bool, Error> selects(const json& selector, const std::map<std::str
   return true;
 }
 
+// A subGroupPolicy entry's name ("policy-<i>" when it has none) and matchLabelKeys.
+struct Policy {
+  std::string name;
+  std::vector<std::string> keys;
+};
+
+std::expected<Policy, Error> read_policy(const json& p, std::size_t i, const std::string& at) {
+  if (!p.is_object()) return bad(at, "must be an object");
+  Policy out{"policy-" + std::to_string(i), {}};
+  if (p.contains("name") && !p["name"].is_null()) {
+    if (!p["name"].is_string() || p["name"].get<std::string>().empty())
+      return bad(at + ".name", "must be a non-empty string");
+    out.name = p["name"].get<std::string>();
+  }
+  const json keys = p.value("matchLabelKeys", json::array());
+  if (!keys.is_array()) return bad(at + ".matchLabelKeys", "must be a list");
+  for (const auto& k : keys) {
+    if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
+    out.keys.push_back(k);
+  }
+  return out;
+}
+
+// The sub-group the policy puts a pod with `labels` in, with Volcano's sub-job id (policy and
+// values) and match index; nullopt when the policy does not take the pod. Volcano forms a sub-group
+// only from a value of every matchLabelKeys key: a pod its labelSelector does not match, a pod
+// missing a key (or with an empty value), and every pod of a policy without keys go on to the next
+// policy and else stay with the job itself (pkg/scheduler/api/sub_job_info.go
+// getSubJobMatchValues, api/job_info.go getOrCreateSubJob).
+struct PolicyMatch {
+  std::string sub;  // "workers/3"
+  std::pair<std::int64_t, std::string> order;
+};
+
+std::expected<std::optional<PolicyMatch>, Error> policy_match(
+    const json& p, const Policy& policy, const std::map<std::string, std::string>& labels,
+    const std::string& at) {
+  auto match = selects(p.value("labelSelector", json()), labels, at + ".labelSelector");
+  if (!match) return std::unexpected(match.error());
+  if (!*match || policy.keys.empty()) return std::optional<PolicyMatch>();
+  PolicyMatch out{policy.name, {0, policy.name + "-"}};
+  for (std::size_t k = 0; k < policy.keys.size(); ++k) {
+    auto it = labels.find(policy.keys[k]);
+    if (it == labels.end() || it->second.empty()) return std::optional<PolicyMatch>();
+    out.sub += "/" + it->second;
+    out.order.second += (k == 0 ? "" : "-") + it->second;
+    if (k == 0) out.order.first = match_index(it->second);
+  }
+  return std::optional<PolicyMatch>(std::move(out));
+}
+
 }  // namespace
 
 bool is_volcano_pod_group_list(const json& doc) {
@@ -185,13 +236,9 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const json& p = policies[i];
     const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
-    if (!p.is_object()) return bad(at, "must be an object");
-    std::string name = "policy-" + std::to_string(i);
-    if (p.contains("name") && !p["name"].is_null()) {
-      if (!p["name"].is_string() || p["name"].get<std::string>().empty())
-        return bad(at + ".name", "must be a non-empty string");
-      name = p["name"].get<std::string>();
-    }
+    auto policy = read_policy(p, i, at);
+    if (!policy) return std::unexpected(policy.error());
+    const std::string& name = policy->name;
     auto levels = network_topology(p, at);
     if (!levels) return std::unexpected(levels.error());
     std::int64_t size = 0;
@@ -207,25 +254,12 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
     auto min_sub_groups = count_field(p, "minSubGroups", at);
     if (!min_sub_groups) return std::unexpected(min_sub_groups.error());
     out.request.min_sub_groups[name] = min_sub_groups->value_or(0);
-    std::vector<std::string> keys;
-    for (const auto& k : p.value("matchLabelKeys", json::array())) {
-      if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
-      keys.push_back(k);
-    }
     for (std::size_t j = 0; j < pods.size(); ++j) {
       if (!sub_of[j].empty()) continue;
-      const auto labels = labels_of(*pods[j]);
-      auto match = selects(p.value("labelSelector", json()), labels, at + ".labelSelector");
+      auto match = policy_match(p, *policy, labels_of(*pods[j]), at);
       if (!match) return std::unexpected(match.error());
       if (!*match) continue;
-      std::string sub = name;
-      std::string id = name + "-";
-      for (std::size_t ki = 0; ki < keys.size(); ++ki) {
-        auto it = labels.find(keys[ki]);
-        const std::string value = it == labels.end() ? std::string() : it->second;
-        sub += "/" + value;
-        id += (ki == 0 ? "" : "-") + value;
-      }
+      const std::string& sub = (*match)->sub;
       if (!members.contains(sub)) {
         SubGroupRequest r;
         r.name = sub;
@@ -234,8 +268,7 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
         r.preferred = levels->preferred;
         out.request.sub_groups.push_back(r);
         size_of[sub] = size;
-        auto first = labels.find(keys.empty() ? std::string() : keys.front());
-        order_key[sub] = {keys.empty() || first == labels.end() ? 0 : match_index(first->second), id};
+        order_key[sub] = (*match)->order;
       }
       ++members[sub];
       sub_of[j] = sub;
@@ -295,18 +328,11 @@ std::expected<std::string, Error> volcano_sub_group_of(const json& pod_group,
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const json& p = policies[i];
     const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
-    if (!p.is_object()) return bad(at, "must be an object");
-    auto match = selects(p.value("labelSelector", json()), labels, at + ".labelSelector");
+    auto policy = read_policy(p, i, at);
+    if (!policy) return std::unexpected(policy.error());
+    auto match = policy_match(p, *policy, labels, at);
     if (!match) return std::unexpected(match.error());
-    if (!*match) continue;
-    std::string sub = p.contains("name") && p["name"].is_string() ? p["name"].get<std::string>()
-                                                                  : "policy-" + std::to_string(i);
-    for (const auto& k : p.value("matchLabelKeys", json::array())) {
-      if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
-      auto it = labels.find(k.get<std::string>());
-      sub += "/" + (it == labels.end() ? std::string() : it->second);
-    }
-    return sub;
+    if (*match) return (*match)->sub;
   }
   return std::string();
 }

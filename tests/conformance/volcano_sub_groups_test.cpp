@@ -209,5 +209,37 @@ TEST(VolcanoSubGroups, SubGroupsAreTriedInVolcanosOrder) {
   EXPECT_EQ(pods.at("workers/10"), 0) << run.out;
 }
 
+// Volcano forms sub-groups only from pods that carry every matchLabelKeys key
+// (pkg/scheduler/api/sub_job_info.go getSubJobMatchValues): the head matches the selector but has no
+// replica label, so it joins the gang itself, not a one-pod sub-group "workers/".
+TEST(VolcanoSubGroups, APodWithoutTheMatchLabelKeyStaysWithTheGang) {
+  VolcanoWorld w = nvl_world();
+  json policy = workers_policy(4);
+  policy[0].erase("labelSelector");
+  std::vector<json> items = replicas(pod_group(policy, 9), {"0", "1"});
+  items.push_back(ray_pod("head", "head", ""));
+  const CapturedRun run = w.place(VolcanoWorld::list("List", items));
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  const auto pods = pods_per_set(json::parse(run.out));
+  EXPECT_EQ(pods.at("ray-llm"), 1) << run.out;
+  EXPECT_EQ(pods.at("workers/0"), 4) << run.out;
+  EXPECT_EQ(pods.at("workers/1"), 4) << run.out;
+}
+
+// A policy without matchLabelKeys forms no sub-group in Volcano (getOrCreateSubJob needs match
+// values): its five pods are the gang's own, under the gang's spine, not one sub-group that no
+// NVLink domain of four nodes holds.
+TEST(VolcanoSubGroups, APolicyWithoutMatchLabelKeysFormsNoSubGroup) {
+  VolcanoWorld w = nvl_world();
+  json policy = workers_policy(5);
+  policy[0].erase("matchLabelKeys");
+  policy[0].erase("subGroupSize");
+  std::vector<json> items{pod_group(policy, 5)};
+  for (int i = 0; i < 5; ++i) items.push_back(ray_pod("w0-" + std::to_string(i), "worker", "0"));
+  const CapturedRun run = w.place(VolcanoWorld::list("List", items));
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  EXPECT_EQ(pods_per_set(json::parse(run.out)).at("ray-llm"), 5) << run.out;
+}
+
 }  // namespace
 }  // namespace hypertopo::testing
