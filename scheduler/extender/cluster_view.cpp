@@ -137,6 +137,16 @@ bool divides_into_sub_groups(const json& pod_group, PodGroupKind kind) {
   return groups.is_array() && !groups.empty();
 }
 
+// The items of a List come without kind and apiVersion; the sub-group readers know a PodGroup by them.
+json typed(const json& pod_group, PodGroupKind kind) {
+  json out = pod_group;
+  out["kind"] = "PodGroup";
+  if (!out.contains("apiVersion") || !out["apiVersion"].is_string())
+    out["apiVersion"] =
+        kind == PodGroupKind::kKai ? "scheduling.run.ai/v2alpha2" : "scheduling.volcano.sh/v1beta1";
+  return out;
+}
+
 }  // namespace
 
 json request_source(const json& pod) {
@@ -408,7 +418,7 @@ void ClusterView::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKi
   for (const auto& pg : pod_groups) {
     if (auto topology = group_topology_of(pg, kind); !topology.empty())
       group_topology_[pod_label(pg)] = std::move(topology);
-    if (divides_into_sub_groups(pg, kind)) grouped_[pod_label(pg)] = {kind, pg};
+    if (divides_into_sub_groups(pg, kind)) grouped_[pod_label(pg)] = {kind, typed(pg, kind)};
   }
 }
 
@@ -419,7 +429,8 @@ void ClusterView::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
   for (auto& [key, n] : group_sizes_of(pod_group, kind)) group_sizes_[kind][key] = n;
   if (auto topology = group_topology_of(pod_group, kind); !topology.empty())
     group_topology_[pod_label(pod_group)] = std::move(topology);
-  if (divides_into_sub_groups(pod_group, kind)) grouped_[pod_label(pod_group)] = {kind, pod_group};
+  if (divides_into_sub_groups(pod_group, kind))
+    grouped_[pod_label(pod_group)] = {kind, typed(pod_group, kind)};
 }
 
 void ClusterView::remove_pod_group(const json& pod_group, PodGroupKind kind) {

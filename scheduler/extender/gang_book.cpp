@@ -12,8 +12,11 @@
 
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/index/node_affinity.h"
+#include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_request.h"
+#include "scheduler/input/volcano_pod_group.h"
 #include "scheduler/placement/placement_engine.h"
+#include "scheduler/placement/sub_group_placement.h"
 
 namespace hypertopo::scheduler {
 
@@ -197,11 +200,155 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
     if (auto tier = view_.index().tier_of_label(request->level)) request->level = std::to_string(*tier);
   }
   plan.request = *request;
-  if (auto ok = adopt_bound(plan, *count, preempting); !ok) return std::unexpected(ok.error());
+  // A PodGroup with sub-groups, none of whose pods is bound yet: each sub-group's pods get their own
+  // slots in the domain its constraint allows. With pods bound and no plan (a restart without the
+  // state file), the rest are planned around them as one pod set (adopt_bound).
+  bool any_bound = false;
+  for (const auto& [id, p] : view_.pods()) any_bound = any_bound || p.gang == key;
+  if (view_.grouped(key) && !any_bound) {
+    view_.note_pending(pod, key);
+    auto ok = make_grouped_plan(plan, *view_.grouped_gang(key), *count);
+    if (!ok) return std::unexpected(ok.error());
+  } else if (auto ok = adopt_bound(plan, *count, preempting); !ok) {
+    return std::unexpected(ok.error());
+  }
   ++counters_.plans_made;
   auto [it, inserted] = plans_.emplace(key, std::move(plan));
   mark_changed();
   return &it->second;
+}
+
+namespace {
+
+// The sub-group a pod document belongs to under its PodGroup: KAI names it in a label, Volcano
+// selects it by its subGroupPolicy (scheduler/input/volcano_pod_group.h).
+std::expected<std::string, Error> sub_group_of(const GroupedGang& gang, const json& pod) {
+  const json& labels = member(member(pod, "metadata"), "labels");
+  if (gang.kind == PodGroupKind::kKai) return str_at(labels, kKaiSubGroupLabel);
+  std::map<std::string, std::string> values;
+  for (const auto& [k, v] : labels.items()) {
+    if (v.is_string()) values[k] = v.get<std::string>();
+  }
+  return volcano_sub_group_of(*gang.pod_group, values);
+}
+
+// A level named by a node label over HyperNodes whose tiers are not named by it: the widest tier
+// whose domains share one value (TopologyIndex::tier_of_label).
+void resolve_level(const TopologyIndex& index, std::string& level) {
+  if (level.empty() || index.resolve_tier(level)) return;
+  if (auto tier = index.tier_of_label(level)) level = std::to_string(*tier);
+}
+
+}  // namespace
+
+// The gang as its PodGroup divides it: the PodGroup and the pods' request documents read as the
+// `place` command reads such a List (kai_pod_group.h, volcano_pod_group.h), placed group by group
+// (sub_group_placement.h); each pod set becomes a PlanGroup whose slots stay in its domain.
+std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const GroupedGang& gang,
+                                                       std::int32_t count) {
+  // The controller makes the pods together, but the watch delivers them one by one: a plan made
+  // from fewer pods than the gang's minimum would leave the others without slots.
+  if (static_cast<std::int64_t>(gang.pending.size()) < count) {
+    return fail(ErrorCode::kUnavailable,
+                "gang " + plan.key + ": its PodGroup divides it into sub-groups and " +
+                    std::to_string(gang.pending.size()) + " of its " + std::to_string(count) +
+                    " pods are seen so far; it is planned when all have come");
+  }
+  json items = json::array({*gang.pod_group});
+  for (const json* doc : gang.pending) {
+    json pod = *doc;
+    pod["kind"] = "Pod";
+    items.push_back(std::move(pod));
+  }
+  const json list{{"kind", "List"}, {"items", std::move(items)}};
+  auto loaded = gang.kind == PodGroupKind::kKai ? kai_pod_group_list(list) : volcano_pod_group_list(list);
+  if (!loaded) {
+    return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": its sub-groups cannot be planned from the " +
+                                             std::to_string(gang.pending.size()) +
+                                             " pending pods seen so far: " + loaded.error().message());
+  }
+  JobRequest& job = loaded->request;
+  job.name = plan.key;
+  resolve_level(view_.index(), job.job_required);
+  resolve_level(view_.index(), job.job_preferred);
+  for (auto& sg : job.sub_groups) {
+    resolve_level(view_.index(), sg.required);
+    resolve_level(view_.index(), sg.preferred);
+  }
+  PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
+  auto placed = place_sub_groups(engine, view_.index(), job);
+  if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
+  std::int32_t pods = 0;
+  for (const auto& ps : job.pod_sets) pods += ps.count;
+  if (!placed->fit) {
+    return fail(ErrorCode::kUnavailable, "gang " + plan.key + " (" + std::to_string(pods) + " pods in " +
+                                             std::to_string(job.sub_groups.size()) +
+                                             " sub-groups) does not fit: " + placed->reason);
+  }
+  // Each pod set's request document: the k-th distinct spec among its sub-group's pods is the
+  // sub-group's k-th pod set (the readers make pod sets in the order specs first appear).
+  std::map<std::string, std::vector<const json*>> specs_of;  // sub-group -> distinct specs' pods
+  for (const json* doc : gang.pending) {
+    auto sub = sub_group_of(gang, *doc);
+    if (!sub) return std::unexpected(sub.error().context("gang " + plan.key));
+    auto& seen = specs_of[*sub];
+    const json& spec = member(*doc, "spec");
+    if (std::none_of(seen.begin(), seen.end(), [&](const json* d) { return member(*d, "spec") == spec; }))
+      seen.push_back(doc);
+  }
+  std::map<std::string, std::size_t> taken_of;
+  std::int32_t rank = 0;
+  for (std::size_t i = 0; i < job.pod_sets.size(); ++i) {
+    const PodSetRequest& ps = job.pod_sets[i];
+    PlanGroup group{.name = ps.sub_group, .request = ps};
+    auto& docs = specs_of[ps.sub_group];
+    const std::size_t k = taken_of[ps.sub_group]++;
+    group.pod_doc = k < docs.size() ? *docs[k] : docs.empty() ? *gang.pending.front() : *docs.back();
+    group.spec_text = member(group.pod_doc, "spec").dump();
+    const PodSetPlacement& where = placed->pod_sets[i];
+    // Its slots stay in its domain when its sub-group requires one (a preferred level may move).
+    const auto sg = std::find_if(job.sub_groups.begin(), job.sub_groups.end(),
+                                 [&](const SubGroupRequest& r) { return r.name == ps.sub_group; });
+    if (sg != job.sub_groups.end() && !sg->required.empty() && where.domains.size() == 1)
+      group.domain = where.domains.front();
+    for (const auto& a : where.assignment) {
+      for (std::int32_t n = 0; n < a.count; ++n) {
+        PlanSlot slot{.rank = rank++, .node = a.node_name, .domain_path = a.domain_path};
+        slot.group = static_cast<std::int32_t>(i);
+        plan.slots.push_back(std::move(slot));
+      }
+    }
+    plan.groups.push_back(std::move(group));
+  }
+  plan.request.count = rank;
+  const int common = common_domain(plan);
+  plan.job_domain = common != view_.index().root() ? view_.index().domain(common).name : std::string();
+  plan.last_activity = options_.clock->now();
+  return {};
+}
+
+std::expected<int, Error> GangBook::group_of(const GangPlan& plan, const json& pod) const {
+  auto gang = view_.grouped_gang(plan.key);
+  std::string sub;
+  if (gang) {
+    auto found = sub_group_of(*gang, pod);
+    if (!found) return std::unexpected(found.error());
+    sub = *found;
+  } else {
+    // The PodGroup went away after the plan was made: KAI's label still names the sub-group.
+    sub = str_at(member(member(pod, "metadata"), "labels"), kKaiSubGroupLabel);
+  }
+  const std::string spec = member(request_source(pod), "spec").dump();
+  int first = -1;
+  for (std::size_t i = 0; i < plan.groups.size(); ++i) {
+    if (plan.groups[i].name != sub) continue;
+    if (plan.groups[i].spec_text == spec) return static_cast<int>(i);
+    if (first < 0) first = static_cast<int>(i);
+  }
+  if (first >= 0) return first;
+  return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": pod " + pod_label(pod) + " belongs to " +
+                                           (sub.empty() ? std::string("no sub-group") : "sub-group " + sub) +
+                                           ", which the gang's plan has no slot for");
 }
 
 // The cluster is the source of truth: pods of the gang already bound (before a restart without
@@ -322,11 +469,12 @@ std::expected<void, Error> GangBook::adopt_bound(GangPlan& plan, std::int32_t co
   return {};
 }
 
-int GangBook::common_domain(const GangPlan& plan) const {
+int GangBook::common_domain(const GangPlan& plan, std::int32_t group) const {
   std::vector<std::string> common;
   bool first = true;
   for (const auto& slot : plan.slots) {
     if (slot.state == SlotState::kDone || slot.domain_path.empty()) continue;
+    if (group >= 0 && slot.group != group) continue;
     if (first) {
       common = slot.domain_path;
       first = false;
@@ -343,6 +491,12 @@ int GangBook::common_domain(const GangPlan& plan) const {
 }
 
 int GangBook::constraint_domain(const GangPlan& plan, const PlanSlot& slot) const {
+  if (slot.group >= 0 && static_cast<std::size_t>(slot.group) < plan.groups.size()) {
+    const std::string& domain = plan.groups[static_cast<std::size_t>(slot.group)].domain;
+    if (!domain.empty()) return view_.index().find_domain(domain);
+  }
+  // A gang planned by sub-groups stays in the domain it was planned in.
+  if (!plan.groups.empty() && !plan.job_domain.empty()) return view_.index().find_domain(plan.job_domain);
   if (plan.partition_tier > 0) {
     for (const auto& name : slot.domain_path) {
       const int d = view_.index().find_domain(name);
@@ -439,17 +593,24 @@ bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool
   return true;
 }
 
-std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank) {
+std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank, std::int32_t group) {
   // An elastic gang (minMember / minAvailable below its replicas): a pod beyond the planned ones
   // joins the gang's domain, nearest to the pods it has (Volcano networkTopologyAwareScore: the
   // tier of the lowest HyperNode common to the node and the gang's allocated ones, lowest first).
-  const int common = common_domain(plan);
+  // A pod of a sub-group joins its sub-group's domain, nearest to that sub-group's pods.
+  const int common = common_domain(plan, group);
   int limit = view_.index().root();
-  if (plan.request.mode == TopologyMode::kRequired && !plan.job_domain.empty()) {
+  if (group >= 0 && !plan.groups[static_cast<std::size_t>(group)].domain.empty()) {
+    limit = view_.index().find_domain(plan.groups[static_cast<std::size_t>(group)].domain);
+    if (limit < 0) limit = common;
+  } else if ((plan.request.mode == TopologyMode::kRequired || !plan.groups.empty()) &&
+             !plan.job_domain.empty()) {
     limit = view_.index().find_domain(plan.job_domain);
     if (limit < 0) limit = common;
   }
-  const int found = find_room(plan, plan.request, common, limit, -1, {});
+  const PodSetRequest& request =
+      group >= 0 ? plan.groups[static_cast<std::size_t>(group)].request : plan.request;
+  const int found = find_room(plan, request, common, limit, -1, {});
   if (found < 0) {
     return fail(ErrorCode::kUnavailable,
                 "gang " + plan.key + ": rank " + std::to_string(rank) + " joins the " +
@@ -460,6 +621,7 @@ std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank
   PlanSlot slot{.rank = rank,
                 .node = view_.index().node(found).spec.name,
                 .domain_path = view_.index().domain_path(view_.index().node(found).domain)};
+  slot.group = group;
   set_reservation(plan, slot, +1);
   plan.slots.push_back(std::move(slot));
   std::sort(plan.slots.begin(), plan.slots.end(),
@@ -480,6 +642,7 @@ std::expected<PlanSlot*, Error> GangBook::take_slot(GangPlan& plan, const json& 
         (slot.state == SlotState::kReserved || slot.state == SlotState::kBound))
       return &slot;
   }
+  if (!plan.groups.empty()) return take_group_slot(plan, pod, offered);
   auto index = pod_index(pod);
   if (!index) return std::unexpected(index.error());
   PlanSlot* mine = nullptr;
@@ -534,6 +697,43 @@ std::expected<PlanSlot*, Error> GangBook::take_slot(GangPlan& plan, const json& 
   return mine;
 }
 
+// A pod of a gang planned by sub-groups takes a free slot of its own sub-group (the first offered
+// node that has one, in kube-scheduler's order); ranks do not cross sub-groups. A pod beyond its
+// sub-group's planned slots joins its domain as room appears.
+std::expected<PlanSlot*, Error> GangBook::take_group_slot(GangPlan& plan, const json& pod,
+                                                          std::span<const std::string_view> offered) {
+  auto group = group_of(plan, pod);
+  if (!group) return std::unexpected(group.error());
+  const PlanGroup& g = plan.groups[static_cast<std::size_t>(*group)];
+  const std::string label = g.name.empty() ? std::string("the gang's own pods") : "sub-group " + g.name;
+  const std::string uid = str_at(member(pod, "metadata"), "uid");
+  std::unordered_map<std::string_view, PlanSlot*> free_slots;
+  for (auto& slot : plan.slots) {
+    if (slot.group == *group && slot.free()) free_slots.emplace(slot.node, &slot);
+  }
+  PlanSlot* mine = nullptr;
+  for (std::size_t i = 0; i < offered.size() && !mine && !free_slots.empty(); ++i) {
+    if (auto it = free_slots.find(offered[i]); it != free_slots.end()) mine = it->second;
+  }
+  if (!mine && free_slots.empty()) {
+    std::int32_t rank = 0;
+    for (const auto& s : plan.slots) rank = std::max(rank, s.rank + 1);
+    auto grown = grow(plan, rank, *group);
+    if (!grown) return std::unexpected(grown.error().context(label));
+    mine = *grown;
+  }
+  if (!mine) {
+    // None of its free slots is on an offered node: the pod takes one anyway, and the filter moves
+    // it to an offered node inside the sub-group's domain, or says why it waits (as for a rank).
+    for (auto& slot : plan.slots) {
+      if (!mine && slot.group == *group && slot.free()) mine = &slot;
+    }
+  }
+  scheduler::reserve(*mine, uid, SlotClaim::kArrivalOrder);
+  mark_changed();
+  return mine;
+}
+
 void GangBook::expire_plans() {
   const auto now = options_.clock->now();
   bool changed = false;
@@ -553,6 +753,7 @@ void GangBook::expire_plans() {
 void GangBook::check_plans() {
   if (!ensure_index()) return;
   expire_plans();
+  std::vector<std::string> dropped;
   for (auto& [key, plan] : plans_) {
     bool replan = false;
     for (auto& slot : plan.slots) {
@@ -587,6 +788,13 @@ void GangBook::check_plans() {
     if (!replan) continue;
     // No room left inside the constraint domain and no pod bound: plan the gang again.
     reserve(plan, -1);
+    if (!plan.groups.empty()) {
+      // Sub-groups are planned from their PodGroup and pods: the gang's next pod plans it afresh.
+      dropped.push_back(key);
+      ++counters_.replans;
+      mark_changed();
+      continue;
+    }
     GangPlan fresh = plan;
     std::erase_if(fresh.slots, [](const PlanSlot& s) { return s.state != SlotState::kBound; });
     const auto count = static_cast<std::int32_t>(plan.slots.size());
@@ -599,6 +807,7 @@ void GangBook::check_plans() {
       reserve(plan, +1);  // keep the old plan; filter reports that its pods do not fit
     }
   }
+  for (const auto& key : dropped) plans_.erase(key);
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).
@@ -609,7 +818,7 @@ void GangBook::record_binding(const ViewPod& pod) {
   PlanSlot* by_rank = nullptr;
   GangPlan* by_rank_plan = nullptr;
   if (!pod.gang.empty() && pod.index) {
-    if (auto it = plans_.find(pod.gang); it != plans_.end()) {
+    if (auto it = plans_.find(pod.gang); it != plans_.end() && it->second.groups.empty()) {
       const std::int32_t rank = pod.index->rank_in(it->second.request.count);
       for (auto& slot : it->second.slots) {
         if (slot.rank == rank && slot.state == SlotState::kPlanned) {

@@ -118,8 +118,7 @@ class GangBook {
  private:
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
                                        const PreemptionOptions* preempting = nullptr);
-  std::expected<void, Error> make_grouped_plan(GangPlan& plan, const GroupedGang& gang,
-                                               const nlohmann::json& pod);
+  std::expected<void, Error> make_grouped_plan(GangPlan& plan, const GroupedGang& gang, std::int32_t count);
   std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
                                          const PreemptionOptions* preempting = nullptr);
   void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
@@ -130,8 +129,12 @@ class GangBook {
   std::expected<int, Error> group_of(const GangPlan& plan, const nlohmann::json& pod) const;
   int find_room(const GangPlan& plan, const PodSetRequest& request, int start, int limit, int exclude,
                 const std::function<bool(int)>& allowed) const;
-  int common_domain(const GangPlan& plan) const;
-  std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank);
+  // The lowest domain holding every placed slot of the plan, or of one sub-group (the root when none).
+  int common_domain(const GangPlan& plan, std::int32_t group = -1) const;
+  // A new slot for a pod beyond the planned ones (of sub-group `group`, -1: the gang's request).
+  std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank, std::int32_t group = -1);
+  std::expected<PlanSlot*, Error> take_group_slot(GangPlan& plan, const nlohmann::json& pod,
+                                                  std::span<const std::string_view> offered);
   void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);
   void reserve(const GangPlan& plan, int sign);
   void expire_plans();

@@ -34,6 +34,16 @@ json slot_json(const PlanSlot& s) {
   if (!s.waiting.empty()) out["waiting"] = s.waiting;
   return out;
 }
+
+json groups_json(const GangPlan& p) {
+  json out = json::array();
+  for (std::size_t i = 0; i < p.groups.size(); ++i) {
+    std::int64_t pods = 0;
+    for (const auto& s : p.slots) pods += s.group == static_cast<std::int32_t>(i) ? 1 : 0;
+    out.push_back({{"name", p.groups[i].name}, {"domain", p.groups[i].domain}, {"slots", pods}});
+  }
+  return out;
+}
 }  // namespace
 
 json GangBook::plans_json() const {
@@ -43,6 +53,8 @@ json GangBook::plans_json() const {
     std::int64_t by_arrival = 0;
     for (const auto& s : p.slots) {
       slots.push_back(slot_json(s));
+      if (s.group >= 0 && static_cast<std::size_t>(s.group) < p.groups.size())
+        slots.back()["subGroup"] = p.groups[static_cast<std::size_t>(s.group)].name;
       by_arrival += s.claim == SlotClaim::kArrivalOrder ? 1 : 0;
     }
     // Pods without an index took their slots in arrival order: their rank hints are not their ranks.
@@ -54,6 +66,7 @@ json GangBook::plans_json() const {
                      {"replans", p.replans},
                      {"grown", p.grown},
                      {"slots", slots}});
+    if (!p.groups.empty()) gangs.back()["subGroups"] = groups_json(p);
     if (!p.victims.empty()) {
       json victims = json::array();
       for (const auto& v : p.victims) {
@@ -131,6 +144,19 @@ std::string GangBook::state_text() const {
       out += "],\"brokenGangs\":";
       append_strings(out, p.broken_gangs);
     }
+    if (!p.groups.empty()) {
+      out += ",\"groups\":[";
+      for (std::size_t i = 0; i < p.groups.size(); ++i) {
+        const PlanGroup& g = p.groups[i];
+        out += i > 0 ? ",{\"name\":" : "{\"name\":";
+        append_string(out, g.name);
+        out += ",\"domain\":";
+        append_string(out, g.domain);
+        out += ",\"count\":" + std::to_string(std::max<std::int32_t>(g.request.count, 1));
+        out += ",\"pod\":" + io::json_text(g.pod_doc) + "}";
+      }
+      out += "]";
+    }
     out += ",\"slots\":[";
     for (std::size_t i = 0; i < p.slots.size(); ++i) {
       const PlanSlot& s = p.slots[i];
@@ -145,7 +171,9 @@ std::string GangBook::state_text() const {
       append_string(out, s.pod_uid);
       out += ",\"takenBy\":\"";
       out += to_string(s.claim);
-      out += "\",\"releases\":" + std::to_string(s.releases) + "}";
+      out += "\",\"releases\":" + std::to_string(s.releases);
+      if (s.group >= 0) out += ",\"group\":" + std::to_string(s.group);
+      out += "}";
     }
     out += "]}";
   }
@@ -268,6 +296,23 @@ std::expected<void, Error> GangBook::load_state() {
         for (const auto& g : member(p, "brokenGangs")) {
           if (g.is_string()) plan.broken_gangs.push_back(g.get<std::string>());
         }
+        for (const auto& g : member(p, "groups")) {
+          PlanGroup group{
+              .name = str_at(g, "name"), .pod_doc = member(g, "pod"), .domain = str_at(g, "domain")};
+          const json& n = member(g, "count");
+          const std::int32_t pods =
+              n.is_number_unsigned() && n.get<std::uint64_t>() > 0 && n.get<std::uint64_t>() < 1'000'000
+                  ? static_cast<std::int32_t>(n.get<std::uint64_t>())
+                  : 1;
+          auto request = pod_set_request(group.pod_doc, pods, false);
+          if (!request)
+            return std::unexpected(
+                request.error().context(where + " plan " + plan.key + " sub-group " + group.name));
+          group.request = *request;
+          group.request.sub_group = group.name;
+          group.spec_text = member(group.pod_doc, "spec").dump();
+          plan.groups.push_back(std::move(group));
+        }
         for (const auto& s : member(p, "slots")) {
           PlanSlot slot;
           slot.rank = s.value("rank", 0);
@@ -287,6 +332,12 @@ std::expected<void, Error> GangBook::load_state() {
                        : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
                                                  : SlotClaim::kNone;
           slot.releases = s.value("releases", 0);
+          slot.group = s.value("group", -1);
+          if (slot.group >= static_cast<std::int32_t>(plan.groups.size()) || slot.group < -1) {
+            return fail(ErrorCode::kParse, where + " plan " + plan.key + ": slot of rank " +
+                                               std::to_string(slot.rank) + " names sub-group " +
+                                               std::to_string(slot.group) + ", which the plan does not have");
+          }
           if (s.contains("domains") && s["domains"].is_array())
             slot.domain_path = s["domains"].get<std::vector<std::string>>();
           plan.slots.push_back(std::move(slot));

@@ -1,0 +1,256 @@
+// The extender's parts on their own interfaces: the cluster view (cluster_view.h) and the gang book
+// (gang_book.h). The verbs and the whole service are tested over HTTP in the other files; these pin
+// what each part promises the others: which events a pod change means, when the index is rebuilt
+// and what a rebuild keeps, and how the book's reservations follow its slots.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <string>
+
+#include "scheduler/extender/cluster_view.h"
+#include "scheduler/extender/gang_book.h"
+#include "tests/scheduler/extender/extender_cluster.h"
+#include "timing/clock.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+using nlohmann::json;
+using testing::bound;
+using testing::pod_object;
+
+class ClusterViewTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = testing::make_cluster(1, 2, 4);  // leaf-00, leaf-01: n-00-0..3, n-01-0..3
+    ASSERT_TRUE(view_.set_hypernodes(cluster_.hypernodes).has_value());
+    ASSERT_TRUE(view_.set_nodes(cluster_.nodes).has_value());
+    ASSERT_TRUE(view_.set_pods({}).has_value());
+    ASSERT_EQ(view_.ensure_index().value(), true);
+  }
+
+  std::int64_t gpus_used(const std::string& node) {
+    const TopologyIndex& index = view_.index();
+    return index.node_used(index.find_node(node), index.resource_id("nvidia.com/gpu"));
+  }
+
+  json node(const std::string& name) {
+    for (const auto& n : cluster_.nodes) {
+      if (n["metadata"]["name"] == name) return n;
+    }
+    return json();
+  }
+
+  testing::ExtenderCluster cluster_;
+  ClusterView view_;
+};
+
+TEST_F(ClusterViewTest, EachPodChangeSaysWhatItMeansForAGangSlot) {
+  const std::map<std::string, std::string> gang{{"hypertopo.io/gang", "g"}, {"hypertopo.io/gang-size", "2"}};
+  json pending = pod_object("p-0", "u-0", "8", gang);
+  auto e = view_.upsert_pod(pending);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, PodEvent::Kind::kNone);
+
+  e = view_.upsert_pod(bound(pending, "n-00-0"));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->kind, PodEvent::Kind::kBound);
+  ASSERT_NE(e->pod, nullptr);
+  EXPECT_EQ(e->pod->gang, "ml/g");
+  EXPECT_EQ(e->pod->node, "n-00-0");
+
+  json terminating = bound(pending, "n-00-0");
+  terminating["metadata"]["deletionTimestamp"] = "2026-11-27T10:00:00Z";
+  e = view_.upsert_pod(terminating);
+  EXPECT_EQ(e->kind, PodEvent::Kind::kGone);
+  EXPECT_EQ(e->uid, "u-0");
+
+  json done = pending;
+  done["status"]["phase"] = "Succeeded";
+  EXPECT_EQ(view_.upsert_pod(done)->kind, PodEvent::Kind::kSucceeded);
+  EXPECT_EQ(view_.pod("u-0"), nullptr);  // a finished pod uses nothing
+  EXPECT_EQ(view_.remove_pod(pending).kind, PodEvent::Kind::kGone);
+}
+
+TEST_F(ClusterViewTest, PodsChangeUsageInPlaceAndOnlyTopologyRebuildsTheIndex) {
+  ASSERT_TRUE(view_.upsert_pod(bound(pod_object("a", "u-a", "4"), "n-00-1")).has_value());
+  EXPECT_EQ(view_.ensure_index().value(), false);
+  EXPECT_EQ(gpus_used("n-00-1"), 4);
+  EXPECT_EQ(view_.counters().index_pod_updates, 1);
+
+  // A heartbeat (only the status's timestamps change) is not a topology change.
+  json heartbeat = node("n-00-1");
+  heartbeat["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-11-27T10:00:00Z";
+  ASSERT_TRUE(view_.upsert_node(heartbeat).has_value());
+  EXPECT_EQ(view_.ensure_index().value(), false);
+
+  // A label is: the next call rebuilds, and the pods' usage comes from the view.
+  json labelled = node("n-00-1");
+  labelled["metadata"]["labels"]["pool"] = "reserved";
+  ASSERT_TRUE(view_.upsert_node(labelled).has_value());
+  EXPECT_FALSE(view_.index_current());
+  EXPECT_EQ(view_.ensure_index().value(), true);
+  EXPECT_EQ(gpus_used("n-00-1"), 4);
+  EXPECT_EQ(view_.counters().index_rebuilds, 2);
+}
+
+TEST_F(ClusterViewTest, AListThatDoesNotReadNamesTheObjectAndLeavesTheViewAsItWas) {
+  json broken = node("n-00-2");
+  broken["status"]["allocatable"]["nvidia.com/gpu"] = "many";
+  std::vector<json> nodes = cluster_.nodes;
+  nodes.push_back(broken);
+  auto r = view_.set_nodes(nodes);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("n-00-2"), std::string::npos) << r.error().message();
+  EXPECT_EQ(view_.node_count(), cluster_.nodes.size());
+}
+
+TEST_F(ClusterViewTest, ANodeKubeSchedulerWouldFilterOutSaysWhy) {
+  json cordoned = node("n-01-0");
+  cordoned["spec"]["unschedulable"] = true;
+  ASSERT_TRUE(view_.upsert_node(cordoned).has_value());
+  const PodSetRequest ps;
+  EXPECT_FALSE(view_.node_usable_for(ps, "n-01-0"));
+  EXPECT_EQ(view_.why_unusable(ps, "n-01-0"), "is unschedulable (cordoned)");
+  EXPECT_EQ(view_.why_unusable(ps, "n-09-9"), "left the cluster");
+  EXPECT_TRUE(view_.node_usable_for(ps, "n-01-1"));
+}
+
+TEST_F(ClusterViewTest, APodGroupWithSubGroupsKeepsItsPendingPodsDocuments) {
+  // As a List item: no kind, no apiVersion.
+  const json group{{"metadata", {{"name", "serve"}, {"namespace", "ml"}}},
+                   {"spec", {{"minMember", 2}, {"subGroups", {{{"name", "decode"}, {"minMember", 2}}}}}}};
+  view_.set_pod_groups({group}, PodGroupKind::kKai);
+  ASSERT_TRUE(view_.grouped("ml/serve"));
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(view_
+                    .upsert_pod(pod_object("d-" + std::to_string(i), "u-d" + std::to_string(i), "8",
+                                           {{"pod-group-name", "serve"}},
+                                           {{"kai.scheduler/subgroup-name", "decode"}}))
+                    .has_value());
+  }
+  auto gang = view_.grouped_gang("ml/serve");
+  ASSERT_TRUE(gang.has_value());
+  EXPECT_EQ((*gang->pod_group)["apiVersion"], "scheduling.run.ai/v2alpha2");
+  ASSERT_EQ(gang->pending.size(), 2u);
+  EXPECT_EQ((*gang->pending[0])["metadata"]["labels"]["kai.scheduler/subgroup-name"], "decode");
+  // Bound, a pod is no longer pending.
+  ASSERT_TRUE(view_
+                  .upsert_pod(bound(pod_object("d-0", "u-d0", "8", {{"pod-group-name", "serve"}},
+                                               {{"kai.scheduler/subgroup-name", "decode"}}),
+                                    "n-00-0"))
+                  .has_value());
+  EXPECT_EQ(view_.grouped_gang("ml/serve")->pending.size(), 1u);
+  view_.remove_pod_group(group, PodGroupKind::kKai);
+  EXPECT_FALSE(view_.grouped("ml/serve"));
+}
+
+class GangBookTest : public ClusterViewTest {
+ protected:
+  void SetUp() override {
+    ClusterViewTest::SetUp();
+    book_ = std::make_unique<GangBook>(BookOptions{.plan_ttl = std::chrono::seconds(60), .clock = clock_},
+                                       view_, mu_);
+    ASSERT_TRUE(book_->ensure_index().has_value());
+  }
+
+  json gang_pod(int rank) {
+    return pod_object("g-" + std::to_string(rank), "u-" + std::to_string(rank), "8",
+                      {{"hypertopo.io/gang", "g"},
+                       {"hypertopo.io/gang-size", "3"},
+                       {"hypertopo.io/network-topology-mode", "hard"},
+                       {"hypertopo.io/highest-tier-allowed", "1"},
+                       {"batch.kubernetes.io/job-completion-index", std::to_string(rank)}});
+  }
+
+  std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
+  std::mutex mu_;
+  std::unique_ptr<GangBook> book_;
+};
+
+TEST_F(GangBookTest, ASlotHoldsAReservationUntilItsPodBindsAndGetsItBackWhenThePodGoes) {
+  auto plan = book_->plan_for(gang_pod(0), "ml/g");
+  ASSERT_TRUE(plan.has_value()) << plan.error().message();
+  ASSERT_EQ((*plan)->slots.size(), 3u);
+  const std::string node = (*plan)->slots[1].node;
+  EXPECT_EQ(gpus_used(node), 8);  // the reservation
+
+  auto slot = book_->take_slot(**plan, gang_pod(1), {});
+  ASSERT_TRUE(slot.has_value());
+  EXPECT_EQ((*slot)->node, node);
+  EXPECT_EQ((*slot)->state, SlotState::kReserved);
+
+  book_->apply(*view_.upsert_pod(bound(gang_pod(1), node)));
+  EXPECT_EQ(book_->find("ml/g")->slots[1].state, SlotState::kBound);
+  EXPECT_EQ(gpus_used(node), 8);  // the pod counts now, the reservation is gone
+  // Rank 0 binds too: a gang none of whose pods is left would be dropped, not kept waiting.
+  ASSERT_TRUE(book_->take_slot(*book_->find("ml/g"), gang_pod(0), {}).has_value());
+  book_->apply(*view_.upsert_pod(bound(gang_pod(0), book_->find("ml/g")->slots[0].node)));
+
+  book_->apply(view_.remove_pod(gang_pod(1)));
+  EXPECT_EQ(book_->find("ml/g")->slots[1].state, SlotState::kPlanned);
+  EXPECT_EQ(book_->find("ml/g")->slots[1].node, node);
+  EXPECT_EQ(gpus_used(node), 8);  // the reservation is back, for the pod that replaces it
+  EXPECT_EQ(book_->counters().slots_released, 1);
+
+  json again = gang_pod(1);
+  again["metadata"]["uid"] = "u-1-again";
+  auto retaken = book_->take_slot(*book_->find("ml/g"), again, {});
+  ASSERT_TRUE(retaken.has_value());
+  EXPECT_EQ((*retaken)->node, node);
+}
+
+TEST_F(GangBookTest, AfterARebuildEveryReservationIsOnTheNewIndex) {
+  auto plan = book_->plan_for(gang_pod(0), "ml/g");
+  ASSERT_TRUE(plan.has_value());
+  std::vector<std::string> planned;
+  for (const auto& s : (*plan)->slots) planned.push_back(s.node);
+  json labelled = node("n-01-3");
+  labelled["metadata"]["labels"]["pool"] = "x";
+  ASSERT_TRUE(view_.upsert_node(labelled).has_value());
+  ASSERT_TRUE(book_->ensure_index().has_value());
+  EXPECT_EQ(view_.counters().index_rebuilds, 2);
+  for (const auto& n : planned) EXPECT_EQ(gpus_used(n), 8) << n;
+}
+
+TEST_F(GangBookTest, AnIdlePlanExpiresAndGivesItsRoomBack) {
+  auto plan = book_->plan_for(gang_pod(0), "ml/g");
+  ASSERT_TRUE(plan.has_value());
+  const std::string node = (*plan)->slots[0].node;
+  clock_->sleep_for(std::chrono::seconds(61));
+  book_->check_plans();
+  EXPECT_EQ(book_->find("ml/g"), nullptr);
+  EXPECT_EQ(book_->counters().plans_expired, 1);
+  EXPECT_EQ(gpus_used(node), 0);
+}
+
+TEST_F(GangBookTest, ACordonedSlotMovesInsideItsLeafOrWaitsThereSayingWhy) {
+  auto plan = book_->plan_for(gang_pod(0), "ml/g");
+  ASSERT_TRUE(plan.has_value());
+  const std::string leaf = (*plan)->job_domain;
+  ASSERT_FALSE(leaf.empty());
+  const std::string first = (*plan)->slots[0].node;
+  json cordoned = node(first);
+  cordoned["spec"]["unschedulable"] = true;
+  ASSERT_TRUE(view_.upsert_node(cordoned).has_value());
+  book_->check_plans();
+  const PlanSlot& moved = book_->find("ml/g")->slots[0];
+  EXPECT_NE(moved.node, first);
+  EXPECT_EQ(cluster_.leaf_of.at(moved.node), leaf);  // the leaf's fourth node
+  EXPECT_EQ(book_->counters().swaps, 1);
+  // Bind one pod so the gang may not be planned elsewhere, then cordon another planned node: the
+  // leaf has no free node left, so the slot waits and says why.
+  book_->apply(*view_.upsert_pod(bound(gang_pod(2), book_->find("ml/g")->slots[2].node)));
+  const std::string second = book_->find("ml/g")->slots[1].node;
+  json cordoned2 = node(second);
+  cordoned2["spec"]["unschedulable"] = true;
+  ASSERT_TRUE(view_.upsert_node(cordoned2).has_value());
+  book_->check_plans();
+  const PlanSlot& waiting = book_->find("ml/g")->slots[1];
+  EXPECT_EQ(waiting.node, second);
+  EXPECT_NE(waiting.waiting.find("waits for room in " + leaf), std::string::npos) << waiting.waiting;
+  EXPECT_NE(waiting.waiting.find("is unschedulable (cordoned)"), std::string::npos) << waiting.waiting;
+}
+
+}  // namespace
+}  // namespace hypertopo::scheduler
