@@ -309,8 +309,10 @@ std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const Gro
     // Its slots stay in its domain when its sub-group requires one (a preferred level may move).
     const auto sg = std::find_if(job.sub_groups.begin(), job.sub_groups.end(),
                                  [&](const SubGroupRequest& r) { return r.name == ps.sub_group; });
-    if (sg != job.sub_groups.end() && !sg->required.empty() && where.domains.size() == 1)
-      group.domain = where.domains.front();
+    if (sg != job.sub_groups.end() && !sg->required.empty()) {
+      group.level = sg->required;
+      if (where.domains.size() == 1 && !where.assignment.empty()) group.domain = where.domains.front();
+    }
     for (const auto& a : where.assignment) {
       for (std::int32_t n = 0; n < a.count; ++n) {
         PlanSlot slot{.rank = rank++, .node = a.node_name, .domain_path = a.domain_path};
@@ -697,6 +699,44 @@ std::expected<PlanSlot*, Error> GangBook::take_slot(GangPlan& plan, const json& 
   return mine;
 }
 
+std::expected<void, Error> GangBook::place_group(GangPlan& plan, std::int32_t g) {
+  PlanGroup& group = plan.groups[static_cast<std::size_t>(g)];
+  PodSetRequest ps = group.request;
+  ps.count = std::max<std::int32_t>(ps.count, 1);
+  if (!group.level.empty()) {
+    ps.mode = TopologyMode::kRequired;
+    ps.level = group.level;
+  }
+  int limit = view_.index().root();
+  if (!plan.job_domain.empty()) {
+    if (const int d = view_.index().find_domain(plan.job_domain); d >= 0) limit = d;
+  }
+  const std::string label = group.name.empty() ? std::string("its own pods") : "sub-group " + group.name;
+  PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
+  auto placed = engine.place_within(JobRequest{.name = plan.key + "/" + group.name, .pod_sets = {ps}}, limit);
+  if (!placed) return std::unexpected(placed.error().context("gang " + plan.key + " " + label));
+  if (!placed->fit) {
+    return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": " + label + " (" + std::to_string(ps.count) +
+                                             " pods) waits for room in " +
+                                             domain_label(view_.index(), limit) + ": " + placed->reason);
+  }
+  const PodSetPlacement& where = placed->pod_sets.front();
+  std::int32_t rank = 0;
+  for (const auto& s : plan.slots) rank = std::max(rank, s.rank + 1);
+  for (const auto& a : where.assignment) {
+    for (std::int32_t n = 0; n < a.count; ++n) {
+      PlanSlot slot{.rank = rank++, .node = a.node_name, .domain_path = a.domain_path};
+      slot.group = g;
+      plan.slots.push_back(std::move(slot));
+      ++plan.grown;
+      ++counters_.slots_grown;
+    }
+  }
+  if (!group.level.empty() && where.domains.size() == 1) group.domain = where.domains.front();
+  mark_changed();
+  return {};
+}
+
 // A pod of a gang planned by sub-groups takes a free slot of its own sub-group (the first offered
 // node that has one, in kube-scheduler's order); ranks do not cross sub-groups. A pod beyond its
 // sub-group's planned slots joins its domain as room appears.
@@ -715,7 +755,19 @@ std::expected<PlanSlot*, Error> GangBook::take_group_slot(GangPlan& plan, const 
   for (std::size_t i = 0; i < offered.size() && !mine && !free_slots.empty(); ++i) {
     if (auto it = free_slots.find(offered[i]); it != free_slots.end()) mine = it->second;
   }
-  if (!mine && free_slots.empty()) {
+  const bool placed =
+      std::any_of(plan.slots.begin(), plan.slots.end(), [&](const PlanSlot& s) { return s.group == *group; });
+  if (!placed) {
+    // A sub-group the gang started without (Volcano's minSubGroups): all its pods at once, in one
+    // domain of its level inside the gang's, once one has room.
+    if (auto ok = place_group(plan, *group); !ok) return std::unexpected(ok.error());
+    for (auto& slot : plan.slots) {
+      if (slot.group == *group && slot.free()) free_slots.emplace(slot.node, &slot);
+    }
+    for (std::size_t i = 0; i < offered.size() && !mine; ++i) {
+      if (auto it = free_slots.find(offered[i]); it != free_slots.end()) mine = it->second;
+    }
+  } else if (!mine && free_slots.empty()) {
     std::int32_t rank = 0;
     for (const auto& s : plan.slots) rank = std::max(rank, s.rank + 1);
     auto grown = grow(plan, rank, *group);

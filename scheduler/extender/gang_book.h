@@ -133,6 +133,8 @@ class GangBook {
   int common_domain(const GangPlan& plan, std::int32_t group = -1) const;
   // A new slot for a pod beyond the planned ones (of sub-group `group`, -1: the gang's request).
   std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank, std::int32_t group = -1);
+  // Places a sub-group that has no slot yet (one the gang started without), all its pods at once.
+  std::expected<void, Error> place_group(GangPlan& plan, std::int32_t group);
   std::expected<PlanSlot*, Error> take_group_slot(GangPlan& plan, const nlohmann::json& pod,
                                                   std::span<const std::string_view> offered);
   void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);

@@ -93,6 +93,7 @@ struct PlanGroup {
   std::string spec_text;   // pod_doc's spec as JSON text: a pod with the same spec joins this pod set
   PodSetRequest request;
   std::string domain;  // "" = no domain of its own (the job's)
+  std::string level;   // its required level (a tier), "" = none: a sub-group placed later keeps it
 };
 
 struct GangPlan {

@@ -152,6 +152,8 @@ std::string GangBook::state_text() const {
         append_string(out, g.name);
         out += ",\"domain\":";
         append_string(out, g.domain);
+        out += ",\"level\":";
+        append_string(out, g.level);
         out += ",\"count\":" + std::to_string(std::max<std::int32_t>(g.request.count, 1));
         out += ",\"pod\":" + io::json_text(g.pod_doc) + "}";
       }
@@ -297,8 +299,10 @@ std::expected<void, Error> GangBook::load_state() {
           if (g.is_string()) plan.broken_gangs.push_back(g.get<std::string>());
         }
         for (const auto& g : member(p, "groups")) {
-          PlanGroup group{
-              .name = str_at(g, "name"), .pod_doc = member(g, "pod"), .domain = str_at(g, "domain")};
+          PlanGroup group{.name = str_at(g, "name"),
+                          .pod_doc = member(g, "pod"),
+                          .domain = str_at(g, "domain"),
+                          .level = str_at(g, "level")};
           const json& n = member(g, "count");
           const std::int32_t pods =
               n.is_number_unsigned() && n.get<std::uint64_t>() > 0 && n.get<std::uint64_t>() < 1'000'000

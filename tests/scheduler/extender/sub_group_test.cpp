@@ -225,6 +225,73 @@ TEST_F(SubGroupTest, AVolcanoSubGroupPolicyKeepsEachWorkerReplicaInOneLeaf) {
   EXPECT_EQ(subs, (std::set<std::string>{"workers/0", "workers/1"}));
 }
 
+TEST_F(SubGroupTest, AVolcanoGangStartsWithMinSubGroupsAndTheLastJoinsAsOneWhenALeafHasRoom) {
+  // Every leaf keeps two free nodes: a spine holds two worker replicas of two pods, not three.
+  for (const char* leaf : {"00", "01", "10", "11"}) {
+    for (int i = 2; i < 4; ++i) {
+      occupy(std::string("n-") + leaf + "-" + std::to_string(i),
+             "extra-" + std::string(leaf) + "-" + std::to_string(i));
+    }
+  }
+  create_group(kVolcanoPodGroups,
+               {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                {"kind", "PodGroup"},
+                {"metadata", {{"name", "elastic"}, {"namespace", "ml"}}},
+                {"spec",
+                 {{"minMember", 4},
+                  {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}},
+                  {"subGroupPolicy",
+                   {{{"name", "workers"},
+                     {"subGroupSize", 2},
+                     {"minSubGroups", 2},
+                     {"labelSelector", {{"matchLabels", {{"ray.io/node-type", "worker"}}}}},
+                     {"matchLabelKeys", {"ray.io/group-replica"}},
+                     {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}}}}}}}});
+  for (const char* replica : {"0", "1", "2"}) {
+    for (int i = 0; i < 2; ++i) {
+      create(member_pod(std::string("e") + replica + "-" + std::to_string(i),
+                        {{"ray.io/node-type", "worker"}, {"ray.io/group-replica", replica}},
+                        {{"scheduling.k8s.io/group-name", "elastic"}}));
+    }
+  }
+  // Two replicas start (minSubGroups), each in one leaf of one spine; the third waits, whole.
+  EXPECT_EQ(schedule(), 4);
+  std::set<std::string> started;
+  std::string waiting_replica;
+  for (const char* replica : {"0", "1", "2"}) {
+    const std::string r(replica);
+    const auto leaves = leaves_of({"e" + r + "-0", "e" + r + "-1"});
+    if (leaves.contains("(unbound)")) {
+      EXPECT_EQ(leaves, std::set<std::string>{"(unbound)"}) << "replica " << r << " half bound";
+      waiting_replica = r;
+    } else {
+      ASSERT_EQ(leaves.size(), 1u) << r;
+      started.insert(*leaves.begin());
+    }
+  }
+  ASSERT_EQ(started.size(), 2u);
+  ASSERT_FALSE(waiting_replica.empty());
+  const std::string spine = spine_of(*started.begin());
+  EXPECT_EQ(spine_of(*started.rbegin()), spine);
+  const std::string why = scheduler_->failure("e" + waiting_replica + "-0");
+  EXPECT_NE(why.find("sub-group workers/" + waiting_replica + " (2 pods) waits for room in " + spine),
+            std::string::npos)
+      << why;
+  // One free node in each leaf of the gang's spine: room for two pods, but not in one leaf.
+  const std::string leaf = *started.begin();
+  const std::string other = *started.rbegin();
+  delete_pod("extra-" + leaf.substr(5) + "-2");
+  delete_pod("extra-" + other.substr(5) + "-2");
+  EXPECT_EQ(schedule(), 0);
+  EXPECT_EQ(leaves_of({"e" + waiting_replica + "-0", "e" + waiting_replica + "-1"}),
+            std::set<std::string>{"(unbound)"});
+  // Room for both in one leaf: the third replica goes there, both pods together.
+  delete_pod("extra-" + leaf.substr(5) + "-3");
+  EXPECT_EQ(schedule(), 2) << scheduler_->failure("e" + waiting_replica + "-0");
+  EXPECT_EQ(leaves_of({"e" + waiting_replica + "-0", "e" + waiting_replica + "-1"}),
+            std::set<std::string>{leaf});
+}
+
 TEST_F(SubGroupTest, ARestartedExtenderKeepsTheSubGroupsPlanFromItsStateFile) {
   create_kai_serve();
   // The gang binds, then the extender restarts (its state file written on the way down).
