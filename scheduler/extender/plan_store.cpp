@@ -308,11 +308,11 @@ std::expected<void, Error> GangBook::load_state() {
               n.is_number_unsigned() && n.get<std::uint64_t>() > 0 && n.get<std::uint64_t>() < 1'000'000
                   ? static_cast<std::int32_t>(n.get<std::uint64_t>())
                   : 1;
-          auto request = pod_set_request(group.pod_doc, pods, false);
-          if (!request)
+          auto group_request = pod_set_request(group.pod_doc, pods, false);
+          if (!group_request)
             return std::unexpected(
-                request.error().context(where + " plan " + plan.key + " sub-group " + group.name));
-          group.request = *request;
+                group_request.error().context(where + " plan " + plan.key + " sub-group " + group.name));
+          group.request = *group_request;
           group.request.sub_group = group.name;
           group.spec_text = member(group.pod_doc, "spec").dump();
           plan.groups.push_back(std::move(group));
