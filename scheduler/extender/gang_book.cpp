@@ -15,6 +15,7 @@
 #include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
+#include "scheduler/placement/nearest_room.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/sub_group_placement.h"
 
@@ -524,43 +525,17 @@ int GangBook::find_room(const GangPlan& plan, const PodSetRequest& ps, int start
     if (const int n = view_.index().find_node(slot.node); n >= 0)
       ++gang_pods_in[view_.index().node(n).domain];
   }
-  // Nearest first: the start domain's subtree, then its parent's, up to the limit. Inside one
-  // level, kube-scheduler's own preferences break the tie: preferred node affinity (higher is
-  // better), then untolerated PreferNoSchedule taints (fewer is better); then the domain holding
-  // more of the gang's pods, then tree order.
-  for (int d = start; d >= 0; d = view_.index().domain(d).parent) {
-    int best = -1;
-    std::int64_t best_pref = 0;
-    int best_taints = 0;
-    int best_mates = 0;
-    std::vector<int> stack{d};
-    std::vector<int> order;
-    while (!stack.empty()) {
-      const int dom = stack.back();
-      stack.pop_back();
-      for (int n : view_.index().domain(dom).nodes) order.push_back(n);
-      const auto& children = view_.index().domain(dom).children;
-      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
-    }
-    for (int n : order) {
-      if (n == exclude || (allowed && !allowed(n))) continue;
-      const NodeSpec& spec = view_.index().node(n).spec;
-      if (!view_.node_usable_for(ps, spec.name) || !view_.fits(n, request, &ps)) continue;
-      const std::int64_t pref = ps.affinity.preference(spec);
-      const int taints = intolerable_prefer_no_schedule(spec, ps.tolerations);
-      const auto mates_at = gang_pods_in.find(view_.index().node(n).domain);
-      const int mates = mates_at == gang_pods_in.end() ? 0 : mates_at->second;
-      if (best < 0 || std::tie(pref, best_taints, mates) > std::tie(best_pref, taints, best_mates)) {
-        best = n;
-        best_pref = pref;
-        best_taints = taints;
-        best_mates = mates;
-      }
-    }
-    if (best >= 0) return best;
-    if (d == limit) break;
-  }
-  return -1;
+  return nearest_room(view_.index(), ps,
+                      {.start = start,
+                       .limit = limit,
+                       .exclude = exclude,
+                       .usable =
+                           [&](int n) {
+                             return (!allowed || allowed(n)) &&
+                                    view_.node_usable_for(ps, view_.index().node(n).spec.name) &&
+                                    view_.fits(n, request, &ps);
+                           },
+                       .mates = &gang_pods_in});
 }
 
 namespace {

@@ -32,7 +32,7 @@
 //
 // A bound slot whose node fails keeps its state: the pod is still there until the node lifecycle
 // controller (or a person) deletes it, and then release() and move() take over.
-// The ExtenderService applies each transition's effect on the TopologyIndex: a slot in kPlanned or
+// The GangBook (gang_book.h) applies each transition's effect on the TopologyIndex: a slot in kPlanned or
 // kReserved holds a reservation of the plan's per-pod request on its node, kBound and kDone hold none.
 //
 //   PlanSlot slot{.rank = 3, .node = "n-1"};

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "scheduler/index/node_affinity.h"
+#include "scheduler/placement/nearest_room.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
 
@@ -274,20 +275,8 @@ int replacement_node(const TopologyIndex& index, const PodSetRequest& ps, int st
     }
     return -1;
   }
-  for (int d = start; d >= 0; d = index.domain(d).parent) {
-    std::vector<int> stack{d};
-    while (!stack.empty()) {
-      const int dom = stack.back();
-      stack.pop_back();
-      for (int n : index.domain(dom).nodes) {
-        if (fits(n)) return n;
-      }
-      const auto& children = index.domain(dom).children;
-      for (auto it = children.rbegin(); it != children.rend(); ++it) stack.push_back(*it);
-    }
-    if (d == limit) break;
-  }
-  return -1;
+  // Inside the job's constraint domain, nearest first, as the extender's gang book moves a slot.
+  return nearest_room(index, ps, {.start = start, .limit = limit, .usable = fits});
 }
 
 // The lowest domain holding every node of `nodes` (the root when they share none).
