@@ -293,8 +293,10 @@ void ClusterView::replace_pods(std::vector<ListedPod> pods) {
     parsed[std::move(id)] = pod_info(std::move(pod));
   }
   pods_ = std::move(parsed);
-  // Pending pods bound or gone while unseen: the relist holds the bound ones.
-  std::erase_if(pending_, [&](const auto& entry) { return pods_.contains(entry.first); });
+  // The relist holds the bound pods only: a pending pod deleted while unseen would stay here for
+  // ever. Forget them all; kube-scheduler's next filter call for each pending gang pod notes it
+  // again (filter_gang), and a sub-grouped gang is planned once all have come.
+  pending_.clear();
   dirty_ = true;
 }
 

@@ -141,6 +141,14 @@ TEST_F(ClusterViewTest, APodGroupWithSubGroupsKeepsItsPendingPodsDocuments) {
                                     "n-00-0"))
                   .has_value());
   EXPECT_EQ(view_.grouped_gang("ml/serve")->pending.size(), 1u);
+  // A relist holds bound pods only: a pending one deleted while unseen must not linger, so all are
+  // forgotten until kube-scheduler's next filter call for each notes it again.
+  ASSERT_TRUE(view_.set_pods({}).has_value());
+  EXPECT_TRUE(view_.grouped_gang("ml/serve")->pending.empty());
+  view_.note_pending(pod_object("d-1", "u-d1", "8", {{"pod-group-name", "serve"}},
+                                {{"kai.scheduler/subgroup-name", "decode"}}),
+                     "ml/serve");
+  EXPECT_EQ(view_.grouped_gang("ml/serve")->pending.size(), 1u);
   view_.remove_pod_group(group, PodGroupKind::kKai);
   EXPECT_FALSE(view_.grouped("ml/serve"));
 }
