@@ -24,6 +24,17 @@ namespace hypertopo::scheduler {
 using nlohmann::json;
 using namespace fields;
 
+namespace {
+
+// A level named by a node label over HyperNodes whose tiers are not named by it: the widest tier
+// whose domains share one value (TopologyIndex::tier_of_label).
+void resolve_level(const TopologyIndex& index, std::string& level) {
+  if (level.empty() || index.resolve_tier(level)) return;
+  if (auto tier = index.tier_of_label(level)) level = std::to_string(*tier);
+}
+
+}  // namespace
+
 GangBook::GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu)
     : options_(std::move(options)), view_(view), owner_mu_(owner_mu) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
@@ -104,7 +115,15 @@ std::expected<void, Error> GangBook::make_plan(GangPlan& plan, std::int32_t coun
   }
   JobRequest job{.name = plan.key, .pod_sets = {ps}};
   PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
-  auto placed = engine.place(job);
+  // KAI-Scheduler's topology (the pods' kai.scheduler/topology-* annotations, or their PodGroup's
+  // topologyConstraint): KAI places the gang in its own domain order, fullest first and ancestors
+  // first, as `place` does for the same PodGroup or Job (sub_group_placement.h).
+  const json& annotations = member(member(plan.pod_doc, "metadata"), "annotations");
+  job.job_required = str_at(annotations, "kai.scheduler/topology-required-placement");
+  job.job_preferred = str_at(annotations, "kai.scheduler/topology-preferred-placement");
+  resolve_level(view_.index(), job.job_required);
+  resolve_level(view_.index(), job.job_preferred);
+  auto placed = engine.place(job);  // a grouped job goes to place_sub_groups
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
   std::optional<PreemptionPlan> with_victims;
   if (!placed->fit && preempting) {
@@ -231,13 +250,6 @@ std::expected<std::string, Error> sub_group_of(const GroupedGang& gang, const js
     if (v.is_string()) values[k] = v.get<std::string>();
   }
   return volcano_sub_group_of(*gang.pod_group, values);
-}
-
-// A level named by a node label over HyperNodes whose tiers are not named by it: the widest tier
-// whose domains share one value (TopologyIndex::tier_of_label).
-void resolve_level(const TopologyIndex& index, std::string& level) {
-  if (level.empty() || index.resolve_tier(level)) return;
-  if (auto tier = index.tier_of_label(level)) level = std::to_string(*tier);
 }
 
 }  // namespace

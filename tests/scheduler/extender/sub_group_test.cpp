@@ -308,5 +308,68 @@ TEST_F(SubGroupTest, ARestartedExtenderKeepsTheSubGroupsPlanFromItsStateFile) {
   EXPECT_EQ(leaves_of(names("prefill")), std::set<std::string>{rack});
 }
 
+// A KAI PodGroup without sub-groups is placed in KAI's order too, as `place` places it: siblings
+// by the gang's request over their free resources, the fullest first, then by name; ancestors'
+// order first (kai-scheduler job_filtering.go sortTree and sortDomainInfos). Volcano's binpack,
+// which the engine uses for other gangs, would rank the domain whose CPUs are most used first.
+class KaiOrderTest : public testing::LiveClusterTest {
+ protected:
+  // 1-GPU nodes of 64 CPUs: spine1 holds rack1 (node0, node1) and rack3 (node6, node7), spine2
+  // holds rack2 (node2..node5) and rack4 (node8, node9). node0 runs a 1-GPU, 1-CPU pod, node2..node4
+  // 1-GPU, 60-CPU pods, rack3 and rack4 are full. Each spine has one free GPU, so a 1-GPU pod asks
+  // all of the free GPUs of either (KAI: a tie, spine1 by name, then rack1); rack2's CPUs are far
+  // more used (the engine's binpack: rack2).
+  void SetUp() override {
+    testing::ExtenderCluster cluster;
+    const std::vector<std::pair<std::string, std::string>> racks{
+        {"node0", "rack1"}, {"node1", "rack1"}, {"node2", "rack2"}, {"node3", "rack2"}, {"node4", "rack2"},
+        {"node5", "rack2"}, {"node6", "rack3"}, {"node7", "rack3"}, {"node8", "rack4"}, {"node9", "rack4"}};
+    for (const auto& [node, rack] : racks) {
+      json n = testing::node_object(node, 1);
+      n["metadata"]["labels"]["example.com/rack"] = rack;
+      cluster.nodes.push_back(n);
+      cluster.node_names.push_back(node);
+      cluster.leaf_of[node] = rack;
+    }
+    cluster.hypernodes.push_back(testing::hypernode_object("rack1", 1, "Node", {"node0", "node1"}));
+    cluster.hypernodes.push_back(
+        testing::hypernode_object("rack2", 1, "Node", {"node2", "node3", "node4", "node5"}));
+    cluster.hypernodes.push_back(testing::hypernode_object("rack3", 1, "Node", {"node6", "node7"}));
+    cluster.hypernodes.push_back(testing::hypernode_object("rack4", 1, "Node", {"node8", "node9"}));
+    cluster.hypernodes.push_back(testing::hypernode_object("spine1", 2, "HyperNode", {"rack1", "rack3"}));
+    cluster.hypernodes.push_back(testing::hypernode_object("spine2", 2, "HyperNode", {"rack2", "rack4"}));
+    start_cluster(std::move(cluster));
+    busy("node0", "1");
+    for (const char* node : {"node2", "node3", "node4"}) busy(node, "60");
+    for (const char* node : {"node6", "node7", "node8", "node9"}) busy(node, "1");
+  }
+
+  void busy(const std::string& node, const std::string& cpu) {
+    json pod = testing::pod_object("busy-" + node, "", "1", {}, {}, cpu);
+    pod["metadata"].erase("uid");
+    pod.erase("status");
+    pod["spec"]["nodeName"] = node;
+    seen([&] { ASSERT_TRUE(client_->create(testing::kLivePods, "ml", pod).has_value()); });
+  }
+};
+
+TEST_F(KaiOrderTest, AKaiPodGroupIsPackedInKaisDomainOrderNotByBinpack) {
+  seen([&] {
+    ASSERT_TRUE(client_
+                    ->create(kKaiPodGroups, "ml",
+                             {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                              {"kind", "PodGroup"},
+                              {"metadata", {{"name", "pack"}, {"namespace", "ml"}}},
+                              {"spec",
+                               {{"minMember", 1},
+                                {"topologyConstraint",
+                                 {{"topology", "cluster"}, {"requiredTopologyLevel", "example.com/rack"}}}}}})
+                    .has_value());
+  });
+  create(job_pod("pack", 0, "1", {{"pod-group-name", "pack"}}));
+  ASSERT_EQ(schedule(), 1) << scheduler_->failure("pack-0");
+  EXPECT_EQ(node_of("pack-0"), "node1") << gang_plan("ml/pack").dump();
+}
+
 }  // namespace
 }  // namespace hypertopo::scheduler
