@@ -768,6 +768,8 @@ std::expected<PlanSlot*, Error> GangBook::take_group_slot(GangPlan& plan, const 
       if (!mine && slot.group == *group && slot.free()) mine = &slot;
     }
   }
+  if (!mine)
+    return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": every slot of " + label + " is held");
   scheduler::reserve(*mine, uid, SlotClaim::kArrivalOrder);
   mark_changed();
   return mine;
