@@ -376,17 +376,19 @@ PodEvent ClusterView::remove_pod(const json& pod) {
   return PodEvent{PodEvent::Kind::kGone, uid};
 }
 
-void ClusterView::note_pending(const json& pod, const std::string& key) {
+void ClusterView::note_pending(const json& pod, const std::string& key, bool replace) {
   const json& meta = member(pod, "metadata");
   const std::string uid = str_at(meta, "uid");
   if (uid.empty() || pods_.contains(uid)) return;
+  if (!replace && pending_.contains(uid)) return;
   pending_[uid] = {key, request_source(pod)};
 }
 
-std::optional<GroupedGang> ClusterView::grouped_gang(const std::string& key) const {
+std::optional<GroupedGang> ClusterView::grouped_gang(const std::string& key, bool with_pending) const {
   auto it = grouped_.find(key);
   if (it == grouped_.end()) return std::nullopt;
   GroupedGang out{.kind = it->second.first, .pod_group = &it->second.second};
+  if (!with_pending) return out;
   for (const auto& [uid, entry] : pending_) {
     if (entry.first == key) out.pending.push_back(&entry.second);
   }

@@ -155,11 +155,14 @@ class ClusterView {
   std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
   const std::map<std::string, std::string>* group_topology(const std::string& key) const;
   // The gang's PodGroup when it divides the gang into sub-groups, with its pending pods' documents.
-  std::optional<GroupedGang> grouped_gang(const std::string& key) const;
+  // `with_pending` false: the PodGroup alone (which sub-group a pod joins needs no other pod).
+  std::optional<GroupedGang> grouped_gang(const std::string& key, bool with_pending = true) const;
   bool grouped(const std::string& key) const { return grouped_.contains(key); }
   // Remembers a pending gang pod's request document (kube-scheduler's filter call carries the pod;
   // the watch may not have delivered it yet).
-  void note_pending(const nlohmann::json& pod, const std::string& key);
+  // `replace` false: a pod already noted is kept as it is (kube-scheduler filters a pending pod again
+  // and again; its watch events bring what changes).
+  void note_pending(const nlohmann::json& pod, const std::string& key, bool replace = true);
 
   const std::map<std::string, ViewPod>& pods() const { return pods_; }
   const ViewPod* pod(const std::string& uid) const;

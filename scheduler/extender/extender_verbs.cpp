@@ -89,7 +89,7 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
 void ExtenderService::filter_gang(const json& pod, const std::string& key,
                                   std::span<const std::string_view> names, FilterOutcome& out) {
   // The pod itself may reach the filter before the watch delivers it: its sub-group's plan reads it.
-  if (view_.grouped(key)) view_.note_pending(pod, key);
+  if (view_.grouped(key)) view_.note_pending(pod, key, /*replace=*/false);
   book_.check_plans();
   auto plan = book_.plan_for(pod, key);
   if (!plan) {

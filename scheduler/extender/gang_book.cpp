@@ -226,7 +226,7 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   bool any_bound = false;
   for (const auto& [id, p] : view_.pods()) any_bound = any_bound || p.gang == key;
   if (view_.grouped(key) && !any_bound) {
-    view_.note_pending(pod, key);
+    view_.note_pending(pod, key, /*replace=*/false);
     auto ok = make_grouped_plan(plan, *view_.grouped_gang(key), *count);
     if (!ok) return std::unexpected(ok.error());
   } else if (auto ok = adopt_bound(plan, *count, preempting); !ok) {
@@ -343,7 +343,7 @@ std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const Gro
 }
 
 std::expected<int, Error> GangBook::group_of(const GangPlan& plan, const json& pod) const {
-  auto gang = view_.grouped_gang(plan.key);
+  auto gang = view_.grouped_gang(plan.key, /*with_pending=*/false);
   std::string sub;
   if (gang) {
     auto found = sub_group_of(*gang, pod);

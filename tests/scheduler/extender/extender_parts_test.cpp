@@ -4,12 +4,15 @@
 // and what a rebuild keeps, and how the book's reservations follow its slots.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 
 #include "scheduler/extender/cluster_view.h"
 #include "scheduler/extender/gang_book.h"
 #include "tests/scheduler/extender/extender_cluster.h"
+#include "tests/support/fixtures.h"
 #include "timing/clock.h"
 
 namespace hypertopo::scheduler {
@@ -258,6 +261,41 @@ TEST_F(GangBookTest, ACordonedSlotMovesInsideItsLeafOrWaitsThereSayingWhy) {
   EXPECT_EQ(waiting.node, second);
   EXPECT_NE(waiting.waiting.find("waits for room in " + leaf), std::string::npos) << waiting.waiting;
   EXPECT_NE(waiting.waiting.find("is unschedulable (cordoned)"), std::string::npos) << waiting.waiting;
+}
+
+TEST_F(GangBookTest, AStateFileWhoseSlotNamesAMissingSubGroupIsSetAsideNamingThePlan) {
+  testing::TempDir dir;
+  const auto state = dir.path() / "state.json";
+  const json pod = gang_pod(0);
+  const json doc{
+      {"apiVersion", "hypertopo.io/v1alpha1"},
+      {"kind", "ExtenderState"},
+      {"plans",
+       {{{"key", "ml/serve"},
+         {"pod", request_source(pod)},
+         {"count", 1},
+         {"groups",
+          {{{"name", "decode"}, {"domain", "leaf-00"}, {"count", 1}, {"pod", request_source(pod)}}}},
+         {"slots", {{{"rank", 0}, {"node", "n-00-0"}, {"state", "planned"}, {"group", 3}}}}}}}};
+  {
+    std::ofstream out(state);
+    out << doc.dump();
+  }
+  std::mutex mu;
+  GangBook book(BookOptions{.state_file = state, .clock = clock_}, view_, mu);
+  ::testing::internal::CaptureStderr();
+  ASSERT_TRUE(book.load_state().has_value());  // the plans are a cache: start without them
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("plan ml/serve: slot of rank 0 names sub-group 3"), std::string::npos) << err;
+  EXPECT_NE(err.find(state.string()), std::string::npos) << err;
+  EXPECT_TRUE(book.plans().empty());
+  EXPECT_EQ(book.counters().errors, 1);          // counted in hypertopo_extender_errors_total
+  EXPECT_FALSE(std::filesystem::exists(state));  // set aside for a look, not lost
+  bool kept = false;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    kept = kept || e.path().filename().string().starts_with("state.json.corrupt-");
+  EXPECT_TRUE(kept);
+  EXPECT_EQ(gpus_used("n-00-0"), 0);  // nothing reserved for a plan that did not read
 }
 
 }  // namespace
