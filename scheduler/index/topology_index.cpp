@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -112,6 +114,14 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     if (hn.tier < 1) {
       return fail(ErrorCode::kInvalidArgument,
                   "HyperNode " + hn.name + ": spec.tier " + std::to_string(hn.tier) + " must be at least 1");
+    }
+    // The cluster is the root, one tier above the highest HyperNode: an int tier has no room above
+    // INT_MAX, and wrapping would put the root below every domain.
+    if (hn.tier == std::numeric_limits<int>::max()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "HyperNode " + hn.name + ": spec.tier " + std::to_string(hn.tier) +
+                      " leaves no tier above it for the cluster; the highest is " +
+                      std::to_string(std::numeric_limits<int>::max() - 1));
     }
     IndexDomain d;
     d.name = hn.name;
@@ -341,14 +351,17 @@ std::vector<std::string> TopologyIndex::domain_path(int id) const {
 }
 
 std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) const {
-  int value = 0;
+  // 64 bits: the cluster's tier is max_tier_ + 1, and "99999999999" is a number out of range, not a
+  // level name.
+  std::int64_t value = 0;
   auto [ptr, ec] = std::from_chars(level.data(), level.data() + level.size(), value);
-  if (ec == std::errc() && ptr == level.data() + level.size()) {
-    if (value < 0 || value > max_tier_ + 1) {
+  if ((ec == std::errc() || ec == std::errc::result_out_of_range) && ptr == level.data() + level.size()) {
+    const std::int64_t highest = static_cast<std::int64_t>(max_tier_) + 1;
+    if (ec != std::errc() || value < 0 || value > highest) {
       return fail(ErrorCode::kInvalidArgument, "tier " + std::string(level) + " is outside 0.." +
-                                                   std::to_string(max_tier_ + 1) + " of this topology");
+                                                   std::to_string(highest) + " of this topology");
     }
-    return value;
+    return static_cast<int>(value);
   }
   auto it = tier_by_name_.find(level);
   if (it != tier_by_name_.end()) return it->second;

@@ -56,6 +56,31 @@ HyperNodeMember hn_member(std::string name) {
   return {HyperNodeMember::Type::kHyperNode, MemberSelector::exact(std::move(name))};
 }
 
+// The cluster is the root, one tier above the highest HyperNode: the highest tier the reader lets
+// through leaves it room, the top int gives no room and is refused, and a tier asked for by number is
+// checked against the root's tier without overflowing (it once read "outside 0..-2147483648").
+TEST(TopologyIndex, TheHighestTiersKeepTheClusterAboveThem) {
+  std::vector<NodeSpec> nodes = {node("gpu-a1", {}, 8)};
+  std::vector<HyperNodeSpec> top = {
+      {"leaf", 2147483646, "leaf", {node_member(MemberSelector::exact("gpu-a1"))}}};
+  auto index = TopologyIndex::from_hypernodes(top, nodes, {});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  EXPECT_EQ(index->domain(index->root()).tier, 2147483647);
+  EXPECT_EQ(index->resolve_tier("2147483647").value(), 2147483647);
+  EXPECT_EQ(index->resolve_tier("1").value(), 1);
+  EXPECT_EQ(index->resolve_tier("2147483648").error().message(),
+            "tier 2147483648 is outside 0..2147483647 of this topology");
+  EXPECT_EQ(index->resolve_tier("99999999999999999999").error().message(),
+            "tier 99999999999999999999 is outside 0..2147483647 of this topology");
+
+  top[0].tier = 2147483647;
+  auto refused = TopologyIndex::from_hypernodes(top, nodes, {});
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message(),
+            "HyperNode leaf: spec.tier 2147483647 leaves no tier above it for the cluster; the highest is "
+            "2147483646");
+}
+
 TEST(TopologyIndex, FromHyperNodesWithEverySelectorKind) {
   std::vector<NodeSpec> nodes = {node("gpu-a1", {}, 8), node("gpu-a2", {}, 8),
                                  node("gpu-b1", {{"rack", "b"}}, 8), node("gpu-b2", {{"rack", "b"}}, 8),
