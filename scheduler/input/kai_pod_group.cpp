@@ -43,6 +43,56 @@ std::expected<Levels, Error> topology_constraint(const json& owner, const std::s
   return out;
 }
 
+std::string pod_group_name(const json& meta, const std::string& name) {
+  const json* ns = meta.is_object() && meta.contains("namespace") ? &meta["namespace"] : nullptr;
+  if (!ns || !ns->is_string() || ns->get<std::string>().empty()) return name;
+  return ns->get<std::string>() + "/" + name;
+}
+
+// How deep the chain of `parent` names nests, each sub-group's depth found once (a sub-group whose
+// parent's depth is known takes one more), so a chain of any length costs one pass and no native
+// stack; deeper than kMaxSubGroupDepth is refused before anything walks the tree. A parent that is
+// no sub-group is left to the placer's message; a cycle is refused here, as KAI's webhook does.
+std::expected<void, Error> check_nesting(const std::vector<SubGroupRequest>& groups, const std::string& who) {
+  std::map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < groups.size(); ++i) by_name.emplace(groups[i].name, i);
+  std::vector<std::size_t> depth(groups.size(), 0);  // 0: not known yet
+  std::vector<bool> on_chain(groups.size(), false);
+  std::size_t deepest = 0, deepest_at = 0;
+  std::vector<std::size_t> chain;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    chain.clear();
+    std::size_t base = 0;
+    for (std::size_t g = i; depth[g] == 0;) {
+      if (on_chain[g]) {
+        return fail(ErrorCode::kInvalidArgument, "PodGroup " + who + ": sub-group " + groups[g].name +
+                                                     " is its own ancestor (a cycle of parents)");
+      }
+      on_chain[g] = true;
+      chain.push_back(g);
+      auto parent = groups[g].parent.empty() ? by_name.end() : by_name.find(groups[g].parent);
+      if (parent == by_name.end()) break;
+      g = parent->second;
+      base = depth[g];
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      depth[*it] = ++base;
+      on_chain[*it] = false;
+      if (base > deepest) {
+        deepest = base;
+        deepest_at = *it;
+      }
+    }
+  }
+  if (deepest > kMaxSubGroupDepth) {
+    return fail(ErrorCode::kInvalidArgument, "PodGroup " + who + ": spec.subGroups nest deeper than " +
+                                                 std::to_string(kMaxSubGroupDepth) + " levels: sub-group " +
+                                                 groups[deepest_at].name + " is " + std::to_string(deepest) +
+                                                 " levels deep in its chain of parents");
+  }
+  return {};
+}
+
 }  // namespace
 
 bool is_kai_pod_group_list(const json& doc) {
@@ -114,6 +164,8 @@ std::expected<LoadedJob, Error> kai_pod_group_list(const json& doc) {
       out.request.sub_groups.push_back(std::move(r));
     }
   }
+  if (auto ok = check_nesting(out.request.sub_groups, pod_group_name(meta, *name)); !ok)
+    return std::unexpected(ok.error());
   if (pods.empty())
     return fail(ErrorCode::kInvalidArgument,
                 where + ": the List holds none of its Pods (they carry the requests)");

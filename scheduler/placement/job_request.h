@@ -11,6 +11,7 @@
 //   JobRequest job{.name = "llm", .pod_sets = {ps}};
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,6 +71,14 @@ struct PodSetRequest {
 // A sub-group of a gang (KAI's nested PodGroup `spec.subGroups`): its pods and child sub-groups sit
 // inside one domain at or below `required` (a level name, "" = none), as close as `preferred` when
 // possible. Sub-groups are placed in the order given, parents before children.
+// How deep sub-groups may nest (the job itself is level 0). KAI's webhook (kai-scheduler
+// pkg/apis/scheduling/v2alpha2/podgroup_webhook.go, validateSubGroups) refuses cycles but sets no
+// depth; its own trees are a few levels (replica, then leader and workers), and a topology has at
+// most 16 levels (Kueue's and KAI's Topology CRDs) for a sub-group to ask for. Beyond this bound a
+// chain of parents is refused with an error instead of walked, so no walk over it can run out of
+// stack.
+inline constexpr std::size_t kMaxSubGroupDepth = 64;
+
 struct SubGroupRequest {
   std::string name;
   std::string parent;  // "" = the job itself

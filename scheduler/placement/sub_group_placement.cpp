@@ -159,18 +159,29 @@ class SubGroupPlacer {
       groups_[i + 1].parent = parent;
       groups_[static_cast<std::size_t>(parent)].children.push_back(static_cast<int>(i + 1));
     }
-    // Every sub-group must reach the job: a cycle of parents never does.
+    // Every sub-group must reach the job (a cycle of parents never does) within kMaxSubGroupDepth
+    // steps: place_group recurses once per level. A walk that passes the bound goes on only to tell
+    // a cycle from a deep chain, once, before the error.
     for (std::size_t i = 1; i < groups_.size(); ++i) {
       int g = static_cast<int>(i);
-      std::size_t steps = 0;
-      while (g > 0 && steps <= groups_.size()) {
+      std::size_t depth = 0;
+      while (g > 0 && depth < kMaxSubGroupDepth) {
         g = groups_[static_cast<std::size_t>(g)].parent;
-        ++steps;
+        ++depth;
+      }
+      if (g == 0) continue;
+      while (g > 0 && depth <= groups_.size()) {
+        g = groups_[static_cast<std::size_t>(g)].parent;
+        ++depth;
       }
       if (g != 0) {
         return fail(ErrorCode::kInvalidArgument,
                     where + ": sub-group " + groups_[i].name + " is its own ancestor (a cycle of parents)");
       }
+      return fail(ErrorCode::kInvalidArgument, where + ": sub-group " + groups_[i].name + " is nested " +
+                                                   std::to_string(depth) +
+                                                   " levels deep; sub-groups nest at most " +
+                                                   std::to_string(kMaxSubGroupDepth) + " levels");
     }
     for (std::size_t p = 0; p < job_.pod_sets.size(); ++p) {
       const auto& ps = job_.pod_sets[p];
@@ -188,15 +199,20 @@ class SubGroupPlacer {
     return {};
   }
 
-  // The group's request for the pods of this phase, its sub-groups' included.
-  void add_request(int g, ResourceAmounts& out) const {
-    const Group& group = groups_[static_cast<std::size_t>(g)];
-    for (int p : group.pod_sets) {
-      const std::int64_t n = counts_[static_cast<std::size_t>(p)];
-      for (const auto& [r, v] : job_.pod_sets[static_cast<std::size_t>(p)].per_pod) out[r] += v * n;
-      out["pods"] += n;
+  // The group's request for the pods of this phase, its sub-groups' included. A stack, not
+  // recursion: the walk costs no native stack whatever the tree's shape.
+  void add_request(int top, ResourceAmounts& out) const {
+    std::vector<int> stack{top};
+    while (!stack.empty()) {
+      const Group& group = groups_[static_cast<std::size_t>(stack.back())];
+      stack.pop_back();
+      for (int p : group.pod_sets) {
+        const std::int64_t n = counts_[static_cast<std::size_t>(p)];
+        for (const auto& [r, v] : job_.pod_sets[static_cast<std::size_t>(p)].per_pod) out[r] += v * n;
+        out["pods"] += n;
+      }
+      stack.insert(stack.end(), group.children.begin(), group.children.end());
     }
-    for (int c : group.children) add_request(c, out);
   }
 
   // KAI's getJobRatioToFreeResources: the largest share of the domain's free resources the request
