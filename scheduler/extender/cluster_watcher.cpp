@@ -15,6 +15,11 @@ const k8s::Resource kBudgetsResource{"policy", "v1", "poddisruptionbudgets", tru
 
 bool is_group_kind(int kind) { return kind >= 3 && kind <= 7; }
 
+// As kubectl names a resource: "nodes", "hypernodes.topology.volcano.sh".
+std::string resource_name(const k8s::Resource& r) {
+  return r.group.empty() ? r.plural : r.plural + "." + r.group;
+}
+
 }  // namespace
 
 PodGroupKind ClusterWatcher::group_kind(Kind kind) {
@@ -38,12 +43,48 @@ ClusterWatcher::ClusterWatcher(k8s::KubeClient& client, ExtenderService& service
 
 ClusterWatcher::~ClusterWatcher() { stop(); }
 
-void ClusterWatcher::start() {
-  for (Kind kind :
-       {Kind::kNodes, Kind::kPods, Kind::kHyperNodes, Kind::kPodGroups, Kind::kVolcanoPodGroups,
-        Kind::kUpstreamPodGroups, Kind::kWorkloads, Kind::kKaiPodGroups, Kind::kDisruptionBudgets}) {
-    threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
+const k8s::Resource& ClusterWatcher::resource_of(Kind kind) {
+  switch (kind) {
+    case Kind::kNodes:
+      return kNodesResource;
+    case Kind::kPods:
+      return kPodsResource;
+    case Kind::kHyperNodes:
+      return kHyperNodesResource;
+    case Kind::kPodGroups:
+      return kPodGroupsResource;
+    case Kind::kVolcanoPodGroups:
+      return kVolcanoPodGroupsResource;
+    case Kind::kUpstreamPodGroups:
+      return kUpstreamPodGroupsResource;
+    case Kind::kWorkloads:
+      return kWorkloadsResource;
+    case Kind::kKaiPodGroups:
+      return kKaiPodGroupsResource;
+    case Kind::kDisruptionBudgets:
+      break;
   }
+  return kBudgetsResource;
+}
+
+void ClusterWatcher::start() {
+  constexpr Kind kAll[] = {Kind::kNodes,
+                           Kind::kPods,
+                           Kind::kHyperNodes,
+                           Kind::kPodGroups,
+                           Kind::kVolcanoPodGroups,
+                           Kind::kUpstreamPodGroups,
+                           Kind::kWorkloads,
+                           Kind::kKaiPodGroups,
+                           Kind::kDisruptionBudgets};
+  // Every kind gates readiness, not only Nodes, Pods and HyperNodes: a gang planned before its
+  // PodGroup landed is sized 1 (or by annotation) and keeps that plan, and a preempt answered before
+  // the PodDisruptionBudgets landed may break one. Those lists are small, and a kind whose CRD is
+  // absent (404) or not granted (403) lands at once.
+  std::vector<std::string> kinds;
+  for (Kind kind : kAll) kinds.push_back(resource_name(resource_of(kind)));
+  service_.expect_first_lists(std::move(kinds));
+  for (Kind kind : kAll) threads_.emplace_back([this, kind](std::stop_token stop) { run(kind, stop); });
 }
 
 void ClusterWatcher::stop() {
@@ -131,16 +172,18 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
 }
 
 void ClusterWatcher::run(Kind kind, std::stop_token stop) {
-  const k8s::Resource& resource = kind == Kind::kNodes               ? kNodesResource
-                                  : kind == Kind::kPods              ? kPodsResource
-                                  : kind == Kind::kHyperNodes        ? kHyperNodesResource
-                                  : kind == Kind::kPodGroups         ? kPodGroupsResource
-                                  : kind == Kind::kVolcanoPodGroups  ? kVolcanoPodGroupsResource
-                                  : kind == Kind::kUpstreamPodGroups ? kUpstreamPodGroupsResource
-                                  : kind == Kind::kWorkloads         ? kWorkloadsResource
-                                  : kind == Kind::kKaiPodGroups      ? kKaiPodGroupsResource
-                                                                     : kBudgetsResource;
+  const k8s::Resource& resource = resource_of(kind);
   bool counted = false;
+  // The first list landed (or its kind is absent): counted for wait_synced and the service's gate.
+  // The first list landed (or its kind is absent). The gate's part opens first: whoever
+  // wait_synced() releases finds the verbs answering.
+  auto landed = [&] {
+    service_.first_list_landed(resource_name(resource));
+    std::lock_guard lock(mu_);
+    ++synced_;
+    counted = true;
+    cv_.notify_all();
+  };
   auto pause = [&] {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, retry_backoff_, [&] { return stop.stop_requested(); });
@@ -155,20 +198,12 @@ void ClusterWatcher::run(Kind kind, std::stop_token stop) {
       if (!counted && optional_kind && (status == 404 || (status == 403 && pod_groups))) {
         // No HyperNode CRD: nodes alone still make a usable (flat) view. No PodGroup CRD: gangs are
         // sized by their annotations (also when RBAC does not grant PodGroups: older installs).
-        std::lock_guard lock(mu_);
-        ++synced_;
-        counted = true;
-        cv_.notify_all();
+        landed();
       }
       pause();
       continue;
     }
-    if (!counted) {
-      std::lock_guard lock(mu_);
-      ++synced_;
-      counted = true;
-      cv_.notify_all();
-    }
+    if (!counted) landed();
     std::string rv = std::move(*listed);
     while (!stop.stop_requested()) {
       auto end = client_.watch(

@@ -9,6 +9,9 @@
 // start-up and of every relist. PodGroups are few and read as objects; watch events are objects. A missing
 // HyperNode CRD (404) leaves the topology empty (nodes sit under the cluster root), a missing PodGroup CRD
 // leaves gangs sized by annotations; both are retried after the backoff.
+// start() closes the service's ready gate (ExtenderService::expect_first_lists) on every kind it
+// lists, and each kind's first list (or its absence) opens its part: the verbs and /readyz say the
+// view is still filling until then.
 //
 //   ClusterWatcher watcher(client, service);
 //   watcher.start();            // threads run until stop() or destruction
@@ -58,6 +61,7 @@ class ClusterWatcher {
     kDisruptionBudgets  // policy/v1 PodDisruptionBudgets, which preemption respects
   };
   static PodGroupKind group_kind(Kind kind);
+  static const k8s::Resource& resource_of(Kind kind);
   void run(Kind kind, std::stop_token stop);
   void apply(Kind kind, const k8s::WatchEvent& event);
   // Lists `kind` and hands the list to the service; the list's resourceVersion, or why it failed.

@@ -1,6 +1,10 @@
 #include "scheduler/extender/extender_http.h"
 
+#include <algorithm>
+
+#include "io/bounded_file.h"
 #include "io/json_writer.h"
+#include "net/http_transport.h"
 #include "telemetry/metrics.h"
 
 namespace hypertopo::scheduler {
@@ -22,9 +26,14 @@ using BodyVerb = std::expected<std::string, Error> (ExtenderService::*)(std::str
 
 // kube-scheduler's filter and prioritize calls: the body is read and the answer written by the
 // service's text path (extender_wire.cpp), without a JSON tree of the candidate list.
+// Before the view's first lists landed, prioritize and preempt (whose answers have no error field)
+// answer 503: kube-scheduler v1.26 (pkg/scheduler/extender.go HTTPExtender.send) fails the call on
+// any status but 200. Filter answers 200 with ExtenderFilterResult.error (extender_verbs.cpp).
 net::HttpHandler verb_handler(ExtenderService& service, BodyVerb verb) {
   return [&service, verb](const net::HttpServerRequest& req) {
     auto result = (service.*verb)(req.body);
+    if (!result && result.error().code() == ErrorCode::kUnavailable && !service.ready())
+      return json_reply(503, nlohmann::json{{"error", result.error().message()}});
     if (!result) return bad_request(result.error().message());
     net::HttpServerResponse r;
     r.content_type = "application/json";
@@ -73,6 +82,9 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
           "Gang plans made with victims (the gang fitted nowhere without preemption).", c.victim_plans);
   counter("hypertopo_extender_victims_planned_total", "Pods named as victims by gang plans.",
           c.victims_planned);
+  counter("hypertopo_extender_not_ready_calls_total",
+          "Verb calls answered that the view is still filling (before the first lists landed).",
+          c.not_ready_calls);
   m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
   return m.render();
 }
@@ -88,12 +100,88 @@ void register_extender_routes(net::HttpServer& server, ExtenderService& service,
     r.body = "ok\n";
     return r;
   });
+  // Readiness, apart from liveness: 503 naming the lists still awaited, then 200 for good (the gate
+  // opens once). Read off the gate's own lock, so a list being read never holds up a probe.
+  server.handle("GET", "/readyz", [&service](const net::HttpServerRequest&) {
+    net::HttpServerResponse r;
+    const std::string why = service.not_ready_reason();
+    r.status = why.empty() ? 200 : 503;
+    r.body = why.empty() ? "ok\n" : why + "\n";
+    return r;
+  });
   server.handle("GET", "/metrics", [&service](const net::HttpServerRequest&) {
     net::HttpServerResponse r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = extender_metrics_text(service.counters(), service.node_count());
     return r;
   });
+}
+
+std::expected<ProbeTarget, Error> probe_target(const ExtenderConfig& cfg) {
+  ProbeTarget t;
+  // A wildcard listener answers on loopback too; a specific address only on itself.
+  t.host = cfg.listen_address == "0.0.0.0" ? "127.0.0.1"
+           : cfg.listen_address == "::"    ? "::1"
+                                           : cfg.listen_address;
+  t.port = cfg.listen_port;
+  t.tls = !cfg.tls_cert_file.empty();
+  if (!t.tls) return t;
+  auto read = [](const std::string& path, const char* what) -> std::expected<std::string, Error> {
+    auto text = io::read_bounded_file(path, io::kSecretFileLimit);
+    if (!text)
+      return fail(text.error().code(), std::string("the probe's ") + what + ": " + text.error().message());
+    return std::move(*text);
+  };
+  // The probe dials its own pod's listener, so it does not check the server's certificate; when
+  // clientCAFile is set it presents the extender's own certificate, which the listener accepts only
+  // when that CA signed it (issue the extender's certificate from it, with clientAuth usage).
+  t.tls_config.insecure_skip_verify = true;
+  if (!cfg.tls_client_ca_file.empty()) {
+    auto cert = read(cfg.tls_cert_file, "client certificate (tls.certFile)");
+    if (!cert) return std::unexpected(cert.error());
+    auto key = read(cfg.tls_key_file, "client key (tls.keyFile)");
+    if (!key) return std::unexpected(key.error());
+    t.tls_config.client_cert_pem = std::move(*cert);
+    t.tls_config.client_key_pem = std::move(*key);
+  }
+  return t;
+}
+
+std::expected<void, Error> probe_extender(const ProbeTarget& target, const std::string& path,
+                                          std::chrono::milliseconds timeout) {
+  net::TransportConfig tc{.host = target.host,
+                          .port = std::to_string(target.port),
+                          .tls = target.tls,
+                          .tls_config = target.tls_config,
+                          .connect_timeout = timeout,
+                          .body_limit = 64 * 1024};
+  auto transport = net::HttpTransport::create(tc);
+  if (!transport) return std::unexpected(transport.error());
+  auto r = (*transport)->round_trip({"GET", path, {}, ""}, timeout, true);
+  const std::string where =
+      (target.tls ? "https://" : "http://") +
+      (target.host.find(':') != std::string::npos ? "[" + target.host + "]" : target.host) + ":" +
+      std::to_string(target.port) + path;
+  if (!r) return fail(ErrorCode::kUnavailable, where + ": " + r.error().error.message());
+  if (r->status != 200) {
+    std::string body = r->body;
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+    return fail(ErrorCode::kUnavailable, where + ": " + std::to_string(r->status) + " " + body);
+  }
+  return {};
+}
+
+std::expected<void, Error> wait_extender(const ProbeTarget& target, const std::string& path,
+                                         std::chrono::milliseconds wait, std::chrono::milliseconds interval,
+                                         const std::function<std::chrono::steady_clock::time_point()>& now,
+                                         const std::function<void(std::chrono::milliseconds)>& pause) {
+  const auto deadline = now() + wait;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now());
+    auto ok = probe_extender(target, path, std::clamp(left, std::chrono::milliseconds(1), kProbeTimeout));
+    if (ok || now() + interval > deadline) return ok;
+    pause(interval);
+  }
 }
 
 }  // namespace hypertopo::scheduler

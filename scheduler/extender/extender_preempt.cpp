@@ -166,6 +166,12 @@ std::expected<json, Error> ExtenderService::preempt(const json& args) {
   if (!pod || !pod->is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs.Pod is missing");
   auto offered = offered_victims(args);
   if (!offered) return std::unexpected(offered.error());
+  if (std::string why = not_ready_reason(); !why.empty()) {
+    std::lock_guard lock(mu_);
+    ++verb_counters_.preempt_calls;
+    ++verb_counters_.not_ready_calls;
+    return fail(ErrorCode::kUnavailable, why);
+  }
   std::lock_guard lock(mu_);
   ++verb_counters_.preempt_calls;
   if (auto ok = book_.ensure_index(); !ok) {

@@ -2,6 +2,8 @@
 // they mean for gang slots to the gang book, all behind one lock.
 #include "scheduler/extender/extender_service.h"
 
+#include <algorithm>
+
 namespace hypertopo::scheduler {
 
 using nlohmann::json;
@@ -133,6 +135,40 @@ void ExtenderService::flush_state() { book_.flush_state(); }
 void ExtenderService::check_plans() {
   std::lock_guard lock(mu_);
   book_.check_plans();
+}
+
+void ExtenderService::expect_first_lists(std::vector<std::string> kinds) {
+  std::lock_guard lock(ready_mu_);
+  waiting_for_ = std::move(kinds);
+  ready_.store(waiting_for_.empty(), std::memory_order_release);
+}
+
+void ExtenderService::first_list_landed(std::string_view kind) {
+  {
+    std::lock_guard lock(ready_mu_);
+    auto it = std::find(waiting_for_.begin(), waiting_for_.end(), kind);
+    if (it == waiting_for_.end()) return;
+    waiting_for_.erase(it);
+    if (!waiting_for_.empty()) return;
+  }
+  // Only the call that took the last kind gets here. An index that does not build is no reason to
+  // stay unready: the verbs report that error per call, as they would after any later change.
+  {
+    std::lock_guard lock(mu_);
+    if (!book_.ensure_index()) ++verb_counters_.errors;
+  }
+  std::lock_guard lock(ready_mu_);
+  ready_.store(true, std::memory_order_release);
+}
+
+std::string ExtenderService::not_ready_reason() const {
+  if (ready()) return {};  // the verbs' path once open: no lock
+  std::lock_guard lock(ready_mu_);
+  if (ready_.load(std::memory_order_relaxed)) return {};
+  if (waiting_for_.empty()) return "extender view still filling: building the topology index";
+  std::string out = "extender view still filling: waiting for the first list of: ";
+  for (std::size_t i = 0; i < waiting_for_.size(); ++i) out += (i ? ", " : "") + waiting_for_[i];
+  return out;
 }
 
 std::size_t ExtenderService::node_count() const {

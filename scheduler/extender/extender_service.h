@@ -37,6 +37,7 @@
 //   auto reply = svc.filter(nlohmann::json::parse(body));   // ExtenderFilterResult JSON
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -105,6 +106,8 @@ struct ExtenderCounters {
   std::int64_t prioritize_reused_filter = 0;
   // Preemption: preempt calls, gang plans made with victims, and the victims those plans named.
   std::int64_t preempt_calls = 0, victim_plans = 0, victims_planned = 0;
+  // Verb calls answered "view still filling" (before the first lists landed: the ready gate).
+  std::int64_t not_ready_calls = 0;
 };
 
 class ExtenderService {
@@ -179,6 +182,20 @@ class ExtenderService {
   ~ExtenderService();
   ExtenderService(const ExtenderService&) = delete;
   ExtenderService& operator=(const ExtenderService&) = delete;
+  // The ready gate. A service starts ready: tests and tools that fill the view themselves call the
+  // verbs at once. A watcher that lists the cluster first calls expect_first_lists() with the kinds
+  // it lists; until first_list_landed() was called for each, the verbs answer that the view is still
+  // filling (filter: ExtenderFilterResult.error; prioritize and preempt: an ErrorCode::kUnavailable
+  // error) instead of judging nodes against a partial view, where a Node not listed yet would read
+  // as unknown. When the last list lands the index is built before the gate opens, so the first
+  // verb call after it does not pay for the build. The gate opens once: a relist keeps the view
+  // it replaces until the new list has read.
+  void expect_first_lists(std::vector<std::string> kinds);
+  void first_list_landed(std::string_view kind);
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  // "" when ready, else "extender view still filling: waiting for the first list of: nodes, pods".
+  std::string not_ready_reason() const;
+
   // Checks planned nodes and swaps or re-plans; filter() calls it too.
   void check_plans();
   ExtenderCounters counters() const;
@@ -229,6 +246,11 @@ class ExtenderService {
   // The verbs' own counts (the parts count the rest): filter, prioritize and preempt calls, errors,
   // text-path calls, prioritize calls that reused their filter's node ids.
   ExtenderCounters verb_counters_;
+  // The ready gate, apart from mu_: /readyz and the verbs' check must not wait behind a list being
+  // read into the view. ready_ is written under ready_mu_ and read without it on the verbs' path.
+  mutable std::mutex ready_mu_;
+  std::vector<std::string> waiting_for_;
+  std::atomic<bool> ready_{true};
 };
 
 }  // namespace hypertopo::scheduler

@@ -50,6 +50,15 @@ std::vector<std::string_view> views_of(const std::vector<std::string>& names) {
 std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_names(
     const json& pod, std::span<const std::string_view> names) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
+  // kube-scheduler v1.26 (pkg/scheduler/extender.go HTTPExtender.Filter) turns result.Error into the
+  // scheduling attempt's error, so the pod's event says why; a failedNodes entry per node would read
+  // as a verdict on nodes this extender has not listed yet.
+  if (std::string why = not_ready_reason(); !why.empty()) {
+    std::lock_guard lock(mu_);
+    ++verb_counters_.filter_calls;
+    ++verb_counters_.not_ready_calls;
+    return FilterOutcome{.reason = {}, .reasons = {}, .error = std::move(why)};
+  }
   std::lock_guard lock(mu_);
   ++verb_counters_.filter_calls;
   FilterOutcome out;
@@ -235,6 +244,12 @@ std::expected<json, Error> ExtenderService::filter(const json& args) {
 std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_names(
     const json& pod, std::span<const std::string_view> names) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
+  if (std::string why = not_ready_reason(); !why.empty()) {
+    std::lock_guard lock(mu_);
+    ++verb_counters_.prioritize_calls;
+    ++verb_counters_.not_ready_calls;
+    return fail(ErrorCode::kUnavailable, why);
+  }
   std::lock_guard lock(mu_);
   ++verb_counters_.prioritize_calls;
   if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());

@@ -16,8 +16,30 @@
 //     loopback store has no binding subresource, so the stand-in PUTs the pod with spec.nodeName set
 //     (the watch event the extender sees is the same Pod update).
 //   - a pod that fits nowhere stays in the unschedulable queue until a cluster event or its backoff
-//     moves it back (pkg/scheduler/internal/queue): each cycle() here is one such retry of every
-//     pending pod, in queue order (PrioritySort: higher spec.priority first, then older first).
+//     moves it back (pkg/scheduler/internal/queue). Two modes (`queue`):
+//     kRetryEveryCycle: each cycle() retries every pending pod, in queue order (PrioritySort: higher
+//     spec.priority first, then older first), as if an event had moved them all;
+//     kV126: the queue of pkg/scheduler/internal/queue/scheduling_queue.go, v1.26, on the stand-in's
+//     clock (advance()). A new pod is Add()ed to activeQ. A failed one, Unschedulable or an error
+//     (an extender error included: schedule_one.go handleSchedulingFailure ->
+//     AddUnschedulableIfNotPresent), is parked in unschedulablePods with the Filter plugins that
+//     rejected a node (Diagnosis.UnschedulablePlugins; the extender is no plugin, so a pod only the
+//     extender refused, or that got an extender error, has none) and is not tried again until
+//     MoveAllToActiveOrBackoffQueue moves it: cycle() first diffs what kube-scheduler's informers
+//     saw since the last cycle and raises the events eventhandlers.go raises (a Node added, a Node's
+//     spec, labels, taints, allocatable or conditions changed (nodeSchedulingPropertiesChange), an
+//     assigned Pod deleted); movePodsToActiveOrBackoffQueue moves a pod with no plugins on any such
+//     event, else when a plugin of its registers for the event (EventsToRegister: NodeResourcesFit
+//     on Node Add/Update and Pod Delete, NodeAffinity, NodeUnschedulable and TaintToleration on
+//     Node Add/Update); preCheckForNode's fit check on NodeAdd is not modelled. A moved pod waits
+//     out its backoff (1 s doubled per attempt, at most 10 s: calculateBackoffDuration) in
+//     podBackoffQ; flushUnschedulablePodsLeftover moves a pod parked longer than
+//     podMaxInUnschedulablePodsDuration (5 min) whatever happened, which flushed() counts. Events
+//     during a pod's own attempt (moveRequestCycle) do not occur here: cycle() is one thread.
+//     Later versions differ: with queueing hints (v1.28 beta, pkg/scheduler/internal/queue, since
+//     v1.32 pkg/scheduler/backend/queue) determineSchedulingHintForInFlightPod sends a pod whose
+//     failure no plugin claims (UnschedulablePlugins and PendingPlugins empty) to backoff at once,
+//     "because this Pod may not be retried until the next flush".
 // The framework's Filter plugins, from their own source: NodeUnschedulable (nodeunschedulable.go:
 // spec.unschedulable unless the pod tolerates node.kubernetes.io/unschedulable:NoSchedule),
 // NodeResourcesFit (noderesources/fit.go: requests of the pod plus those of the pods already on the
@@ -51,9 +73,12 @@
 //   KubeSchedulerStandIn scheduler(client, http, "/scheduler", "ml");
 //   int bound = scheduler.cycle();                  // one pass over the pending pods
 //   scheduler.failure("trainer-3");                 // its FailedScheduling text, "" when bound
+//   scheduler.queue = KubeSchedulerStandIn::Queue::kV126;
+//   scheduler.advance(std::chrono::minutes(5));     // the flush moves pods parked since then
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <functional>
 #include <map>
@@ -81,26 +106,73 @@ class KubeSchedulerStandIn {
   // extender's watch to see it, as kube-scheduler's next cycle would find it in its cache).
   std::function<void(const std::string& pod, const std::string& node)> after_bind;
 
-  // One scheduling pass over every pending pod; returns how many were bound.
+  enum class Queue { kRetryEveryCycle, kV126 };
+  Queue queue = Queue::kRetryEveryCycle;
+
+  // The stand-in's clock (kV126): backoff and the unschedulable flush read it.
+  void advance(std::chrono::milliseconds d) { now_ += d; }
+
+  // One scheduling pass; returns how many pods were bound. kRetryEveryCycle: every pending pod;
+  // kV126: the pods in activeQ once the events, finished backoffs and the flush have moved theirs.
   int cycle() {
     const auto pods = items(kPods, ns_);
     const auto nodes = items(kNodes, "");
-    std::vector<nlohmann::json> queue;
+    std::vector<nlohmann::json> pending;
     for (const auto& p : pods) {
       if (!str(obj(p, "spec"), "nodeName").empty() || obj(p, "metadata").contains("deletionTimestamp"))
         continue;
       if (str(obj(p, "status"), "phase") != "Pending" && !str(obj(p, "status"), "phase").empty()) continue;
-      queue.push_back(p);
+      pending.push_back(p);
     }
-    std::stable_sort(queue.begin(), queue.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    std::stable_sort(pending.begin(), pending.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
       return obj(a, "spec").value("priority", 0) > obj(b, "spec").value("priority", 0);
     });
+    if (queue == Queue::kV126) {
+      observe(pods, nodes);
+      std::vector<nlohmann::json> popped;
+      std::map<std::string, Queued> still;
+      for (const auto& p : pending) {
+        const std::string name = str(obj(p, "metadata"), "name");
+        auto it = queued_.find(name);
+        Queued q = it == queued_.end() ? Queued{.timestamp = now_} : it->second;  // Add(): activeQ
+        if (q.state == State::kBackoff && backoff_done(q))
+          q.state = State::kActive;  // flushBackoffQCompleted
+        if (q.state == State::kUnschedulable && now_ - q.timestamp > kMaxInUnschedulable) {
+          ++flushed_;  // flushUnschedulablePodsLeftover (UnschedulableTimeout: a wildcard event)
+          q.state = backoff_done(q) ? State::kActive : State::kBackoff;
+        }
+        if (q.state == State::kActive) popped.push_back(p);
+        still[name] = q;
+      }
+      queued_ = std::move(still);
+      int bound = 0;
+      for (const auto& pod : popped) {
+        const std::string name = str(obj(pod, "metadata"), "name");
+        Queued& q = queued_[name];
+        ++q.attempts;
+        if (schedule_one(pod, nodes)) {
+          ++bound;
+          queued_.erase(name);
+          continue;
+        }
+        // AddUnschedulableIfNotPresent: the timestamp refreshed, parked in unschedulablePods.
+        q.timestamp = now_;
+        q.state = State::kUnschedulable;
+        if (!last_error_) q.plugins = last_plugins_;  // handleSchedulingFailure sets them on a FitError only
+        ++parked_;
+      }
+      return bound;
+    }
     int bound = 0;
-    for (const auto& pod : queue) {
+    for (const auto& pod : pending) {
       if (schedule_one(pod, nodes)) ++bound;
     }
     return bound;
   }
+
+  // kV126: attempts that ended parked in unschedulablePods, and pods the 5-minute flush moved.
+  int parked() const { return parked_; }
+  int flushed() const { return flushed_; }
 
   std::string failure(const std::string& pod) const {
     auto it = failures_.find(pod);
@@ -201,6 +273,78 @@ class KubeSchedulerStandIn {
   }
 
   // The framework's Filter plugins for one node; "" when it passes.
+  // The v1.26 queue's state of a pending pod (kV126).
+  enum class State { kActive, kBackoff, kUnschedulable };
+  struct Queued {
+    State state = State::kActive;
+    std::chrono::milliseconds timestamp{0};  // when it was added or last parked
+    int attempts = 0;
+    std::set<std::string> plugins;  // UnschedulablePlugins
+  };
+  static constexpr std::chrono::milliseconds kMaxInUnschedulable{5 * 60 * 1000};
+
+  bool backoff_done(const Queued& q) const {
+    std::chrono::milliseconds backoff{1000};
+    for (int i = 1; i < q.attempts && backoff < std::chrono::milliseconds(10000); ++i) backoff *= 2;
+    return q.timestamp + std::min(backoff, std::chrono::milliseconds(10000)) <= now_;
+  }
+
+  // The informers' view since the last cycle, as eventhandlers.go turns it into queue moves.
+  void observe(const std::vector<nlohmann::json>& pods, const std::vector<nlohmann::json>& nodes) {
+    std::map<std::string, nlohmann::json> nodes_now;
+    for (const auto& n : nodes) {
+      // nodeSchedulingPropertiesChange: what a heartbeat does not change.
+      nlohmann::json props = {
+          {"spec", obj(n, "spec")},
+          {"labels", obj(n, "metadata").value("labels", nlohmann::json::object())},
+          {"allocatable", obj(n, "status").value("allocatable", nlohmann::json::object())},
+          {"conditions", nlohmann::json::array()}};
+      for (const auto& c : obj(n, "status").value("conditions", nlohmann::json::array()))
+        props["conditions"].push_back({{"type", str(c, "type")}, {"status", str(c, "status")}});
+      nodes_now[str(obj(n, "metadata"), "name")] = std::move(props);
+    }
+    std::set<std::string> assigned_now;
+    for (const auto& p : pods) {
+      if (!str(obj(p, "spec"), "nodeName").empty()) assigned_now.insert(str(obj(p, "metadata"), "name"));
+    }
+    if (observed_) {
+      for (const auto& [name, props] : nodes_now) {
+        auto it = seen_nodes_.find(name);
+        if (it == seen_nodes_.end())
+          move_all("Node", true);
+        else if (it->second != props)
+          move_all("Node", false);
+      }
+      for (const auto& name : seen_assigned_) {
+        if (!assigned_now.contains(name)) move_all("Pod", false);
+      }
+    }
+    observed_ = true;
+    seen_nodes_ = std::move(nodes_now);
+    seen_assigned_ = std::move(assigned_now);
+  }
+
+  // MoveAllToActiveOrBackoffQueue for a Node Add/Update or an assigned Pod's Delete.
+  void move_all(const std::string& resource, bool /*add*/) {
+    for (auto& [name, q] : queued_) {
+      if (q.state != State::kUnschedulable) continue;
+      bool matches = q.plugins.empty();
+      for (const auto& plugin : q.plugins) {
+        if (resource == "Node" || plugin == "NodeResourcesFit") matches = true;
+      }
+      if (!matches) continue;
+      q.state = backoff_done(q) ? State::kActive : State::kBackoff;
+    }
+  }
+
+  // The Filter plugin that gives each reason framework_filter() writes.
+  static std::string plugin_of(const std::string& why) {
+    if (why.starts_with("node(s) were unschedulable")) return "NodeUnschedulable";
+    if (why.starts_with("node(s) didn't match")) return "NodeAffinity";
+    if (why.starts_with("node(s) had untolerated taint")) return "TaintToleration";
+    return "NodeResourcesFit";
+  }
+
   std::string framework_filter(const nlohmann::json& pod, const nlohmann::json& node,
                                const std::vector<nlohmann::json>& pods_now) {
     const auto& spec = obj(node, "spec");
@@ -438,6 +582,8 @@ class KubeSchedulerStandIn {
   bool schedule_one(const nlohmann::json& pod, const std::vector<nlohmann::json>& nodes) {
     const std::string name = str(obj(pod, "metadata"), "name");
     const auto pods_now = items(kPods, ns_);
+    last_plugins_.clear();
+    last_error_ = false;
     std::vector<std::string> feasible;
     std::map<std::string, int> framework_reasons;
     std::set<std::string> resolvable_nodes;
@@ -447,6 +593,7 @@ class KubeSchedulerStandIn {
         feasible.push_back(str(obj(node, "metadata"), "name"));
       } else {
         ++framework_reasons[why];
+        last_plugins_.insert(plugin_of(why));
         if (resolvable(why)) resolvable_nodes.insert(str(obj(node, "metadata"), "name"));
       }
     }
@@ -461,6 +608,14 @@ class KubeSchedulerStandIn {
     };
     if (feasible.empty()) return unschedulable("");
     const nlohmann::json filtered = post("filter", {{"pod", pod}, {"nodenames", feasible}});
+    // extender.go HTTPExtender.Filter: a status but 200 (send) or a result.Error is the attempt's
+    // error, not a FitError: no PostFilter (preemption) runs, the error is the pod's event text.
+    if (!filtered.is_object() || !str(filtered, "error").empty()) {
+      last_error_ = true;
+      failures_[name] = filtered.is_object() ? str(filtered, "error")
+                                             : "failed filter with extender at URL " + prefix_ + "/filter";
+      return false;
+    }
     std::vector<std::string> kept;
     if (filtered.is_object() && filtered.contains("nodenames") && filtered["nodenames"].is_array())
       kept = filtered["nodenames"].get<std::vector<std::string>>();
@@ -474,7 +629,6 @@ class KubeSchedulerStandIn {
         }
         for (const auto& [why, n] : counted) reasons += std::to_string(n) + " " + why + ". ";
       }
-      if (filtered.is_object() && !str(filtered, "error").empty()) reasons += str(filtered, "error");
       return unschedulable(reasons);
     }
     std::string host = kept.front();
@@ -507,6 +661,15 @@ class KubeSchedulerStandIn {
   std::string prefix_;
   std::string ns_;
   std::map<std::string, std::string> failures_;
+  // kV126's queue: the pending pods' state, the clock, what the informers saw last cycle.
+  std::map<std::string, Queued> queued_;
+  std::chrono::milliseconds now_{0};
+  bool observed_ = false;
+  std::map<std::string, nlohmann::json> seen_nodes_;
+  std::set<std::string> seen_assigned_;
+  std::set<std::string> last_plugins_;
+  bool last_error_ = false;
+  int parked_ = 0, flushed_ = 0;
   int extender_calls_ = 0;
   int preempt_calls_ = 0;
   std::minstd_rand rng_{1};  // a fixed seed: the same offsets in every run
