@@ -256,7 +256,12 @@ std::expected<void, Error> merge_one(const std::string& yaml, const std::filesys
           return fail(ErrorCode::kParse,
                       where(std::string(list_key) + ": duplicate name \"" + name + "\" in the list"));
         // The first file to name it wins it whole: a later file's fields for it are all ignored.
-        into.try_emplace(name, NamedEntry{entry[inner], base_dir, source});
+        // A copy of its own: a node of the file's tree keeps the whole tree (yaml-cpp's nodes share
+        // their document's memory), about 25 times the file's size, for as long as it lives.
+        if (!into.contains(name)) {
+          const YAML::Node body = entry[inner];
+          into.emplace(name, NamedEntry{body ? YAML::Clone(body) : YAML::Node(), base_dir, source});
+        }
       }
     }
     if (merged.current_context.empty()) merged.current_context = scalar(root, "current-context");
@@ -405,7 +410,23 @@ std::vector<std::filesystem::path> split_kubeconfig_list(const std::string& valu
 
 std::expected<ClusterConfig, Error> load_kubeconfig_files(const std::vector<std::filesystem::path>& files,
                                                           const std::string& context) {
+  auto over_bound = [](const std::filesystem::path& path, std::uintmax_t total) {
+    return fail(ErrorCode::kInvalidArgument, "kubeconfig " + path.string() +
+                                                 ": the $KUBECONFIG files total " + std::to_string(total) +
+                                                 " bytes up to this one, over the bound of " +
+                                                 std::to_string(kKubeconfigListLimit >> 20) + " MiB");
+  };
+  // The sizes first, from the file system: a list past the bound is refused before any file is
+  // parsed. The texts are counted again as read, for a file that grows in between.
+  std::uintmax_t total = 0;
+  for (const auto& path : files) {
+    std::error_code ec;
+    const std::uintmax_t size = path.empty() ? 0 : std::filesystem::file_size(path, ec);
+    if (ec) continue;  // missing, or not a regular file: the read below says what is wrong
+    if ((total += size) > kKubeconfigListLimit) return over_bound(path, total);
+  }
   MergedKubeconfig merged;
+  total = 0;
   for (const auto& path : files) {
     if (path.empty()) continue;
     auto text = read_file(path);
@@ -413,6 +434,7 @@ std::expected<ClusterConfig, Error> load_kubeconfig_files(const std::vector<std:
       if (text.error().code() == ErrorCode::kNotFound) continue;  // a missing file is skipped
       return std::unexpected(text.error().context("while loading the kubeconfig"));
     }
+    if ((total += text->size()) > kKubeconfigListLimit) return over_bound(path, total);
     if (auto ok = merge_one(*text, path.parent_path(), path.string(), merged); !ok)
       return std::unexpected(ok.error());
   }

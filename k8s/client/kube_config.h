@@ -21,6 +21,7 @@
 //   auto client = KubeClient::create(*config, {});                           // kube_client.h
 #pragma once
 
+#include <cstddef>
 #include <expected>
 #include <filesystem>
 #include <memory>
@@ -73,7 +74,10 @@ std::expected<ClusterConfig, Error> parse_kubeconfig(const std::string& yaml,
 std::vector<std::filesystem::path> split_kubeconfig_list(const std::string& value);
 // The files merged (the rules above), then the context (`context` empty: the merged
 // current-context). Files that do not exist are skipped; kNotFound when none exists. A file that
-// cannot be read or parsed, or an entry that is wrong, is an error naming that file.
+// cannot be read or parsed, or an entry that is wrong, is an error naming that file. Each file is
+// bounded by io::kConfigFileLimit and the list by kKubeconfigListLimit (an error names the file that
+// passed it); of each file only the entries the merge keeps stay in memory once it is merged.
+inline constexpr std::size_t kKubeconfigListLimit = std::size_t{16} << 20;
 std::expected<ClusterConfig, Error> load_kubeconfig_files(const std::vector<std::filesystem::path>& files,
                                                           const std::string& context = "");
 

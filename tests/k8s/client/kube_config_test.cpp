@@ -344,6 +344,33 @@ TEST(KubeconfigFiles, MissingFilesAndEmptyEntriesAreSkippedAndAPathIsReadOnce) {
       << none.error().message();
 }
 
+// $KUBECONFIG's files together are bounded, as each file is: the sizes are summed before any file is
+// read, so five files of 3.5 MiB (sparse, all NUL bytes: parsing one would be an error of its own)
+// are refused at the fifth, named with the bound, and the first four are never parsed.
+TEST(KubeconfigFiles, AListPastSixteenMiBIsRefusedNamingTheFileWhereItPassedTheBound) {
+  TempDir dir;
+  std::vector<std::filesystem::path> files;
+  for (int i = 1; i <= 5; ++i) {
+    files.push_back(dir.path() / ("config-" + std::to_string(i)));
+    write_text(files.back(), "");
+    std::filesystem::resize_file(files.back(), std::uintmax_t{7} << 19);  // 3.5 MiB
+  }
+  auto refused = load_kubeconfig_files(files);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message(),
+            "kubeconfig " + files[4].string() +
+                ": the $KUBECONFIG files total 18350080 bytes up to this one, over "
+                "the bound of 16 MiB");
+
+  // Four of them are 14 MiB: within the bound, and read (the NUL bytes are the first file's error).
+  files.pop_back();
+  auto read = load_kubeconfig_files(files);
+  ASSERT_FALSE(read);
+  EXPECT_NE(read.error().message().find(files[0].string()), std::string::npos) << read.error().message();
+  EXPECT_EQ(read.error().message().find("16 MiB"), std::string::npos) << read.error().message();
+}
+
 TEST(KubeconfigFiles, AnErrorNamesTheFileAtFault) {
   TempDir dir;
   const auto good = dir.path() / "good";
