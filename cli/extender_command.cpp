@@ -3,6 +3,7 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "cli/cluster_flags.h"
 #include "cli/commands.h"
@@ -18,7 +19,33 @@ namespace {
 struct ExtenderFlags {
   std::string config, kubeconfig, context, listen, state;
   bool insecure_listen = false;
+  std::string check;     // a path to probe on the running extender instead of running one
+  int wait_seconds = 0;  // with --check: retry until 200 or this many seconds passed
 };
+
+// `--check PATH`: the pod's exec probes and postStart hook (deploy/overlays/extender): the listener
+// is on loopback, where a kubelet httpGet probe (sent to the pod IP) never arrives, and the image
+// has no curl. Exit 0 on 200, else 1 with the answer on stderr.
+int check_extender(const scheduler::ExtenderConfig& cfg, const ExtenderFlags& flags) {
+  if (!flags.check.starts_with("/")) {
+    std::cerr << "hypertopo extender: --check takes a path on the extender's listener, e.g. /readyz\n";
+    return 2;
+  }
+  auto target = scheduler::probe_target(cfg);
+  if (!target) {
+    std::cerr << "hypertopo extender: --check: " << target.error().message() << "\n";
+    return 2;
+  }
+  auto ok = scheduler::wait_extender(
+      *target, flags.check, std::chrono::seconds(flags.wait_seconds), std::chrono::milliseconds(250),
+      [] { return std::chrono::steady_clock::now(); },
+      [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
+  if (!ok) {
+    std::cerr << "hypertopo extender: --check: " << ok.error().message() << "\n";
+    return 1;
+  }
+  return 0;
+}
 
 // While the listener takes unauthenticated clients on a reachable address, the log says so again at
 // this interval, so that the warning is never only in a log that has rotated away.
@@ -30,13 +57,16 @@ int run_extender(const ExtenderFlags& flags) {
     std::cerr << "hypertopo extender: " << cfg.error().message() << "\n";
     return 2;
   }
-  for (const auto& w : cfg->warnings) std::cerr << "hypertopo extender: warning: " << w << "\n";
+  // A probe runs every few seconds: the warnings belong to the extender's own log.
+  if (flags.check.empty())
+    for (const auto& w : cfg->warnings) std::cerr << "hypertopo extender: warning: " << w << "\n";
   if (!flags.listen.empty()) {
     if (auto ok = scheduler::parse_listen(flags.listen, "--listen", *cfg); !ok) {
       std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
       return 2;
     }
   }
+  if (!flags.check.empty()) return check_extender(*cfg, flags);
   if (!flags.state.empty()) cfg->service.state_file = flags.state;
   // Before anything connects or binds: an exposed, unauthenticated listener is refused outright.
   if (auto ok = scheduler::check_listen_exposure(*cfg, flags.insecure_listen); !ok) {
@@ -132,7 +162,8 @@ void add_extender_command(CLI::App& app, Action& action) {
       "(deploy/overlays/extender: nvidia.com/gpu). docs/placement.md: how gangs are read and planned.\n"
       "\nExample:\n"
       "  hypertopo extender --config extender.yaml --kubeconfig ~/.kube/config --state "
-      "/var/lib/hypertopo/plans.json");
+      "/var/lib/hypertopo/plans.json\n"
+      "  hypertopo extender --config extender.yaml --check /readyz --wait 60   # until its view is filled");
   auto flags = std::make_shared<ExtenderFlags>();
   cmd->add_option("--config", flags->config, "extender config (YAML or JSON; the keys are below)")
       ->required()
@@ -146,6 +177,12 @@ void add_extender_command(CLI::App& app, Action& action) {
   cmd->add_flag("--insecure-listen", flags->insecure_listen,
                 "serve a non-loopback address without TLS client authentication (logged at start and "
                 "every 5 minutes)");
+  cmd->add_option("--check", flags->check,
+                  "probe PATH (/readyz, /healthz) on the running extender the config names and exit: 0 on "
+                  "200, else 1 with its answer on stderr (the pod's exec probes and postStart hook)");
+  cmd->add_option("--wait", flags->wait_seconds,
+                  "with --check: ask again every 250 ms until 200 or SECONDS have passed")
+      ->check(CLI::Range(0, 600));
   cmd->callback([&action, flags] { action = [flags] { return run_extender(*flags); }; });
 }
 

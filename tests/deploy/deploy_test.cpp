@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cstdio>
@@ -465,6 +466,47 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
   ASSERT_TRUE(profiles.contains("hypertopo-scheduler") && profiles.contains("hypertopo-gang-scheduler"));
   EXPECT_FALSE(profiles["hypertopo-scheduler"]["percentageOfNodesToScore"].IsDefined());
   EXPECT_EQ(profiles["hypertopo-gang-scheduler"]["percentageOfNodesToScore"].as<int>(), 100);
+}
+
+// kube-scheduler starts only once the extender's view is filled: the kubelet starts containers in
+// order and holds the next one until the previous one's postStart hook returns, so the extender comes
+// first with a hook that waits (bounded) for its /readyz. Its probes are exec probes (--check): the
+// loopback listener is out of reach of a kubelet httpGet probe, which goes to the pod IP.
+TEST_F(DeployTest, ExtenderOverlayStartsKubeSchedulerOnlyOnceTheExtenderIsReady) {
+  Rendered r = overlay("extender");
+  auto deployments = of_kind(r, "Deployment");
+  ASSERT_EQ(deployments.size(), 1u);
+  const YAML::Node containers = deployments[0]["spec"]["template"]["spec"]["containers"];
+  ASSERT_EQ(containers.size(), 2u);
+  EXPECT_EQ(containers[0]["name"].as<std::string>(), "extender");
+  EXPECT_EQ(containers[1]["name"].as<std::string>(), "kube-scheduler");
+  const YAML::Node extender = containers[0];
+  auto command = [](const YAML::Node& exec) {
+    std::vector<std::string> out;
+    for (const auto& a : exec["command"]) out.push_back(a.as<std::string>());
+    return out;
+  };
+  const std::vector<std::string> check = {"hypertopo", "extender", "--config", "/etc/hypertopo/extender.yaml",
+                                          "--check"};
+  auto checks = [&](const std::vector<std::string>& cmd, const std::string& path) {
+    return cmd.size() >= check.size() + 1 && std::equal(check.begin(), check.end(), cmd.begin()) &&
+           cmd[check.size()] == path;
+  };
+  const std::vector<std::string> hook = command(extender["lifecycle"]["postStart"]["exec"]);
+  EXPECT_TRUE(checks(hook, "/readyz")) << ::testing::PrintToString(hook);
+  auto wait = std::find(hook.begin(), hook.end(), "--wait");
+  ASSERT_TRUE(wait != hook.end() && wait + 1 != hook.end()) << "the hook must wait, not probe once";
+  const int seconds = std::stoi(*(wait + 1));
+  EXPECT_GE(seconds, 15) << "the first lists take up to 15 s at 20,000 Nodes";
+  EXPECT_LE(seconds, 120) << "a hook that never returns holds the pod forever";
+  EXPECT_TRUE(checks(command(extender["readinessProbe"]["exec"]), "/readyz"));
+  EXPECT_TRUE(checks(command(extender["livenessProbe"]["exec"]), "/healthz"));
+  EXPECT_FALSE(extender["readinessProbe"]["httpGet"].IsDefined());
+  EXPECT_FALSE(extender["livenessProbe"]["httpGet"].IsDefined());
+  // The probes read the listener from the config the extender runs with.
+  std::vector<std::string> args;
+  for (const auto& a : extender["args"]) args.push_back(a.as<std::string>());
+  EXPECT_EQ(args, (std::vector<std::string>{"extender", "--config", "/etc/hypertopo/extender.yaml"}));
 }
 
 // UFM from the agent's config alone: the Secret and the CA are mounted read-only in the leader
