@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <utility>
 
 #include "text/user_pattern.h"
 
@@ -38,6 +39,39 @@ bool MemberSelector::matches_labels(const std::map<std::string, std::string>& la
 }
 
 namespace {
+
+// How deep HyperNodes may nest through members of type HyperNode (a HyperNode with no parent is
+// at depth 1). The engine walks a domain's subtree recursively; real fabrics nest a handful of
+// tiers, and without a bound a chain of user objects would set how deep that recursion goes.
+constexpr std::size_t kMaxHyperNodeDepth = 64;
+// The levels a Topology may list: Kueue's and KAI's Topology CRDs admit at most 16
+// (kueue apis/kueue/v1beta1/topology_types.go, kai-scheduler pkg/apis/kai/v1alpha1/topology_types.go:
+// TopologySpec.Levels MaxItems=16); each level is one more step of every walk down the tree.
+constexpr std::size_t kMaxTopologyLevels = 16;
+
+// The HyperNode that sits deepest (by parent links, which strictly climb in tier, so they hold no
+// cycle) when it is deeper than kMaxHyperNodeDepth, and its depth. Each domain's depth is found
+// once, from its parent's, so a chain of any length costs one pass and no native stack.
+std::pair<int, std::size_t> too_deep(const std::vector<IndexDomain>& domains) {
+  std::vector<std::size_t> depth(domains.size(), 0);  // 0: not known yet
+  std::vector<int> chain;
+  std::pair<int, std::size_t> deepest{-1, 0};
+  for (std::size_t d = 0; d < domains.size(); ++d) {
+    chain.clear();
+    std::size_t base = 0;
+    for (int at = static_cast<int>(d); at >= 0 && depth[static_cast<std::size_t>(at)] == 0;
+         at = domains[static_cast<std::size_t>(at)].parent) {
+      chain.push_back(at);
+      const int up = domains[static_cast<std::size_t>(at)].parent;
+      base = up >= 0 ? depth[static_cast<std::size_t>(up)] : 0;
+    }
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+      depth[static_cast<std::size_t>(*it)] = ++base;
+      if (base > deepest.second) deepest = {*it, base};
+    }
+  }
+  return deepest.second > kMaxHyperNodeDepth ? deepest : std::pair<int, std::size_t>{-1, 0};
+}
 
 void sort_by_name(std::vector<int>& ids, const std::vector<IndexDomain>& domains) {
   std::sort(ids.begin(), ids.end(), [&](int a, int b) {
@@ -232,6 +266,13 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
       }
     }
   }
+  if (auto [deep, depth] = too_deep(index.domains_); deep >= 0) {
+    return fail(ErrorCode::kInvalidArgument,
+                "HyperNode " + index.domains_[static_cast<std::size_t>(deep)].name + " is nested " +
+                    std::to_string(depth) +
+                    " HyperNodes deep (members of type HyperNode); HyperNodes nest at most " +
+                    std::to_string(kMaxHyperNodeDepth) + " deep");
+  }
   IndexDomain root;
   root.name = "cluster";
   root.tier = index.max_tier_ + 1;
@@ -273,6 +314,12 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
     return fail(ErrorCode::kInvalidArgument, "Topology " + topology.name + " has no levels");
   }
   TopologyIndex index;
+  if (topology.levels.size() > kMaxTopologyLevels) {
+    return fail(ErrorCode::kInvalidArgument, "Topology " + topology.name + " has " +
+                                                 std::to_string(topology.levels.size()) +
+                                                 " levels; at most " + std::to_string(kMaxTopologyLevels) +
+                                                 " are read (the Topology CRD's own limit)");
+  }
   const auto& levels = topology.levels;
   const bool host_last = levels.back() == kHostnameLabel;
   const std::size_t domain_levels = host_last ? levels.size() - 1 : levels.size();

@@ -7,6 +7,8 @@
 // requiredTopologyLevel, preferredTopologyLevel} and `spec.subGroups` [{name, parent, minMember,
 // topologyConstraint}]. A pod set is made of the pods of one sub-group that ask for the same
 // resources and node constraints; placement follows scheduler/placement/sub_group_placement.h.
+// A chain of parents deeper than kMaxSubGroupDepth, or a cycle of them, is an error naming the
+// PodGroup (namespace/name) and the depth.
 //
 //   # job.yaml: a List holding the PodGroup and its pending Pods
 //   kind: List

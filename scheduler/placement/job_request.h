@@ -68,9 +68,6 @@ struct PodSetRequest {
   std::string sub_group;
 };
 
-// A sub-group of a gang (KAI's nested PodGroup `spec.subGroups`): its pods and child sub-groups sit
-// inside one domain at or below `required` (a level name, "" = none), as close as `preferred` when
-// possible. Sub-groups are placed in the order given, parents before children.
 // How deep sub-groups may nest (the job itself is level 0). KAI's webhook (kai-scheduler
 // pkg/apis/scheduling/v2alpha2/podgroup_webhook.go, validateSubGroups) refuses cycles but sets no
 // depth; its own trees are a few levels (replica, then leader and workers), and a topology has at
@@ -79,6 +76,9 @@ struct PodSetRequest {
 // stack.
 inline constexpr std::size_t kMaxSubGroupDepth = 64;
 
+// A sub-group of a gang (KAI's nested PodGroup `spec.subGroups`): its pods and child sub-groups sit
+// inside one domain at or below `required` (a level name, "" = none), as close as `preferred` when
+// possible. Sub-groups are placed in the order given, parents before children.
 struct SubGroupRequest {
   std::string name;
   std::string parent;  // "" = the job itself

@@ -42,9 +42,9 @@
 
 namespace hypertopo::scheduler {
 
-// Errors are for inconsistent requests (an unknown parent or level, a cycle, a duplicate name, sub-groups
-// nested deeper than kMaxSubGroupDepth); a
-// job that does not fit returns fit = false with the reason and leaves the index unchanged.
+// Errors are for inconsistent requests (an unknown parent or level, a cycle, a duplicate name,
+// sub-groups nested deeper than kMaxSubGroupDepth); a job that does not fit returns fit = false with
+// the reason and leaves the index unchanged.
 std::expected<JobPlacement, Error> place_sub_groups(PlacementEngine& engine, TopologyIndex& index,
                                                     const JobRequest& job);
 

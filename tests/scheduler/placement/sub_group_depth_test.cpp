@@ -1,7 +1,9 @@
-// Sub-groups nested as deep as a user writes them (KAI's spec.subGroups, each naming its parent):
-// the reader and the placer refuse a chain deeper than kMaxSubGroupDepth with an error that names
-// the PodGroup and the depth, and a chain at the bound is placed. A chain 20,000 deep once overflowed
-// the placer's recursion (SIGSEGV); these tests run it in-process, so a regression crashes them.
+// Trees nested as deep as a user writes them. Sub-groups (KAI's spec.subGroups, each naming its
+// parent): the reader and the placer refuse a chain deeper than kMaxSubGroupDepth with an error that
+// names the PodGroup and the depth, and a chain at the bound is placed; a chain 20,000 deep once
+// overflowed the placer's recursion (SIGSEGV), and these tests run it in-process, so a regression
+// crashes them. HyperNodes (members of type HyperNode) and Topology levels are bounded the same way
+// where the index is built, before the engine walks a domain's subtree.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +165,77 @@ TEST(SubGroupPlacerNesting, ALongCycleIsACycleNotADepth) {
   ASSERT_FALSE(placed.has_value());
   EXPECT_TRUE(contains(placed.error().message(), "is its own ancestor (a cycle of parents)"))
       << placed.error().message();
+}
+
+// HyperNodes h1 (tier 1, holding nodes a and b) .. h<depth> (tier depth), each a member of the next.
+std::vector<HyperNodeSpec> hypernode_chain(int depth) {
+  std::vector<HyperNodeSpec> out;
+  for (int i = 1; i <= depth; ++i) {
+    HyperNodeSpec h{"h" + std::to_string(i), i, "", {}};
+    if (i == 1) {
+      for (const char* n : {"a", "b"})
+        h.members.push_back({HyperNodeMember::Type::kNode, MemberSelector::exact(n)});
+    } else {
+      h.members.push_back(
+          {HyperNodeMember::Type::kHyperNode, MemberSelector::exact("h" + std::to_string(i - 1))});
+    }
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+std::vector<NodeSpec> two_nodes() {
+  std::vector<NodeSpec> nodes;
+  for (const char* name : {"a", "b"}) {
+    NodeSpec n;
+    n.name = name;
+    n.labels = {{"kubernetes.io/hostname", name}};
+    n.allocatable = {{"cpu", 64000}, {"pods", 110}, {"nvidia.com/gpu", 8}};
+    nodes.push_back(n);
+  }
+  return nodes;
+}
+
+TEST(TopologyNesting, AHyperNodeChainAtTheBoundIsIndexedAndPlaced) {
+  auto index = TopologyIndex::from_hypernodes(hypernode_chain(64), two_nodes(), {});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  PlacementEngine engine(*index, BinpackWeights{});
+  PodSetRequest ps;
+  ps.name = "w";
+  ps.count = 16;
+  ps.per_pod = {{"nvidia.com/gpu", 1}};
+  ps.mode = TopologyMode::kRequired;
+  ps.level = "64";
+  auto placed = engine.place({"j", {ps}});
+  ASSERT_TRUE(placed.has_value()) << placed.error().message();
+  EXPECT_TRUE(placed->fit) << placed->reason;
+  EXPECT_EQ(index->domain_used(index->root(), "nvidia.com/gpu"), 16);
+}
+
+TEST(TopologyNesting, AHundredThousandDeepHyperNodeChainIsRefusedByName) {
+  for (int depth : {65, 100'000}) {
+    auto index = TopologyIndex::from_hypernodes(hypernode_chain(depth), two_nodes(), {});
+    ASSERT_FALSE(index.has_value()) << depth;
+    // The deepest is the lowest one, h1, under every other.
+    EXPECT_TRUE(
+        contains(index.error().message(), "HyperNode h1 is nested " + std::to_string(depth) +
+                                              " HyperNodes deep (members of type HyperNode); HyperNodes nest "
+                                              "at most 64 deep"))
+        << index.error().message();
+  }
+}
+
+TEST(TopologyNesting, ATopologyOfMoreLevelsThanItsCrdAdmitsIsRefused) {
+  LevelTopologySpec topology;
+  topology.name = "dc";
+  for (int i = 0; i < 16; ++i) topology.levels.push_back("level-" + std::to_string(i));
+  auto at_limit = TopologyIndex::from_levels(topology, two_nodes(), {});
+  ASSERT_TRUE(at_limit.has_value()) << at_limit.error().message();
+  topology.levels.push_back(kHostnameLabel);
+  auto over = TopologyIndex::from_levels(topology, two_nodes(), {});
+  ASSERT_FALSE(over.has_value());
+  EXPECT_TRUE(contains(over.error().message(), "Topology dc has 17 levels; at most 16 are read"))
+      << over.error().message();
 }
 
 }  // namespace
