@@ -582,6 +582,17 @@ bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool
   return true;
 }
 
+int GangBook::widest_allowed_domain(int domain, const std::string& level) const {
+  const TopologyIndex& index = view_.index();
+  auto highest = index.resolve_tier(level);
+  if (!highest) return domain;  // no readable limit: the domain the gang was planned in
+  int widest = domain;
+  for (int d = index.domain(domain).parent; d >= 0 && d != index.root() && index.domain(d).tier <= *highest;
+       d = index.domain(d).parent)
+    widest = d;
+  return widest;
+}
+
 std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank, std::int32_t group) {
   // An elastic gang (minMember / minAvailable below its replicas): a pod beyond the planned ones
   // joins the gang's domain, nearest to the pods it has (Volcano networkTopologyAwareScore: the
@@ -595,7 +606,16 @@ std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank
   } else if ((plan.request.mode == TopologyMode::kRequired || !plan.groups.empty()) &&
              !plan.job_domain.empty()) {
     limit = view_.index().find_domain(plan.job_domain);
-    if (limit < 0) limit = common;
+    if (limit < 0) {
+      limit = common;
+    } else if (plan.groups.empty() && plan.partition_tier <= 0) {
+      // Volcano's hard gradient for a job already running (network_topology_aware.go
+      // hyperNodeGradientFn -> getSearchRoot -> getHighestAllowedHyperNode): the search root is the
+      // highest ancestor of the job's allocated HyperNode whose tier is within highestTierAllowed,
+      // so pods beyond minMember may go anywhere inside it, nearest first (find_room below: the
+      // LCA tier of networkTopologyAwareScore, then the task count of scoreWithTaskNum).
+      limit = widest_allowed_domain(limit, plan.request.level);
+    }
   }
   const PodSetRequest& request =
       group >= 0 ? plan.groups[static_cast<std::size_t>(group)].request : plan.request;

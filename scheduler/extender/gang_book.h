@@ -133,6 +133,9 @@ class GangBook {
   int common_domain(const GangPlan& plan, std::int32_t group = -1) const;
   // A new slot for a pod beyond the planned ones (of sub-group `group`, -1: the gang's request).
   std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank, std::int32_t group = -1);
+  // The highest ancestor of `domain` (itself included, the root excluded) whose tier is within
+  // `level` (a tier number, tierName or level key); `domain` when the level does not resolve.
+  int widest_allowed_domain(int domain, const std::string& level) const;
   // Places a sub-group that has no slot yet (one the gang started without), all its pods at once.
   std::expected<void, Error> place_group(GangPlan& plan, std::int32_t group);
   std::expected<PlanSlot*, Error> take_group_slot(GangPlan& plan, const nlohmann::json& pod,

@@ -244,6 +244,99 @@ TEST_F(ElasticGangTest, AVolcanoJobWithMinAvailableFourOfEightStartsFourAndTheOt
     EXPECT_EQ(cluster_.leaf_of.at(node_of("vj-worker-" + std::to_string(i))), "leaf-00") << i;
 }
 
+// Volcano's hard gradient for a job already running (volcano-sh/volcano
+// pkg/scheduler/plugins/network-topology-aware/network_topology_aware.go): hyperNodeGradientFn with
+// the job's allocated HyperNode searches from getSearchRoot, the highest ancestor of that HyperNode
+// whose tier is within highestTierAllowed (getHighestAllowedHyperNode), and isEligibleHyperNode
+// skips the resource pre-filter there; batchNodeOrderFnForNetworkAwarePods then ranks nodes by the
+// tier of their LCA with the allocated HyperNode (networkTopologyAwareScore), ties by the job's task
+// count in the node's HyperNode (scoreWithTaskNum).
+class ElasticHardGradientTest : public GangLifecycleTest {
+ protected:
+  // 2 spines x 2 leaves x 4 nodes: tiers 1 (leaves) and 2 (spines).
+  void SetUp() override { start_cluster(testing::make_cluster(2, 2, 4)); }
+};
+
+TEST_F(ElasticHardGradientTest, PodsBeyondMinMemberJoinTheAllowedSpineWhenTheirLeafIsFull) {
+  // A Volcano Job of 8 pods, minAvailable 4, networkTopology hard with highestTierAllowed 2.
+  const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+  json pg{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "hg-pg"}, {"namespace", "ml"}}},
+          {"spec", {{"minMember", 4}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}}}}};
+  ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
+  start_extender("state.json");
+  // leaf-00 is the one leaf with 4 free nodes: the gang starts there and fills it. leaf-01 (the
+  // same spine) keeps 2 free nodes, leaf-10 and leaf-11 (the other spine) 3 each.
+  occupy("n-01-0", "a-0");
+  occupy("n-01-1", "a-1");
+  occupy("n-10-0", "b-0");
+  occupy("n-11-0", "b-1");
+  for (int i = 0; i < 8; ++i) {
+    json pod = testing::pod_object(
+        "hg-worker-" + std::to_string(i), "", "8",
+        {{"scheduling.k8s.io/group-name", "hg-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
+    pod["metadata"].erase("uid");
+    pod.erase("status");
+    create(pod);
+  }
+  // Ranks 0-3 take leaf-00. For ranks 4-7 the search root is spine-0 (tier 2 <= 2), so the nodes
+  // eligible are spine-0's: leaf-00 is full and leaf-01's free n-01-2 and n-01-3 score
+  // networkTopologyAwareScore = (maxTier 2 - LCA tier 2) / (2 - 1) = 0, the only candidates left;
+  // spine-1's six free nodes lie outside the gradient. Two pods join leaf-01, two wait in spine-0.
+  EXPECT_EQ(schedule(), 6);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(cluster_.leaf_of.at(node_of("hg-worker-" + std::to_string(i))), "leaf-00") << i;
+  std::set<std::string> joined;
+  for (int i = 4; i < 8; ++i) {
+    const std::string node = node_of("hg-worker-" + std::to_string(i));
+    if (node.empty()) {
+      const std::string why = scheduler_->failure("hg-worker-" + std::to_string(i));
+      EXPECT_NE(why.find("waits for room in spine-0"), std::string::npos) << why;
+      continue;
+    }
+    EXPECT_EQ(cluster_.leaf_of.at(node), "leaf-01") << i;
+    joined.insert(node);
+  }
+  EXPECT_EQ(joined, (std::set<std::string>{"n-01-2", "n-01-3"}));
+  EXPECT_EQ(gang_plan("ml/hg-pg")["grown"], 2);
+}
+
+TEST_F(ElasticHardGradientTest, AGangWhoseMinMemberIsItsSizeWaitsWholeForOneSpineToHoldIt) {
+  // The same job with minAvailable 8: no pod is beyond the minimum, so all 8 need one domain of
+  // tier <= 2 with room for 8 at once; only spine-1 (leaf-10 + leaf-11: 3 + 3 free) and spine-0
+  // (4 + 2 free) are candidates, and neither holds 8: the gang waits whole.
+  const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+  json pg{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "hf-pg"}, {"namespace", "ml"}}},
+          {"spec", {{"minMember", 8}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}}}}};
+  ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
+  start_extender("state.json");
+  occupy("n-01-0", "a-0");
+  occupy("n-01-1", "a-1");
+  occupy("n-10-0", "b-0");
+  occupy("n-11-0", "b-1");
+  for (int i = 0; i < 8; ++i) {
+    json pod = testing::pod_object(
+        "hf-worker-" + std::to_string(i), "", "8",
+        {{"scheduling.k8s.io/group-name", "hf-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
+    pod["metadata"].erase("uid");
+    pod.erase("status");
+    create(pod);
+  }
+  EXPECT_EQ(schedule(), 0);
+  // One pod frees in spine-0: 4 + 3 = 7, still short. A second: 8 fit in spine-0.
+  delete_pod("a-0");
+  EXPECT_EQ(schedule(), 0);
+  delete_pod("a-1");
+  EXPECT_EQ(schedule(), 8);
+  for (int i = 0; i < 8; ++i) {
+    const std::string leaf = cluster_.leaf_of.at(node_of("hf-worker-" + std::to_string(i)));
+    EXPECT_TRUE(leaf == "leaf-00" || leaf == "leaf-01") << i << " " << leaf;
+  }
+}
+
 // PodGroups that carry the gang's topology: KAI-Scheduler's (scheduling.run.ai/v2alpha2,
 // spec.topologyConstraint) and the upstream one of KEP-5732 (scheduling.k8s.io/v1alpha2,
 // spec.schedulingConstraints.topology). Both name a node label; the nodes carry the rack label
