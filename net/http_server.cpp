@@ -10,7 +10,17 @@
 // The limits of net/http_limits.h: each session publishes its phase (an atomic the accepting strand
 // reads) so that a new connection at the cap can evict the session that has waited longest for a
 // request; a body's declared length, times the memory factor, is taken from one shared budget before
-// the body is read and given back once the answer is written.
+// the body is read and given back once the answer is written. One request may take only a share of
+// that budget, a slice of it is kept for small requests, and a body that arrives slower than the
+// floor rate is dropped: the deadline of each read of a body is the moment its average rate would
+// fall under the floor.
+//
+// Session lifetime: the registry holds weak references, and a session unregisters itself from its
+// destructor, under sessions_mutex. So no session's last reference may be dropped while that mutex
+// is held (its destructor would lock it again on the same thread): whatever walks the registry keeps
+// the references it takes in a vector declared before the lock, which lets them go after unlocking,
+// the chosen victim included. A destructor that runs under the mutex anyway aborts with a message
+// instead of wedging the server.
 #include "net/http_server.h"
 
 #include <openssl/ssl.h>
@@ -29,6 +39,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <mutex>
@@ -45,6 +57,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 using boost::system::error_code;
+using Clock = std::chrono::steady_clock;
 
 // A response can be large (a full plan list) and the client slow to take it; writes get at least
 // this long even when read_timeout is short.
@@ -104,6 +117,21 @@ bool takes_no_body(std::string_view method) {
 
 std::int64_t now_ticks() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
 
+// Whether this thread holds sessions_mutex (through SessionsLock): a session destroyed here would
+// deadlock on it.
+thread_local bool t_holds_sessions_mutex = false;
+
+class SessionsLock {
+ public:
+  explicit SessionsLock(std::mutex& mutex) : lock_(mutex) { t_holds_sessions_mutex = true; }
+  ~SessionsLock() { t_holds_sessions_mutex = false; }
+  SessionsLock(const SessionsLock&) = delete;
+  SessionsLock& operator=(const SessionsLock&) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+};
+
 // A connection as stop() and the accepting strand see it.
 class SessionHandle {
  public:
@@ -123,6 +151,10 @@ class SessionHandle {
   std::atomic<std::int64_t> phase_since_{now_ticks()};
 };
 
+// References taken while walking the registry; declared before the SessionsLock, so they are
+// released after it.
+using HeldSessions = std::vector<std::shared_ptr<SessionHandle>>;
+
 enum class RouteMatch { kFound, kNoPath, kBadMethod };
 
 // What the sessions share with the server: options, routes and the registry of open connections.
@@ -140,7 +172,7 @@ struct ServerCore {
 
   std::atomic<std::size_t> inflight{0};
   std::atomic<std::size_t> peak_inflight{0};
-  std::atomic<std::uint64_t> evicted{0}, refused{0}, accept_errors{0}, busy{0}, too_large{0};
+  std::atomic<std::uint64_t> evicted{0}, refused{0}, accept_errors{0}, busy{0}, too_large{0}, too_slow{0};
 
   explicit ServerCore(HttpServerOptions o) : options(std::move(o)) {}
 
@@ -149,11 +181,22 @@ struct ServerCore {
     return std::max(options.limits.read_timeout, kMinWriteTimeout);
   }
 
-  // Takes `bytes` from the shared budget; false (and nothing taken) when they do not fit now.
+  // The most one request may hold of the shared budget.
+  std::size_t request_share() const {
+    return limits().max_inflight_bytes / std::max<std::size_t>(1, limits().request_share);
+  }
+
+  // Takes `bytes` from the shared budget; false (and nothing taken) when they do not fit now. A
+  // request over small_request_bytes leaves the small requests' reserve alone.
   bool reserve(std::size_t bytes) {
+    const std::size_t reserve_share = limits().small_reserve_share;
+    const std::size_t kept = bytes <= limits().small_request_bytes || reserve_share == 0
+                                 ? 0
+                                 : limits().max_inflight_bytes / reserve_share;
+    const std::size_t ceiling = limits().max_inflight_bytes - std::min(kept, limits().max_inflight_bytes);
     std::size_t current = inflight.load();
     do {
-      if (bytes > limits().max_inflight_bytes || current > limits().max_inflight_bytes - bytes) return false;
+      if (bytes > ceiling || current > ceiling - bytes) return false;
     } while (!inflight.compare_exchange_weak(current, current + bytes));
     std::size_t peak = peak_inflight.load();
     while (current + bytes > peak && !peak_inflight.compare_exchange_weak(peak, current + bytes)) {
@@ -172,27 +215,32 @@ struct ServerCore {
   }
 
   // At the cap, marks the session to evict (the caller closes it) or answers nullptr when the cap
-  // is not reached (`room` true) or nothing may go. Called with sessions_mutex held.
-  std::shared_ptr<SessionHandle> pick_victim_locked(bool& room, bool only_idle) {
+  // is not reached (`room` true) or nothing may go. Called with sessions_mutex held; every session
+  // it looks at stays referenced in `held`, which the caller releases after unlocking.
+  std::shared_ptr<SessionHandle> pick_victim_locked(bool& room, bool only_idle, HeldSessions& held) {
     std::size_t live = 0;
-    std::shared_ptr<SessionHandle> victim;
+    SessionHandle* victim = nullptr;
+    std::size_t victim_at = 0;
     int victim_rank = 0;
+    held.reserve(sessions.size());
     for (const auto& [id, weak] : sessions) {
-      auto session = weak.lock();
+      held.push_back(weak.lock());
+      SessionHandle* session = held.back().get();
       if (!session || session->closing.load()) continue;
       ++live;
       const int rank = eviction_rank(session->phase());
       if (rank < 0 || (only_idle && rank > 1)) continue;
       if (!victim || rank < victim_rank ||
           (rank == victim_rank && session->phase_since() < victim->phase_since())) {
-        victim = std::move(session);
+        victim = session;
+        victim_at = held.size() - 1;
         victim_rank = rank;
       }
     }
     room = live < limits().max_connections;
-    if (room && !only_idle) return nullptr;
-    if (victim) victim->closing = true;
-    return victim;
+    if ((room && !only_idle) || !victim) return nullptr;
+    victim->closing = true;
+    return held[victim_at];
   }
 
   HttpServerResponse dispatch(const HttpServerRequest& request, std::string& allow) {
@@ -222,7 +270,11 @@ struct ServerCore {
   }
 
   void unregister_session(std::uint64_t id) {
-    std::lock_guard lock(sessions_mutex);
+    if (t_holds_sessions_mutex) {
+      std::fputs("hypertopo: an HTTP session was destroyed under sessions_mutex\n", stderr);
+      std::abort();
+    }
+    SessionsLock lock(sessions_mutex);
     sessions.erase(id);
   }
 };
@@ -285,7 +337,8 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
         static_cast<std::uint32_t>(std::min<std::size_t>(limits().max_header_bytes, UINT32_MAX)));
     parser_->body_limit(limits().max_body_bytes);
     // One deadline for the whole request, header and body: a client trickling bytes is dropped.
-    tcp().expires_after(limits().read_timeout);
+    request_deadline_ = Clock::now() + limits().read_timeout;
+    tcp().expires_at(request_deadline_);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](error_code ec, std::size_t) {
                               if (ec) return self->read_failed(ec);
@@ -325,14 +378,17 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
       parser_->body_limit(limit);
       const std::size_t declared = length ? static_cast<std::size_t>(*length) : limit;
       const std::size_t factor = std::max<std::size_t>(1, limits().body_memory_factor);
-      const std::size_t cost = declared > limits().max_inflight_bytes / factor
-                                   ? limits().max_inflight_bytes + 1
-                                   : declared * factor;
-      if (cost > limits().max_inflight_bytes) {
+      // One request's share is what keeps a single client from holding everyone else's budget.
+      const std::size_t share = server_.request_share();
+      const std::size_t cost = declared > share / factor ? share + 1 : declared * factor;
+      if (cost > share) {
         ++server_.too_large;
-        return send_error(413, "the request body of " + std::to_string(declared) +
-                                   " bytes is larger than this server takes (" +
-                                   std::to_string(limits().max_inflight_bytes / factor) + " bytes)\n");
+        return send_error(
+            413, "the request body of " + std::to_string(declared) +
+                     " bytes is larger than one request may send here (" + std::to_string(share / factor) +
+                     " bytes: its share of " + std::to_string(share) + " of the " +
+                     std::to_string(limits().max_inflight_bytes) + " bytes in flight, counted " +
+                     std::to_string(factor) + " times its size)\n");
       }
       if (!server_.reserve(cost)) {
         ++server_.busy;
@@ -356,11 +412,34 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
 
   void read_body() {
     if (parser_->is_done()) return respond();
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](error_code ec, std::size_t) {
-                       if (ec) return self->read_failed(ec);
-                       self->respond();
-                     });
+    body_started_ = Clock::now();
+    body_received_ = 0;
+    read_body_some();
+  }
+
+  // Piece by piece, so that each read's deadline can be the moment the body's average rate would
+  // fall under the floor if nothing more came.
+  void read_body_some() {
+    auto deadline = request_deadline_;
+    if (const std::size_t floor = limits().min_body_bytes_per_second; floor > 0) {
+      const auto earned = std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(static_cast<double>(body_received_) / static_cast<double>(floor)));
+      deadline =
+          std::min(deadline, body_started_ + std::max<Clock::duration>(limits().body_rate_grace, earned));
+    }
+    deadline_is_floor_ = deadline < request_deadline_;
+    tcp().expires_at(deadline);
+    http::async_read_some(stream_, buffer_, *parser_,
+                          [self = this->shared_from_this()](error_code ec, std::size_t n) {
+                            self->body_received_ += n;
+                            if (ec == beast::error::timeout && self->deadline_is_floor_) {
+                              ++self->server_.too_slow;
+                              return self->tcp().close();
+                            }
+                            if (ec) return self->read_failed(ec);
+                            if (self->parser_->is_done()) return self->respond();
+                            self->read_body_some();
+                          });
   }
 
   void read_failed(const error_code& ec) {
@@ -475,6 +554,10 @@ class Session : public SessionHandle, public std::enable_shared_from_this<Sessio
   bool stopped_ = false;
   std::size_t reserved_ = 0;  // this session's share of the in-flight budget
   std::size_t drained_ = 0;
+  Clock::time_point request_deadline_{};  // read_timeout after the request's first byte was awaited
+  Clock::time_point body_started_{};
+  std::size_t body_received_ = 0;
+  bool deadline_is_floor_ = false;  // the pending body read ends at the floor rate's deadline
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
@@ -506,12 +589,13 @@ struct HttpServer::Impl : ServerCore {
 template <typename Stream>
 void HttpServer::Impl::start_session(Stream stream) {
   auto session = std::make_shared<Session<Stream>>(*this, std::move(stream));
+  HeldSessions held;
   std::shared_ptr<SessionHandle> victim;
   {
-    std::lock_guard lock(sessions_mutex);
+    SessionsLock lock(sessions_mutex);
     if (stopping) return;  // the session closes its socket as it goes away
     bool room = false;
-    victim = pick_victim_locked(room, false);
+    victim = pick_victim_locked(room, false, held);
     if (!room && !victim) {
       ++refused;
       return;  // every connection is busy with a body or a handler: this one closes as it goes away
@@ -543,11 +627,12 @@ void HttpServer::Impl::accept() {
     // an immediate retry fails again at once, spinning a core: free a descriptor held by an idle
     // connection and wait, longer each time, before accepting again.
     ++accept_errors;
+    HeldSessions held;
     std::shared_ptr<SessionHandle> victim;
     {
-      std::lock_guard lock(sessions_mutex);
+      SessionsLock lock(sessions_mutex);
       bool room = false;
-      victim = pick_victim_locked(room, true);
+      victim = pick_victim_locked(room, true, held);
     }
     if (victim) {
       ++evicted;
@@ -654,7 +739,7 @@ std::expected<void, Error> HttpServer::Impl::listen() {
 std::expected<void, Error> HttpServer::start() {
   Impl& s = *impl_;
   {
-    std::lock_guard lock(s.sessions_mutex);
+    SessionsLock lock(s.sessions_mutex);
     if (s.started || s.stopping)
       return fail(ErrorCode::kInvalidArgument, "the HTTP server was already started");
   }
@@ -671,7 +756,7 @@ std::expected<void, Error> HttpServer::start() {
     return ready;
   }
   {
-    std::lock_guard lock(s.sessions_mutex);
+    SessionsLock lock(s.sessions_mutex);
     s.started = true;
   }
   s.accept();
@@ -682,9 +767,9 @@ std::expected<void, Error> HttpServer::start() {
 
 void HttpServer::stop() {
   Impl& s = *impl_;
-  std::vector<std::shared_ptr<SessionHandle>> open;
+  HeldSessions open;
   {
-    std::lock_guard lock(s.sessions_mutex);
+    SessionsLock lock(s.sessions_mutex);
     if (!s.started || s.stopping) return;
     s.stopping = true;
     for (const auto& [id, weak] : s.sessions) {
@@ -712,11 +797,13 @@ std::uint16_t HttpServer::port() const { return impl_->bound_port; }
 HttpServerStats HttpServer::stats() const {
   const Impl& s = *impl_;
   HttpServerStats out;
+  HeldSessions held;
   {
-    std::lock_guard lock(impl_->sessions_mutex);
+    SessionsLock lock(impl_->sessions_mutex);
+    held.reserve(s.sessions.size());
     for (const auto& [id, weak] : s.sessions) {
-      auto session = weak.lock();
-      if (session && !session->closing.load()) ++out.connections_open;
+      held.push_back(weak.lock());
+      if (held.back() && !held.back()->closing.load()) ++out.connections_open;
     }
   }
   out.inflight_bytes = s.inflight.load();
@@ -726,6 +813,7 @@ HttpServerStats HttpServer::stats() const {
   out.accept_errors = s.accept_errors.load();
   out.requests_busy = s.busy.load();
   out.requests_too_large = s.too_large.load();
+  out.requests_too_slow = s.too_slow.load();
   return out;
 }
 

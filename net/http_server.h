@@ -70,7 +70,8 @@ struct HttpServerStats {
   std::uint64_t connections_refused = 0;  // closed at once: at the cap with none to evict
   std::uint64_t accept_errors = 0;        // accept() failures (EMFILE, ...), each followed by a back-off
   std::uint64_t requests_busy = 0;        // 503: the body did not fit in what is in flight now
-  std::uint64_t requests_too_large = 0;   // 413: the body is over the route's limit
+  std::uint64_t requests_too_large = 0;   // 413: the body is over the route's limit or one request's share
+  std::uint64_t requests_too_slow = 0;    // dropped: the body arrived under min_body_bytes_per_second
 };
 
 class HttpServer {

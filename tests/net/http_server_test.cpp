@@ -477,10 +477,15 @@ TEST(HttpServer, AtTheConnectionCapTheLongestIdleConnectionMakesRoom) {
 }
 
 TEST(HttpServer, ABodyThatDoesNotFitInFlightIs503BeforeItIsRead) {
-  auto server = started(
-      {.address = "127.0.0.1",
-       .port = 0,
-       .limits = {.max_body_bytes = 1u << 20, .body_memory_factor = 2, .max_inflight_bytes = 3u << 20}});
+  // One request may take the whole budget here, and the first body waits for the test as long as it
+  // needs: no floor rate.
+  auto server = started({.address = "127.0.0.1",
+                         .port = 0,
+                         .limits = {.max_body_bytes = 1u << 20,
+                                    .body_memory_factor = 2,
+                                    .max_inflight_bytes = 3u << 20,
+                                    .request_share = 1,
+                                    .min_body_bytes_per_second = 0}});
   const std::string head = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1048576\r\n\r\n";
   RawClient first(server->port());
   ASSERT_TRUE(first.send(head + std::string(1000, 'a')));  // and the rest later
@@ -513,7 +518,7 @@ TEST(HttpServer, ABodyThatDoesNotFitInFlightIs503BeforeItIsRead) {
 TEST(HttpServer, TwoHundredFiftySlowMaximalBodiesStayBoundedAndHealthIsAnswered) {
   const net::HttpServerLimits limits{.max_connections = 64,
                                      .max_body_bytes = 1u << 20,
-                                     .body_memory_factor = 4,
+                                     .body_memory_factor = 2,
                                      .max_inflight_bytes = 16u << 20};
   auto server = started({.address = "127.0.0.1", .port = 0, .limits = limits});
   std::vector<std::unique_ptr<RawClient>> slow;
@@ -528,6 +533,116 @@ TEST(HttpServer, TwoHundredFiftySlowMaximalBodiesStayBoundedAndHealthIsAnswered)
   EXPECT_LE(stats.peak_inflight_bytes, limits.max_inflight_bytes);
   EXPECT_LE(stats.connections_open, limits.max_connections);
   EXPECT_GT(stats.requests_busy + stats.connections_evicted + stats.connections_refused, 0u);
+}
+
+// As many connections as the server lets in announce the largest body it takes and trickle it; the
+// eighth finds the large bodies' part of the budget full. Sixteen filter-sized calls at once are all
+// answered from the slice that only small requests may take.
+TEST(HttpServer, TricklingMaximalBodiesLeaveRoomForSmallRequests) {
+  // The extender's proportions on a smaller budget: bodies count 32 times, one request takes an
+  // eighth (1 MiB counted: a 32 KiB body), an eighth is kept for bodies of at most 2 KiB. No floor
+  // rate, so the tricklers hold their shares for as long as the test runs.
+  const net::HttpServerLimits limits{.max_body_bytes = 32u << 10,
+                                     .body_memory_factor = 32,
+                                     .max_inflight_bytes = 8u << 20,
+                                     .small_request_bytes = 64u << 10,
+                                     .min_body_bytes_per_second = 0};
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = limits, .threads = 2});
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 32768\r\n\r\n";
+  std::vector<std::unique_ptr<RawClient>> tricklers;
+  for (int i = 0; i < 7; ++i) {
+    tricklers.push_back(std::make_unique<RawClient>(server->port(), 10s));
+    ASSERT_TRUE(tricklers.back()->send(head + "x"));
+    ASSERT_TRUE(testing::eventually([&] { return server->stats().inflight_bytes == (i + 1) * (1u << 20); }));
+  }
+  RawClient eighth(server->port(), 10s);
+  ASSERT_TRUE(eighth.send(head + "x"));
+  const std::string busy = eighth.read_response();
+  EXPECT_EQ(busy.rfind("HTTP/1.1 503", 0), 0u) << busy;
+
+  std::vector<std::future<Reply>> calls;
+  for (int i = 0; i < 16; ++i) {
+    calls.push_back(std::async(std::launch::async, [&server, i] {
+      auto client = client_for(server->port());
+      if (!client) return Reply{};
+      return call(*client, "POST", "/echo", std::string(2048, static_cast<char>('a' + i)));
+    }));
+  }
+  for (auto& trickler : tricklers) EXPECT_TRUE(trickler->send("x"));
+  for (auto& c : calls) {
+    const Reply reply = c.get();
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_EQ(reply.body, "POST|/echo||/echo|-|2048");
+  }
+  // The tricklers still hold their shares: the small calls took only the reserve and what was left.
+  EXPECT_EQ(server->stats().inflight_bytes, 7u << 20);
+  EXPECT_LE(server->stats().peak_inflight_bytes, limits.max_inflight_bytes);
+  EXPECT_EQ(server->stats().requests_busy, 1u);
+}
+
+// A body whose declared length, counted, is over one request's share could never be taken: 413 at
+// once, naming the limit, and not one byte of it is awaited.
+TEST(HttpServer, ABodyOverOneRequestsShareIs413NamingTheLimit) {
+  auto server = started({.address = "127.0.0.1",
+                         .port = 0,
+                         .limits = {.max_body_bytes = 1u << 20, .max_inflight_bytes = 4u << 20}});
+  RawClient raw(server->port(), 5s);
+  ASSERT_TRUE(raw.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 524289\r\n\r\n"));
+  const std::string response = raw.read_response();
+  EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response;
+  EXPECT_NE(
+      response.find("the request body of 524289 bytes is larger than one request may send here (524288 "
+                    "bytes: its share of 524288 of the 4194304 bytes in flight, counted 1 times its size)"),
+      std::string::npos)
+      << response;
+  EXPECT_EQ(server->stats().requests_too_large, 1u);
+  // A body of exactly the share is taken.
+  auto client = client_for(server->port());
+  EXPECT_EQ(call(*client, "POST", "/echo", std::string(524288, 'b')).body, "POST|/echo||/echo|-|524288");
+  EXPECT_EQ(server->stats().peak_inflight_bytes, 524288u);
+}
+
+// The extender's profile takes the largest body it states and refuses one byte more before reading it.
+TEST(HttpServer, TheExtenderProfileTakesItsStatedLargestBody) {
+  constexpr auto limits = net::kExtenderHttpLimits;
+  static_assert(limits.max_body_bytes * limits.body_memory_factor ==
+                limits.max_inflight_bytes / limits.request_share);
+  auto server = started({.address = "127.0.0.1", .port = 0, .limits = limits});
+  auto client = client_for(server->port());
+  const std::size_t largest = limits.max_body_bytes;
+  EXPECT_EQ(call(*client, "POST", "/echo", std::string(largest, 'n')).body,
+            "POST|/echo||/echo|-|" + std::to_string(largest));
+  RawClient over(server->port(), 5s);
+  ASSERT_TRUE(over.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(largest + 1) +
+                        "\r\n\r\n"));
+  const std::string response = over.read_response();
+  EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response;
+}
+
+// A body trickling under the floor rate is dropped once the grace period is over, though the
+// request's own deadline is minutes away; one that keeps above the floor is answered.
+TEST(HttpServer, ABodyUnderTheFloorRateIsDroppedAfterTheGracePeriod) {
+  auto server = started(
+      {.address = "127.0.0.1",
+       .port = 0,
+       .limits = {.body_rate_grace = 200ms, .min_body_bytes_per_second = 1024, .read_timeout = 10min}});
+  const std::string head = "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 8192\r\n\r\n";
+  RawClient slow(server->port(), 30s);
+  ASSERT_TRUE(slow.send(head + "x"));
+  // 1 byte in more than 200 ms is under 1 KiB/s: the server closes the connection.
+  EXPECT_TRUE(slow.closed_by_server());
+  EXPECT_EQ(server->stats().requests_too_slow, 1u);
+  EXPECT_TRUE(testing::eventually([&] { return server->stats().inflight_bytes == 0; }));
+
+  // 4 KiB at once earns 4 s at 1 KiB/s: a pause past the grace period (the one wait this needs)
+  // keeps the average above the floor.
+  RawClient steady(server->port(), 30s);
+  ASSERT_TRUE(steady.send(head + std::string(4096, 'y')));
+  std::this_thread::sleep_for(400ms);
+  ASSERT_TRUE(steady.send(std::string(4096, 'y')));
+  const std::string answer = steady.read_response();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_EQ(server->stats().requests_too_slow, 1u);
 }
 
 // The server's process runs out of descriptors while idle connections hold them. It must neither
