@@ -343,6 +343,7 @@ void AgentDaemon::on_started_leading() {
     reports_.clear();
     owned_desired_.reset();
     owned_desired_before_.reset();
+    owned_seen_.clear();
     nodes_.begin_relist();
     nodes_.end_relist();  // empty: the new term lists them again
     dirty_ = false;
@@ -402,9 +403,18 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
     if (name.empty()) return false;
     std::lock_guard lock(mutex_);
     if (owned) {
+      bool existed = true;
+      if (deleted) {
+        existed = owned_seen_.erase(name) > 0;
+      } else {
+        owned_seen_.insert(name);
+      }
       if (!owned_desired_) return false;
       auto it = owned_desired_->find(name);
       if (it == owned_desired_->end()) return false;  // not wanted now: a held deletion, or a stale event
+      // Never seen: this term's reconcile has not created it yet (a list that came after the tree but
+      // before the create). Nobody deleted it; another cycle makes sure it is created.
+      if (deleted && !existed) return true;
       const std::string what = deleted ? "" : hypernode_drift(object, it->second);
       if (!deleted && what.empty()) return false;  // as wanted: our own write coming back, or another's no-op
       if (!deleted && owned_desired_before_) {
@@ -507,6 +517,11 @@ void AgentDaemon::watch_loop(std::stop_token stop, const k8s::Resource& resource
         }
         for (const auto& name : missing) {
           drifted = apply(json{{"metadata", {{"name", name}}}}, true) || drifted;
+        }
+        {
+          // Gone while unwatched, wanted or not: seen again only once it exists again.
+          std::lock_guard lock(mutex_);
+          std::erase_if(owned_seen_, [&](const std::string& name) { return !listed_reports.contains(name); });
         }
         rv = *listed;
         need_list = false;

@@ -176,6 +176,10 @@ class AgentDaemon {
   // The tree before it: an event that matches it is one of our own writes of the last cycle coming
   // back late, not somebody else's change.
   std::shared_ptr<const std::map<std::string, DesiredHyperNode>> owned_desired_before_;
+  // The owned HyperNodes this term has seen exist (listed, watched, or written by its reconcile):
+  // only those can have been deleted by another writer. A wanted one missing from a list that was
+  // never seen is one the leader has yet to create, not a drift.
+  std::set<std::string> owned_seen_;
   NodeView nodes_;                                              // what the leader reads of each Node
   int synced_watches_ = 0;                                      // initial lists done (of 2)
   std::map<std::string, std::set<std::string>> warnings_seen_;  // by source kind, as last logged

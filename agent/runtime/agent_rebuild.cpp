@@ -417,6 +417,19 @@ void AgentDaemon::rebuild(std::stop_token stop) {
     return;
   }
   if (!result) return fail_cycle("reconcile failed: " + result.error().message());
+  {
+    // What this reconcile found or made exists, even if the watch has not said so yet: a relist that
+    // misses it later means another writer deleted it.
+    std::lock_guard lock(mutex_);
+    for (const auto& a : result->actions) {
+      if (a.kind == ActionKind::kCreate || a.kind == ActionKind::kUpdate ||
+          a.kind == ActionKind::kUnchanged) {
+        owned_seen_.insert(a.name);
+      } else if (a.kind == ActionKind::kDelete) {
+        owned_seen_.erase(a.name);
+      }
+    }
+  }
   for (const auto& [key, n] : result->writes) {
     const auto slash = key.find('/');
     deps_.metrics->counter("hypertopo_api_writes_total", "", {"verb", "outcome"})

@@ -7,8 +7,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
 #include "k8s/client/kube_config.h"
@@ -75,7 +77,15 @@ class AgentDaemonTest : public ::testing::Test {
     // Observes every request (answers none): HyperNode writes, whoever sends them.
     server_->set_raw_handler(
         [this](const testing::RawHttpRequest& r) -> std::optional<testing::RawHttpResponse> {
-          if (r.method != "GET" && r.target.find("/hypernodes") != std::string::npos) ++hypernode_writes_;
+          if (r.target.find("/hypernodes") == std::string::npos) return std::nullopt;
+          if (r.method != "GET") ++hypernode_writes_;
+          if (r.method == "GET" && r.target.find("labelSelector=") != std::string::npos) {
+            std::lock_guard lock(hypernode_reads_mutex_);
+            hypernode_reads_.push_back(r.target.find("watch=1") != std::string::npos ? "watch" : "list");
+          }
+          if (r.method == "POST" && refuse_hypernode_creates_) {
+            return testing::RawHttpResponse{.status = 503, .body = R"({"kind":"Status","code":503})"};
+          }
           return std::nullopt;
         });
     auto started = server_->start();
@@ -164,6 +174,9 @@ class AgentDaemonTest : public ::testing::Test {
   AgentConfig config_;
   std::atomic<int> probe_calls_{0};
   std::atomic<int> hypernode_writes_{0};
+  std::atomic<bool> refuse_hypernode_creates_{false};
+  std::mutex hypernode_reads_mutex_;
+  std::vector<std::string> hypernode_reads_;  // "list" or "watch", of the owned (label-selected) ones
 };
 
 TEST_F(AgentDaemonTest, PublishesItsReportLeadsReconcilesAndThenWritesNothing) {
@@ -411,6 +424,69 @@ TEST_F(AgentDaemonTest, AFailingSourceDeletesNothingAndIsCounted) {
             std::string::npos)
       << pod->metrics.render();
   EXPECT_NE(pod->metrics.render().find("hypertopo_held_deletions 1"), std::string::npos);
+  pod->daemon->stop();
+}
+
+// A HyperNode counts as deleted by another writer only once the leader has seen it exist. A leader
+// whose tree is built but whose creates have not landed yet relists its owned HyperNodes (a 410 after
+// a compaction): none of the seven it wants exists, and none was deleted. Once they are created, one
+// deleted by hand is the one drift counted.
+TEST_F(AgentDaemonTest, AHyperNodeNotYetCreatedIsNotCountedAsDeleted) {
+  refuse_hypernode_creates_ = true;
+  auto pod = make_pod("gpu-node-1", "agent-a");
+  auto deleted_drift = [&] {
+    return pod->metrics.counter("hypertopo_owned_hypernode_drift_total", "", {"change"}).value({"deleted"});
+  };
+  pod->daemon->start();
+  auto watched_since = [&](std::size_t from) {
+    std::lock_guard lock(hypernode_reads_mutex_);
+    return std::find(hypernode_reads_.begin() + static_cast<std::ptrdiff_t>(from), hypernode_reads_.end(),
+                     "watch") != hypernode_reads_.end();
+  };
+  // A refused create: the tree is built and what it wants is known to the watch, which is open.
+  ASSERT_TRUE(eventually([&] { return hypernode_writes_ > 0 && watched_since(0); }));
+  std::size_t reads_before = 0;
+  {
+    std::lock_guard lock(hypernode_reads_mutex_);
+    reads_before = hypernode_reads_.size();
+  }
+  // A write the owned watch does not see, then a compaction: its resourceVersion is now too old.
+  ASSERT_TRUE(client_->create({"", "v1", "configmaps", true}, kNamespace,
+                              {{"apiVersion", "v1"},
+                               {"kind", "ConfigMap"},
+                               {"metadata", {{"name", "unrelated"}, {"namespace", kNamespace}}}}));
+  server_->store().compact();
+  server_->cut_connections();
+  // The watch resumed (410 Gone), the relist, then the watch that starts only once the list has been
+  // compared with the tree.
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(hypernode_reads_mutex_);
+    auto at = hypernode_reads_.begin() + static_cast<std::ptrdiff_t>(reads_before);
+    for (const char* step : {"watch", "list", "watch"}) {
+      at = std::find(at, hypernode_reads_.end(), step);
+      if (at == hypernode_reads_.end()) return false;
+      ++at;
+    }
+    return true;
+  }));
+  EXPECT_EQ(server_->store().object_count(kHyperNodes), 0u);
+  EXPECT_EQ(deleted_drift(), 0);
+
+  refuse_hypernode_creates_ = false;
+  // Created, each with the /status a create cannot carry.
+  ASSERT_TRUE(eventually([&] {
+    auto list = client_->list({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "");
+    if (!list || list->items.size() != 7) return false;
+    return std::ranges::all_of(list->items, [](const json& o) { return o.contains("status"); });
+  }));
+  EXPECT_EQ(deleted_drift(), 0);
+
+  // kubectl delete hypernode: seen, then gone, then restored.
+  const std::string name = hypernode_versions().begin()->first;
+  ASSERT_TRUE(client_->delete_object({"topology.volcano.sh", "v1alpha1", "hypernodes", false}, "", name));
+  ASSERT_TRUE(eventually([&] { return deleted_drift() == 1; })) << pod->metrics.render();
+  ASSERT_TRUE(eventually([&] { return server_->store().object(kHyperNodes, "", name).has_value(); }));
+  EXPECT_EQ(deleted_drift(), 1);
   pod->daemon->stop();
 }
 
