@@ -1,5 +1,6 @@
 // The gang plans as served on /plans and persisted to the state file (a cache: the cluster is the
 // source of truth, and a gang without a plan is planned around its bound pods).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -102,6 +103,93 @@ void append_strings(std::string& out, const std::vector<std::string>& values) {
   out += ']';
 }
 
+// A plan's pod document as the state file keeps it: the annotations the request and gang readers
+// read, no others. The document comes from the pod's own metadata, so kubectl's
+// last-applied-configuration (the whole manifest, env values included) or a tool's token would
+// otherwise sit on disk for as long as the plan lives. `dropped` says whether anything was left out.
+json saved_pod(const json& pod_doc, bool* dropped = nullptr) {
+  json out = pod_doc;
+  if (!out.is_object() || !out.contains("metadata") || !out["metadata"].is_object()) return out;
+  json& meta = out["metadata"];
+  if (!meta.contains("annotations") || !meta["annotations"].is_object()) return out;
+  json& annotations = meta["annotations"];
+  for (auto it = annotations.begin(); it != annotations.end();) {
+    if (read_by_pod_request(it.key())) {
+      ++it;
+    } else {
+      it = annotations.erase(it);
+      if (dropped) *dropped = true;
+    }
+  }
+  return out;
+}
+
+// The state file's bounds, checked before the file is parsed: a plan of a million slots (157 MB)
+// once took 21 s and 1.6 GB to load, past the extender's 1 GiB limit, while filter calls waited.
+// A saved slot is 150 to 180 bytes of JSON (rank, node, a two-level domain path, state, pod UID, how
+// it was taken: 181 with names like gpu-node-12345 and leaf-su017-l3); a plan adds its pod document,
+// a few hundred bytes. 20,000 nodes of 8 GPUs run at most 160,000 gang pods: about 28 MiB of slots.
+// 64 MiB holds that with room, and its parse (about ten times the text) stays inside the limit. The counts
+// bound what a file of tiny entries costs within those bytes ("{}," is a slot in 3 bytes).
+constexpr std::uintmax_t kMaxStateFileBytes = std::uintmax_t{64} << 20;
+constexpr std::size_t kMaxStatePlans = 100'000;
+constexpr std::size_t kMaxStateSlots = 250'000;
+
+// Counts the plans and their slots of an ExtenderState text without building it, and stops at the
+// first bound passed: the JSON tree of a file is built only once its counts are known to fit.
+class StateCounter : public json::json_sax_t {
+ public:
+  std::size_t plans = 0, slots = 0;
+  std::string over;  // which bound was passed, "" when none
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(json::number_integer_t) override { return true; }
+  bool number_unsigned(json::number_unsigned_t) override { return true; }
+  bool number_float(json::number_float_t, const json::string_t&) override { return true; }
+  bool string(json::string_t&) override { return true; }
+  bool binary(json::binary_t&) override { return true; }
+  bool key(json::string_t& k) override {
+    if (!stack_.empty()) stack_.back().key = k;
+    return true;
+  }
+  bool start_object(std::size_t) override {
+    // A plan is an object in the top-level "plans" list; a slot, one in a plan's "slots" list.
+    const bool in_plans = stack_.size() >= 2 && stack_[0].key == "plans" && stack_[1].array;
+    if (in_plans && stack_.size() == 2 && ++plans > kMaxStatePlans) {
+      over = "more than " + std::to_string(kMaxStatePlans) + " plans";
+      return false;
+    }
+    if (in_plans && stack_.size() == 4 && stack_[2].key == "slots" && stack_[3].array &&
+        ++slots > kMaxStateSlots) {
+      over = "more than " + std::to_string(kMaxStateSlots) + " slots";
+      return false;
+    }
+    stack_.push_back({false, {}});
+    return true;
+  }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override {
+    stack_.push_back({true, {}});
+    return true;
+  }
+  bool end_array() override { return pop(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;  // the parse that follows names the fault
+  }
+
+ private:
+  struct Frame {
+    bool array = false;
+    std::string key;
+  };
+  bool pop() {
+    if (!stack_.empty()) stack_.pop_back();
+    return true;
+  }
+  std::vector<Frame> stack_;
+};
+
 }  // namespace
 
 // What replanning needs of each plan (the request's sources, the slots), as one line of JSON,
@@ -111,7 +199,7 @@ std::string GangBook::state_text() const {
   std::string out = R"({"apiVersion":"hypertopo.io/v1alpha1","kind":"ExtenderState","plans":[)";
   bool first_plan = true;
   for (const auto& [key, p] : plans_) {
-    if (p.pod_text.empty()) p.pod_text = io::json_text(p.pod_doc);
+    if (p.pod_text.empty()) p.pod_text = io::json_text(saved_pod(p.pod_doc));
     out += first_plan ? "{" : ",{";
     first_plan = false;
     out += "\"key\":";
@@ -155,7 +243,7 @@ std::string GangBook::state_text() const {
         out += ",\"level\":";
         append_string(out, g.level);
         out += ",\"count\":" + std::to_string(std::max<std::int32_t>(g.request.count, 1));
-        out += ",\"pod\":" + io::json_text(g.pod_doc) + "}";
+        out += ",\"pod\":" + io::json_text(saved_pod(g.pod_doc)) + "}";
       }
       out += "]";
     }
@@ -246,9 +334,22 @@ void GangBook::run_saver(std::stop_token stop) {
 std::expected<void, Error> GangBook::load_state() {
   if (options_.state_file.empty() || !std::filesystem::exists(options_.state_file)) return {};
   const std::string where = "state file " + options_.state_file.string();
+  bool dropped_annotations = false;
   auto read = [&]() -> std::expected<std::map<std::string, GangPlan>, Error> {
-    auto text = io::read_bounded_file(options_.state_file, io::kDataFileLimit);
+    // The size first, from the file system: a file past the bound is never read into memory.
+    std::error_code size_error;
+    const std::uintmax_t size = std::filesystem::file_size(options_.state_file, size_error);
+    if (!size_error && size > kMaxStateFileBytes) {
+      return fail(ErrorCode::kInvalidArgument, where + " is " + std::to_string(size) +
+                                                   " bytes, over the bound of " +
+                                                   std::to_string(kMaxStateFileBytes >> 20) + " MiB");
+    }
+    auto text = io::read_bounded_file(options_.state_file, static_cast<std::size_t>(kMaxStateFileBytes));
     if (!text) return std::unexpected(text.error());
+    StateCounter counted;
+    if (!json::sax_parse(*text, &counted, json::input_format_t::json, false) && !counted.over.empty()) {
+      return fail(ErrorCode::kInvalidArgument, where + " holds " + counted.over + ", over its bound");
+    }
     auto parsed = io::parse_json(*text, where);
     if (!parsed) return std::unexpected(parsed.error());
     json doc = std::move(*parsed);
@@ -266,7 +367,7 @@ std::expected<void, Error> GangBook::load_state() {
         // Plans written before requests were read off the pod itself carry a synthetic job instead:
         // drop them, the gang is planned again when its next pod comes.
         if (!p.contains("pod") && p.contains("job")) continue;
-        plan.pod_doc = member(p, "pod");
+        plan.pod_doc = saved_pod(member(p, "pod"), &dropped_annotations);
         const json& count = member(p, "count");
         if (!count.is_number_unsigned() || count.get<std::uint64_t>() == 0 ||
             count.get<std::uint64_t>() >
@@ -300,7 +401,7 @@ std::expected<void, Error> GangBook::load_state() {
         }
         for (const auto& g : member(p, "groups")) {
           PlanGroup group{.name = str_at(g, "name"),
-                          .pod_doc = member(g, "pod"),
+                          .pod_doc = saved_pod(member(g, "pod"), &dropped_annotations),
                           .domain = str_at(g, "domain"),
                           .level = str_at(g, "level")};
           const json& n = member(g, "count");
@@ -358,8 +459,8 @@ std::expected<void, Error> GangBook::load_state() {
     // The file cannot be read at all (permissions): that is the deployment's to fix.
     if (loaded.error().code() == ErrorCode::kPermission || loaded.error().code() == ErrorCode::kUnavailable)
       return std::unexpected(loaded.error());
-    // It does not parse (a crash of the disk, a hand edit): the plans are a cache of what the cluster
-    // holds, so start without them and keep the file for a look.
+    // It does not parse (a crash of the disk, a hand edit) or is past its bounds: the plans are a
+    // cache of what the cluster holds, so start without them and keep the file for a look.
     auto moved = io::set_aside(options_.state_file);
     if (!moved) return std::unexpected(std::move(moved.error()).context(loaded.error().message()));
     std::cerr << "hypertopo extender: " << loaded.error().message() << "; set aside as " << moved->string()
@@ -368,10 +469,14 @@ std::expected<void, Error> GangBook::load_state() {
     ++counters_.errors;
     return {};
   }
-  std::lock_guard lock(owner_mu_);
-  for (const auto& [key, plan] : plans_) reserve(plan, -1);
-  plans_ = std::move(*loaded);
-  for (const auto& [key, plan] : plans_) reserve(plan, +1);
+  {
+    std::lock_guard lock(owner_mu_);
+    for (const auto& [key, plan] : plans_) reserve(plan, -1);
+    plans_ = std::move(*loaded);
+    for (const auto& [key, plan] : plans_) reserve(plan, +1);
+  }
+  // A file from before the state kept only the annotations it reads: written again without the rest.
+  if (dropped_annotations) mark_changed();
   return {};
 }
 

@@ -1,5 +1,6 @@
 #include "scheduler/input/pod_request.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "scheduler/input/job_loader.h"
@@ -59,6 +60,13 @@ const std::vector<std::string>& gang_identity_keys() {
                                              kPodIndexKey,
                                              kVolcanoTaskIndex};
   return keys;
+}
+
+bool read_by_pod_request(std::string_view annotation_key) {
+  for (std::string_view prefix : {"hypertopo.io/", "volcano.sh/", "kai.scheduler/", "kueue.x-k8s.io/"}) {
+    if (annotation_key.starts_with(prefix)) return true;
+  }
+  return std::ranges::find(gang_identity_keys(), annotation_key) != gang_identity_keys().end();
 }
 
 namespace {

@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "errors/error.h"
@@ -73,6 +74,13 @@ struct PodIndex {
 // The labels and annotations that say which gang a pod is in and its rank: what the extender keeps
 // of a bound pod to plan around it after a restart.
 const std::vector<std::string>& gang_identity_keys();
+// Whether the readers here (pod_set_request, pod_index, gang_identity_keys) or the extender's gang
+// book read a pod annotation with this key: what a gang plan saved to disk keeps of a pod, so that an
+// annotation nobody reads (kubectl's last-applied-configuration, with its env values) is never
+// written out. Those readers dispatch on the prefixes hypertopo.io/, volcano.sh/, kai.scheduler/ and
+// kueue.x-k8s.io/ (podset-*, pod-group-total-count); a key they learn later under one of them is
+// kept without a change here, and the gang and rank keys are gang_identity_keys() itself.
+bool read_by_pod_request(std::string_view annotation_key);
 // No index key at all: nullopt. A key whose value is not an integer in [0, 2^31): an error naming it.
 std::expected<std::optional<PodIndex>, Error> pod_index(const nlohmann::json& pod);
 
