@@ -3,9 +3,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/bounded_file.h"
-#include "io/json_reader.h"
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 
 namespace hypertopo::k8s {
 namespace {
@@ -23,8 +22,7 @@ void read_string_map(const json& obj, const char* key, std::map<std::string, std
   }
 }
 
-std::expected<NodeInfo, Error> parse_node(const json& item, std::size_t index) {
-  const std::string where = "items[" + std::to_string(index) + "]";
+std::expected<NodeInfo, Error> parse_node(const json& item, const std::string& where) {
   if (!item.is_object()) return fail(ErrorCode::kParse, where + " is not an object");
   auto kind = item.value("kind", std::string("Node"));
   if (kind != "Node") return fail(ErrorCode::kParse, where + " has kind '" + kind + "', expected Node");
@@ -73,7 +71,7 @@ std::expected<NodeList, Error> parse_node_list(const json& doc) {
   if (!doc.is_object()) return fail(ErrorCode::kParse, "expected a NodeList object");
   NodeList list;
   if (doc.value("kind", std::string()) == "Node") {
-    auto node = parse_node(doc, 0);
+    auto node = parse_node(doc, "items[0]");
     if (!node) return std::unexpected(node.error());
     list.items.push_back(std::move(*node));
     return list;
@@ -84,20 +82,39 @@ std::expected<NodeList, Error> parse_node_list(const json& doc) {
   }
   list.items.reserve(items->size());
   for (std::size_t i = 0; i < items->size(); ++i) {
-    auto node = parse_node((*items)[i], i);
+    auto node = parse_node((*items)[i], "items[" + std::to_string(i) + "]");
     if (!node) return std::unexpected(node.error());
     list.items.push_back(std::move(*node));
   }
   return list;
 }
 
-std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path) {
-  auto text = io::read_bounded_file(path, io::kDataFileLimit);
-  if (!text) return std::unexpected(text.error());
-  auto doc = io::parse_json(*text, path.string());
-  if (!doc) return std::unexpected(doc.error());
-  auto list = parse_node_list(*doc);
-  if (!list) return std::unexpected(list.error().context(path.string()));
+std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path,
+                                                   io::ObjectLedger* ledger) {
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
+  const std::string name = path.string();
+  // Items without a kind are Nodes, as in a NodeList.
+  std::vector<const io::FileObject*> nodes;
+  for (const auto& o : file->objects) {
+    if (o.kind == "Node" || o.kind.empty()) nodes.push_back(&o);
+  }
+  NodeList list;
+  if (file->documents.size() <= 1 && (nodes.empty() || nodes.size() == file->objects.size())) {
+    auto whole = parse_node_list(file->documents.empty() ? json() : file->documents.front());
+    if (!whole) return std::unexpected(whole.error().context(name));
+    list = std::move(*whole);
+  } else if (nodes.empty()) {
+    return fail(ErrorCode::kParse, name + ": no Node among its " + std::to_string(file->documents.size()) +
+                                       " documents (it holds " + file->kinds_summary() + ")");
+  } else {
+    for (const auto* o : nodes) {
+      auto node = parse_node(*o->object, file->where(o->origin));
+      if (!node) return std::unexpected(node.error().context(name));
+      list.items.push_back(std::move(*node));
+    }
+  }
+  if (ledger) ledger->record(*file, {"Node", ""});
   return list;
 }
 

@@ -2,8 +2,11 @@
 //
 // Reads a v1 NodeList (or a v1 List of Nodes, or a single Node) into plain structs: name, labels,
 // annotations, allocatable and capacity quantities as strings, taints, Ready and unschedulable.
+// A file may also hold several YAML documents and other kinds (io/object_reader.h): its Nodes are
+// read from every document, and the other objects left in the ledger for its warning.
 //
-//   auto nodes = k8s::read_node_list_file("nodes.json");  // std::expected<NodeList, Error>
+//   io::ObjectLedger ledger;
+//   auto nodes = k8s::read_node_list_file("nodes.yaml", &ledger);  // std::expected<NodeList, Error>
 //   for (const auto& n : nodes->items) std::cout << n.name << "\n";
 #pragma once
 
@@ -15,6 +18,10 @@
 #include <vector>
 
 #include "errors/error.h"
+
+namespace hypertopo::io {
+class ObjectLedger;
+}  // namespace hypertopo::io
 
 namespace hypertopo::k8s {
 
@@ -41,6 +48,7 @@ struct NodeList {
 };
 
 std::expected<NodeList, Error> parse_node_list(const nlohmann::json& doc);
-std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path);
+std::expected<NodeList, Error> read_node_list_file(const std::filesystem::path& path,
+                                                   io::ObjectLedger* ledger = nullptr);
 
 }  // namespace hypertopo::k8s
