@@ -6,9 +6,11 @@
 #include <optional>
 
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/kai_pod_group.h"
+#include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
 
 namespace hypertopo::scheduler {
@@ -574,6 +576,72 @@ std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& p
   return out;
 }
 
+// Kubeflow's PyTorchJob (kubeflow.org/v1, kubeflow/training-operator pkg/apis/kubeflow.org/v1
+// pytorch_types.go): spec.pytorchReplicaSpecs.{Master,Worker}, each `replicas` pods of its
+// `template`. The operator makes them one gang (one PodGroup, minMember = every replica) and numbers
+// them as the extender reads them (pod_request.h pod_index: env RANK, the master 0 and worker i
+// rank i + 1): pod set Master, then Worker. Each template is read as the extender reads one of its
+// pods (pod_set_request): requests, selector, tolerations and the gang's topology annotations, which
+// bind the whole job, as every pod of the gang carries them.
+std::expected<LoadedJob, Error> pytorch_job(const json& doc) {
+  LoadedJob out;
+  out.format = "pytorch";
+  out.request.name = str(doc.value("metadata", json::object()), "name");
+  const std::string where = "PyTorchJob " + out.request.name;
+  auto spec = typed_field(doc, "spec", json::value_t::object, where);
+  if (!spec) return std::unexpected(spec.error());
+  auto replicas = typed_field(*spec, "pytorchReplicaSpecs", json::value_t::object, where + " spec");
+  if (!replicas) return std::unexpected(replicas.error());
+  for (const auto& [type, rs] : replicas->items()) {
+    if (type != "Master" && type != "Worker") {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": spec.pytorchReplicaSpecs." + type + ": a replica type is Master or Worker");
+    }
+  }
+  for (const char* type : {"Master", "Worker"}) {
+    if (!replicas->contains(type)) continue;
+    const std::string rw = where + " spec.pytorchReplicaSpecs." + type;
+    const json& rs = (*replicas)[type];
+    if (!rs.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
+    auto count = integer(rs, "replicas", 1, rw, 0);
+    if (!count) return std::unexpected(count.error());
+    if (*count == 0) continue;
+    auto tmpl = typed_field(rs, "template", json::value_t::object, rw);
+    if (!tmpl) return std::unexpected(tmpl.error());
+    auto meta = typed_field(*tmpl, "metadata", json::value_t::object, rw + " template");
+    if (!meta) return std::unexpected(meta.error());
+    auto pod_spec = typed_field(*tmpl, "spec", json::value_t::object, rw + " template");
+    if (!pod_spec) return std::unexpected(pod_spec.error());
+    json pod{{"metadata", *meta}, {"spec", *pod_spec}};
+    pod["metadata"]["name"] = out.request.name + "-" + (type[0] == 'M' ? "master" : "worker");
+    auto ps = pod_set_request(pod, static_cast<std::int32_t>(*count), /*gang=*/true);
+    if (!ps) return std::unexpected(ps.error());
+    ps->name = type;
+    if (ps->mode != TopologyMode::kNone) {
+      if (out.request.mode != TopologyMode::kNone &&
+          (out.request.mode != ps->mode || out.request.level != ps->level)) {
+        return fail(ErrorCode::kInvalidArgument,
+                    where +
+                        ": the Master and Worker templates ask for different topology; the gang "
+                        "is placed under one constraint");
+      }
+      out.request.mode = ps->mode;
+      out.request.level = ps->level;
+    }
+    out.request.pod_sets.push_back(std::move(*ps));
+  }
+  if (out.request.pod_sets.empty())
+    return fail(ErrorCode::kInvalidArgument,
+                where + ": spec.pytorchReplicaSpecs has no Master or Worker replicas");
+  // The gang goes together: every pod set under the constraint its pods carry; without one it is
+  // still a gang, packed by the topology.
+  for (auto& ps : out.request.pod_sets) {
+    ps.mode = out.request.mode == TopologyMode::kNone ? TopologyMode::kUnconstrained : out.request.mode;
+    ps.level = out.request.level;
+  }
+  return out;
+}
+
 bool is_kep5732_pod_group(const json& doc) {
   return doc.is_object() && str(doc, "apiVersion").starts_with("scheduling.k8s.io/") &&
          str(doc, "kind") == "PodGroup";
@@ -822,6 +890,21 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
           !p)
         return std::unexpected(p.error());
     }
+  } else if (job.format == "pytorch") {
+    // The operator gives the pods the template's class, else runPolicy.schedulingPolicy's
+    // (kubeflow/training-operator pkg/controller.v1/common/job.go, the PodGroup's priorityClassName).
+    const json replicas = object_at(spec, "pytorchReplicaSpecs");
+    const std::string fallback =
+        str(object_at(object_at(spec, "runPolicy"), "schedulingPolicy"), "priorityClass");
+    for (const auto& ps : job.request.pod_sets) {
+      auto p = add(object_at(object_at(object_at(replicas, ps.name.c_str()), "template"), "spec"),
+                   "PyTorchJob " + name + " spec.pytorchReplicaSpecs." + ps.name + ".template.spec");
+      if (!p) return std::unexpected(p.error());
+      if ((*p)->class_name.empty() && !(*p)->value && !fallback.empty()) {
+        (*p)->class_name = fallback;
+        (*p)->source = "PyTorchJob " + name + " spec.runPolicy.schedulingPolicy";
+      }
+    }
   } else if (kind == "List") {
     // A PodGroup with its Pods (KEP-5732, KAI, Volcano): the first Pod's spec gives the priority; a
     // Volcano PodGroup's own spec.priorityClassName stands in when the Pod names none.
@@ -906,6 +989,7 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (api.rfind("kaiwo.silogen.ai/", 0) == 0 && kind == "KaiwoJob") return kaiwo_job(doc, nodes);
   if (api == "batch/v1" && kind == "Job") return batch_job(doc);
   if (api.rfind("jobset.x-k8s.io/", 0) == 0 && kind == "JobSet") return jobset(doc);
+  if (api.starts_with("kubeflow.org/") && kind == "PyTorchJob") return pytorch_job(doc);
   if (is_kep5732_pod_group(doc)) return kep5732_pod_group(doc, json());
   if (is_kai_pod_group_list(doc)) return kai_pod_group_list(doc);
   if (is_volcano_pod_group_list(doc)) return volcano_pod_group_list(doc);
@@ -913,18 +997,98 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
   return fail(ErrorCode::kInvalidArgument,
               "unsupported job kind '" + kind + "' (apiVersion '" + api +
-                  "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, scheduling.k8s.io PodGroup or "
-                  "PlacementRequest");
+                  "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PyTorchJob, scheduling.k8s.io "
+                  "PodGroup or PlacementRequest");
+}
+
+}  // namespace
+
+namespace {
+
+// What an object of a --job file of several documents is: a job placed alone, a part of a gang
+// that is placed as a List of its PodGroup and Pods (as one List document is), or neither.
+enum class JobPart { kJob, kGangPart, kOther };
+
+JobPart job_part(const json& obj) {
+  const std::string api = str(obj, "apiVersion");
+  const std::string kind = str(obj, "kind");
+  if ((api.starts_with("batch.volcano.sh/") && kind == "Job") ||
+      (api.starts_with("kaiwo.silogen.ai/") && kind == "KaiwoJob") || (api == "batch/v1" && kind == "Job") ||
+      (api.starts_with("jobset.x-k8s.io/") && kind == "JobSet") ||
+      (api.starts_with("kubeflow.org/") && kind == "PyTorchJob") || kind == "PlacementRequest" ||
+      (obj.is_object() && obj.contains("podSets")))
+    return JobPart::kJob;
+  if (kind == "PodGroup" || kind == "Pod") return JobPart::kGangPart;
+  return JobPart::kOther;
 }
 
 }  // namespace
 
 std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
-                                         const std::vector<NodeSpec>& nodes) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
-  auto job = parse_job(*doc, nodes);
-  if (!job) return std::unexpected(job.error().context(path.string()));
+                                         const std::vector<NodeSpec>& nodes, io::ObjectLedger* ledger) {
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
+  const std::string name = path.string();
+  std::vector<std::string> kinds;
+  for (const auto& o : file->objects) kinds.push_back(o.kind);
+  // One document is one job, a List of a PodGroup and its Pods included; a List of jobs
+  // (`kubectl get jobs -o yaml`) is read as its items are.
+  const bool list_of_jobs = std::ranges::any_of(file->objects, [](const io::FileObject& o) {
+    return o.origin.item && job_part(*o.object) == JobPart::kJob;
+  });
+  if (file->documents.size() <= 1 && !list_of_jobs) {
+    const json none;
+    auto job = parse_job(file->documents.empty() ? none : file->documents.front(), nodes);
+    if (!job) return std::unexpected(job.error().context(name));
+    if (ledger) ledger->record(*file, kinds);
+    return job;
+  }
+  std::vector<const io::FileObject*> jobs, parts;
+  kinds.clear();
+  for (const auto& o : file->objects) {
+    const JobPart part = job_part(*o.object);
+    if (part == JobPart::kOther && o.kind.empty())
+      return fail(ErrorCode::kInvalidArgument,
+                  name + ": " + file->where(o.origin) + ": an object without a kind");
+    if (part == JobPart::kOther) continue;
+    (part == JobPart::kJob ? jobs : parts).push_back(&o);
+    kinds.push_back(o.kind);
+  }
+  auto places = [&](const std::vector<const io::FileObject*>& of) {
+    std::string out;
+    for (const auto* o : of) out += (out.empty() ? "" : ", ") + file->where(o->origin);
+    return out;
+  };
+  if (jobs.size() > 1) {
+    return fail(ErrorCode::kInvalidArgument,
+                name + ": a job in each of " + places(jobs) + "; --job places one");
+  }
+  if (!jobs.empty() && !parts.empty()) {
+    return fail(ErrorCode::kInvalidArgument, name + ": a " + jobs.front()->kind + " (" + places(jobs) +
+                                                 ") and PodGroups or Pods (" + places(parts) +
+                                                 "); --job places one job, or one PodGroup with its Pods");
+  }
+  if (jobs.empty() && parts.empty()) {
+    return fail(ErrorCode::kInvalidArgument,
+                name + ": no job among its " + std::to_string(file->documents.size()) +
+                    " documents (it holds " + file->kinds_summary() +
+                    "); expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PodGroup with its Pods or "
+                    "PlacementRequest");
+  }
+  json doc;
+  std::string at;
+  if (!jobs.empty()) {
+    doc = *jobs.front()->object;
+    at = file->where(jobs.front()->origin);
+  } else {
+    // A gang's PodGroup and Pods in documents of their own read as the List that holds them.
+    doc = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", json::array()}};
+    for (const auto* o : parts) doc["items"].push_back(*o->object);
+    at = places(parts) + " read as one List in that order";
+  }
+  auto job = parse_job(doc, nodes);
+  if (!job) return std::unexpected(job.error().context(at).context(name));
+  if (ledger) ledger->record(*file, kinds);
   return job;
 }
 

@@ -31,6 +31,10 @@
 #include "scheduler/index/cluster_model.h"
 #include "scheduler/placement/job_request.h"
 
+namespace hypertopo::io {
+class ObjectLedger;
+}  // namespace hypertopo::io
+
 namespace hypertopo::scheduler {
 
 // A pod template's priority before PriorityClasses resolve it.
@@ -49,8 +53,13 @@ struct LoadedJob {
 };
 
 std::expected<LoadedJob, Error> parse_job(const nlohmann::json& doc, const std::vector<NodeSpec>& nodes);
+// A file of one document is one job, as parse_job reads it. Of several documents (io/object_reader.h),
+// one job is read alone, or PodGroups and Pods as the one List that would hold them; two jobs, or a
+// job beside PodGroups or Pods, are an error naming the documents; objects of other kinds are left
+// in `ledger` (named in its warning).
 std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
-                                         const std::vector<NodeSpec>& nodes);
+                                         const std::vector<NodeSpec>& nodes,
+                                         io::ObjectLedger* ledger = nullptr);
 
 // The pod-template readers the loaders share, also used for single pods (the extender):
 // per-pod requests (containers summed), nodeSelector and tolerations of a pod spec ...
