@@ -12,15 +12,18 @@
 
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "io/json_view.h"
 #include "io/json_writer.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/input/cluster_loader.h"
+#include "text/terminal_safe.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/capacity_html.h"
 #include "topology/hypernode.h"
 #include "topology/hypernode_status.h"
+#include "topology/hypernode_tier.h"
 #include "topology/tree.h"
 
 namespace hypertopo::cli {
@@ -63,13 +66,14 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
     if (owner != topology::kManagedByValue) {
       live.foreign.push_back(name + " (managed-by: " + (owner.empty() ? "<none>" : owner) + ")");
     }
-    const json tier = h.value("/spec/tier"_json_pointer, json());
-    if (!tier.is_number_integer()) {
-      live.problems.push_back(name + ": spec.tier is missing or not an integer");
+    const json* spec = h.contains("spec") && h["spec"].is_object() ? &h["spec"] : nullptr;
+    auto tier =
+        topology::read_hypernode_tier(spec ? io::NlohmannView(*spec).find("tier") : std::nullopt, name);
+    if (!tier) {
+      live.problems.push_back(tier.error().message());
       continue;
     }
-    auto id =
-        live.tree.add_domain(name, tier.get<int>(), h.value("/spec/tierName"_json_pointer, std::string()));
+    auto id = live.tree.add_domain(name, *tier, h.value("/spec/tierName"_json_pointer, std::string()));
     if (auto c = topology::find_condition(h, topology::kFabricDegradedCondition);
         c && c->value("status", "") == "True") {
       live.degraded[name] = {c->value("reason", ""), c->value("message", "")};
@@ -178,11 +182,13 @@ void print_domain_text(const LiveTree& live, topology::DomainId id,
   const auto& d = tree.domain(id);
   const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
   const std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-  out << indent << d.name << " (" << d.tier_name << ", tier " << d.tier
-      << "): " << tree.nodes_under(id).size() << (tree.nodes_under(id).size() == 1 ? " node" : " nodes")
-      << ", GPUs " << t.used << "/" << t.allocatable << " used, " << t.free() << " free";
+  out << indent << text::terminal_safe(d.name) << " (" << text::terminal_safe(d.tier_name) << ", tier "
+      << d.tier << "): " << tree.nodes_under(id).size()
+      << (tree.nodes_under(id).size() == 1 ? " node" : " nodes") << ", GPUs " << t.used << "/"
+      << t.allocatable << " used, " << t.free() << " free";
   if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
-    out << "  DEGRADED " << it->second.reason << "\n" << indent << "    " << it->second.message;
+    out << "  DEGRADED " << text::terminal_safe(it->second.reason) << "\n"
+        << indent << "    " << text::terminal_safe(it->second.message);
   }
   out << "\n";
   std::vector<topology::DomainId> children = d.children;
@@ -192,7 +198,7 @@ void print_domain_text(const LiveTree& live, topology::DomainId id,
 
 int run_status(const StatusOptions& opts) {
   auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
     return 1;
   };
   auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
@@ -309,14 +315,15 @@ int run_status(const StatusOptions& opts) {
   }
   std::cout << ":\n";
   for (const auto& b : blocks) {
-    std::cout << "  tier " << b.tier << " (" << b.tier_name << "): " << b.domain << ", " << b.free_gpus
+    std::cout << "  tier " << b.tier << " (" << text::terminal_safe(b.tier_name)
+              << "): " << text::terminal_safe(b.domain) << ", " << b.free_gpus
               << (b.free_gpus == 1 ? " GPU" : " GPUs") << " free, " << b.idle_nodes
               << (b.idle_nodes == 1 ? " idle node\n" : " idle nodes\n");
   }
   std::cout << "\nNot ours (" << live.foreign.size() << "):\n";
-  for (const auto& f : live.foreign) std::cout << "  " << f << "\n";
+  for (const auto& f : live.foreign) std::cout << "  " << text::terminal_safe(f) << "\n";
   std::cout << "\nProblems (" << live.problems.size() << "):\n";
-  for (const auto& p : live.problems) std::cout << "  " << p << "\n";
+  for (const auto& p : live.problems) std::cout << "  " << text::terminal_safe(p) << "\n";
   return 0;
 }
 

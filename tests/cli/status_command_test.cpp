@@ -2,6 +2,7 @@
 // (tests/support/apiserver) holds the HyperNodes, Nodes and Pods the command reads over HTTP.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -213,6 +214,83 @@ TEST_F(StatusCommandTest, ForeignAndRuleBreakingHyperNodesAreListed) {
   EXPECT_NE(out["notOurs"][0].get<std::string>().find("rack-x (managed-by: volcano)"), std::string::npos);
   ASSERT_FALSE(out["problems"].empty());
   EXPECT_NE(out["problems"].dump().find("n4"), std::string::npos) << out["problems"].dump();
+}
+
+// spec.tier is read by the same reader as place and the extender: a value beyond int32 is not wrapped
+// (4294967297 is not tier 1), a negative one or the top int32 is refused, each on a problem line
+// naming the HyperNode and the value; a quoted number is the tier it spells.
+TEST_F(StatusCommandTest, TiersOutsideTheCrdRangeAreProblemsNeverWrongTiers) {
+  const std::vector<std::pair<std::string, json>> odd = {{"rack-big", json(4294967297LL)},
+                                                         {"rack-neg", json(-5)},
+                                                         {"rack-top", json(2147483647)},
+                                                         {"rack-str", json("3")}};
+  for (const auto& [name, tier] : odd) {
+    json h = hypernode(name, 1, "rack", "Node", {});
+    h["spec"]["tier"] = tier;
+    create(h);
+  }
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  json out = json::parse(r.out);
+  std::map<std::string, int> tiers;
+  for (const auto& d : out["domains"]) tiers[d["name"]] = d["tier"];
+  EXPECT_FALSE(tiers.contains("rack-big"));
+  EXPECT_FALSE(tiers.contains("rack-neg"));
+  EXPECT_FALSE(tiers.contains("rack-top"));
+  EXPECT_EQ(tiers["rack-str"], 3);
+  const std::vector<std::string> expected = {
+      "rack-big: spec.tier must be an integer from 0 to 2147483646, got 4294967297",
+      "rack-neg: spec.tier must be an integer from 0 to 2147483646, got -5",
+      "rack-top: spec.tier must be an integer from 0 to 2147483646, got 2147483647"};
+  const auto problems = out["problems"].get<std::vector<std::string>>();
+  for (const auto& line : expected) {
+    EXPECT_NE(std::ranges::find(problems, line), problems.end()) << out["problems"].dump();
+  }
+
+  auto text = status("text");
+  ASSERT_EQ(text.code, 0) << text.err;
+  for (const auto& line : expected)
+    EXPECT_NE(text.out.find("  " + line + "\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("rack-str (rack, tier 3)"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("rack-big ("), std::string::npos) << text.out;
+}
+
+// A condition's reason and message, a tierName and another writer's label are whatever someone wrote:
+// `status -o text` spells out the control characters in them (a retitled or cleared terminal would
+// otherwise be the output), one field to a line; `-o json` carries them as they are, JSON-escaped.
+TEST_F(StatusCommandTest, ControlCharactersInNamesAndMessagesAreSpelledOutInText) {
+  auto stored = client_->get(kHyperNodes, "", "leaf-b");
+  ASSERT_TRUE(stored.has_value());
+  json object = *stored;
+  object["status"] = {{"conditions",
+                       {{{"type", "FabricDegraded"},
+                         {"status", "True"},
+                         {"reason", "Missing\x1b[2JUplinks"},
+                         {"message", "\x1b]0;evil\x07 leaf-b - spine-2\nsecond line"},
+                         {"lastTransitionTime", "2026-11-24T08:00:00Z"}}}}};
+  ASSERT_TRUE(client_->update_status(kHyperNodes, "", object).has_value());
+  json leaf_a = *client_->get(kHyperNodes, "", "leaf-a");
+  leaf_a["spec"]["tierName"] = "leaf\x1b[31m";
+  ASSERT_TRUE(client_->update(kHyperNodes, "", leaf_a).has_value());
+  create(hypernode("rack-x", 1, "rack", "Node", {}, "other\x1b]0;owned\x07"));
+
+  auto text = status("text");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find('\x07'), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(
+                "DEGRADED Missing\\x1b[2JUplinks\n      \\x1b]0;evil\\x07 leaf-b - spine-2\\nsecond line\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("leaf-a (leaf\\x1b[31m, tier 1)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("rack-x (managed-by: other\\x1b]0;owned\\x07)"), std::string::npos) << text.out;
+
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::map<std::string, json> domains;
+  const json out = json::parse(r.out);
+  for (const auto& d : out["domains"]) domains[d["name"]] = d;
+  EXPECT_EQ(domains["leaf-b"]["fabricDegraded"]["message"], "\x1b]0;evil\x07 leaf-b - spine-2\nsecond line");
 }
 
 TEST_F(StatusCommandTest, RegexMembersAreResolvedThroughTheSchedulerIndex) {
