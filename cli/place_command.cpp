@@ -17,15 +17,19 @@ void add_place_command(CLI::App& app, Action& action) {
   auto pods = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
   auto flavor = std::make_shared<std::string>();
-  cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output")
+  cmd->add_option("--nodes", in->nodes,
+                  "kubectl get nodes -o json|yaml output (every file: one object, a List or several YAML "
+                  "documents; kinds a flag does not read are named in a warning)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--topology", in->topology, "HyperNode list (kubectl get hn -o json) or a Kueue Topology")
+  cmd->add_option("--topology", in->topology,
+                  "HyperNodes (kubectl get hn -o json|yaml, discover -o yaml) or a Kueue Topology")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--job", in->job,
                   "The gang: a Volcano Job, a batch/v1 Job with Kueue TAS or KAI annotations, a JobSet, a "
-                  "KaiwoJob, a KEP-5732 PodGroup (alone or in a List with one of its Pods), a KAI "
+                  "KaiwoJob, a Kubeflow PyTorchJob, a KEP-5732 PodGroup (alone or in a List with one of its "
+                  "Pods), a KAI "
                   "(scheduling.run.ai) or Volcano (scheduling.volcano.sh) PodGroup in a List with its Pods "
                   "(sub-groups, subGroupPolicy) or a "
                   "PlacementRequest (docs/placement.md)")

@@ -12,20 +12,19 @@
 #include "io/bounded_file.h"
 #include "io/json_reader.h"
 #include "io/json_view.h"
+#include "io/object_reader.h"
 #include "io/yaml_json.h"
 #include "io/yaml_reader.h"
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/pod_request.h"
+#include "topology/hypernode_tier.h"
 
 namespace hypertopo::scheduler {
 namespace {
 
 using nlohmann::json;
 
-bool looks_like_json(std::string_view text) {
-  auto first = text.find_first_not_of(" \t\r\n");
-  return first != std::string_view::npos && (text[first] == '{' || text[first] == '[');
-}
+using io::looks_like_json;
 
 std::expected<json, Error> document_of(const std::string& text, const std::string& where) {
   if (looks_like_json(text)) return io::parse_json(text, where);
@@ -89,6 +88,12 @@ std::expected<ResourceAmounts, Error> quantities(const std::optional<V>& obj, co
 }
 
 enum class Want { kInteger, kString, kBoolean, kList, kObject };
+
+// How a list's readers name its i-th item in an error: "items[i]" for a List read whole; a file's
+// objects gathered from several documents name each one's own place (ObjectFile::where).
+struct ItemsAt {
+  std::string operator()(std::size_t i) const { return "items[" + std::to_string(i) + "]"; }
+};
 
 // Where an error is: a string, or a function that makes one (the message is only built on failure:
 // a 6,000-node list is checked key by key).
@@ -206,26 +211,9 @@ std::expected<HyperNodeSpec, Error> parse_hypernode(const V& item, const std::st
   auto who = [&] { return "HyperNode " + hn.name; };
   auto spec = object_at(item, "spec");
   if (!spec) return fail(ErrorCode::kParse, who() + ": no spec");
-  auto tier = spec->find("tier");
-  if (!tier) return fail(ErrorCode::kParse, who() + ": spec.tier is required");
-  if (tier->is_integer()) {
-    // The CRD's int32 with minimum 0: a larger value is refused, never wrapped (2^32 + 1 is not 1).
-    const auto value = tier->integer();
-    if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
-      return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer from 0 to " +
-                                         std::to_string(std::numeric_limits<std::int32_t>::max()));
-    }
-    hn.tier = static_cast<int>(value);
-  } else if (tier->is_string()) {
-    const std::string_view t = tier->string();
-    auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), hn.tier);
-    if (ec != std::errc() || p != t.data() + t.size()) {
-      return fail(ErrorCode::kParse, who() + ": spec.tier '" + std::string(t) + "' is not an integer");
-    }
-    if (hn.tier < 0) return fail(ErrorCode::kParse, who() + ": spec.tier " + std::string(t) + " is negative");
-  } else {
-    return fail(ErrorCode::kParse, who() + ": spec.tier must be an integer");
-  }
+  auto tier = topology::read_hypernode_tier(spec->find("tier"), who());
+  if (!tier) return std::unexpected(tier.error());
+  hn.tier = *tier;
   hn.tier_name = str(*spec, "tierName");
   auto members = spec->find("members");
   const std::vector<V> list = members ? members->elements() : std::vector<V>();
@@ -346,8 +334,7 @@ std::expected<void, Error> check_node_shape(const V& node, const std::string& wh
 // The same reading as k8s::parse_node_list (k8s/objects/node_list.cpp): kind defaults to Node,
 // metadata.name is required, Ready is the last Ready condition (true without one).
 template <class V>
-std::expected<void, Error> check_node_identity(const V& item, std::size_t index) {
-  const std::string where = "items[" + std::to_string(index) + "]";
+std::expected<void, Error> check_node_identity(const V& item, const std::string& where) {
   if (!item.is_object()) return fail(ErrorCode::kParse, where + " is not an object");
   if (auto kind = item.find("kind"); kind && kind->is_string() && kind->string() != "Node")
     return fail(ErrorCode::kParse, where + " has kind '" + std::string(kind->string()) + "', expected Node");
@@ -383,8 +370,8 @@ std::expected<NodeSpec, Error> read_node(const V& item) {
   return node;
 }
 
-template <class V>
-std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list);
+template <class V, class Where = ItemsAt>
+std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list, const Where& at = {});
 
 template <class V>
 std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
@@ -394,7 +381,7 @@ std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
   std::vector<NodeSpec> out;
   if (str_view(doc, "kind") == "Node") {
     if (auto ok = check_node_shape(doc, "the Node"); !ok) return std::unexpected(ok.error());
-    if (auto ok = check_node_identity(doc, 0); !ok) return std::unexpected(ok.error());
+    if (auto ok = check_node_identity(doc, ItemsAt()(0)); !ok) return std::unexpected(ok.error());
     auto node = read_node(doc);
     if (!node) return std::unexpected(node.error());
     out.push_back(std::move(*node));
@@ -409,15 +396,14 @@ std::expected<std::vector<NodeSpec>, Error> read_nodes(const V& doc) {
 }
 
 // A NodeList's items: every shape checked, then every identity, then each Node read.
-template <class V>
-std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list) {
+template <class V, class Where>
+std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>& list, const Where& at) {
   std::vector<NodeSpec> out;
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (auto ok = check_node_shape(list[i], "items[" + std::to_string(i) + "]"); !ok)
-      return std::unexpected(ok.error());
+    if (auto ok = check_node_shape(list[i], at(i)); !ok) return std::unexpected(ok.error());
   }
   for (std::size_t i = 0; i < list.size(); ++i) {
-    if (auto ok = check_node_identity(list[i], i); !ok) return std::unexpected(ok.error());
+    if (auto ok = check_node_identity(list[i], at(i)); !ok) return std::unexpected(ok.error());
   }
   out.reserve(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -428,12 +414,23 @@ std::expected<std::vector<NodeSpec>, Error> read_node_items(const std::vector<V>
   return out;
 }
 
-template <class V>
-std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, std::size_t i);
+template <class V, class Where>
+std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, const Where& iw);
+
+template <class V, class Where = ItemsAt>
+std::expected<std::vector<BoundPod>, Error> read_pod_items(const std::vector<V>& items,
+                                                           const Where& at = {}) {
+  std::vector<BoundPod> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto pod = read_pod(items[i], [&] { return at(i); });
+    if (!pod) return std::unexpected(pod.error());
+    if (*pod) out.push_back(std::move(**pod));
+  }
+  return out;
+}
 
 template <class V>
 std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
-  std::vector<BoundPod> out;
   std::vector<V> items;
   if (!doc.is_object())
     return fail(ErrorCode::kParse, "expected a PodList (kubectl get pods -o json) or a Pod");
@@ -449,18 +446,12 @@ std::expected<std::vector<BoundPod>, Error> read_pods(const V& doc) {
                 "expected a PodList with items (kubectl get pods -o json) or a Pod, got kind '" +
                     std::string(kind) + "'");
   }
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    auto pod = read_pod(items[i], i);
-    if (!pod) return std::unexpected(pod.error());
-    if (*pod) out.push_back(std::move(**pod));
-  }
-  return out;
+  return read_pod_items(items);
 }
 
-// The pod at items[i]: what it uses when it is bound to a node and not finished, else nothing.
-template <class V>
-std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, std::size_t i) {
-  auto iw = [&] { return "items[" + std::to_string(i) + "]"; };
+// The pod `iw()` names: what it uses when it is bound to a node and not finished, else nothing.
+template <class V, class Where>
+std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, const Where& iw) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, iw() + ": a Pod must be an object");
   if (const auto k = str_view(pod, "kind"); !k.empty() && k != "Pod")
     return fail(ErrorCode::kParse, iw() + ": expected kind Pod, got '" + std::string(k) + "'");
@@ -519,12 +510,16 @@ std::expected<std::optional<BoundPod>, Error> read_pod(const V& pod, std::size_t
   return BoundPod{name, std::string(node), std::move(sum)};
 }
 
-template <class V>
-std::expected<std::vector<HyperNodeSpec>, Error> read_hypernode_items(const std::vector<V>& list) {
+template <class V, class Where = ItemsAt>
+std::expected<std::vector<HyperNodeSpec>, Error> read_hypernode_items(const std::vector<V>& list,
+                                                                      const Where& at = {}) {
   std::vector<HyperNodeSpec> out;
   out.reserve(list.size());
   for (std::size_t i = 0; i < list.size(); ++i) {
-    auto hn = parse_hypernode(list[i], "items[" + std::to_string(i) + "]");
+    // Only a list of HyperNodes is read whole; a list of several kinds is read by kind (load_topology).
+    if (const auto k = str_view(list[i], "kind"); !k.empty() && k != "HyperNode")
+      return fail(ErrorCode::kParse, at(i) + " has kind '" + std::string(k) + "', expected HyperNode");
+    auto hn = parse_hypernode(list[i], at(i));
     if (!hn) return std::unexpected(hn.error());
     out.push_back(std::move(*hn));
   }
@@ -593,11 +588,20 @@ simdjson::dom::parser& cluster_parser() {
 // not the hundreds nlohmann spends building its tree. Whatever simdjson refuses (YAML, invalid
 // UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits, a syntax error) goes the
 // nlohmann way, which accepts or rejects it exactly as before, with the same message.
-template <class Read>
-auto load_with(const std::filesystem::path& path, Read read)
+//
+// A file the document reader does not take whole (several YAML documents, a List of several kinds,
+// a JSON array) is read by io::read_objects, and `gather` reads the objects of `kinds` ("" for
+// objects without one, which each reader takes as its own, as a NodeList's items are Nodes) with
+// each one's place for its errors; the others are left in `ledger` for another reader of the file
+// or for its warning. A file of one document whose objects are all of `kinds`, or none of them, is
+// read by `read` as before, with the same errors.
+template <class Read, class Gather>
+auto load_with(const std::filesystem::path& path, io::ObjectLedger* ledger,
+               const std::vector<std::string>& kinds, std::string_view what, Read read, Gather gather)
     -> decltype(read(std::declval<const io::NlohmannView&>())) {
   auto text = io::read_bounded_file(path, io::kDataFileLimit);
   if (!text) return std::unexpected(text.error());
+  const std::string name = path.string();
   if (looks_like_json(*text)) {
     simdjson::dom::parser& parser = cluster_parser();
     simdjson::dom::element root;
@@ -605,27 +609,93 @@ auto load_with(const std::filesystem::path& path, Read read)
     const bool ready =
         parser.max_depth() == io::kMaxJsonDepth || !parser.allocate(padded.size(), io::kMaxJsonDepth);
     if (ready && !parser.parse(padded).get(root)) {
-      auto result = read(io::SimdjsonView(root));
-      if (!result) return std::unexpected(result.error().context(path.string()));
-      return result;
+      if (auto result = read(io::SimdjsonView(root))) {
+        if (ledger)
+          for (const auto& k : kinds) ledger->record_all(name, k);
+        return result;
+      }
     }
   }
-  auto doc = document_of(*text, path.string());
-  if (!doc) return std::unexpected(doc.error());
-  auto result = read(io::NlohmannView(*doc));
-  if (!result) return std::unexpected(result.error().context(path.string()));
+  auto file = io::parse_objects(*text, name);
+  if (!file) return std::unexpected(file.error());
+  std::vector<const io::FileObject*> taken;
+  for (const auto& o : file->objects) {
+    if (std::ranges::find(kinds, o.kind) != kinds.end()) taken.push_back(&o);
+  }
+  if (file->documents.size() <= 1 && (taken.empty() || taken.size() == file->objects.size())) {
+    const json none;
+    auto result = read(io::NlohmannView(file->documents.empty() ? none : file->documents.front()));
+    if (!result) return std::unexpected(result.error().context(name));
+    if (ledger) ledger->record(*file, kinds);
+    return result;
+  }
+  if (taken.empty()) {
+    return fail(ErrorCode::kParse, name + ": no " + std::string(what) + " among its " +
+                                       std::to_string(file->documents.size()) + " documents (it holds " +
+                                       file->kinds_summary() + ")");
+  }
+  auto result = gather(*file, taken);
+  if (!result) return std::unexpected(result.error().context(name));
+  if (ledger) ledger->record(*file, kinds);
   return result;
 }
 
+std::vector<io::NlohmannView> views_of(const std::vector<const io::FileObject*>& objects) {
+  std::vector<io::NlohmannView> out;
+  out.reserve(objects.size());
+  for (const auto* o : objects) out.emplace_back(*o->object);
+  return out;
+}
+
+// Names the i-th gathered object by its place in its file.
+struct PlaceIn {
+  const io::ObjectFile& file;
+  const std::vector<const io::FileObject*>& objects;
+  std::string operator()(std::size_t i) const { return file.where(objects[i]->origin); }
+};
+
+const std::vector<std::string> kNodeKinds{"Node", ""};
+const std::vector<std::string> kPodKinds{"Pod", ""};
+const std::vector<std::string> kTopologyKinds{"HyperNode", "Topology", ""};
+
+// HyperNodes from any number of documents, or one Kueue Topology; never both.
+std::expected<TopologySource, Error> gather_topology(const io::ObjectFile& file,
+                                                     const std::vector<const io::FileObject*>& objects) {
+  std::vector<const io::FileObject*> levels, hypernodes;
+  for (const auto* o : objects) (o->kind == "Topology" ? levels : hypernodes).push_back(o);
+  auto places = [&](const std::vector<const io::FileObject*>& of) {
+    std::string out;
+    for (const auto* o : of) out += (out.empty() ? "" : ", ") + file.where(o->origin);
+    return out;
+  };
+  if (levels.size() > 1)
+    return fail(ErrorCode::kParse, "a Topology in each of " + places(levels) + "; --topology takes one");
+  if (!levels.empty() && !hypernodes.empty()) {
+    return fail(ErrorCode::kParse, "a Topology (" + places(levels) + ") and HyperNodes (" +
+                                       places(hypernodes) + "); --topology takes one or the other");
+  }
+  if (!levels.empty()) {
+    auto out = read_topology(io::NlohmannView(*levels.front()->object));
+    if (!out) return std::unexpected(out.error().context(file.where(levels.front()->origin)));
+    return out;
+  }
+  TopologySource out;
+  auto read = read_hypernode_items(views_of(hypernodes), PlaceIn{file, hypernodes});
+  if (!read) return std::unexpected(read.error());
+  out.hypernodes = std::move(*read);
+  return out;
+}
+
 // The pods of a list, each with its identity: what the extender keys its view by.
-template <class V>
-std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<V>& items) {
+template <class V, class Where = ItemsAt>
+std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<V>& items,
+                                                              const Where& at = {}) {
   std::vector<ListedPod> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto meta = object_at(items[i], "metadata");
     ListedPod pod;
     if (meta) pod = {str(*meta, "uid"), str(*meta, "namespace"), str(*meta, "name"), {}};
-    auto bound = read_pod(items[i], i);
+    auto bound = read_pod(items[i], [&] { return at(i); });
     if (!bound) return std::unexpected(bound.error().context("Pod " + pod.ns + "/" + pod.name));
     if (!*bound) continue;  // pending or finished: uses nothing
     pod.bound = std::move(**bound);
@@ -732,7 +802,15 @@ auto read_pages(std::span<const std::string> pages, Read read)
 std::expected<json, Error> read_document(const std::filesystem::path& path) {
   auto text = io::read_bounded_file(path, io::kDataFileLimit);
   if (!text) return std::unexpected(text.error());
-  return document_of(*text, path.string());
+  if (looks_like_json(*text)) return document_of(*text, path.string());
+  // Never the first document alone: a file of several is for read_objects' readers.
+  auto file = io::parse_objects(*text, path.string());
+  if (!file) return std::unexpected(file.error());
+  if (file->documents.size() > 1) {
+    return fail(ErrorCode::kParse, path.string() + ": " + std::to_string(file->documents.size()) +
+                                       " YAML documents where one object is expected");
+  }
+  return file->documents.empty() ? json() : std::move(file->documents.front());
 }
 
 std::expected<std::vector<NodeSpec>, Error> parse_nodes(const json& doc) {
@@ -743,8 +821,13 @@ std::expected<std::vector<NodeSpec>, Error> parse_nodes_dom(const simdjson::dom:
   return read_nodes(io::SimdjsonView(doc));
 }
 
-std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path) {
-  return load_with(path, [](const auto& doc) { return read_nodes(doc); });
+std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path,
+                                                       io::ObjectLedger* ledger) {
+  return load_with(
+      path, ledger, kNodeKinds, "Node", [](const auto& doc) { return read_nodes(doc); },
+      [](const io::ObjectFile& file, const std::vector<const io::FileObject*>& objects) {
+        return read_node_items(views_of(objects), PlaceIn{file, objects});
+      });
 }
 
 std::expected<std::vector<BoundPod>, Error> parse_pods(const json& doc) {
@@ -785,8 +868,29 @@ std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(
   return usage;
 }
 
-std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path) {
-  return load_with(path, [](const auto& doc) { return read_pods(doc); });
+std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path,
+                                                      io::ObjectLedger* ledger) {
+  return load_with(
+      path, ledger, kPodKinds, "Pod", [](const auto& doc) { return read_pods(doc); },
+      [](const io::ObjectFile& file, const std::vector<const io::FileObject*>& objects) {
+        return read_pod_items(views_of(objects), PlaceIn{file, objects});
+      });
+}
+
+std::expected<std::vector<ListedPod>, Error> load_listed_pods(const std::filesystem::path& path) {
+  auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (!text) return std::unexpected(text.error());
+  const std::string page = std::move(*text);
+  if (looks_like_json(page)) {
+    if (auto listed = parse_pod_pages(std::span<const std::string>(&page, 1))) return listed;
+  }
+  auto file = io::parse_objects(page, path.string());
+  if (!file) return std::unexpected(file.error());
+  std::vector<const io::FileObject*> pods;
+  for (const auto& o : file->objects) {
+    if (o.kind == "Pod" || o.kind.empty()) pods.push_back(&o);
+  }
+  return read_listed_pods(views_of(pods), PlaceIn{*file, pods});
 }
 
 std::expected<TopologySource, Error> parse_topology(const json& doc) {
@@ -797,8 +901,11 @@ std::expected<TopologySource, Error> parse_topology_dom(const simdjson::dom::ele
   return read_topology(io::SimdjsonView(doc));
 }
 
-std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path) {
-  return load_with(path, [](const auto& doc) { return read_topology(doc); });
+std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path,
+                                                   io::ObjectLedger* ledger) {
+  return load_with(
+      path, ledger, kTopologyKinds, "HyperNode or Topology",
+      [](const auto& doc) { return read_topology(doc); }, gather_topology);
 }
 
 std::expected<std::vector<NodeSpec>, Error> parse_node_pages(std::span<const std::string> pages) {

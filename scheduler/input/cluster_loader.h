@@ -5,14 +5,20 @@
 // scheduler/index/cluster_model.h. Quantities are parsed exactly; a malformed one is an error that
 // names the object and the resource. This is the only scheduler code that knows Kubernetes shapes.
 //
+// A file may hold one object, a List, several YAML documents or several kinds (io/object_reader.h):
+// each load_* reads the kinds it reads, from every document, and leaves the others in the ledger
+// the caller gives, which names them in a warning unless another reader of the file takes them.
+// An error names the file and, where it holds several documents, the document.
+//
 // JSON files are parsed with simdjson (a 6,000-node cluster in about 30 ms of CPU); what it refuses
 // (invalid UTF-8, nesting past io::kMaxJsonDepth, integers beyond 64 bits) is read the nlohmann
 // way, accepted or refused as before. One reader, written over io/json_view.h, serves both
 // parsers: parse_nodes and parse_nodes_dom (simdjson's DOM), and so on, give the same model and
 // the same errors for the same text.
 //
-//   auto nodes = load_nodes("nodes.json");
-//   auto topology = load_topology("hypernodes.json");   // HyperNodes or a Kueue Topology
+//   io::ObjectLedger ledger;
+//   auto nodes = load_nodes("nodes.json", &ledger);
+//   auto topology = load_topology("hypernodes.yaml", &ledger);   // HyperNodes or a Kueue Topology
 //   auto index = build_index(*topology, *nodes, *load_pods("pods.json"));
 #pragma once
 
@@ -35,14 +41,20 @@ namespace simdjson::dom {
 class element;
 }  // namespace simdjson::dom
 
+namespace hypertopo::io {
+class ObjectLedger;
+}  // namespace hypertopo::io
+
 namespace hypertopo::scheduler {
 
-// A file in JSON or YAML, as JSON (YAML scalars typed as YAML 1.2 core would: ints, floats, bools).
+// A file of one document in JSON or YAML, as JSON (YAML scalars typed as YAML 1.2 core would: ints,
+// floats, bools). A YAML file of several documents is an error, never read as its first.
 std::expected<nlohmann::json, Error> read_document(const std::filesystem::path& path);
 
 std::expected<std::vector<NodeSpec>, Error> parse_nodes(const nlohmann::json& doc);
 std::expected<std::vector<NodeSpec>, Error> parse_nodes_dom(const simdjson::dom::element& doc);
-std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path);
+std::expected<std::vector<NodeSpec>, Error> load_nodes(const std::filesystem::path& path,
+                                                       io::ObjectLedger* ledger = nullptr);
 
 // Pods bound to a node and not finished (phase not Succeeded/Failed); effective requests are
 // max(sum of containers, largest init container) plus the pod overhead.
@@ -53,7 +65,8 @@ std::expected<std::vector<BoundPod>, Error> parse_pods_dom(const simdjson::dom::
 // Requests only, as kube-scheduler counts them; a fraction of a GPU is an error naming the pod.
 std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(const nlohmann::json& pods,
                                                                              std::string_view resource);
-std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path);
+std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::path& path,
+                                                      io::ObjectLedger* ledger = nullptr);
 
 // The capacity picture's input: each Node's allocatable `resource` (read as placement reads it) and
 // the requests of its bound pods (requested_per_node). Errors name the node whose allocatable is not
@@ -71,7 +84,9 @@ struct TopologySource {
 
 std::expected<TopologySource, Error> parse_topology(const nlohmann::json& doc);
 std::expected<TopologySource, Error> parse_topology_dom(const simdjson::dom::element& doc);
-std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path);
+// HyperNodes from every document of the file, or one Kueue Topology.
+std::expected<TopologySource, Error> load_topology(const std::filesystem::path& path,
+                                                   io::ObjectLedger* ledger = nullptr);
 
 // Lists as the API server sends them, a page at a time (k8s::KubeClient::list_pages): the items of
 // every page read as one list, with simdjson, without a tree of nlohmann objects. When simdjson
@@ -107,6 +122,9 @@ struct ListedPod {
 };
 std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
 std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);
+// The Pods of a file (any form load_pods reads), each with its identity; objects of other kinds
+// are passed over (load_pods has named them).
+std::expected<std::vector<ListedPod>, Error> load_listed_pods(const std::filesystem::path& path);
 
 std::expected<TopologyIndex, Error> build_index(const TopologySource& topology, std::vector<NodeSpec> nodes,
                                                 const std::vector<BoundPod>& pods);

@@ -10,6 +10,7 @@
 
 #include "io/bounded_file.h"
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/disruption_budget.h"
@@ -18,6 +19,7 @@
 #include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
+#include "text/terminal_safe.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -120,14 +122,26 @@ std::expected<KueueFeatureGates, Error> parse_kueue_gates(const std::string& tex
 
 // A Kueue ResourceFlavor (kueue.x-k8s.io, kind ResourceFlavor): its spec.nodeLabels.
 std::expected<std::map<std::string, std::string>, Error> flavor_labels(const std::filesystem::path& path,
-                                                                       const std::string& topology_name) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
-  const std::string where = path.string();
-  if (!doc->is_object() || doc->value("kind", json()) != json("ResourceFlavor")) {
+                                                                       const std::string& topology_name,
+                                                                       io::ObjectLedger& ledger) {
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
+  std::string where = path.string();
+  const json* doc = nullptr;
+  for (const auto& o : file->objects) {
+    if (o.kind != "ResourceFlavor") continue;
+    if (doc) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": " + file->where(o.origin) + ": a second ResourceFlavor; one is read");
+    }
+    doc = o.object;
+    if (file->documents.size() > 1 || o.origin.item) where += ": " + file->where(o.origin);
+  }
+  if (!doc) {
     return fail(ErrorCode::kInvalidArgument,
                 where + ": expected a Kueue ResourceFlavor (kind: ResourceFlavor)");
   }
+  ledger.record(*file, {"ResourceFlavor"});
   const json spec = doc->value("spec", json::object());
   if (!spec.is_object()) return fail(ErrorCode::kInvalidArgument, where + ": spec must be an object");
   if (auto it = spec.find("topologyName"); it != spec.end() && it->is_string() && *it != topology_name) {
@@ -300,74 +314,25 @@ std::expected<void, Error> add_priority_class(PriorityClassMap& classes, const j
 }
 
 // --priority-classes: one PriorityClass, or a List (PriorityClassList) of them.
+// The file holds PriorityClasses only (any form io::read_objects reads): anything else is named.
 std::expected<void, Error> load_priority_classes(const std::filesystem::path& path,
                                                  PriorityClassMap& classes) {
-  auto doc = read_document(path);
-  if (!doc) return std::unexpected(doc.error());
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
   const std::string where = path.string();
-  if (text(*doc, "kind") == "PriorityClass") return add_priority_class(classes, *doc, where);
-  const json& items = member(*doc, "items");
-  if (!doc->is_object() || !items.is_array())
-    return fail(
-        ErrorCode::kInvalidArgument,
-        where + ": expected a PriorityClass or a List of them, got kind '" + text(*doc, "kind") + "'");
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (text(items[i], "kind") != "PriorityClass")
-      return fail(ErrorCode::kInvalidArgument, where + ": items[" + std::to_string(i) +
-                                                   "]: expected kind PriorityClass, got '" +
-                                                   text(items[i], "kind") + "'");
-    if (auto ok = add_priority_class(classes, items[i], where); !ok) return ok;
+  if (file->documents.size() == 1 && !file->objects.empty() && !file->objects.front().origin.item &&
+      file->objects.front().kind != "PriorityClass") {
+    return fail(ErrorCode::kInvalidArgument, where +
+                                                 ": expected a PriorityClass or a List of them, got kind '" +
+                                                 file->objects.front().kind + "'");
+  }
+  for (const auto& o : file->objects) {
+    if (o.kind != "PriorityClass")
+      return fail(ErrorCode::kInvalidArgument, where + ": " + file->where(o.origin) +
+                                                   ": expected kind PriorityClass, got '" + o.kind + "'");
+    if (auto ok = add_priority_class(classes, *o.object, where); !ok) return ok;
   }
   return {};
-}
-
-// What a nodes or pods list may hold beside its own kind (`kubectl get pods,pdb,priorityclasses -A
-// -o json` gives one List of all three).
-struct SideObjects {
-  std::vector<json> priority_classes;
-  std::vector<json> budgets;  // policy/v1 PodDisruptionBudgets (pods list only)
-};
-
-// The list without its PriorityClasses (and PodDisruptionBudgets when `budgets_too`), which go to
-// `side`; nullopt when it is no list or holds none of them (it stays as it is).
-std::optional<json> without_side_objects(const json& doc, bool budgets_too, SideObjects& side) {
-  const json& items = member(doc, "items");
-  if (!items.is_array()) return std::nullopt;
-  json kept = json::array();
-  SideObjects found;
-  for (const auto& item : items) {
-    const std::string kind = text(item, "kind");
-    if (kind == "PriorityClass") {
-      found.priority_classes.push_back(item);
-    } else if (budgets_too && kind == "PodDisruptionBudget") {
-      found.budgets.push_back(item);
-    } else {
-      kept.push_back(item);
-    }
-  }
-  if (found.priority_classes.empty() && found.budgets.empty()) return std::nullopt;
-  for (auto& pc : found.priority_classes) side.priority_classes.push_back(std::move(pc));
-  for (auto& b : found.budgets) side.budgets.push_back(std::move(b));
-  json out = doc;
-  out["items"] = std::move(kept);
-  return out;
-}
-
-// A nodes or pods file whose own reader refused it: read again without the side objects, if it
-// holds any; else the reader's own error stands.
-template <class T, class Parse>
-std::expected<T, Error> read_mixed_list(const std::filesystem::path& path, std::expected<T, Error> first,
-                                        bool budgets_too, SideObjects& side, std::optional<json>* kept,
-                                        Parse parse) {
-  if (first) return first;
-  auto doc = read_document(path);
-  if (!doc) return first;
-  auto rest = without_side_objects(*doc, budgets_too, side);
-  if (!rest) return first;
-  auto parsed = parse(*rest);
-  if (!parsed) return std::unexpected(parsed.error().context(path.string()));
-  if (kept) *kept = std::move(*rest);
-  return parsed;
 }
 
 struct ResolvedPriority {
@@ -431,28 +396,6 @@ std::string gang_of(const ListedPod& pod) {
     return key;
   }
   return "";
-}
-
-// The bound, unfinished pods of the pods list: `doc` when it was read whole (it held side objects),
-// else the file, with simdjson when it is a JSON list (6,000 pods in milliseconds), else as a
-// document (YAML, or one Pod).
-std::expected<std::vector<ListedPod>, Error> listed_pods(const std::filesystem::path& path,
-                                                         const std::optional<json>& doc) {
-  auto items_of = [](const json& d) -> std::expected<std::vector<ListedPod>, Error> {
-    if (text(d, "kind") == "Pod") return parse_pod_items(std::span<const json>(&d, 1));
-    const json& items = member(d, "items");
-    if (!items.is_array()) return std::vector<ListedPod>();
-    std::vector<json> list(items.begin(), items.end());
-    return parse_pod_items(list);
-  };
-  if (doc) return items_of(*doc);
-  auto text_of = io::read_bounded_file(path, io::kDataFileLimit);
-  if (!text_of) return std::unexpected(text_of.error());
-  const std::string page = std::move(*text_of);
-  if (auto listed = parse_pod_pages(std::span<const std::string>(&page, 1))) return listed;
-  auto whole = read_document(path);
-  if (!whole) return std::unexpected(whole.error());
-  return items_of(*whole);
 }
 
 // The pods preemption may evict: those on the index's nodes, with their priorities resolved.
@@ -563,7 +506,25 @@ std::string indent(std::size_t depth) {
   return std::string(2 * kMaxIndentLevels, ' ') + "[" + std::to_string(depth) + "] ";
 }
 
-std::string render_text(const json& result) {
+// The result with each of its strings (domain, node, pod and gang names, reasons) made safe to print:
+// they come from the cluster's objects, and the text is read in a terminal.
+json terminal_safe_strings(const json& value) {
+  if (value.is_string()) return text::terminal_safe(value.get_ref<const std::string&>());
+  if (value.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : value.items()) out[k] = terminal_safe_strings(v);
+    return out;
+  }
+  if (value.is_array()) {
+    json out = json::array();
+    for (const auto& v : value) out.push_back(terminal_safe_strings(v));
+    return out;
+  }
+  return value;
+}
+
+std::string render_text(const json& raw_result) {
+  const json result = terminal_safe_strings(raw_result);
   std::ostringstream out;
   const auto preemption = result.find("preemption");
   out << (result["fit"].get<bool>() ? "fit" : "no fit");
@@ -634,6 +595,13 @@ std::string render_text(const json& result) {
   return out.str();
 }
 
+// The objects that no flag read, named first: they may be why the answer surprises.
+PlacementReport with_ledger_warnings(PlacementReport report, const io::ObjectLedger& ledger) {
+  auto lines = ledger.warnings();
+  report.warnings.insert(report.warnings.begin(), lines.begin(), lines.end());
+  return report;
+}
+
 }  // namespace
 
 std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
@@ -643,38 +611,40 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
   }
   PlacementReport report;
   auto start = Clock::now();
-  SideObjects side;
-  auto nodes = read_mixed_list(in.nodes, load_nodes(in.nodes), /*budgets_too=*/false, side, nullptr,
-                               [](const json& doc) { return parse_nodes(doc); });
+  // What each file holds beside the kinds its flag reads: PriorityClasses and PodDisruptionBudgets
+  // in the nodes or pods list (`kubectl get pods,pdb,priorityclasses -A -o json` gives one List of
+  // all three) are read for preemption; a kind no flag reads is named in a warning.
+  io::ObjectLedger ledger;
+  auto nodes = load_nodes(in.nodes, &ledger);
   if (!nodes) return std::unexpected(nodes.error());
   std::vector<BoundPod> pods;
-  std::optional<json> pods_doc;  // the pods list as read, when it held side objects
-  const std::size_t classes_in_nodes = side.priority_classes.size();
   if (in.pods) {
-    auto p = read_mixed_list(*in.pods, load_pods(*in.pods), /*budgets_too=*/true, side, &pods_doc,
-                             [](const json& doc) { return parse_pods(doc); });
+    auto p = load_pods(*in.pods, &ledger);
     if (!p) return std::unexpected(p.error());
     pods = std::move(*p);
   }
   PriorityClassMap classes = builtin_priority_classes();
-  for (std::size_t i = 0; i < side.priority_classes.size(); ++i) {
-    const auto& from = i < classes_in_nodes ? in.nodes : *in.pods;
-    if (auto ok = add_priority_class(classes, side.priority_classes[i], from.string()); !ok)
-      return std::unexpected(ok.error());
+  for (const auto* from : {&in.nodes, in.pods ? &*in.pods : nullptr}) {
+    if (!from) continue;
+    for (const auto& pc : ledger.take(from->string(), "PriorityClass")) {
+      if (auto ok = add_priority_class(classes, pc, from->string()); !ok) return std::unexpected(ok.error());
+    }
   }
   if (in.priority_classes) {
     if (auto ok = load_priority_classes(*in.priority_classes, classes); !ok)
       return std::unexpected(ok.error());
   }
   std::vector<DisruptionBudget> budgets;
-  for (const auto& b : side.budgets) {
-    auto budget = parse_disruption_budget(b, in.pods->string());
-    if (!budget) return std::unexpected(budget.error());
-    budgets.push_back(std::move(*budget));
+  if (in.pods) {
+    for (const auto& b : ledger.take(in.pods->string(), "PodDisruptionBudget")) {
+      auto budget = parse_disruption_budget(b, in.pods->string());
+      if (!budget) return std::unexpected(budget.error());
+      budgets.push_back(std::move(*budget));
+    }
   }
-  auto topology = load_topology(in.topology);
+  auto topology = load_topology(in.topology, &ledger);
   if (!topology) return std::unexpected(topology.error());
-  auto job = load_job(in.job, *nodes);
+  auto job = load_job(in.job, *nodes, &ledger);
   if (!job) return std::unexpected(job.error());
   SchedulerConfig config;
   if (in.scheduler_config) {
@@ -730,7 +700,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     if (!gates) return std::unexpected(gates.error());
     std::map<std::string, std::string> flavor;
     if (in.resource_flavor) {
-      auto f = flavor_labels(*in.resource_flavor, topology->levels.name);
+      auto f = flavor_labels(*in.resource_flavor, topology->levels.name, ledger);
       if (!f) return std::unexpected(f.error());
       flavor = std::move(*f);
     }
@@ -770,7 +740,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
       auto mine = resolve_priority(classes, request, /*value_first=*/false);
       if (!mine) return std::unexpected(mine.error().context(in.job.string()));
-      auto listed = listed_pods(*in.pods, pods_doc);
+      auto listed = load_listed_pods(*in.pods);
       if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
       auto running = running_pods(std::move(*listed), *index, classes);
       if (!running) return std::unexpected(running.error().context(in.pods->string()));
@@ -797,10 +767,10 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
         report.result["reason"] = report.result["reason"].get<std::string>() + "; with preemption: " + why;
       report.preempt_ms = ms_since(start);
     }
-    return report;
+    return with_ledger_warnings(std::move(report), ledger);
   }
   report.place_ms = ms_since(start);
-  return report;
+  return with_ledger_warnings(std::move(report), ledger);
 }
 
 std::string render_report(const PlacementReport& report, const std::string& format) {

@@ -65,8 +65,10 @@ struct PlacementReport {
   // {"fit", "reason", "podSets": [{"name", "assignment", "domains", "tier"}], "preemption" (a fit
   // with victims only)}
   nlohmann::json result;
-  std::string semantics;              // what actually ran: engine | kueue
-  std::vector<std::string> warnings;  // the scheduler config's (SchedulerConfig::warnings)
+  std::string semantics;  // what actually ran: engine | kueue
+  // Objects in the input files that no flag reads ("nodes.yaml: 1 object of kind ConfigMap ignored
+  // (document 3)"), then the scheduler config's (SchedulerConfig::warnings).
+  std::vector<std::string> warnings;
   double parse_ms = 0, index_ms = 0, place_ms = 0;
   double preempt_ms = -1;  // planning with victims; -1: it did not run
 };

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 
@@ -162,18 +163,19 @@ std::string render_text(const SimulationRun& run) {
 }  // namespace
 
 std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
-  auto nodes = load_nodes(in.nodes);
+  io::ObjectLedger ledger;  // objects of kinds no flag reads, named in a warning
+  auto nodes = load_nodes(in.nodes, &ledger);
   if (!nodes) return std::unexpected(nodes.error());
   std::vector<BoundPod> pods;
   if (in.pods) {
-    auto p = load_pods(*in.pods);
+    auto p = load_pods(*in.pods, &ledger);
     if (!p) return std::unexpected(p.error());
     pods = std::move(*p);
   }
-  auto topology = load_topology(in.topology);
+  auto topology = load_topology(in.topology, &ledger);
   if (!topology) return std::unexpected(topology.error());
   SimulationOptions options;
-  std::vector<std::string> warnings;
+  std::vector<std::string> warnings = ledger.warnings();
   options.gpu_resource = in.gpu_resource;
   options.progress_every = in.progress_every;
   options.progress = in.progress;
@@ -182,7 +184,7 @@ std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
     if (!config) return std::unexpected(config.error());
     options.weights = config->binpack;
     options.fabric_health = config->fabric_health;
-    warnings = config->warnings;
+    warnings.insert(warnings.end(), config->warnings.begin(), config->warnings.end());
   }
   if (!in.fabric_health.empty()) {
     auto mode = parse_fabric_health_mode(in.fabric_health);
