@@ -11,6 +11,7 @@
 #include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "k8s/client/kube_config.h"
+#include "text/terminal_safe.h"
 #include "topology/builder_config.h"
 #include "topology/tree.h"
 
@@ -48,7 +49,10 @@ std::expected<void, Error> prepare_pipeline_input(const DiscoverySetup& setup, c
 }
 
 void print_report_warnings(const topology::BuildReport& r) {
-  auto warn = [](const std::string& s) { std::cerr << "hypertopo: warning: " << s << "\n"; };
+  // Endpoint and host names come from the fabric: spelled out before the terminal sees them.
+  auto warn = [](const std::string& s) {
+    std::cerr << "hypertopo: warning: " << text::terminal_safe(s) << "\n";
+  };
   if (!r.unmapped_endpoints.empty()) {
     std::string list;
     const std::size_t shown = std::min<std::size_t>(r.unmapped_endpoints.size(), 10);

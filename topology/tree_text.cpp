@@ -3,16 +3,22 @@
 #include <algorithm>
 #include <sstream>
 
+#include "text/terminal_safe.h"
+
 namespace hypertopo::topology {
 namespace {
+
+// Names and messages come from the fabric (LLDP system names, node descriptions) and the cluster:
+// what a terminal would obey in them is spelled out.
+std::string safe(std::string_view s) { return text::terminal_safe(s); }
 
 void render_domain(const Tree& tree, DomainId id, const std::string& prefix, bool last, bool root,
                    const TreeTextOptions& opts, std::ostringstream& out) {
   const Domain& d = tree.domain(id);
   const std::string branch = root ? "" : (last ? "└── " : "├── ");
   const auto count = tree.nodes_under(id).size();
-  out << prefix << branch << "tier " << d.tier << "  " << d.name << "  [" << d.tier_name << "]  " << count
-      << (count == 1 ? " node" : " nodes");
+  out << prefix << branch << "tier " << d.tier << "  " << safe(d.name) << "  [" << safe(d.tier_name) << "]  "
+      << count << (count == 1 ? " node" : " nodes");
   if (!d.children.empty())
     out << ", " << d.children.size() << (d.children.size() == 1 ? " member" : " members");
   if (d.health.degraded()) {
@@ -22,7 +28,7 @@ void render_domain(const Tree& tree, DomainId id, const std::string& prefix, boo
   }
   out << "\n";
   const std::string child_prefix = root ? "" : prefix + (last ? "    " : "│   ");
-  if (d.health.degraded()) out << child_prefix << "!   " << d.health.message(4) << "\n";
+  if (d.health.degraded()) out << child_prefix << "!   " << safe(d.health.message(4)) << "\n";
   std::vector<DomainId> children = d.children;
   std::sort(children.begin(), children.end(),
             [&](DomainId a, DomainId b) { return tree.domain(a).name < tree.domain(b).name; });
@@ -35,7 +41,7 @@ void render_domain(const Tree& tree, DomainId id, const std::string& prefix, boo
     const std::size_t shown = std::min(opts.max_nodes_listed, d.nodes.size());
     for (std::size_t i = 0; i < shown; ++i) line += (i ? ", " : "") + d.nodes[i];
     if (shown < d.nodes.size()) line += ", … (" + std::to_string(d.nodes.size() - shown) + " more)";
-    out << child_prefix << "└── nodes: " << line << "\n";
+    out << child_prefix << "└── nodes: " << safe(line) << "\n";
   }
 }
 
@@ -46,11 +52,12 @@ std::string render_build_report(const BuildReport& r) {
   if (!r.unmapped_endpoints.empty()) {
     out << "unmapped endpoints: " << r.unmapped_endpoints.size()
         << " (no host in the node description and no GUID mapping)\n";
-    for (const auto& u : r.unmapped_endpoints) out << "  " << u.guid << "  \"" << u.description << "\"\n";
+    for (const auto& u : r.unmapped_endpoints)
+      out << "  " << safe(u.guid) << "  \"" << safe(u.description) << "\"\n";
   }
   if (!r.excluded_hosts.empty()) {
     out << "excluded hosts (not Kubernetes nodes): " << r.excluded_hosts.size() << "\n";
-    for (const auto& h : r.excluded_hosts) out << "  " << h << "\n";
+    for (const auto& h : r.excluded_hosts) out << "  " << safe(h) << "\n";
   }
   if (r.aggregation_nodes) out << "SHARP aggregation nodes excluded: " << r.aggregation_nodes << "\n";
   if (!r.excluded_endpoints.empty()) {
@@ -59,13 +66,13 @@ std::string render_build_report(const BuildReport& r) {
   }
   if (!r.excluded_switches.empty()) {
     out << "switches excluded by name pattern: " << r.excluded_switches.size() << "\n";
-    for (const auto& s : r.excluded_switches) out << "  " << s << "\n";
+    for (const auto& s : r.excluded_switches) out << "  " << safe(s) << "\n";
   }
   if (!r.unattached_hosts.empty()) {
     out << "hosts with no link to a switch (in no domain): " << r.unattached_hosts.size() << "\n";
-    for (const auto& h : r.unattached_hosts) out << "  " << h << "\n";
+    for (const auto& h : r.unattached_hosts) out << "  " << safe(h) << "\n";
   }
-  for (const auto& w : r.warnings) out << "warning: " << w << "\n";
+  for (const auto& w : r.warnings) out << "warning: " << safe(w) << "\n";
   return out.str();
 }
 
@@ -75,7 +82,7 @@ std::string render_tree_text(const Tree& tree, const TreeTextOptions& opts) {
   auto counted = [](std::size_t n, const char* noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
   };
-  out << "HyperNode tree (source " << (tree.source.empty() ? "-" : tree.source)
+  out << "HyperNode tree (source " << (tree.source.empty() ? "-" : safe(tree.source))
       << "): " << counted(tree.size(), "HyperNode") << ", " << counted(tree.node_count(), "node") << ", "
       << counted(static_cast<std::size_t>(tree.max_tier()), "tier") << "\n";
   auto roots = tree.roots();

@@ -114,6 +114,34 @@ TEST(NetqFile, DiscoverCommandPrintsTheHyperNodes) {
   })) << run.out;
 }
 
+// A host name as NetQ learnt it over LLDP is whatever the host sent: an ESC sequence in it (one that
+// retitles the terminal, one that clears it) reaches `discover -o tree` spelled out, never raw.
+TEST(NetqFile, AHostNameWithEscapeSequencesIsPrintedSpelledOut) {
+  HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
+  json graph = json::parse(testing::read_text(graph_file));
+  bool renamed = false;
+  for (auto& tier : graph[0]["nodes"]) {
+    for (auto& n : tier["compounded_nodes"]) {
+      if (n["name"] == "dgx-05") {
+        n["name"] = "dgx-05\x1b]0;evil\x07\x1b[2J";
+        renamed = true;
+      }
+    }
+  }
+  ASSERT_TRUE(renamed);
+  testing::TempDir dir;
+  testing::write_text(dir.path() / "topologyGraph.json", graph.dump());
+  testing::write_text(dir.path() / "computeNodes.json",
+                      testing::read_text(graph_file.parent_path() / "computeNodes.json"));
+  auto run = testing::run_captured(
+      cli::run_cli, {"discover", "--source", "netq-file:" + dir.path().string(), "-o", "tree"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("dgx-05\\x1b]0;evil\\x07\\x1b[2J"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find('\x1b'), std::string::npos) << run.err;
+}
+
 // The agent's YAML alone: a netq-file entry, read and run as the leader runs it.
 TEST(NetqFile, AgentYamlEntryRunsTheSource) {
   HT_REQUIRE_FIXTURE(graph_file, "netq/topologyGraph.json");
