@@ -12,6 +12,7 @@
 #include "discoverers/registry/discoverer.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
 #include "io/json_writer.h"
+#include "text/terminal_safe.h"
 #include "topology/node_report.h"
 #include "topology/tree.h"
 
@@ -32,7 +33,7 @@ struct ProbeOptions {
 
 int run_probe(const ProbeOptions& opts) {
   auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
     return 1;
   };
   auto log = [&opts](const std::string& line) {
@@ -64,7 +65,7 @@ int run_probe(const ProbeOptions& opts) {
     auto probed = registry.probe(spec, {.root = opts.root, .log = log}, report);
     if (!probed) return error(probed.error().context("--source " + source));
   }
-  for (const auto& w : report.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
+  for (const auto& w : report.warnings) std::cerr << "hypertopo: warning: " << text::terminal_safe(w) << "\n";
   if (report.nvlink) {
     for (const auto& c : report.nvlink->conflicts)
       std::cerr << "hypertopo: warning: NVLink conflict: " << c << "\n";
