@@ -234,18 +234,20 @@ std::expected<void, Error> ClusterView::set_node_pages(std::span<const std::stri
   return {};
 }
 
-std::expected<void, Error> ClusterView::upsert_node(const json& node) {
+std::expected<bool, Error> ClusterView::upsert_node(const json& node) {
   auto parsed = parse_node_items(std::span(&node, 1));
   if (!parsed) return std::unexpected(parsed.error());
   ++counters_.watch_events;
+  bool changed = false;
   for (auto& n : *parsed) {
     // Heartbeat-only status updates change nothing the index holds: no rebuild for those.
     auto it = nodes_.find(n.name);
     if (it != nodes_.end() && same_for_scheduling(it->second, n)) continue;
     nodes_[n.name] = std::move(n);
     dirty_ = true;
+    changed = true;
   }
-  return {};
+  return changed;
 }
 
 void ClusterView::remove_node(const std::string& name) {

@@ -122,7 +122,9 @@ class ClusterView {
   void remove_hypernode(const std::string& name);
   std::expected<void, Error> set_nodes(const std::vector<nlohmann::json>& nodes);
   std::expected<void, Error> set_node_pages(std::span<const std::string> pages);
-  std::expected<void, Error> upsert_node(const nlohmann::json& node);
+  // True when the Node changed in something the view reads; false for a heartbeat (a status update
+  // of lastHeartbeatTime or resourceVersion alone), which touches nothing.
+  std::expected<bool, Error> upsert_node(const nlohmann::json& node);
   void remove_node(const std::string& name);
   // A relist replaces every pod; the gang book then resyncs its slots against pods().
   std::expected<void, Error> set_pods(const std::vector<nlohmann::json>& pods);

@@ -168,7 +168,6 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
       break;
     }
   }
-  if (kind == Kind::kNodes) service_.check_plans();  // a planned node may just have failed
 }
 
 void ClusterWatcher::run(Kind kind, std::stop_token stop) {

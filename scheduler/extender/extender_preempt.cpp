@@ -77,7 +77,7 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
         static_cast<std::int32_t>(std::clamp<std::int64_t>(prio->get<std::int64_t>(), INT32_MIN, INT32_MAX));
   options.never = str_at(spec, "preemptionPolicy") == "Never";
   if (options.never) return json::object();
-  book_.check_plans();
+  book_.check_due();
   auto plan = book_.plan_for(pod, key, &options);
   if (!plan) {
     if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;

@@ -48,22 +48,35 @@ void ExtenderService::remove_hypernode(const std::string& name) {
 
 std::expected<void, Error> ExtenderService::set_nodes(const std::vector<json>& nodes) {
   std::lock_guard lock(mu_);
-  return view_.set_nodes(nodes);
+  if (auto ok = view_.set_nodes(nodes); !ok) return ok;
+  book_.recheck_all();
+  return {};
 }
 
 std::expected<void, Error> ExtenderService::set_node_pages(std::span<const std::string> pages) {
   std::lock_guard lock(mu_);
-  return view_.set_node_pages(pages);
+  if (auto ok = view_.set_node_pages(pages); !ok) return ok;
+  book_.recheck_all();
+  return {};
 }
 
+// A Node event checks the slots on that Node at once (a planned node may just have failed); a
+// heartbeat, which changes nothing the view reads, checks nothing.
 std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
   std::lock_guard lock(mu_);
-  return view_.upsert_node(node);
+  auto changed = view_.upsert_node(node);
+  if (!changed) return std::unexpected(changed.error());
+  if (*changed) {
+    const json& meta = node.is_object() && node.contains("metadata") ? node["metadata"] : json();
+    book_.node_changed(meta.is_object() ? meta.value("name", std::string()) : std::string());
+  }
+  return {};
 }
 
 void ExtenderService::remove_node(const std::string& name) {
   std::lock_guard lock(mu_);
   view_.remove_node(name);
+  book_.node_changed(name);
 }
 
 std::expected<void, Error> ExtenderService::set_pods(const std::vector<json>& pods) {
@@ -194,6 +207,8 @@ ExtenderCounters ExtenderService::counters() const {
   out.plans_adopted = b.plans_adopted;
   out.victim_plans = b.victim_plans;
   out.victims_planned = b.victims_planned;
+  out.slots_checked = b.slots_checked;
+  out.slots_searched = b.slots_searched;
   return out;
 }
 

@@ -108,6 +108,8 @@ struct ExtenderCounters {
   std::int64_t preempt_calls = 0, victim_plans = 0, victims_planned = 0;
   // Verb calls answered "view still filling" (before the first lists landed: the ready gate).
   std::int64_t not_ready_calls = 0;
+  // Slots examined by plan checks, and read to find a pod's slot by its uid (BookCounters).
+  std::int64_t slots_checked = 0, slots_searched = 0;
 };
 
 class ExtenderService {
@@ -196,7 +198,8 @@ class ExtenderService {
   // "" when ready, else "extender view still filling: waiting for the first list of: nodes, pods".
   std::string not_ready_reason() const;
 
-  // Checks planned nodes and swaps or re-plans; filter() calls it too.
+  // Checks every slot that holds a reservation (and expires idle plans): swaps or re-plans. The
+  // verbs and Node events check only what may have changed (GangBook::check_due, node_changed).
   void check_plans();
   ExtenderCounters counters() const;
   std::size_t node_count() const;

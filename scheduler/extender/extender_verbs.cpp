@@ -99,7 +99,7 @@ void ExtenderService::filter_gang(const json& pod, const std::string& key,
                                   std::span<const std::string_view> names, FilterOutcome& out) {
   // The pod itself may reach the filter before the watch delivers it: its sub-group's plan reads it.
   if (view_.grouped(key)) view_.note_pending(pod, key, /*replace=*/false);
-  book_.check_plans();
+  book_.check_due();
   auto plan = book_.plan_for(pod, key);
   if (!plan) {
     if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;

@@ -60,6 +60,7 @@ std::expected<void, Error> GangBook::ensure_index() {
 }
 
 void GangBook::apply(const PodEvent& event) {
+  ensure_lookups();
   switch (event.kind) {
     case PodEvent::Kind::kBound:
       if (event.pod) record_binding(*event.pod);
@@ -78,6 +79,7 @@ void GangBook::apply(const PodEvent& event) {
 void GangBook::resync() {
   // A relist (start-up after a state file, a watch gap): slots whose pod is no longer bound in the
   // cluster were released while unseen.
+  ensure_lookups();
   std::vector<std::string> gone;
   for (const auto& [key, plan] : plans_) {
     for (const auto& slot : plan.slots) {
@@ -190,6 +192,7 @@ void GangBook::record_victims(GangPlan& plan, const std::vector<PreemptionCandid
 
 std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::string& key,
                                                    const PreemptionOptions* preempting) {
+  ensure_lookups();
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
   auto count = view_.gang_size(pod, key);
   if (!count) return std::unexpected(count.error());
@@ -234,6 +237,7 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   }
   ++counters_.plans_made;
   auto [it, inserted] = plans_.emplace(key, std::move(plan));
+  index_plan(key);
   mark_changed();
   return &it->second;
 }
@@ -559,6 +563,7 @@ std::string domain_label(const TopologyIndex& index, int d) {
 }  // namespace
 
 bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed) {
+  ensure_lookups();
   const int limit = constraint_domain(plan, slot);
   const int old_node = view_.index().find_node(slot.node);
   if (limit < 0) return false;  // the constraint domain itself is gone
@@ -578,6 +583,7 @@ bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool
   set_reservation(plan, slot, +1);
   ++plan.swaps;
   ++counters_.swaps;
+  index_plan(plan.key);
   mark_changed();
   return true;
 }
@@ -645,6 +651,14 @@ std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank
 
 std::expected<PlanSlot*, Error> GangBook::take_slot(GangPlan& plan, const json& pod,
                                                     std::span<const std::string_view> offered) {
+  ensure_lookups();
+  auto taken = take_slot_of(plan, pod, offered);
+  index_plan(plan.key);  // a slot reserved, grown or placed: the pointer it returns stays valid
+  return taken;
+}
+
+std::expected<PlanSlot*, Error> GangBook::take_slot_of(GangPlan& plan, const json& pod,
+                                                       std::span<const std::string_view> offered) {
   const std::string uid = str_at(member(pod, "metadata"), "uid");
   for (auto& slot : plan.slots) {
     if (!uid.empty() && slot.pod_uid == uid &&
@@ -801,7 +815,9 @@ void GangBook::expire_plans() {
   for (auto it = plans_.begin(); it != plans_.end();) {
     if (now - it->second.last_activity > options_.plan_ttl) {
       reserve(it->second, -1);
+      const std::string key = it->first;
       it = plans_.erase(it);
+      index_plan(key);
       ++counters_.plans_expired;
       changed = true;
     } else {
@@ -812,49 +828,118 @@ void GangBook::expire_plans() {
 }
 
 void GangBook::check_plans() {
+  ensure_lookups();
   if (!ensure_index()) return;
   expire_plans();
-  std::vector<std::string> dropped;
-  for (auto& [key, plan] : plans_) {
-    bool replan = false;
-    for (auto& slot : plan.slots) {
-      if (!slot.holds_reservation()) continue;
-      if (view_.node_usable_for(plan.request_of(slot), slot.node)) {
-        if (!slot.waiting.empty()) {
-          slot.waiting.clear();
-          mark_changed();
-        }
-        continue;
-      }
-      if (relocate(plan, slot, {})) continue;
-      if (!plan.any_bound()) {
-        replan = true;  // nothing started yet: the whole gang may go elsewhere
-        break;
-      }
-      // Pods of the gang run inside its domain: the slot waits there and says why.
-      const int limit = constraint_domain(plan, slot);
-      std::string why = "gang " + plan.key + ": rank " + std::to_string(slot.rank) + " waits for room in " +
-                        (limit < 0 ? std::string("its partition's domain, which is gone")
-                                   : domain_label(view_.index(), limit)) +
-                        ": its planned node " + slot.node + " ";
-      why += view_.why_unusable(plan.request_of(slot), slot.node);
-      why +=
-          ", and no other node there that passes the pod's node constraints has room; the gang's pods stay "
-          "inside its domain";
-      if (slot.waiting != why) {
-        scheduler::wait(slot, why);
+  last_expiry_ = options_.clock->now();
+  all_due_ = false;
+  nodes_due_.clear();
+  std::vector<std::string> keys;
+  keys.reserve(plans_.size());
+  for (const auto& [key, plan] : plans_) keys.push_back(key);
+  for (const auto& key : keys) check_plan(key, {});
+}
+
+void GangBook::expire_when_due() {
+  // Expiry looks at every plan: once per interval (a tenth of the TTL, at most a second) is enough
+  // for a TTL counted in minutes, and a verb call never pays for it again right after.
+  const auto now = options_.clock->now();
+  const auto interval = std::min<timing::Clock::Duration>(
+      std::chrono::duration_cast<timing::Clock::Duration>(options_.plan_ttl) / 10, std::chrono::seconds(1));
+  if (last_expiry_ && now - *last_expiry_ < interval) return;
+  last_expiry_ = now;
+  expire_plans();
+}
+
+void GangBook::check_due() {
+  ensure_lookups();
+  if (!ensure_index()) return;  // nodes_due_ and all_due_ stay for the next call
+  expire_when_due();
+  if (all_due_) {
+    all_due_ = false;
+    nodes_due_.clear();
+    std::vector<std::string> keys;
+    for (const auto& [key, plan] : plans_) keys.push_back(key);
+    for (const auto& key : keys) check_plan(key, {});
+    return;
+  }
+  std::set<std::string> due;
+  due.swap(nodes_due_);  // a check that moves a slot notes its new node for the next call
+  std::set<std::string> keys(waiting_plans_.begin(), waiting_plans_.end());
+  for (const auto& node : due) {
+    if (auto it = by_node_.find(node); it != by_node_.end()) {
+      for (const auto& [key, n] : it->second) keys.insert(key);
+    }
+  }
+  for (const auto& key : keys) {
+    check_plan(key, [&](const PlanSlot& s) { return !s.waiting.empty() || due.contains(s.node); });
+  }
+}
+
+void GangBook::node_changed(const std::string& node) {
+  ensure_lookups();
+  auto it = by_node_.find(node);
+  if ((it == by_node_.end() || it->second.empty()) && waiting_plans_.empty()) return;
+  if (!ensure_index()) {
+    nodes_due_.insert(node);
+    return;
+  }
+  nodes_due_.erase(node);
+  std::set<std::string> keys(waiting_plans_.begin(), waiting_plans_.end());
+  if (it != by_node_.end()) {
+    for (const auto& [key, n] : it->second) keys.insert(key);
+  }
+  // Slots waiting for room may find it on a node that just became usable.
+  for (const auto& key : keys) {
+    check_plan(key, [&](const PlanSlot& s) { return s.node == node || !s.waiting.empty(); });
+  }
+}
+
+void GangBook::check_plan(const std::string& key, const std::function<bool(const PlanSlot&)>& pick) {
+  auto found = plans_.find(key);
+  if (found == plans_.end()) return;
+  GangPlan& plan = found->second;
+  bool replan = false;
+  for (auto& slot : plan.slots) {
+    if (!slot.holds_reservation() || (pick && !pick(slot))) continue;
+    ++counters_.slots_checked;
+    if (view_.node_usable_for(plan.request_of(slot), slot.node)) {
+      if (!slot.waiting.empty()) {
+        slot.waiting.clear();
         mark_changed();
       }
+      continue;
     }
-    if (!replan) continue;
+    if (relocate(plan, slot, {})) continue;
+    if (!plan.any_bound()) {
+      replan = true;  // nothing started yet: the whole gang may go elsewhere
+      break;
+    }
+    // Pods of the gang run inside its domain: the slot waits there and says why.
+    const int limit = constraint_domain(plan, slot);
+    std::string why = "gang " + plan.key + ": rank " + std::to_string(slot.rank) + " waits for room in " +
+                      (limit < 0 ? std::string("its partition's domain, which is gone")
+                                 : domain_label(view_.index(), limit)) +
+                      ": its planned node " + slot.node + " ";
+    why += view_.why_unusable(plan.request_of(slot), slot.node);
+    why +=
+        ", and no other node there that passes the pod's node constraints has room; the gang's pods stay "
+        "inside its domain";
+    if (slot.waiting != why) {
+      scheduler::wait(slot, why);
+      mark_changed();
+    }
+  }
+  if (replan) {
     // No room left inside the constraint domain and no pod bound: plan the gang again.
     reserve(plan, -1);
     if (!plan.groups.empty()) {
       // Sub-groups are planned from their PodGroup and pods: the gang's next pod plans it afresh.
-      dropped.push_back(key);
+      plans_.erase(found);
       ++counters_.replans;
       mark_changed();
-      continue;
+      index_plan(key);
+      return;
     }
     GangPlan fresh = plan;
     std::erase_if(fresh.slots, [](const PlanSlot& s) { return s.state != SlotState::kBound; });
@@ -868,7 +953,7 @@ void GangBook::check_plans() {
       reserve(plan, +1);  // keep the old plan; filter reports that its pods do not fit
     }
   }
-  for (const auto& key : dropped) plans_.erase(key);
+  index_plan(key);
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).
@@ -889,25 +974,23 @@ void GangBook::record_binding(const ViewPod& pod) {
       }
     }
   }
-  for (auto& [key, plan] : plans_) {
-    for (auto& slot : plan.slots) {
-      if (slot.pod_uid != pod.uid || slot.state != SlotState::kReserved) continue;
-      by_rank = nullptr;
-      set_reservation(plan, slot, -1);
-      scheduler::bind(slot, pod.uid, pod.node);
+  GangPlan* held_in = nullptr;
+  if (PlanSlot* slot = slot_of(pod.uid, &held_in)) {
+    if (slot->state == SlotState::kReserved) {
+      set_reservation(*held_in, *slot, -1);
+      scheduler::bind(*slot, pod.uid, pod.node);
       if (view_.index_current()) {
         if (const int n = view_.index().find_node(pod.node); n >= 0)
-          slot.domain_path = view_.index().domain_path(view_.index().node(n).domain);
+          slot->domain_path = view_.index().domain_path(view_.index().node(n).domain);
       }
-      plan.last_activity = options_.clock->now();
+      held_in->last_activity = options_.clock->now();
+      index_plan(held_in->key);
       mark_changed();
       return;
     }
+    if (held_in == by_rank_plan) return;  // already bound (a status update)
   }
   if (!by_rank) return;
-  for (const auto& slot : by_rank_plan->slots) {
-    if (slot.pod_uid == pod.uid) return;  // already bound (a status update)
-  }
   {
     set_reservation(*by_rank_plan, *by_rank, -1);
     scheduler::bind(*by_rank, pod.uid, pod.node);
@@ -917,6 +1000,7 @@ void GangBook::record_binding(const ViewPod& pod) {
         by_rank->domain_path = view_.index().domain_path(view_.index().node(n).domain);
     }
     by_rank_plan->last_activity = options_.clock->now();
+    index_plan(by_rank_plan->key);
     mark_changed();
   }
 }
@@ -925,31 +1009,110 @@ void GangBook::record_binding(const ViewPod& pod) {
 // for the pod that replaces it, on the same node (gang_slot.h: release, complete).
 void GangBook::release_slot_of(const std::string& uid, bool succeeded) {
   if (uid.empty()) return;
-  for (auto it = plans_.begin(); it != plans_.end(); ++it) {
-    GangPlan& plan = it->second;
-    for (auto& slot : plan.slots) {
-      if (slot.pod_uid != uid) continue;
-      if (succeeded && scheduler::complete(slot)) {
-        mark_changed();
-        return;
-      }
-      const bool was_bound = slot.state == SlotState::kBound;
-      if (!scheduler::release(slot)) return;
-      if (was_bound) {
-        set_reservation(plan, slot, +1);
-        ++counters_.slots_released;
-      }
-      if (was_bound && plan.abandoned()) {
-        // Every pod of the gang went away (the whole gang restarts, or it was deleted): nothing is
-        // left to keep together, and its reservations would hold a whole domain for nobody. The
-        // next pod plans the gang afresh.
-        reserve(plan, -1);
-        plans_.erase(it);
-      }
-      mark_changed();
-      return;
+  GangPlan* held_in = nullptr;
+  PlanSlot* slot = slot_of(uid, &held_in);
+  if (!slot) return;
+  GangPlan& plan = *held_in;
+  const std::string key = plan.key;
+  if (succeeded && scheduler::complete(*slot)) {
+    mark_changed();
+    return;
+  }
+  const bool was_bound = slot->state == SlotState::kBound;
+  if (!scheduler::release(*slot)) return;
+  if (was_bound) {
+    set_reservation(plan, *slot, +1);
+    ++counters_.slots_released;
+  }
+  if (was_bound && plan.abandoned()) {
+    // Every pod of the gang went away (the whole gang restarts, or it was deleted): nothing is
+    // left to keep together, and its reservations would hold a whole domain for nobody. The
+    // next pod plans the gang afresh.
+    reserve(plan, -1);
+    plans_.erase(key);
+  }
+  index_plan(key);  // a slot that holds a reservation again is checked on its node next time
+  mark_changed();
+}
+
+// The lookups: a plan's entries come out and go back in whenever its slots change, so that finding
+// a pod's slot, or the slots on a node, never walks every plan.
+void GangBook::index_plan(const std::string& key) {
+  Indexed old;
+  if (auto it = indexed_.find(key); it != indexed_.end()) {
+    old = std::move(it->second);
+    indexed_.erase(it);
+  }
+  for (const auto& uid : old.uids) {
+    if (auto it = by_uid_.find(uid); it != by_uid_.end() && it->second.first == key) by_uid_.erase(it);
+  }
+  for (const auto& [rank, node] : old.held) {
+    auto it = by_node_.find(node);
+    if (it == by_node_.end()) continue;
+    if (--it->second[key] <= 0) it->second.erase(key);
+    if (it->second.empty()) by_node_.erase(it);
+  }
+  waiting_plans_.erase(key);
+  auto found = plans_.find(key);
+  if (found == plans_.end()) return;
+  const GangPlan& plan = found->second;
+  Indexed now{.plan = &plan};
+  bool waiting = false;
+  for (const auto& slot : plan.slots) {
+    if (!slot.pod_uid.empty()) {
+      by_uid_.insert_or_assign(slot.pod_uid, std::make_pair(key, slot.rank));
+      now.uids.push_back(slot.pod_uid);
+    }
+    if (!slot.holds_reservation()) continue;
+    ++by_node_[slot.node][key];
+    now.held.emplace_back(slot.rank, slot.node);
+    waiting = waiting || !slot.waiting.empty();
+  }
+  // A slot that holds a reservation on a node it did not hold one on before (a bound pod went away
+  // from a node that may have failed meanwhile, a done rank running again, a slot moved) was never
+  // checked there: the next check looks.
+  std::sort(old.held.begin(), old.held.end());
+  for (const auto& held : now.held) {
+    if (!std::binary_search(old.held.begin(), old.held.end(), held)) nodes_due_.insert(held.second);
+  }
+  if (waiting) waiting_plans_.insert(key);
+  indexed_.emplace(key, std::move(now));
+}
+
+void GangBook::reindex() {
+  indexed_.clear();
+  by_uid_.clear();
+  by_node_.clear();
+  waiting_plans_.clear();
+  for (const auto& [key, plan] : plans_) index_plan(key);
+  all_due_ = true;  // plans read back from the state file were checked against no node yet
+}
+
+void GangBook::ensure_lookups() {
+  // load_state (plan_store.cpp) replaces plans_ whole: plans that are other objects than those
+  // indexed (or more or fewer of them) are indexed again.
+  bool current = indexed_.size() == plans_.size();
+  if (current && !plans_.empty()) {
+    auto it = indexed_.find(plans_.begin()->first);
+    current = it != indexed_.end() && it->second.plan == &plans_.begin()->second;
+  }
+  if (!current) reindex();
+}
+
+PlanSlot* GangBook::slot_of(const std::string& uid, GangPlan** plan) {
+  ensure_lookups();
+  auto ref = by_uid_.find(uid);
+  if (ref == by_uid_.end()) return nullptr;
+  auto found = plans_.find(ref->second.first);
+  if (found == plans_.end()) return nullptr;
+  for (auto& slot : found->second.slots) {
+    ++counters_.slots_searched;
+    if (slot.rank == ref->second.second && slot.pod_uid == uid) {
+      *plan = &found->second;
+      return &slot;
     }
   }
+  return nullptr;
 }
 
 void GangBook::set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign) {

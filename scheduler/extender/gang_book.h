@@ -7,7 +7,10 @@
 // set, place_sub_groups for a PodGroup with sub-groups, around the gang's bound pods when it has
 // some, with victims when asked to preempt), gives pods their slots, follows pod events (bind,
 // release, done), moves slots off nodes that can no longer take them (inside the gang's innermost
-// constraint domain) and expires idle plans. Its plans are served on /plans and cached in the state
+// constraint domain) and expires idle plans. Events touch what they change, as kube-scheduler's cache
+// does: a pod's slot is found by its uid in one hash lookup, a Node event checks the slots on that
+// node (and the slots already waiting for room), and expiry runs at most once per expiry interval
+// of the injected clock, not on every call. Its plans are served on /plans and cached in the state
 // file, written off the request path by a thread of its own. Not thread-safe except load_state()
 // and flush_state(): its owner holds `owner_mu` around every other call, and those two take it.
 //
@@ -32,10 +35,14 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "errors/error.h"
@@ -66,6 +73,9 @@ struct BookCounters {
   std::int64_t victim_plans = 0, victims_planned = 0;
   // Plans that could not be made for a reason other than room, state files not written.
   std::int64_t errors = 0;
+  // Slots the plan checks examined (a Node event examines the slots on that node only), and slots
+  // read to find a pod's slot by its uid (its own plan's, never every plan's).
+  std::int64_t slots_checked = 0, slots_searched = 0;
 };
 
 class GangBook {
@@ -101,7 +111,18 @@ class GangBook {
   // domain of a required gang, else the root; -1 when that domain is gone.
   int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const;
   // Expires idle plans; moves (or makes wait, or re-plans) slots whose node can no longer take them.
+  // Every slot that holds a reservation is checked.
   void check_plans();
+  // What a verb runs before it plans: expiry when an expiry interval has passed since the last, and
+  // the slots that may have become unusable since the last check: those on nodes noted since (a
+  // Node event whose check could not run, a slot that took a reservation again), those waiting for
+  // room, and every slot after recheck_all().
+  void check_due();
+  // A Node changed in a way the view reads (not a heartbeat) or went away: the slots on it, and
+  // those waiting for room, are checked now. A node no slot holds costs one lookup.
+  void node_changed(const std::string& node);
+  // The Nodes were listed again: the next check_due() checks every slot.
+  void recheck_all() { all_due_ = true; }
   // Victims of `plan` on `node` still running (not deleted, not terminating).
   std::vector<const PlanVictim*> pending_victims(const GangPlan& plan, const std::string& node) const;
 
@@ -125,6 +146,18 @@ class GangBook {
                       const PreemptionPlan& victims);
   void record_binding(const ViewPod& pod);
   void release_slot_of(const std::string& uid, bool succeeded);
+  std::expected<PlanSlot*, Error> take_slot_of(GangPlan& plan, const nlohmann::json& pod,
+                                               std::span<const std::string_view> offered);
+  // Checks the slots of plan `key` that hold a reservation and that `pick` chooses (all when empty).
+  void check_plan(const std::string& key, const std::function<bool(const PlanSlot&)>& pick);
+  void expire_when_due();
+  // The lookups below, kept in step with every slot transition: index_plan() after a plan's slots
+  // changed (or it went), reindex() for all plans.
+  void index_plan(const std::string& key);
+  void reindex();
+  void ensure_lookups();
+  // The slot a pod holds (reserved, bound or done) and its plan; null when none.
+  PlanSlot* slot_of(const std::string& uid, GangPlan** plan);
   // The plan's sub-group a pod belongs to (an index into plan.groups), or why none.
   std::expected<int, Error> group_of(const GangPlan& plan, const nlohmann::json& pod) const;
   int find_room(const GangPlan& plan, const PodSetRequest& request, int start, int limit, int exclude,
@@ -153,6 +186,21 @@ class GangBook {
   std::mutex& owner_mu_;
   std::map<std::string, GangPlan> plans_;
   BookCounters counters_;
+  // A plan's entries in the lookups, to take them out again when it changes.
+  struct Indexed {
+    const GangPlan* plan = nullptr;
+    std::vector<std::string> uids;
+    std::vector<std::pair<std::int32_t, std::string>> held;  // (rank, node) of slots holding a reservation
+  };
+  std::unordered_map<std::string, Indexed> indexed_;                              // by plan key
+  std::unordered_map<std::string, std::pair<std::string, std::int32_t>> by_uid_;  // pod uid -> (plan, rank)
+  // node -> plan key -> the plan's slots there that hold a reservation.
+  std::unordered_map<std::string, std::map<std::string, int>> by_node_;
+  std::set<std::string> waiting_plans_;  // plans with a slot waiting for room
+  // Nodes whose slots the next check_due() checks; every slot when all_due_.
+  std::set<std::string> nodes_due_;
+  bool all_due_ = false;
+  std::optional<timing::Clock::TimePoint> last_expiry_;
   // The state file's writer: a version bumped on every change and the thread that writes it.
   std::mutex save_mu_;
   std::condition_variable_any save_cv_;

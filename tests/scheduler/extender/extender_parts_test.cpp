@@ -10,6 +10,7 @@
 #include <string>
 
 #include "scheduler/extender/cluster_view.h"
+#include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/gang_book.h"
 #include "tests/scheduler/extender/extender_cluster.h"
 #include "tests/support/fixtures.h"
@@ -296,6 +297,134 @@ TEST_F(GangBookTest, AStateFileWhoseSlotNamesAMissingSubGroupIsSetAsideNamingThe
     kept = kept || e.path().filename().string().starts_with("state.json.corrupt-");
   EXPECT_TRUE(kept);
   EXPECT_EQ(gpus_used("n-00-0"), 0);  // nothing reserved for a plan that did not read
+}
+
+// Events touch what they change (kube-scheduler's cache applies each event to what it names): a
+// Node heartbeat checks no slot, a Node event checks the slots on that Node alone, and a pod's slot
+// is found by its uid without reading the other plans.
+class ServiceEventsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    cluster_ = testing::make_cluster(1, 4, 4);  // 4 leaves of 4 nodes: n-0L-0..3
+    ASSERT_TRUE(service_.set_hypernodes(cluster_.hypernodes).has_value());
+    ASSERT_TRUE(service_.set_nodes(cluster_.nodes).has_value());
+    ASSERT_TRUE(service_.set_pods({}).has_value());
+  }
+
+  // Rank `rank` of gang `gang` (2 pods of 8 GPUs in one leaf).
+  static json gang_pod(int gang, int rank) {
+    const std::string name = "g" + std::to_string(gang);
+    return pod_object(name + "-" + std::to_string(rank), "u-" + name + "-" + std::to_string(rank), "8",
+                      {{"hypertopo.io/gang", name},
+                       {"hypertopo.io/gang-size", "2"},
+                       {"hypertopo.io/network-topology-mode", "hard"},
+                       {"hypertopo.io/highest-tier-allowed", "1"},
+                       {"batch.kubernetes.io/job-completion-index", std::to_string(rank)}});
+  }
+
+  // The node filter admits the pod to (its slot's).
+  std::string admitted(const json& pod) {
+    auto r = service_.filter(testing::args_by_name(pod, cluster_.node_names));
+    EXPECT_TRUE(r.has_value());
+    if (!r || (*r)["nodenames"].size() != 1) return {};
+    return (*r)["nodenames"][0].get<std::string>();
+  }
+
+  json node(const std::string& name) {
+    for (const auto& n : cluster_.nodes) {
+      if (n["metadata"]["name"] == name) return n;
+    }
+    return json();
+  }
+
+  testing::ExtenderCluster cluster_;
+  std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
+  ExtenderService service_{ExtenderOptions{.plan_ttl = std::chrono::seconds(60), .clock = clock_}};
+};
+
+TEST_F(ServiceEventsTest, AHeartbeatChecksNoSlotAndANodeEventChecksOnlyTheSlotsOnThatNode) {
+  // Six gangs of two fill three of the four leaves: one slot per node, one leaf free.
+  std::map<std::string, int> slots_on;
+  for (int g = 0; g < 6; ++g) {
+    const std::string node = admitted(gang_pod(g, 0));
+    ASSERT_FALSE(node.empty()) << g;
+    ++slots_on[node];
+  }
+  const auto start = service_.counters().slots_checked;
+  service_.check_plans();  // every slot checked once: what follows counts from here
+  const auto before = service_.counters();
+  EXPECT_EQ(before.slots_checked - start, 12);
+  const std::string planned = slots_on.begin()->first;
+
+  json heartbeat = node(planned);
+  heartbeat["metadata"]["resourceVersion"] = "1234";
+  heartbeat["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-11-27T10:00:00Z";
+  ASSERT_TRUE(service_.upsert_node(heartbeat).has_value());
+  auto after = service_.counters();
+  EXPECT_EQ(after.slots_checked, before.slots_checked) << "a heartbeat checks nothing";
+  EXPECT_EQ(after.index_rebuilds, before.index_rebuilds);
+  EXPECT_EQ(after.watch_events, before.watch_events + 1);
+
+  // Cordoned: the one slot on it is checked and, its leaf being full and no pod of its gang bound,
+  // the gang is planned again in the free leaf; no other slot is looked at.
+  json cordoned = node(planned);
+  cordoned["spec"]["unschedulable"] = true;
+  ASSERT_TRUE(service_.upsert_node(cordoned).has_value());
+  after = service_.counters();
+  EXPECT_EQ(after.slots_checked - before.slots_checked, slots_on[planned]);
+  EXPECT_EQ(after.replans, before.replans + 1);
+  const json replanned = service_.plans();
+  for (const auto& g : replanned["gangs"]) {
+    for (const auto& s : g["slots"]) EXPECT_NE(s["node"], planned) << g["key"];
+  }
+
+  // Uncordoned, the node holds no slot any more: one lookup, no check.
+  service_.check_plans();
+  const auto settled = service_.counters();
+  ASSERT_TRUE(service_.upsert_node(node(planned)).has_value());
+  EXPECT_EQ(service_.counters().slots_checked, settled.slots_checked);
+  EXPECT_EQ(service_.counters().watch_events, settled.watch_events + 1);
+}
+
+TEST_F(ServiceEventsTest, APodsSlotIsFoundByItsUidWithoutReadingOtherPlans) {
+  std::vector<std::string> nodes;
+  for (int g = 0; g < 8; ++g) nodes.push_back(admitted(gang_pod(g, 0)));
+  const auto before = service_.counters();
+  // Gang 5's rank 0 binds: its slot is found among its own plan's two slots, not the sixteen.
+  ASSERT_TRUE(service_.upsert_pod(testing::bound(gang_pod(5, 0), nodes[5])).has_value());
+  const auto after = service_.counters();
+  EXPECT_GE(after.slots_searched - before.slots_searched, 1);
+  EXPECT_LE(after.slots_searched - before.slots_searched, 2);
+  bool seen = false;
+  const json plans = service_.plans();
+  for (const auto& g : plans["gangs"]) {
+    for (const auto& s : g["slots"]) {
+      if (s["podUID"] == "u-g5-0") {
+        seen = true;
+        EXPECT_EQ(s["state"], "bound");
+        EXPECT_EQ(s["node"], nodes[5]);
+      }
+    }
+  }
+  EXPECT_TRUE(seen);
+  // A normal pod binding is no gang's: one lookup that finds nothing, no slot read.
+  const auto normal_before = service_.counters().slots_searched;
+  ASSERT_TRUE(service_.upsert_pod(testing::bound(pod_object("web", "u-web", "0"), nodes[0])).has_value());
+  EXPECT_EQ(service_.counters().slots_searched, normal_before);
+  // Deleted, the pod's slot is released for its replacement, found the same way.
+  const auto release_before = service_.counters();
+  service_.remove_pod(testing::bound(gang_pod(5, 0), nodes[5]));
+  EXPECT_EQ(service_.counters().slots_released, release_before.slots_released + 1);
+  EXPECT_LE(service_.counters().slots_searched - release_before.slots_searched, 2);
+}
+
+TEST_F(ServiceEventsTest, AnIdlePlanExpiresOnALaterCallWithoutAnExplicitCheck) {
+  ASSERT_FALSE(admitted(gang_pod(0, 0)).empty());
+  clock_->sleep_for(std::chrono::seconds(61));
+  ASSERT_FALSE(admitted(gang_pod(1, 0)).empty());  // a verb call runs the expiry that is due
+  EXPECT_EQ(service_.counters().plans_expired, 1);
+  ASSERT_EQ(service_.plans()["gangs"].size(), 1u);
+  EXPECT_EQ(service_.plans()["gangs"][0]["key"], "ml/g1");
 }
 
 }  // namespace
