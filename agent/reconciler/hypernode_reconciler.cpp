@@ -186,6 +186,58 @@ std::string hypernode_drift(const json& current, const DesiredHyperNode& want) {
   return what;
 }
 
+JsonDiff hypernode_changes(const json* current, const DesiredHyperNode& want, std::size_t limit) {
+  // Both sides reduced to the fields of ours, so that the server's own (uid, managedFields) and other
+  // writers' labels, annotations and conditions never show as changes.
+  auto ours = [&](const json* object, bool wanted) {
+    json view = json::object();
+    if (object == nullptr) return view;
+    view["spec"] = normalized_spec(*object);
+    const json& labels = want.object["metadata"]["labels"];
+    const json* have = object->contains("metadata") && (*object)["metadata"].is_object() &&
+                               (*object)["metadata"].contains("labels") &&
+                               (*object)["metadata"]["labels"].is_object()
+                           ? &(*object)["metadata"]["labels"]
+                           : nullptr;
+    for (const auto& [key, value] : labels.items()) {
+      if (have != nullptr && have->contains(key)) view["metadata"]["labels"][key] = (*have)[key];
+    }
+    if (const std::string members = degraded_members_of(*object); !members.empty())
+      view["metadata"]["annotations"][topology::kDegradedMembersAnnotation] = members;
+    if (wanted) {
+      view["status"]["nodeCount"] = want.node_count;
+    } else if (const int count = status_node_count(*object); count >= 0) {
+      view["status"]["nodeCount"] = count;
+    }
+    if (want.condition) {
+      std::optional<json> condition =
+          wanted ? want.condition : topology::find_condition(*object, topology::kFabricDegradedCondition);
+      if (condition && condition->is_object()) {
+        condition->erase("lastTransitionTime");
+        view["status"]["conditions"][topology::kFabricDegradedCondition] = *condition;
+      }
+    }
+    return view;
+  };
+  const json before = ours(current, false);
+  const json after = ours(&want.object, true);
+  JsonDiff diff;
+  if (current == nullptr) {
+    diff_json(nullptr, &after, "", limit, diff);
+  } else {
+    diff_json(&before, &after, "", limit, diff);
+  }
+  // Conditions are a list keyed by type on the server; the path says which one.
+  const std::string keyed = std::string("status.conditions.") + topology::kFabricDegradedCondition;
+  for (auto& change : diff.changes) {
+    if (change.path.starts_with(keyed)) {
+      change.path = std::string("status.conditions[type=") + topology::kFabricDegradedCondition + "]" +
+                    change.path.substr(keyed.size());
+    }
+  }
+  return diff;
+}
+
 HyperNodeReconciler::HyperNodeReconciler(k8s::KubeClient& client, ReconcileOptions options)
     : client_(client), options_(std::move(options)) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
@@ -334,7 +386,8 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
     if (stopped()) return {ActionKind::kFailed, want.name, kStoppedDetail};
     if (!current) {
-      if (options_.dry_run) return {ActionKind::kCreate, want.name, ""};
+      if (options_.dry_run)
+        return {ActionKind::kCreate, want.name, "", hypernode_changes(nullptr, want, options_.diff_limit)};
       auto made = client_.create(kHyperNodesResource, "", want.object, options_.stop);
       ++result.writes["create/" + outcome(made)];
       if (made) {
@@ -372,8 +425,9 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
     std::string status_detail;
     const json changes = status_changes(*current, want);
     if (changes.contains("nodeCount")) {
-      status_detail = "status.nodeCount " + std::to_string(status_node_count(*current)) + " -> " +
-                      std::to_string(want.node_count);
+      const int stored = status_node_count(*current);
+      status_detail = "status.nodeCount " + (stored < 0 ? std::string("absent") : std::to_string(stored)) +
+                      " -> " + std::to_string(want.node_count);
     }
     if (changes.contains("conditions")) {
       const auto& c = *want.condition;
@@ -384,13 +438,16 @@ ReconcileAction HyperNodeReconciler::sync_one(const Desired& want, std::optional
       ActionKind kind = maybe_created ? ActionKind::kCreate : ActionKind::kUnchanged;
       if (changes.empty()) return {kind, want.name, ""};
       const std::string& detail = status_detail;
-      if (options_.dry_run) return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
+      if (options_.dry_run)
+        return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail,
+                hypernode_changes(&*current, want, options_.diff_limit)};
       std::string status_error = write_status(*current, want, result);
       if (!status_error.empty()) return {ActionKind::kFailed, want.name, "status: " + status_error};
       return {maybe_created ? kind : ActionKind::kUpdate, want.name, detail};
     }
     if (!status_detail.empty()) diff += "; " + status_detail;
-    if (options_.dry_run) return {ActionKind::kUpdate, want.name, diff};
+    if (options_.dry_run)
+      return {ActionKind::kUpdate, want.name, diff, hypernode_changes(&*current, want, options_.diff_limit)};
 
     json object = *current;
     object["spec"] = want.object["spec"];

@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/reconciler/json_diff.h"
 #include "errors/error.h"
 #include "k8s/client/kube_client.h"
 #include "timing/clock.h"
@@ -44,6 +45,9 @@ struct ReconcileOptions {
   double max_delete_fraction = 0.2;       // mass-deletion guard per cycle
   std::size_t min_objects_for_guard = 0;  // the guard applies from this many owned HyperNodes on
   bool dry_run = false;
+  // With dry_run: each create and update carries its changes field by field, at most this many per
+  // HyperNode (the rest counted).
+  std::size_t diff_limit = 20;
   std::string event_namespace = "hypertopo-system";  // where the guard's Event goes
   std::string reporter = "hypertopo";                // Event source/reportingController
   int max_attempts = 8;                              // per write
@@ -68,7 +72,8 @@ const char* to_string(ActionKind kind);
 struct ReconcileAction {
   ActionKind kind;
   std::string name;
-  std::string detail;  // why (held, foreign, failed) or what changed (update)
+  std::string detail;     // why (held, foreign, failed) or what changed (update)
+  JsonDiff changes = {};  // dry run only: the fields a create or an update would write
 };
 
 struct ReconcileResult {
@@ -102,6 +107,11 @@ std::map<std::string, DesiredHyperNode> desired_hypernodes(const topology::Tree&
 // asks this of every event, so that its own writes coming back cost nothing and a hand edit or a
 // deletion is repaired at once.
 std::string hypernode_drift(const nlohmann::json& current, const DesiredHyperNode& want);
+
+// The fields of ours a write would change, old and new, as `kubectl diff` shows them: the spec (both
+// sides with members in one order, as they are compared), our labels and annotation, status.nodeCount
+// and our condition (without its transition time). `current` null: the HyperNode is created.
+JsonDiff hypernode_changes(const nlohmann::json* current, const DesiredHyperNode& want, std::size_t limit);
 
 class HyperNodeReconciler {
  public:

@@ -171,6 +171,23 @@ bool differs_only_in_export(const json& before, const json& after, const NodeLab
   return strip(before) == strip(after);
 }
 
+JsonDiff node_label_changes(const json& node, const json& patch, std::size_t limit) {
+  JsonDiff diff;
+  if (!patch.is_object() || !patch.contains("metadata") || !patch["metadata"].is_object()) return diff;
+  for (const char* field : {"labels", "annotations"}) {
+    const auto it = patch["metadata"].find(field);
+    if (it == patch["metadata"].end() || !it->is_object()) continue;
+    const json* have = metadata_map(node, field);
+    const std::string path = std::string("metadata.") + field;
+    for (const auto& [key, value] : it->items()) {
+      const json* old_value = have != nullptr && have->contains(key) ? &(*have)[key] : nullptr;
+      // A merge patch's null removes the key.
+      diff_json(old_value, value.is_null() ? nullptr : &value, child_path(path, key), limit, diff);
+    }
+  }
+  return diff;
+}
+
 std::string NodeLabelResult::summary_line() const {
   return "patched=" + std::to_string(patched) + " unchanged=" + std::to_string(unchanged) +
          " failed=" + std::to_string(failed) + " held=" + std::to_string(held);

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/reconciler/json_diff.h"
 #include "k8s/client/kube_client.h"
 #include "topology/exporters/node_labels.h"
 #include "topology/tree.h"
@@ -119,6 +120,10 @@ void plan_node_labels_of(const std::string& name, const topology::exporters::Lab
 // Node objects by name; a tree host without a Node object is not written.
 NodeLabelPlan plan_node_labels(const topology::Tree* tree, const std::map<std::string, nlohmann::json>& nodes,
                                const NodeLabelExportOptions& options, bool allow_removal);
+
+// What `patch` (a plan's merge patch) changes on `node`, field by field: each label and annotation it
+// sets or removes, with the value the Node has now ("absent" where it has none).
+JsonDiff node_label_changes(const nlohmann::json& node, const nlohmann::json& patch, std::size_t limit);
 
 // How apply() sends a plan.
 struct NodeLabelApplyOptions {
