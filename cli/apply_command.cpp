@@ -1,15 +1,19 @@
 // `hypertopo apply`: one-shot discover and reconcile from a workstation (ARCHITECTURE §4).
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "agent/reconciler/hypernode_reconciler.h"
+#include "agent/reconciler/write_plan.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
+#include "io/object_reader.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
 #include "k8s/objects/node_list.h"
+#include "text/terminal_safe.h"
 #include "topology/label_rules.h"
 
 namespace hypertopo::cli {
@@ -21,6 +25,7 @@ struct ApplyOptions {
   DiscoverySetup setup;
   std::string nodes_file;
   bool dry_run = false;
+  std::string output = "text";       // of --dry-run's plan: text or json
   double max_delete_fraction = 0.3;  // as the agent's config (deploy/base/config.yaml) holds
   std::string source_label = "hypertopo";
 };
@@ -50,9 +55,11 @@ std::string action_line(const agent::ReconcileAction& a, bool dry_run) {
 
 int run_apply(const ApplyOptions& opts) {
   auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
     return 1;
   };
+  if (opts.output == "json" && !opts.dry_run)
+    return error(Error(ErrorCode::kInvalidArgument, "-o json: the plan is data only with --dry-run"));
   // The value goes on every HyperNode we write; the API server would refuse each of them.
   if (opts.source_label.empty())
     return error(Error(ErrorCode::kInvalidArgument, "--source-label: must not be empty"));
@@ -64,8 +71,11 @@ int run_apply(const ApplyOptions& opts) {
 
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
-    auto loaded = k8s::read_node_list_file(opts.nodes_file);
+    io::ObjectLedger ledger;
+    auto loaded = k8s::read_node_list_file(opts.nodes_file, &ledger);
     if (!loaded) return error(loaded.error().context("--nodes"));
+    for (const auto& w : ledger.warnings())
+      std::cerr << "hypertopo: warning: --nodes: " << text::terminal_safe(w) << "\n";
     nodes = std::make_unique<k8s::NodeList>(std::move(*loaded));
   } else {
     auto listed = (*client)->list(k8s::kNodesResource, "");
@@ -87,8 +97,9 @@ int run_apply(const ApplyOptions& opts) {
   auto run = discoverers::run_discovery(registry, input);
   if (!run) return error(run.error());
   for (const auto& outcome : run->outcomes) {
-    for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << note << "\n";
-    for (const auto& w : outcome.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
+    for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << text::terminal_safe(note) << "\n";
+    for (const auto& w : outcome.warnings)
+      std::cerr << "hypertopo: warning: " << text::terminal_safe(w) << "\n";
   }
   print_report_warnings(run->tree.report);
 
@@ -97,6 +108,19 @@ int run_apply(const ApplyOptions& opts) {
                                                    .dry_run = opts.dry_run});
   auto result = reconciler.reconcile(run->tree, run->complete);
   if (!result) return error(result.error());
+  if (opts.dry_run) {
+    // Field by field, as kubectl diff: the admin sees what each write would change before any is made.
+    const auto plan = agent::planned_hypernode_writes(*result);
+    if (opts.output == "json") {
+      std::cout << agent::write_plan_json(plan).dump(2) << "\n";
+    } else {
+      std::istringstream lines(agent::write_plan_text(plan));
+      for (std::string line; std::getline(lines, line);) std::cout << text::terminal_safe(line) << "\n";
+      std::cout << result->summary_line() << "\n";
+    }
+    std::cerr << "hypertopo: dry run: nothing was written\n";
+    return 0;
+  }
   for (const auto& a : result->actions) std::cout << action_line(a, opts.dry_run) << "\n";
   if (result->event_emitted) std::cerr << "hypertopo: deletions held; a MassDeletionHeld Event was written\n";
   std::cout << result->summary_line() << "\n";
@@ -129,7 +153,14 @@ void add_apply_command(CLI::App& app, Action& action) {
   cmd->add_option("--config", opts->setup.config_file, "Builder config YAML")->check(CLI::ExistingFile);
   cmd->add_option("--guid-map", opts->setup.guid_map_file, "File of '<guid> <node name>' lines")
       ->check(CLI::ExistingFile);
-  cmd->add_flag("--dry-run", opts->dry_run, "Print what would be done; write nothing");
+  cmd->add_flag("--dry-run", opts->dry_run,
+                "Print what would be created, updated (field by field: path, old, new) and deleted; write "
+                "nothing");
+  cmd->add_option("-o,--output", opts->output,
+                  "Format of the --dry-run plan: text, or json (a list of "
+                  "{action, kind, name, changes: [{path, old, new}]})")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--max-delete-fraction", opts->max_delete_fraction,
                   "Hold every deletion of a cycle when more than this share of owned HyperNodes would go")
       ->check(CLI::Range(0.0, 1.0))
