@@ -296,6 +296,45 @@ TEST_F(PlaceCommandTest, AHyperNodeTierBeyondInt32IsRefusedNotWrapped) {
   }
 }
 
+// A HyperNode's name and tier name are whatever its writer chose: `place -o text` spells out the
+// control characters in them, so an ESC sequence never reaches the terminal; `-o json` keeps them.
+TEST_F(PlaceCommandTest, TextOutputSpellsOutControlCharactersInDomainNames) {
+  json members = json::array();
+  for (const char* node :
+       {"b1-r1-h1", "b1-r1-h2", "b1-r2-h1", "b1-r2-h2", "b2-r1-h1", "b2-r1-h2", "b2-r2-h1", "b2-r2-h2"})
+    members.push_back({{"type", "Node"}, {"selector", {{"exactMatch", {{"name", node}}}}}});
+  const std::string evil = "rack\x1b]0;evil\x07\x1b[2J";
+  const json hypernodes{{"apiVersion", "v1"},
+                        {"kind", "List"},
+                        {"items",
+                         {{{"apiVersion", "topology.volcano.sh/v1alpha1"},
+                           {"kind", "HyperNode"},
+                           {"metadata", {{"name", evil}}},
+                           {"spec", {{"tier", 1}, {"tierName", "leaf\x1b[31m"}, {"members", members}}}}}}};
+  const std::vector<std::string> args = {"place",
+                                         "--nodes",
+                                         file("nodes.json", nodes()),
+                                         "--topology",
+                                         file("evil.json", hypernodes),
+                                         "--job",
+                                         file("job.json", kueue_job(2, json::object())),
+                                         "--semantics",
+                                         "engine"};
+  std::vector<std::string> text_args = args;
+  text_args.insert(text_args.end(), {"-o", "text"});
+  auto run = testing::run_captured(run_cli, text_args);
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x07'), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("rack\\x1b]0;evil\\x07\\x1b[2J"), std::string::npos) << run.out;
+
+  std::vector<std::string> json_args = args;
+  json_args.insert(json_args.end(), {"-o", "json"});
+  auto as_json = testing::run_captured(run_cli, json_args);
+  ASSERT_EQ(as_json.code, 0) << as_json.err;
+  EXPECT_NE(as_json.out.find(json(evil).dump()), std::string::npos) << as_json.out;
+}
+
 // A HyperNode chain thousands of tiers deep: `-o text` indents by depth only so far, so its size
 // grows with the depth, not with its square (30,000 tiers printed 900 MB).
 TEST_F(PlaceCommandTest, TextOutputOfAnAbsurdlyDeepTreeStaysLinearInItsDepth) {
