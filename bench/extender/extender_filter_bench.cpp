@@ -408,7 +408,7 @@ void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
   const std::string names = json(s.names).dump();
   (void)s.service->filter(
       json{{"pod", pod("warm-up", "", "1")}, {"nodenames", s.names}});  // the index is built
-  const auto rebuilds_before = s.service->counters().index_rebuilds;
+  const auto rebuilds_before = s.service->counters().view.index_rebuilds;
   std::vector<json> bound_pods;
   std::vector<double> ms;
   double total_s = 0;
@@ -457,7 +457,7 @@ void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
     bound_pods.push_back(std::move(running));
   }
   report_latency(state, ms);
-  const auto rebuilds = s.service->counters().index_rebuilds - rebuilds_before;
+  const auto rebuilds = s.service->counters().view.index_rebuilds - rebuilds_before;
   state.counters["rebuilds_per_1k_pods"] = 1000.0 * static_cast<double>(rebuilds) /
                                            static_cast<double>(std::max<std::int64_t>(1, state.iterations()));
   state.counters["calls_per_core_s"] =

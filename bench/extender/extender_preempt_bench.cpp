@@ -232,7 +232,7 @@ void BM_PreemptVerbGangPod(benchmark::State& state) {
   state.counters["first_call_ms"] = ms.empty() ? 0.0 : ms.front();
   report_latency(state, ms);
   state.counters["answered_with_a_node"] = static_cast<double>(answered);
-  state.counters["victim_plans"] = static_cast<double>(s.counters().victim_plans);
+  state.counters["victim_plans"] = static_cast<double>(s.counters().book.victim_plans);
 }
 BENCHMARK(BM_PreemptVerbGangPod)->Unit(benchmark::kMillisecond)->Iterations(100);
 
@@ -268,7 +268,7 @@ void BM_IndexRebuildAfterANodeChange(benchmark::State& state) {
     }
   }
   report_latency(state, ms);
-  state.counters["rebuilds"] = static_cast<double>(s.counters().index_rebuilds);
+  state.counters["rebuilds"] = static_cast<double>(s.counters().view.index_rebuilds);
   state.counters["pods"] = static_cast<double>(c.pods.size());
 }
 BENCHMARK(BM_IndexRebuildAfterANodeChange)->Unit(benchmark::kMillisecond)->Iterations(20);

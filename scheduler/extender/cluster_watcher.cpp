@@ -20,6 +20,21 @@ std::string resource_name(const k8s::Resource& r) {
   return r.group.empty() ? r.plural : r.plural + "." + r.group;
 }
 
+// "Node n-1", "Pod ml/p-0": the object an error is about, as kubectl would name it.
+std::string object_label(const std::string& kind, const nlohmann::json& object) {
+  const nlohmann::json* meta =
+      object.is_object() && object.contains("metadata") && object["metadata"].is_object()
+          ? &object["metadata"]
+          : nullptr;
+  auto text = [&](const char* key) {
+    return meta && meta->contains(key) && (*meta)[key].is_string() ? (*meta)[key].get<std::string>()
+                                                                   : std::string();
+  };
+  const std::string ns = text("namespace");
+  const std::string name = text("name");
+  return kind + " " + (ns.empty() ? std::string() : ns + "/") + (name.empty() ? "(no name)" : name);
+}
+
 }  // namespace
 
 PodGroupKind ClusterWatcher::group_kind(Kind kind) {
@@ -113,18 +128,24 @@ k8s::ApiResult<std::string> ClusterWatcher::relist(Kind kind, const k8s::Resourc
   if (!listed) return std::unexpected(listed.error());
   // A list that does not read leaves the view as it was; the watch that follows still applies each
   // event that reads.
+  std::expected<void, Error> read;
   switch (kind) {
     case Kind::kNodes:
-      (void)service_.set_node_pages(listed->pages);
+      read = service_.set_node_pages(listed->pages);
       break;
     case Kind::kPods:
-      (void)service_.set_pod_pages(listed->pages);
+      read = service_.set_pod_pages(listed->pages);
       break;
     case Kind::kHyperNodes:
-      (void)service_.set_hypernode_pages(listed->pages);
+      read = service_.set_hypernode_pages(listed->pages);
       break;
     default:
       break;
+  }
+  if (!read) {
+    const std::string name = resource_name(resource);
+    service_.watch_error(
+        name, "list of " + name + " not applied, the view keeps the one before: " + read.error().message());
   }
   return std::move(listed->resource_version);
 }
@@ -133,25 +154,35 @@ void ClusterWatcher::apply(Kind kind, const k8s::WatchEvent& event) {
   using Type = k8s::WatchEvent::Type;
   if (event.type == Type::kBookmark) return;
   const bool gone = event.type == Type::kDeleted;
-  const std::string name = event.object.value("metadata", nlohmann::json::object()).value("name", "");
+  const nlohmann::json& meta = event.object.is_object() && event.object.contains("metadata")
+                                   ? event.object["metadata"]
+                                   : nlohmann::json::object();
+  const std::string name = meta.is_object() ? meta.value("name", "") : std::string();
+  // An object that does not read is logged once, naming it, and counted; the watch goes on.
+  auto applied = [&](const std::expected<void, Error>& ok, const char* object_kind) {
+    if (ok) return;
+    service_.watch_error(
+        resource_name(resource_of(kind)),
+        object_label(object_kind, event.object) + " from the watch not applied: " + ok.error().message());
+  };
   switch (kind) {
     case Kind::kNodes:
       if (gone)
         service_.remove_node(name);
       else
-        (void)service_.upsert_node(event.object);
+        applied(service_.upsert_node(event.object), "Node");
       break;
     case Kind::kPods:
       if (gone)
         service_.remove_pod(event.object);
       else
-        (void)service_.upsert_pod(event.object);
+        applied(service_.upsert_pod(event.object), "Pod");
       break;
     case Kind::kHyperNodes:
       if (gone)
         service_.remove_hypernode(name);
       else
-        (void)service_.upsert_hypernode(event.object);
+        applied(service_.upsert_hypernode(event.object), "HyperNode");
       break;
     case Kind::kDisruptionBudgets:
       if (gone)

@@ -51,40 +51,48 @@ std::string extender_metrics_text(const ExtenderCounters& c, std::size_t nodes) 
   auto counter = [&](const char* name, const char* help, std::int64_t v) {
     m.counter(name, help, {}).inc({}, static_cast<double>(v));
   };
-  counter("hypertopo_extender_filter_calls_total", "Filter requests answered.", c.filter_calls);
-  counter("hypertopo_extender_prioritize_calls_total", "Prioritize requests answered.", c.prioritize_calls);
-  counter("hypertopo_extender_plans_total", "Gang plans made.", c.plans_made);
-  counter("hypertopo_extender_replans_total", "Gangs planned again after losing a node.", c.replans);
-  counter("hypertopo_extender_swaps_total", "Planned slots moved to a replacement node.", c.swaps);
-  counter("hypertopo_extender_plans_expired_total", "Plans dropped after their TTL.", c.plans_expired);
-  counter("hypertopo_extender_errors_total", "Internal errors (index build, state file).", c.errors);
-  counter("hypertopo_extender_index_rebuilds_total", "Topology index rebuilds.", c.index_rebuilds);
+  counter("hypertopo_extender_filter_calls_total", "Filter requests answered.", c.verbs.filter_calls);
+  counter("hypertopo_extender_prioritize_calls_total", "Prioritize requests answered.",
+          c.verbs.prioritize_calls);
+  counter("hypertopo_extender_plans_total", "Gang plans made.", c.book.plans_made);
+  counter("hypertopo_extender_replans_total", "Gangs planned again after losing a node.", c.book.replans);
+  counter("hypertopo_extender_swaps_total", "Planned slots moved to a replacement node.", c.book.swaps);
+  counter("hypertopo_extender_plans_expired_total", "Plans dropped after their TTL.", c.book.plans_expired);
+  counter("hypertopo_extender_errors_total", "Internal errors (index build, state file).", c.errors());
+  counter("hypertopo_extender_index_rebuilds_total", "Topology index rebuilds.", c.view.index_rebuilds);
   counter("hypertopo_extender_text_path_calls_total",
           "Filter and prioritize bodies read in place (the others took the JSON tree path).",
-          c.text_path_calls);
+          c.verbs.text_path_calls);
   counter("hypertopo_extender_prioritize_reused_filter_total",
           "Prioritize calls that reused the node ids of their pod's filter call.",
-          c.prioritize_reused_filter);
+          c.verbs.prioritize_reused_filter);
   counter(
       "hypertopo_extender_index_pod_updates_total",
       "Pod events (bindings, deletions, request changes) applied to the index in place, without a rebuild.",
-      c.index_pod_updates);
+      c.view.index_pod_updates);
   counter("hypertopo_extender_slots_released_total",
           "Gang slots whose bound pod went away and that wait on their node for its replacement.",
-          c.slots_released);
+          c.book.slots_released);
   counter("hypertopo_extender_slots_grown_total",
-          "Gang slots added for pods beyond the gang's minimum (elastic gangs).", c.slots_grown);
+          "Gang slots added for pods beyond the gang's minimum (elastic gangs).", c.book.slots_grown);
   counter("hypertopo_extender_plans_adopted_total",
           "Gangs planned around pods already bound (a restart without state, another replica).",
-          c.plans_adopted);
-  counter("hypertopo_extender_preempt_calls_total", "Preempt requests answered.", c.preempt_calls);
+          c.book.plans_adopted);
+  counter("hypertopo_extender_preempt_calls_total", "Preempt requests answered.", c.verbs.preempt_calls);
   counter("hypertopo_extender_victim_plans_total",
-          "Gang plans made with victims (the gang fitted nowhere without preemption).", c.victim_plans);
+          "Gang plans made with victims (the gang fitted nowhere without preemption).", c.book.victim_plans);
   counter("hypertopo_extender_victims_planned_total", "Pods named as victims by gang plans.",
-          c.victims_planned);
+          c.book.victims_planned);
   counter("hypertopo_extender_not_ready_calls_total",
           "Verb calls answered that the view is still filling (before the first lists landed).",
-          c.not_ready_calls);
+          c.verbs.not_ready_calls);
+  counter("hypertopo_extender_slots_checked_total",
+          "Gang slots examined by plan checks (a Node event examines the slots on that node only).",
+          c.book.slots_checked);
+  auto& watch_errors = m.counter(
+      "hypertopo_extender_watch_errors_total",
+      "Watch events and lists the view could not apply (an object that does not read), by kind.", {"kind"});
+  for (const auto& [kind, n] : c.watch_errors) watch_errors.inc({kind}, static_cast<double>(n));
   m.gauge("hypertopo_extender_nodes", "Nodes in the cluster view.", {}).set({}, static_cast<double>(nodes));
   return m.render();
 }
@@ -177,8 +185,11 @@ std::expected<void, Error> wait_extender(const ProbeTarget& target, const std::s
                                          const std::function<void(std::chrono::milliseconds)>& pause) {
   const auto deadline = now() + wait;
   for (;;) {
+    // The last probe before the deadline still gets half a second: a loopback answer needs a few
+    // milliseconds, but a 1 ms bound fails on a busy node (or under a sanitizer) for no fault of the
+    // extender. The wait may run over by that much.
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now());
-    auto ok = probe_extender(target, path, std::clamp(left, std::chrono::milliseconds(1), kProbeTimeout));
+    auto ok = probe_extender(target, path, std::clamp(left, kProbeTimeout / 4, kProbeTimeout));
     if (ok || now() + interval > deadline) return ok;
     pause(interval);
   }

@@ -15,12 +15,14 @@ ExtenderService::ExtenderService(ExtenderOptions options)
       book_(
           [&] {
             if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
+            if (!options_.log) options_.log = telemetry::make_stderr_logger(telemetry::LogLevel::kInfo);
             return BookOptions{.binpack = options_.binpack,
                                .fabric_health = options_.fabric_health,
                                .plan_ttl = options_.plan_ttl,
                                .state_file = options_.state_file,
                                .state_debounce = options_.state_debounce,
-                               .clock = options_.clock};
+                               .clock = options_.clock,
+                               .log = options_.log};
           }(),
           view_, mu_) {}
 
@@ -191,25 +193,20 @@ std::size_t ExtenderService::node_count() const {
 
 ExtenderCounters ExtenderService::counters() const {
   std::lock_guard lock(mu_);
-  ExtenderCounters out = verb_counters_;
-  const ViewCounters& v = view_.counters();
-  const BookCounters& b = book_.counters();
-  out.index_rebuilds = v.index_rebuilds;
-  out.index_pod_updates = v.index_pod_updates;
-  out.watch_events = v.watch_events;
-  out.errors += v.errors + b.errors;
-  out.plans_made = b.plans_made;
-  out.replans = b.replans;
-  out.swaps = b.swaps;
-  out.plans_expired = b.plans_expired;
-  out.slots_released = b.slots_released;
-  out.slots_grown = b.slots_grown;
-  out.plans_adopted = b.plans_adopted;
-  out.victim_plans = b.victim_plans;
-  out.victims_planned = b.victims_planned;
-  out.slots_checked = b.slots_checked;
-  out.slots_searched = b.slots_searched;
-  return out;
+  return ExtenderCounters{.verbs = verb_counters_,
+                          .view = view_.counters(),
+                          .book = book_.counters(),
+                          .watch_errors = watch_errors_};
+}
+
+void ExtenderService::watch_error(std::string_view resource, const std::string& what) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = watch_errors_.find(resource);
+    if (it == watch_errors_.end()) it = watch_errors_.emplace(std::string(resource), 0).first;
+    ++it->second;
+  }
+  options_.log(telemetry::LogLevel::kWarn, "hypertopo extender: " + what);
 }
 
 }  // namespace hypertopo::scheduler

@@ -66,6 +66,7 @@
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/victim_planner.h"
 #include "scheduler/placement/volcano_score.h"
+#include "telemetry/log.h"
 #include "timing/clock.h"
 
 namespace hypertopo::scheduler {
@@ -87,29 +88,32 @@ struct ExtenderOptions {
   // How long the plans must be quiet before the state file is written (off the request path).
   std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
+  telemetry::Logger log;                 // empty: logfmt lines on stderr, info and above
 };
 
-struct ExtenderCounters {
-  std::int64_t filter_calls = 0, prioritize_calls = 0, plans_made = 0, replans = 0, swaps = 0,
-               plans_expired = 0, errors = 0, index_rebuilds = 0;
-  // Pod events applied to the index in place (bindings, deletions, request changes): no rebuild.
-  std::int64_t index_pod_updates = 0;
-  // Slots whose pod went away (deleted, failed, evicted, terminating) and that wait for its
-  // replacement; slots grown for pods beyond a gang's minimum; gangs planned around pods already
-  // bound (after a restart without state, or for pods another replica bound).
-  std::int64_t slots_released = 0, slots_grown = 0, plans_adopted = 0;
-  // Watch events applied to the view (Pods, Nodes, HyperNodes, PodGroups), whatever they changed.
-  std::int64_t watch_events = 0;
+// The verbs' own counts; the parts count the rest (ViewCounters, BookCounters).
+struct VerbCounters {
+  std::int64_t filter_calls = 0, prioritize_calls = 0, preempt_calls = 0;
   // filter/prioritize bodies read by the text path (the rest took the JSON tree path).
   std::int64_t text_path_calls = 0;
   // prioritize calls that reused the node ids their pod's filter call resolved.
   std::int64_t prioritize_reused_filter = 0;
-  // Preemption: preempt calls, gang plans made with victims, and the victims those plans named.
-  std::int64_t preempt_calls = 0, victim_plans = 0, victims_planned = 0;
   // Verb calls answered "view still filling" (before the first lists landed: the ready gate).
   std::int64_t not_ready_calls = 0;
-  // Slots examined by plan checks, and read to find a pod's slot by its uid (BookCounters).
-  std::int64_t slots_checked = 0, slots_searched = 0;
+  // Plans that could not be made for a reason other than room, index builds that failed.
+  std::int64_t errors = 0;
+};
+
+// Every part's counters, each counted once by the part that owns it.
+struct ExtenderCounters {
+  VerbCounters verbs;
+  ViewCounters view;
+  BookCounters book;
+  // Watch events and lists the view could not apply (an object that does not read), by resource
+  // as kubectl names it ("nodes", "hypernodes.topology.volcano.sh").
+  std::map<std::string, std::int64_t, std::less<>> watch_errors;
+  // Internal errors of every part (index builds, plans, state files).
+  std::int64_t errors() const { return verbs.errors + view.errors + book.errors; }
 };
 
 class ExtenderService {
@@ -202,6 +206,9 @@ class ExtenderService {
   // verbs and Node events check only what may have changed (GangBook::check_due, node_changed).
   void check_plans();
   ExtenderCounters counters() const;
+  // A watch event or list of `resource` ("nodes") the view could not apply: logged once, with
+  // `what` naming the object, and counted (ExtenderCounters::watch_errors).
+  void watch_error(std::string_view resource, const std::string& what);
   std::size_t node_count() const;
 
  private:
@@ -248,7 +255,8 @@ class ExtenderService {
   KeptNodes kept_;
   // The verbs' own counts (the parts count the rest): filter, prioritize and preempt calls, errors,
   // text-path calls, prioritize calls that reused their filter's node ids.
-  ExtenderCounters verb_counters_;
+  VerbCounters verb_counters_;
+  std::map<std::string, std::int64_t, std::less<>> watch_errors_;
   // The ready gate, apart from mu_: /readyz and the verbs' check must not wait behind a list being
   // read into the view. ready_ is written under ready_mu_ and read without it on the verbs' path.
   mutable std::mutex ready_mu_;

@@ -38,6 +38,7 @@ void resolve_level(const TopologyIndex& index, std::string& level) {
 GangBook::GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu)
     : options_(std::move(options)), view_(view), owner_mu_(owner_mu) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
+  if (!options_.log) options_.log = telemetry::make_stderr_logger(telemetry::LogLevel::kInfo);
   if (!options_.state_file.empty()) saver_ = std::jthread([this](std::stop_token stop) { run_saver(stop); });
 }
 

@@ -51,6 +51,7 @@
 #include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/victim_planner.h"
 #include "scheduler/placement/volcano_score.h"
+#include "telemetry/log.h"
 #include "timing/clock.h"
 
 namespace hypertopo::scheduler {
@@ -62,6 +63,7 @@ struct BookOptions {
   std::filesystem::path state_file;  // empty: plans live in memory only
   std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
+  telemetry::Logger log;                 // empty: logfmt lines on stderr, info and above
 };
 
 struct BookCounters {

@@ -284,7 +284,7 @@ void GangBook::write_state(const std::string& text) {
   // A fresh private temporary file, synced and renamed over the target: a crash or a full disk
   // leaves the old or the new file whole, and no planted link is followed.
   if (auto ok = io::write_file_durably(options_.state_file, text); !ok) {
-    std::cerr << "hypertopo extender: state not saved: " << ok.error().message() << "\n";
+    options_.log(telemetry::LogLevel::kError, "hypertopo extender: state not saved: " + ok.error().message());
     std::lock_guard lock(owner_mu_);
     ++counters_.errors;
   }
@@ -463,8 +463,9 @@ std::expected<void, Error> GangBook::load_state() {
     // cache of what the cluster holds, so start without them and keep the file for a look.
     auto moved = io::set_aside(options_.state_file);
     if (!moved) return std::unexpected(std::move(moved.error()).context(loaded.error().message()));
-    std::cerr << "hypertopo extender: " << loaded.error().message() << "; set aside as " << moved->string()
-              << ", starting without saved plans\n";
+    options_.log(telemetry::LogLevel::kWarn, "hypertopo extender: " + loaded.error().message() +
+                                                 "; set aside as " + moved->string() +
+                                                 ", starting without saved plans");
     std::lock_guard lock(owner_mu_);
     ++counters_.errors;
     return {};

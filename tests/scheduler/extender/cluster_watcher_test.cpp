@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -85,7 +86,7 @@ TEST_F(ExtenderWatchTest, NodeDeletedMidGangIsSwappedInsideItsLeaf) {
   }
   ASSERT_FALSE(victim.empty());
   ASSERT_TRUE(client_->delete_object(kNodes, "", victim).has_value());
-  ASSERT_TRUE(eventually([&] { return service_.counters().swaps > 0; }));
+  ASSERT_TRUE(eventually([&] { return service_.counters().book.swaps > 0; }));
   const json after = service_.plans();
   std::set<std::string> leaves;
   for (const auto& s : after["gangs"][0]["slots"]) {
@@ -93,6 +94,48 @@ TEST_F(ExtenderWatchTest, NodeDeletedMidGangIsSwappedInsideItsLeaf) {
     leaves.insert(cluster_.leaf_of[s["node"].get<std::string>()]);
   }
   EXPECT_EQ(leaves, std::set<std::string>{cluster_.leaf_of[first]});
+}
+
+// An object the view cannot read is not dropped silently: the watch logs it once, naming its kind
+// and name, counts it by kind (hypertopo_extender_watch_errors_total), and goes on.
+TEST_F(ExtenderWatchTest, AMalformedNodeFromTheWatchIsLoggedOnceByNameAndCounted) {
+  std::mutex log_mu;
+  std::vector<std::string> lines;
+  ExtenderService service(ExtenderOptions{.log = [&](telemetry::LogLevel, const std::string& line) {
+    std::lock_guard lock(log_mu);
+    lines.push_back(line);
+  }});
+  ClusterWatcher watcher(*client_, service, std::chrono::milliseconds(5));
+  watcher.start();
+  ASSERT_TRUE(watcher.wait_synced(std::chrono::seconds(20)));
+  auto logged = [&] {
+    std::lock_guard lock(log_mu);
+    return lines;
+  };
+  ASSERT_TRUE(logged().empty());
+
+  json bad = testing::node_object("bad-node", 8);
+  auto made = client_->create(kNodes, "", bad);
+  ASSERT_TRUE(made.has_value());
+  json with_status = *made;
+  with_status["status"] = bad["status"];
+  with_status["status"]["allocatable"]["nvidia.com/gpu"] = "many";
+  ASSERT_TRUE(client_->update_status(kNodes, "", with_status).has_value());
+  ASSERT_TRUE(eventually([&] { return !logged().empty(); }));
+  const auto counted = service.counters().watch_errors;
+  ASSERT_EQ(counted.size(), 1u);
+  EXPECT_EQ(counted.begin()->first, "nodes");
+  EXPECT_EQ(counted.begin()->second, 1);
+  const auto seen = logged();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("Node bad-node from the watch not applied"), std::string::npos) << seen[0];
+  EXPECT_NE(seen[0].find("many"), std::string::npos) << seen[0];
+  const std::string metrics = extender_metrics_text(service.counters(), service.node_count());
+  EXPECT_NE(metrics.find("hypertopo_extender_watch_errors_total{kind=\"nodes\"} 1"), std::string::npos)
+      << metrics;
+  // The watch goes on: a good Node after it is in the view.
+  ASSERT_TRUE(client_->create(kNodes, "", testing::node_object("good-node", 8)).has_value());
+  ASSERT_TRUE(eventually([&] { return service.node_count() == cluster_.nodes.size() + 2; }));
 }
 
 TEST_F(ExtenderWatchTest, BoundPodsUseCapacityUntilDeleted) {

@@ -350,10 +350,10 @@ TEST_F(ServiceEventsTest, AHeartbeatChecksNoSlotAndANodeEventChecksOnlyTheSlotsO
     ASSERT_FALSE(node.empty()) << g;
     ++slots_on[node];
   }
-  const auto start = service_.counters().slots_checked;
+  const auto start = service_.counters().book.slots_checked;
   service_.check_plans();  // every slot checked once: what follows counts from here
   const auto before = service_.counters();
-  EXPECT_EQ(before.slots_checked - start, 12);
+  EXPECT_EQ(before.book.slots_checked - start, 12);
   const std::string planned = slots_on.begin()->first;
 
   json heartbeat = node(planned);
@@ -361,9 +361,9 @@ TEST_F(ServiceEventsTest, AHeartbeatChecksNoSlotAndANodeEventChecksOnlyTheSlotsO
   heartbeat["status"]["conditions"][0]["lastHeartbeatTime"] = "2026-11-27T10:00:00Z";
   ASSERT_TRUE(service_.upsert_node(heartbeat).has_value());
   auto after = service_.counters();
-  EXPECT_EQ(after.slots_checked, before.slots_checked) << "a heartbeat checks nothing";
-  EXPECT_EQ(after.index_rebuilds, before.index_rebuilds);
-  EXPECT_EQ(after.watch_events, before.watch_events + 1);
+  EXPECT_EQ(after.book.slots_checked, before.book.slots_checked) << "a heartbeat checks nothing";
+  EXPECT_EQ(after.view.index_rebuilds, before.view.index_rebuilds);
+  EXPECT_EQ(after.view.watch_events, before.view.watch_events + 1);
 
   // Cordoned: the one slot on it is checked and, its leaf being full and no pod of its gang bound,
   // the gang is planned again in the free leaf; no other slot is looked at.
@@ -371,8 +371,8 @@ TEST_F(ServiceEventsTest, AHeartbeatChecksNoSlotAndANodeEventChecksOnlyTheSlotsO
   cordoned["spec"]["unschedulable"] = true;
   ASSERT_TRUE(service_.upsert_node(cordoned).has_value());
   after = service_.counters();
-  EXPECT_EQ(after.slots_checked - before.slots_checked, slots_on[planned]);
-  EXPECT_EQ(after.replans, before.replans + 1);
+  EXPECT_EQ(after.book.slots_checked - before.book.slots_checked, slots_on[planned]);
+  EXPECT_EQ(after.book.replans, before.book.replans + 1);
   const json replanned = service_.plans();
   for (const auto& g : replanned["gangs"]) {
     for (const auto& s : g["slots"]) EXPECT_NE(s["node"], planned) << g["key"];
@@ -382,8 +382,8 @@ TEST_F(ServiceEventsTest, AHeartbeatChecksNoSlotAndANodeEventChecksOnlyTheSlotsO
   service_.check_plans();
   const auto settled = service_.counters();
   ASSERT_TRUE(service_.upsert_node(node(planned)).has_value());
-  EXPECT_EQ(service_.counters().slots_checked, settled.slots_checked);
-  EXPECT_EQ(service_.counters().watch_events, settled.watch_events + 1);
+  EXPECT_EQ(service_.counters().book.slots_checked, settled.book.slots_checked);
+  EXPECT_EQ(service_.counters().view.watch_events, settled.view.watch_events + 1);
 }
 
 TEST_F(ServiceEventsTest, APodsSlotIsFoundByItsUidWithoutReadingOtherPlans) {
@@ -393,8 +393,8 @@ TEST_F(ServiceEventsTest, APodsSlotIsFoundByItsUidWithoutReadingOtherPlans) {
   // Gang 5's rank 0 binds: its slot is found among its own plan's two slots, not the sixteen.
   ASSERT_TRUE(service_.upsert_pod(testing::bound(gang_pod(5, 0), nodes[5])).has_value());
   const auto after = service_.counters();
-  EXPECT_GE(after.slots_searched - before.slots_searched, 1);
-  EXPECT_LE(after.slots_searched - before.slots_searched, 2);
+  EXPECT_GE(after.book.slots_searched - before.book.slots_searched, 1);
+  EXPECT_LE(after.book.slots_searched - before.book.slots_searched, 2);
   bool seen = false;
   const json plans = service_.plans();
   for (const auto& g : plans["gangs"]) {
@@ -408,21 +408,21 @@ TEST_F(ServiceEventsTest, APodsSlotIsFoundByItsUidWithoutReadingOtherPlans) {
   }
   EXPECT_TRUE(seen);
   // A normal pod binding is no gang's: one lookup that finds nothing, no slot read.
-  const auto normal_before = service_.counters().slots_searched;
+  const auto normal_before = service_.counters().book.slots_searched;
   ASSERT_TRUE(service_.upsert_pod(testing::bound(pod_object("web", "u-web", "0"), nodes[0])).has_value());
-  EXPECT_EQ(service_.counters().slots_searched, normal_before);
+  EXPECT_EQ(service_.counters().book.slots_searched, normal_before);
   // Deleted, the pod's slot is released for its replacement, found the same way.
   const auto release_before = service_.counters();
   service_.remove_pod(testing::bound(gang_pod(5, 0), nodes[5]));
-  EXPECT_EQ(service_.counters().slots_released, release_before.slots_released + 1);
-  EXPECT_LE(service_.counters().slots_searched - release_before.slots_searched, 2);
+  EXPECT_EQ(service_.counters().book.slots_released, release_before.book.slots_released + 1);
+  EXPECT_LE(service_.counters().book.slots_searched - release_before.book.slots_searched, 2);
 }
 
 TEST_F(ServiceEventsTest, AnIdlePlanExpiresOnALaterCallWithoutAnExplicitCheck) {
   ASSERT_FALSE(admitted(gang_pod(0, 0)).empty());
   clock_->sleep_for(std::chrono::seconds(61));
   ASSERT_FALSE(admitted(gang_pod(1, 0)).empty());  // a verb call runs the expiry that is due
-  EXPECT_EQ(service_.counters().plans_expired, 1);
+  EXPECT_EQ(service_.counters().book.plans_expired, 1);
   ASSERT_EQ(service_.plans()["gangs"].size(), 1u);
   EXPECT_EQ(service_.plans()["gangs"][0]["key"], "ml/g1");
 }

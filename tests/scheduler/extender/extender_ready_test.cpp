@@ -50,7 +50,7 @@ TEST(ExtenderReadyGate, VerbsSayTheViewIsFillingUntilEveryFirstListLanded) {
   ASSERT_TRUE(late.has_value());
   EXPECT_EQ((*late)["failedNodes"]["ghost"], kUnknownNode);
   EXPECT_EQ((*late)["nodenames"], json::array({"n1"}));
-  EXPECT_EQ(svc.counters().not_ready_calls, 3);
+  EXPECT_EQ(svc.counters().verbs.not_ready_calls, 3);
 }
 
 // --check's loop, on an injected clock: it asks until `wait` has passed and returns the last answer.

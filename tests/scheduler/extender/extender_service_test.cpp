@@ -69,7 +69,7 @@ TEST(ExtenderService, HardGangOf64LandsWholeInOneLeaf) {
   ASSERT_EQ(plans["gangs"].size(), 1u);
   EXPECT_EQ(plans["gangs"][0]["slots"].size(), 64u);
   EXPECT_EQ(plans["gangs"][0]["slots"][5]["annotations"][kRankAnnotation], "5");
-  EXPECT_EQ(f.service->counters().plans_made, 1);
+  EXPECT_EQ(f.service->counters().book.plans_made, 1);
 }
 
 // kube-scheduler offers only the feasible nodes it found before stopping (percentageOfNodesToScore):
@@ -251,8 +251,8 @@ TEST(ExtenderService, DeletedPlannedNodeIsReplacedInsideItsLeaf) {
     leaves.insert(f.cluster.leaf_of[node]);
   }
   EXPECT_EQ(leaves, std::set<std::string>{leaf});
-  EXPECT_EQ(f.service->counters().swaps, 2);  // the victim held two slots
-  EXPECT_EQ(f.service->counters().replans, 0);
+  EXPECT_EQ(f.service->counters().book.swaps, 2);  // the victim held two slots
+  EXPECT_EQ(f.service->counters().book.replans, 0);
 }
 
 TEST(ExtenderService, GangIsReplannedWhenItsLeafHasNoRoom) {
@@ -266,7 +266,7 @@ TEST(ExtenderService, GangIsReplannedWhenItsLeafHasNoRoom) {
   auto fresh = f.service->filter(
       args_by_name(pod_object("r-1", "r-1", "4", hard_gang("full", 16, 1)), f.cluster.node_names));
   ASSERT_TRUE(fresh.has_value());
-  EXPECT_EQ(f.service->counters().replans, 1);
+  EXPECT_EQ(f.service->counters().book.replans, 1);
   std::set<std::string> leaves;
   const json replanned = f.service->plans();
   for (const auto& s : replanned["gangs"][0]["slots"])
@@ -297,7 +297,7 @@ TEST(ExtenderService, PlanSurvivesARestart) {
   EXPECT_EQ(g.place(pod_object("k-0", "k-0", "1", hard_gang("keep", 16, 1))), node_of_0);
   const std::string next = g.place(pod_object("k-3", "k-3", "1", hard_gang("keep", 16, 1)));
   EXPECT_TRUE(planned.contains(next)) << next;
-  EXPECT_EQ(g.service->counters().plans_made, 0);  // nothing was planned again
+  EXPECT_EQ(g.service->counters().book.plans_made, 0);  // nothing was planned again
 }
 
 TEST(ExtenderService, PlanExpiresAfterTtl) {
@@ -306,7 +306,7 @@ TEST(ExtenderService, PlanExpiresAfterTtl) {
   f.clock->advance(std::chrono::seconds(601));
   f.service->check_plans();
   EXPECT_EQ(f.service->plans()["gangs"].size(), 0u);
-  EXPECT_EQ(f.service->counters().plans_expired, 1);
+  EXPECT_EQ(f.service->counters().book.plans_expired, 1);
 }
 
 TEST(ExtenderService, FullNodeObjectsModeReturnsNodeObjects) {
@@ -388,8 +388,8 @@ TEST(ExtenderService, TextPathAnswersAsTheTreePath) {
        false);
   EXPECT_EQ(tree.service->plans().dump(), text.service->plans().dump());
   // Every plain body took the text path: 4 per verb above, and the 17 gang calls.
-  EXPECT_EQ(text.service->counters().text_path_calls, 2 * 4 + 17);
-  EXPECT_EQ(tree.service->counters().text_path_calls, 0);
+  EXPECT_EQ(text.service->counters().verbs.text_path_calls, 2 * 4 + 17);
+  EXPECT_EQ(tree.service->counters().verbs.text_path_calls, 0);
   // Bodies that are not plain JSON objects: an error, never a crash; bad JSON is named as such.
   for (const std::string& bad :
        std::vector<std::string>{"{not json", "[1,2]", "", std::string(200, '['), "{\"pod\":{}} trailing"}) {
@@ -425,25 +425,25 @@ TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIn
   std::vector<std::string> kept = kept_by_filter();
   ASSERT_EQ(kept.size(), f.cluster.node_names.size());  // all but the unknown name
   same_as_reference(args_by_name(pod, kept));
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  EXPECT_EQ(f.service->counters().verbs.prioritize_reused_filter, 1);
   // Other names, another pod: looked up again.
   std::vector<std::string> reversed(kept.rbegin(), kept.rend());
   same_as_reference(args_by_name(pod, reversed));
   same_as_reference(args_by_name(pod_object("db", "db-1", "0"), kept));
   kept.pop_back();
   same_as_reference(args_by_name(pod, kept));
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 1);
+  EXPECT_EQ(f.service->counters().verbs.prioritize_reused_filter, 1);
   // A pod bound between the calls changes usage in place, not the index's node ids: the ids are
   // reused and the scores see the new pod.
   kept = kept_by_filter();
-  const auto rebuilds = f.service->counters().index_rebuilds;
+  const auto rebuilds = f.service->counters().view.index_rebuilds;
   for (Fixture* x : {&f, &reference}) {
     ASSERT_TRUE(
         x->service->upsert_pod(bound(pod_object("busy", "b-1", "0", {}, {}, "48"), kept[1])).has_value());
   }
   same_as_reference(args_by_name(pod, kept));
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 2);
-  EXPECT_EQ(f.service->counters().index_rebuilds, rebuilds);
+  EXPECT_EQ(f.service->counters().verbs.prioritize_reused_filter, 2);
+  EXPECT_EQ(f.service->counters().view.index_rebuilds, rebuilds);
   // The HTTP routes' text path, as kube-scheduler sends it: filter, then prioritize over the kept.
   auto filtered = f.service->filter_body(args_by_name(pod, names).dump());
   ASSERT_TRUE(filtered.has_value());
@@ -453,8 +453,8 @@ TEST(ExtenderService, PrioritizeReusesItsFiltersNodesOnlyForTheSamePodNamesAndIn
   auto want = reference.service->prioritize(json{{"pod", pod}, {"nodenames", kept_text}});
   ASSERT_TRUE(want.has_value());
   EXPECT_EQ(json::parse(*scores), *want);
-  EXPECT_EQ(f.service->counters().prioritize_reused_filter, 3);
-  EXPECT_EQ(reference.service->counters().prioritize_reused_filter, 0);
+  EXPECT_EQ(f.service->counters().verbs.prioritize_reused_filter, 3);
+  EXPECT_EQ(reference.service->counters().verbs.prioritize_reused_filter, 0);
 }
 
 TEST(ExtenderConfig, ReadsEveryKeyAndNamesTheBadOne) {
@@ -625,7 +625,7 @@ TEST(ExtenderService, AnswersAfterInPlaceUpdatesEqualThoseOfAFreshRebuild) {
     EXPECT_TRUE(fresh.service->set_pods(bound_pods).has_value());
     return fresh;
   };
-  const auto rebuilds = [&] { return f.service->counters().index_rebuilds; };
+  const auto rebuilds = [&] { return f.service->counters().view.index_rebuilds; };
   ASSERT_TRUE(
       f.service->filter(args_by_name(pod_object("warm", "w", "1"), f.cluster.node_names)).has_value());
   const auto before = rebuilds();
@@ -655,7 +655,7 @@ TEST(ExtenderService, AnswersAfterInPlaceUpdatesEqualThoseOfAFreshRebuild) {
     }
   }
   EXPECT_EQ(rebuilds(), before);
-  EXPECT_EQ(f.service->counters().index_pod_updates, 40 + 8);
+  EXPECT_EQ(f.service->counters().view.index_pod_updates, 40 + 8);
 }
 
 // The upstream Workload API (Kubernetes 1.35+): a pod's spec.schedulingGroup names a

@@ -31,11 +31,11 @@ TEST_F(GangLifecycleTest, ARecreatedGangPodBindsOnItsOldNodeInOneCycle) {
   std::set<std::string> leaves;
   for (int i = 0; i < 8; ++i) leaves.insert(cluster_.leaf_of.at(node_of("ra-" + std::to_string(i))));
   ASSERT_EQ(leaves.size(), 1u);
-  const auto rebuilds = ext_->service.counters().index_rebuilds;
+  const auto rebuilds = ext_->service.counters().view.index_rebuilds;
   const std::string old_node = node_of("ra-3");
   // The Job controller replaces a deleted pod: same completion index, a new uid.
   delete_pod("ra-3");
-  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().book.slots_released == 1; }));
   create(job_pod("ra", 3, "8", hard_gang("ra", 8)));
   ASSERT_EQ(schedule(), 1) << scheduler_->failure("ra-3");
   EXPECT_EQ(node_of("ra-3"), old_node);
@@ -43,7 +43,7 @@ TEST_F(GangLifecycleTest, ARecreatedGangPodBindsOnItsOldNodeInOneCycle) {
   EXPECT_EQ(g["slots"][3]["state"], "bound");
   EXPECT_EQ(g["slots"][3]["releases"], 1);
   // Bindings, deletions and re-creations changed usage in place: not one index rebuild.
-  EXPECT_EQ(ext_->service.counters().index_rebuilds, rebuilds);
+  EXPECT_EQ(ext_->service.counters().view.index_rebuilds, rebuilds);
 }
 
 TEST_F(GangLifecycleTest, ARecreatedPodWhoseNodeIsCordonedMovesInsideItsLeaf) {
@@ -54,7 +54,7 @@ TEST_F(GangLifecycleTest, ARecreatedPodWhoseNodeIsCordonedMovesInsideItsLeaf) {
   const std::string leaf = cluster_.leaf_of.at(old_node);
   set_unschedulable(old_node, true);
   delete_pod("rb-2");
-  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().book.slots_released == 1; }));
   create(job_pod("rb", 2, "8", hard_gang("rb", 6)));
   ASSERT_EQ(schedule(), 1) << scheduler_->failure("rb-2");
   const std::string now = node_of("rb-2");
@@ -79,7 +79,7 @@ TEST_F(GangLifecycleTest, AGangWhoseLeafHasNoRoomLeftWaitsThereAndSaysWhy) {
   ASSERT_EQ(filler, 2);
   set_unschedulable(old_node, true);
   delete_pod("rc-4");
-  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().slots_released == 1; }));
+  ASSERT_TRUE(testing::eventually([&] { return ext_->service.counters().book.slots_released == 1; }));
   create(job_pod("rc", 4, "8", hard_gang("rc", 6)));
   EXPECT_EQ(schedule(2), 0);
   EXPECT_TRUE(node_of("rc-4").empty());
@@ -113,7 +113,7 @@ TEST_F(GangLifecycleTest, AnExtenderRestartedWithoutItsStateKeepsTheRestOfTheGan
   for (int i = 4; i < 8; ++i) create(job_pod("rd", i, "8", hard_gang("rd", 8)));
   ASSERT_EQ(schedule(), 4) << scheduler_->failure("rd-4");
   for (int i = 0; i < 8; ++i) EXPECT_EQ(cluster_.leaf_of.at(node_of("rd-" + std::to_string(i))), leaf) << i;
-  EXPECT_EQ(ext_->service.counters().plans_adopted, 1);
+  EXPECT_EQ(ext_->service.counters().book.plans_adopted, 1);
   const json g = gang_plan("ml/rd");
   for (int i = 0; i < 8; ++i) EXPECT_EQ(g["slots"][i]["state"], "bound") << i;
 }

@@ -85,7 +85,7 @@ class LiveClusterTest : public ::testing::Test {
         if (s["podUID"] == uid) return s["state"] == "bound";
       }
     }
-    return ext_->service.counters().index_pod_updates > 0;  // a normal pod: counted in place
+    return ext_->service.counters().view.index_pod_updates > 0;  // a normal pod: counted in place
   }
 
   // A pod as its controller creates it: no uid (the API server gives one), a completion index.
@@ -115,9 +115,9 @@ class LiveClusterTest : public ::testing::Test {
   // Runs `change` on the API server and waits until the extender's watch has applied it.
   template <typename F>
   void seen(F change) {
-    const auto before = ext_->service.counters().watch_events;
+    const auto before = ext_->service.counters().view.watch_events;
     change();
-    ASSERT_TRUE(eventually([&] { return ext_->service.counters().watch_events > before; }));
+    ASSERT_TRUE(eventually([&] { return ext_->service.counters().view.watch_events > before; }));
   }
 
   // A pod that is not ours, bound straight to a node (it takes `gpus` of the node's eight).

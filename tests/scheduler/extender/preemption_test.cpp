@@ -131,8 +131,8 @@ TEST_F(PreemptionTest, AHighPriorityGangOnAFullClusterEvictsTheEightPodsOfOneLea
     EXPECT_EQ(v["state"], "gone");
     EXPECT_EQ(v["priority"], 0);
   }
-  EXPECT_EQ(ext_->service.counters().victim_plans, 1);
-  EXPECT_EQ(ext_->service.counters().victims_planned, 8);
+  EXPECT_EQ(ext_->service.counters().book.victim_plans, 1);
+  EXPECT_EQ(ext_->service.counters().book.victims_planned, 8);
   std::cout << "[ measured ] preemption, 128 nodes / 16 leaves full: " << victims.size() << " victims in "
             << leaves_of_victims().size() << " leaf, " << scheduler_->preempt_calls() << " preempt calls\n";
 }
@@ -324,7 +324,7 @@ TEST_F(TwoLeafPreemptionTest, TheRestOfAGangWhosePodsAreBoundEvictsInsideTheirLe
   EXPECT_EQ(leaves_of_victims(), std::set<std::string>{"leaf-00"});
   for (int i = 0; i < 8; ++i)
     EXPECT_EQ(cluster_.leaf_of.at(node_of("big-" + std::to_string(i))), "leaf-00") << i;
-  EXPECT_EQ(ext_->service.counters().plans_adopted, 1);
+  EXPECT_EQ(ext_->service.counters().book.plans_adopted, 1);
 }
 
 TEST_F(TwoLeafPreemptionTest, AVictimRecreatedByItsControllerDoesNotTakeTheRoomItsGangFreed) {
