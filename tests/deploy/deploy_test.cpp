@@ -468,6 +468,94 @@ TEST_F(DeployTest, ExtenderOverlayRunsTheExtenderBesideKubeSchedulerOnLoopback) 
   EXPECT_EQ(profiles["hypertopo-gang-scheduler"]["percentageOfNodesToScore"].as<int>(), 100);
 }
 
+// Two replicas of kube-scheduler with its extender, on two nodes, one scheduling at a time through
+// kube-scheduler's leader election on a Lease of its own, with just the RBAC that election needs:
+// get and update on that one Lease (system:kube-scheduler grants them on kube-system/kube-scheduler
+// only) and create, in the extender's namespace alone.
+TEST_F(DeployTest, ExtenderOverlayRunsTwoReplicasOnTwoNodesThatFailOverThroughALease) {
+  Rendered r = overlay("extender");
+  auto deployments = of_kind(r, "Deployment");
+  ASSERT_EQ(deployments.size(), 1u);
+  const YAML::Node d = deployments[0];
+  const std::string ns = d["metadata"]["namespace"].as<std::string>();
+  EXPECT_EQ(d["spec"]["replicas"].as<int>(), 2);
+  EXPECT_EQ(d["spec"]["strategy"]["type"].as<std::string>(), "RollingUpdate");
+  EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxSurge"].as<int>(), 0);
+  EXPECT_EQ(d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"].as<int>(), 1);
+  const YAML::Node labels = d["spec"]["template"]["metadata"]["labels"];
+  auto selects_the_pods = [&](const YAML::Node& match) {
+    if (!match.IsMap() || match.size() == 0) return false;
+    for (const auto& kv : match) {
+      const YAML::Node v = labels[kv.first.as<std::string>()];
+      if (!v.IsDefined() || v.as<std::string>() != kv.second.as<std::string>()) return false;
+    }
+    return true;
+  };
+  const YAML::Node pod = d["spec"]["template"]["spec"];
+  const YAML::Node anti =
+      pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"];
+  ASSERT_TRUE(anti.IsSequence() && anti.size() == 1) << "the two replicas must land on different nodes";
+  EXPECT_EQ(anti[0]["topologyKey"].as<std::string>(), "kubernetes.io/hostname");
+  EXPECT_TRUE(selects_the_pods(anti[0]["labelSelector"]["matchLabels"]));
+  auto budgets = of_kind(r, "PodDisruptionBudget");
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0]["spec"]["minAvailable"].as<int>(), 1);
+  EXPECT_TRUE(selects_the_pods(budgets[0]["spec"]["selector"]["matchLabels"]));
+
+  const auto maps = of_kind(r, "ConfigMap");
+  const YAML::Node* scheduler = named(maps, "hypertopo-kube-scheduler-config");
+  ASSERT_NE(scheduler, nullptr);
+  const YAML::Node election =
+      YAML::Load((*scheduler)["data"]["kube-scheduler-config.yaml"].as<std::string>())["leaderElection"];
+  EXPECT_TRUE(election["leaderElect"].as<bool>());
+  EXPECT_EQ(election["resourceLock"].as<std::string>(), "leases");
+  EXPECT_EQ(election["resourceNamespace"].as<std::string>(), ns);
+  const std::string lease = election["resourceName"].as<std::string>();
+  EXPECT_EQ(lease, "hypertopo-scheduler");
+
+  // The Roles bound to the pods' service account in that namespace: get and update on that Lease
+  // by name, create on Leases (which no name can limit), nothing else about Leases.
+  const std::string account = pod["serviceAccountName"].as<std::string>();
+  std::set<std::string> bound_roles;
+  for (const auto& b : of_kind(r, "RoleBinding")) {
+    if (b["metadata"]["namespace"].as<std::string>() != ns) continue;
+    for (const auto& subject : b["subjects"]) {
+      if (subject["kind"].as<std::string>() == "ServiceAccount" &&
+          subject["name"].as<std::string>() == account && subject["namespace"].as<std::string>() == ns &&
+          b["roleRef"]["kind"].as<std::string>() == "Role")
+        bound_roles.insert(b["roleRef"]["name"].as<std::string>());
+    }
+  }
+  std::set<std::string> named_verbs, unnamed_verbs;
+  for (const auto& role : of_kind(r, "Role")) {
+    if (role["metadata"]["namespace"].as<std::string>() != ns ||
+        !bound_roles.contains(role["metadata"]["name"].as<std::string>()))
+      continue;
+    for (const auto& rule : role["rules"]) {
+      bool leases = false;
+      for (const auto& g : rule["apiGroups"]) leases = leases || g.as<std::string>() == "coordination.k8s.io";
+      if (!leases) continue;
+      ASSERT_EQ(rule["resources"].size(), 1u);
+      EXPECT_EQ(rule["resources"][0].as<std::string>(), "leases");
+      std::set<std::string>& verbs = rule["resourceNames"].IsDefined() ? named_verbs : unnamed_verbs;
+      if (rule["resourceNames"].IsDefined()) {
+        ASSERT_EQ(rule["resourceNames"].size(), 1u);
+        EXPECT_EQ(rule["resourceNames"][0].as<std::string>(), lease);
+      }
+      for (const auto& v : rule["verbs"]) verbs.insert(v.as<std::string>());
+    }
+  }
+  EXPECT_EQ(named_verbs, (std::set<std::string>{"get", "update"}));
+  EXPECT_EQ(unnamed_verbs, (std::set<std::string>{"create"}));
+  // No ClusterRole of the overlay grants Leases: the election stays in its namespace.
+  for (const auto& role : of_kind(r, "ClusterRole")) {
+    for (const auto& rule : role["rules"]) {
+      for (const auto& g : rule["apiGroups"])
+        EXPECT_NE(g.as<std::string>(), "coordination.k8s.io") << role["metadata"]["name"].as<std::string>();
+    }
+  }
+}
+
 // kube-scheduler starts only once the extender's view is filled: the kubelet starts containers in
 // order and holds the next one until the previous one's postStart hook returns, so the extender comes
 // first with a hook that waits (bounded) for its /readyz. Its probes are exec probes (--check): the
