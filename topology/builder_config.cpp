@@ -61,15 +61,17 @@ std::expected<TreeBuilderOptions, Error> parse_builder_document(const YAML::Node
       if (p->group_count() < 1)
         return r.bad(key, "'" + *pattern + "' needs one capture group for the host name");
     } else if (key == "excludedDevicePatterns" || key == "excludedSwitchPatterns" ||
-               key == "firmwareDescriptionPatterns") {
+               key == "firmwareDescriptionPatterns" || key == "appliancePatterns" || key == "keepHosts") {
       auto l = r.strings(v, key);
       if (!l) return std::unexpected(l.error());
       if (auto p = text::compile_patterns(*l, io::config_message(name, key, ""), {.case_insensitive = true});
           !p)
         return fail(ErrorCode::kInvalidArgument, p.error());
-      (key == "excludedDevicePatterns"   ? o.excluded_device_patterns
-       : key == "excludedSwitchPatterns" ? o.excluded_switch_patterns
-                                         : o.firmware_description_patterns) = *l;
+      (key == "excludedDevicePatterns"        ? o.excluded_device_patterns
+       : key == "excludedSwitchPatterns"      ? o.excluded_switch_patterns
+       : key == "firmwareDescriptionPatterns" ? o.firmware_description_patterns
+       : key == "appliancePatterns"           ? o.appliance_patterns
+                                              : o.keep_host_patterns) = *l;
     } else if (key == "guidMap") {
       if (!v.IsMap()) return r.bad(key, "must map GUIDs to node names");
       for (const auto& g : v) {
@@ -97,7 +99,9 @@ const std::vector<std::string>& builder_config_keys() {
                                                 "excludedDevicePatterns",
                                                 "excludedSwitchPatterns",
                                                 "firmwareDescriptionPatterns",
-                                                "guidMap"};
+                                                "guidMap",
+                                                "appliancePatterns",
+                                                "keepHosts"};
   return keys;
 }
 

@@ -7,6 +7,8 @@
 //   excludedDevicePatterns: ['mlx5_(8|9)']  # storage / management HCAs
 //   excludedSwitchPatterns: ['STORAGE', 'MGMT']
 //   guidMap: {"0xe09d7303007a4bd8": dgx-001}  # endpoint GUID -> node name
+//   appliancePatterns: ['ufm', 'ddn-']       # without a Node list: hosts that are appliances
+//   keepHosts: ['localhost', 'lab-ufm-.*']   # ... and hosts kept as compute nodes all the same
 //
 //   auto opts = load_builder_config("discover.yaml");   // std::expected<TreeBuilderOptions, Error>
 //

@@ -75,6 +75,16 @@ bool generic_host_name(std::string_view h) {
   return kGeneric.contains(lower);
 }
 
+// "a, b, c and 4 more" of a sorted list.
+std::string bounded_list(const std::vector<std::string>& items, std::size_t shown) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size() && i < shown; ++i) out += (i ? ", " : "") + items[i];
+  if (items.size() > shown) out += " and " + std::to_string(items.size() - shown) + " more";
+  return out;
+}
+
+constexpr std::size_t kSetAsideNamesShown = 10;
+
 std::string level_name(const TreeBuilderOptions& o, int level) {
   if (level >= 1 && static_cast<std::size_t>(level) <= o.level_names.size()) return o.level_names[level - 1];
   return "tier-" + std::to_string(level);
@@ -127,6 +137,12 @@ std::expected<TreeBuilder, Error> TreeBuilder::create(TreeBuilderOptions options
   if (!sw) return std::unexpected(sw.error());
   auto fw = compile_patterns(options.firmware_description_patterns, "firmware description patterns");
   if (!fw) return std::unexpected(fw.error());
+  auto appliance = compile_patterns(options.appliance_patterns, "appliance patterns");
+  if (!appliance) return std::unexpected(appliance.error());
+  auto keep = compile_patterns(options.keep_host_patterns, "kept host patterns");
+  if (!keep) return std::unexpected(keep.error());
+  b.appliance_patterns_ = std::move(*appliance);
+  b.keep_patterns_ = std::move(*keep);
   b.device_patterns_ = std::move(*dev);
   b.switch_patterns_ = std::move(*sw);
   b.firmware_patterns_ = std::move(*fw);
@@ -214,6 +230,22 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     std::string host;
   };
   std::vector<Named> named;
+  // Without a Node list: each host's reason to be set aside ("" for a compute node), decided once.
+  std::map<std::string, std::string> host_verdict;
+  std::unordered_set<std::string> switch_names;
+  if (!options_.known_nodes) {
+    for (VertexId v = 0; v < n; ++v) {
+      if (vs[v].kind == VertexKind::kSwitch) switch_names.insert(display[v]);
+    }
+  }
+  auto keep_host = [&](const std::string& host) {
+    return std::any_of(keep_patterns_.begin(), keep_patterns_.end(),
+                       [&](const text::UserPattern& r) { return r.matches_whole(host); });
+  };
+  auto appliance = [&](std::string_view text) {
+    return std::any_of(appliance_patterns_.begin(), appliance_patterns_.end(),
+                       [&](const text::UserPattern& r) { return r.matches_part(text); });
+  };
   std::map<std::string, std::map<std::string, std::set<std::string>>> hcas_by_description;
   for (VertexId v = 0; v < n; ++v) {
     const Vertex& e = vs[v];
@@ -275,6 +307,23 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
         continue;
       }
     }
+    if (!options_.known_nodes && !by_identity) {
+      // No Node list to say which hosts are nodes: the names no compute node has are set aside.
+      auto [verdict, first] = host_verdict.try_emplace(*host, "");
+      if (first && !keep_host(*host)) {
+        if (generic_host_name(*host)) {
+          verdict->second = "generic host name";
+        } else if (switch_names.contains(*host)) {
+          verdict->second = "a switch's name";
+        } else if (appliance(*host)) {
+          verdict->second = "appliance";
+        }
+      }
+      // A custom description format can name the appliance outside the host name.
+      if (verdict->second.empty() && !default_host_pattern_ && appliance(e.description) && !keep_host(*host))
+        verdict->second = "appliance";
+      if (!verdict->second.empty()) continue;
+    }
     if (!by_identity && generic_host_name(*host)) generic_hosts[*host].insert(e.id);
     if (!by_identity && !device.empty() && !e.node_guid.empty()) {
       std::string lower_device = device;
@@ -318,6 +367,17 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     endpoint_host[v] = it->second;
   }
   report.excluded_hosts.assign(excluded_hosts.begin(), excluded_hosts.end());
+  {
+    std::vector<std::string> set_aside;
+    for (const auto& [host, why] : host_verdict) {
+      if (!why.empty()) set_aside.push_back(host + " (" + why + ")");
+    }
+    if (!set_aside.empty()) {
+      report.warnings.push_back(std::to_string(set_aside.size()) + " host(s) set aside, not compute nodes: " +
+                                bounded_list(set_aside, kSetAsideNamesShown) +
+                                "; a Node list (--nodes) or the builder config's keepHosts keeps them");
+    }
+  }
   for (const auto& [name, guids] : generic_hosts) {
     report.warnings.push_back("host name '" + name + "' is a generic default; its " +
                               std::to_string(guids.size()) +

@@ -8,7 +8,7 @@
 // lexicographically smallest switch of that level in the domain), never from list position.
 //
 //   TreeBuilderOptions opts;                 // defaults: rdma-ndd "%h %d" descriptions
-//   opts.storage_device_patterns = {"mlx5_[89]"};
+//   opts.excluded_device_patterns = {"mlx5_[89]"};
 //   auto builder = TreeBuilder::create(opts);       // std::expected<TreeBuilder, Error>
 //   auto tree = builder->build(graph);               // std::expected<Tree, Error>
 //   if (tree) print(tree->report.unmapped_endpoints.size());
@@ -42,6 +42,14 @@ struct TreeBuilderOptions {
   std::vector<std::string> excluded_device_patterns;
   // Switches whose name matches are cut out of the fabric (storage / management fabrics).
   std::vector<std::string> excluded_switch_patterns;
+  // Without known_nodes (no Node list says which hosts are nodes), a host is set aside, not made a
+  // node, when its name is a generic default (localhost, ubuntu, ...) or a switch's name, or when its
+  // name or an HCA's node description matches one of these appliance patterns (case-insensitive,
+  // anywhere in the text): a UFM server ("b11-p1-cufm-02", "ufm-01") by default. All of them are
+  // named in one warning.
+  std::vector<std::string> appliance_patterns = {R"((^|[^a-z0-9])c?ufm([^a-z]|$))"};
+  // Host names (whole name, case-insensitive) that stay compute nodes whatever the rule above says.
+  std::vector<std::string> keep_host_patterns;
   // Descriptions that are firmware defaults, not host names (matched case-insensitively).
   std::vector<std::string> firmware_description_patterns = {R"(^MT\d+\b.*)", R"(.*Mellanox Technologies.*)",
                                                             R"(^ConnectX.*)", R"(.*NVIDIA.*Technologies.*)"};
@@ -78,6 +86,8 @@ class TreeBuilder {
   std::vector<text::UserPattern> device_patterns_;
   std::vector<text::UserPattern> switch_patterns_;
   std::vector<text::UserPattern> firmware_patterns_;
+  std::vector<text::UserPattern> appliance_patterns_;
+  std::vector<text::UserPattern> keep_patterns_;
 };
 
 // Compiles a TreeBuilderOptions pattern list (case-insensitive), naming the offending pattern on error.

@@ -773,7 +773,7 @@ INSTANTIATE_TEST_SUITE_P(
             "",
             "tierName",
             "source, tierNames, hostDescriptionPattern, excludedDevicePatterns, excludedSwitchPatterns, "
-            "firmwareDescriptionPatterns, guidMap"},
+            "firmwareDescriptionPatterns, guidMap, appliancePatterns, keepHosts"},
         UnknownKeyCase{"LabelConfig",
                        "labels.yaml",
                        "networkTopologyTypes:\n  rack: [{nodeLabel: rack, tier: 1}, {nodeLabel: "

@@ -40,6 +40,27 @@ TEST(BuilderConfig, ATierNameThatIsNotPrintableAsciiIsRefusedNamingFileAndKey) {
   EXPECT_TRUE(parse_builder_config("tierNames: [leaf, spine, core]\n", "discover.yaml"));
 }
 
+TEST(BuilderConfig, KeepHostsAndAppliancePatternsAreTypedPatternLists) {
+  auto o =
+      parse_builder_config("keepHosts: [localhost, 'r-ufm.*']\nappliancePatterns: [ddn-sfa]\n", "d.yaml");
+  ASSERT_TRUE(o) << o.error().message();
+  EXPECT_EQ(o->keep_host_patterns, (std::vector<std::string>{"localhost", "r-ufm.*"}));
+  EXPECT_EQ(o->appliance_patterns, (std::vector<std::string>{"ddn-sfa"}));
+
+  auto type = parse_builder_config("keepHosts: true\n", "d.yaml");
+  ASSERT_FALSE(type);
+  EXPECT_NE(type.error().message().find("d.yaml: keepHosts: must be a list"), std::string::npos)
+      << type.error().message();
+  auto regex = parse_builder_config("keepHosts: [ok, '(']\n", "d.yaml");
+  ASSERT_FALSE(regex);
+  EXPECT_NE(regex.error().message().find("d.yaml: keepHosts"), std::string::npos) << regex.error().message();
+  EXPECT_NE(regex.error().message().find("'('"), std::string::npos) << regex.error().message();
+  auto appliance = parse_builder_config("appliancePatterns: ['[']\n", "d.yaml");
+  ASSERT_FALSE(appliance);
+  EXPECT_NE(appliance.error().message().find("d.yaml: appliancePatterns"), std::string::npos)
+      << appliance.error().message();
+}
+
 TEST(BuilderConfig, ErrorsNameFileAndKey) {
   auto unknown = parse_builder_config("tierName: [a]\n", "d.yaml");
   ASSERT_FALSE(unknown);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -167,13 +168,94 @@ TEST(TreeBuilder, GuidMappingWinsOverTheDescription) {
   EXPECT_TRUE(t.report.unmapped_endpoints.empty());
 }
 
-TEST(TreeBuilder, GenericHostNamesAreFlagged) {
+// A Node list that names a generic host keeps it; the warning says its HCAs are taken as one machine.
+TEST(TreeBuilder, GenericHostNamesANodeListKeepsAreFlagged) {
   FabricSketch f;
   f.hca("localhost", "mlx5_0", "LEAF-1");
   f.hca("n2", "mlx5_0", "LEAF-1");
-  auto t = build(f.g);
+  TreeBuilderOptions o;
+  o.known_nodes = std::set<std::string>{"localhost", "n2"};
+  auto t = build(f.g, o);
   ASSERT_EQ(t.report.warnings.size(), 1u);
   EXPECT_NE(t.report.warnings[0].find("'localhost'"), std::string::npos);
+  EXPECT_EQ(t.node_count(), 2u);
+}
+
+std::vector<std::string> nodes_of(const Tree& t) {
+  std::vector<std::string> out;
+  for (const auto& d : t.domains()) out.insert(out.end(), d.nodes.begin(), d.nodes.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::size_t count_containing(const std::vector<std::string>& lines, const std::string& part) {
+  return static_cast<std::size_t>(std::count_if(
+      lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != l.npos; }));
+}
+
+// Without a Node list, hosts no compute node is named after are set aside: generic defaults, a host
+// named as a switch is, a UFM appliance (by host name or by node description); one warning names them.
+TEST(TreeBuilder, HostsThatAreNoComputeNodeAreSetAsideWithOneWarning) {
+  FabricSketch f;
+  f.hca("n1", "mlx5_0", "LEAF-1");
+  f.hca("n2", "mlx5_0", "LEAF-2");
+  f.link("LEAF-1", "SPINE-1");
+  f.link("LEAF-2", "SPINE-1");
+  f.hca("localhost", "mlx5_0", "LEAF-1");
+  f.hca("Ubuntu", "mlx5_1", "LEAF-2");
+  f.hca("B11-P1-CUFM-02", "mlx5_0", "LEAF-1");
+  f.hca("spine-1", "mlx5_0", "LEAF-2");
+  auto t = build(f.g);
+  EXPECT_EQ(nodes_of(t), (std::vector<std::string>{"n1", "n2"}));
+  ASSERT_EQ(count_containing(t.report.warnings, "set aside"), 1u);
+  const std::string& w = t.report.warnings[0];
+  EXPECT_EQ(w.rfind("4 host(s) set aside, not compute nodes: ", 0), 0u) << w;
+  for (const char* part : {"localhost (generic host name)", "ubuntu (generic host name)",
+                           "b11-p1-cufm-02 (appliance)", "spine-1 (a switch's name)", "keepHosts"}) {
+    EXPECT_NE(w.find(part), std::string::npos) << part << " in " << w;
+  }
+  // The generic-name warning is for hosts that are kept; these are not.
+  EXPECT_EQ(count_containing(t.report.warnings, "generic default"), 0u);
+
+  // keepHosts keeps them (whole names, any case), and the generic one is flagged as before.
+  TreeBuilderOptions keep;
+  keep.keep_host_patterns = {"LOCALHOST", "b11-p1-cufm-.*"};
+  auto kept = build(f.g, keep);
+  EXPECT_EQ(nodes_of(kept), (std::vector<std::string>{"b11-p1-cufm-02", "localhost", "n1", "n2"}));
+  EXPECT_EQ(count_containing(kept.report.warnings, "2 host(s) set aside"), 1u);
+  EXPECT_EQ(count_containing(kept.report.warnings, "'localhost' is a generic default"), 1u);
+
+  // A Node list decides alone: what it names is a node, whatever the name.
+  TreeBuilderOptions listed;
+  listed.known_nodes = std::set<std::string>{"n1", "n2", "ubuntu"};
+  auto by_list = build(f.g, listed);
+  EXPECT_EQ(nodes_of(by_list), (std::vector<std::string>{"n1", "n2", "ubuntu"}));
+  EXPECT_EQ(count_containing(by_list.report.warnings, "set aside"), 0u);
+}
+
+TEST(TreeBuilder, TheSetAsideWarningNamesTenHostsAndCountsTheRest) {
+  FabricSketch f;
+  f.hca("n1", "mlx5_0", "LEAF-1");
+  f.hca("n2", "mlx5_0", "LEAF-1");
+  for (int i = 1; i <= 13; ++i) f.hca("ufm-" + std::to_string(100 + i), "mlx5_0", "LEAF-1");
+  auto t = build(f.g);
+  EXPECT_EQ(nodes_of(t), (std::vector<std::string>{"n1", "n2"}));
+  ASSERT_EQ(count_containing(t.report.warnings, "set aside"), 1u);
+  const std::string& w = t.report.warnings[0];
+  EXPECT_NE(w.find("13 host(s) set aside"), std::string::npos) << w;
+  EXPECT_NE(w.find("ufm-110 (appliance) and 3 more;"), std::string::npos) << w;
+  EXPECT_EQ(w.find("ufm-111"), std::string::npos) << w;
+
+  // A description in another format names the appliance outside the host part.
+  FabricSketch custom;
+  custom.raw_ca("host=n1 dev=mlx5_0", "LEAF-1");
+  custom.raw_ca("host=n2 dev=mlx5_0", "LEAF-1");
+  custom.raw_ca("host=mgmt-7 dev=mlx5_0 role=UFM", "LEAF-1");
+  TreeBuilderOptions pattern;
+  pattern.host_description_pattern = R"(host=(\S+))";
+  auto by_description = build(custom.g, pattern);
+  EXPECT_EQ(nodes_of(by_description), (std::vector<std::string>{"n1", "n2"}));
+  EXPECT_EQ(count_containing(by_description.report.warnings, "mgmt-7 (appliance)"), 1u);
 }
 
 TEST(TreeBuilder, HostsThatAreNotNodesAreExcludedAndListed) {

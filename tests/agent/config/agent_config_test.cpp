@@ -237,10 +237,11 @@ TEST(AgentConfig, EveryErrorNamesTheFileAndKey) {
       {kOneSource + "source: ''\n", "config.yaml: source: must not be empty"},
       // The other sections.
       {kOneSource + "colour: red\n",
-       "config.yaml: colour: unknown key (known: apiClient, excludedDevicePatterns, excludedSwitchPatterns, "
-       "exports, firmwareDescriptionPatterns, guard, guidMap, hostDescriptionPattern, hostRoot, http, "
-       "leaderElection, logLevel, networkTopologyDiscovery, nodeSelector, reconcile, source, sources, "
-       "tierNames)"},
+       "config.yaml: colour: unknown key (known: apiClient, appliancePatterns, excludedDevicePatterns, "
+       "excludedSwitchPatterns, exports, firmwareDescriptionPatterns, guard, guidMap, "
+       "hostDescriptionPattern, "
+       "hostRoot, http, keepHosts, leaderElection, logLevel, networkTopologyDiscovery, nodeSelector, "
+       "reconcile, source, sources, tierNames)"},
       {kOneSource + "hostRoot: ''\n", "config.yaml: hostRoot: must not be empty"},
       {kOneSource + "nodeSelector: {matchExpressions: []}\n",
        "config.yaml: nodeSelector.matchExpressions: unknown key (known: matchLabels)"},
