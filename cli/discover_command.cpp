@@ -10,11 +10,11 @@
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
-#include "io/bounded_file.h"
-#include "io/json_reader.h"
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 #include "k8s/objects/node_list.h"
 #include "scheduler/input/cluster_loader.h"
+#include "text/terminal_safe.h"
 #include "topology/builder_config.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/capacity_html.h"
@@ -52,11 +52,24 @@ std::expected<topology::exporters::GpuUsage, Error> picture_usage(const topology
                                                                   const DiscoverOptions& opts) {
   std::map<std::string, std::int64_t> used;  // GPUs the bound pods request, by placement's rule
   if (!opts.pods_file.empty()) {
-    auto text = io::read_bounded_file(opts.pods_file, io::kDataFileLimit);
-    if (!text) return std::unexpected(text.error().context("--pods"));
-    auto parsed = io::parse_json(*text, opts.pods_file);
-    if (!parsed) return std::unexpected(parsed.error().context("--pods"));
-    auto requested = scheduler::requested_per_node(*parsed, topology::exporters::kGpuResource);
+    auto file = io::read_objects(opts.pods_file);
+    if (!file) return std::unexpected(file.error().context("--pods"));
+    // A document of Pods is read whole, as a PodList; the Pods of several, or among other kinds,
+    // are gathered into one.
+    const bool only_pods = std::ranges::all_of(
+        file->objects, [](const io::FileObject& o) { return o.kind == "Pod" || o.kind.empty(); });
+    nlohmann::json pods = file->documents.size() == 1 ? file->documents.front() : nlohmann::json();
+    if (file->documents.size() > 1 || !only_pods) {
+      pods = {{"kind", "PodList"}, {"items", nlohmann::json::array()}};
+      for (const auto& o : file->objects) {
+        if (o.kind == "Pod" || o.kind.empty()) pods["items"].push_back(*o.object);
+      }
+    }
+    io::ObjectLedger ledger;
+    ledger.record(*file, {"Pod", ""});
+    for (const auto& w : ledger.warnings())
+      std::cerr << "hypertopo: warning: --pods: " << text::terminal_safe(w) << "\n";
+    auto requested = scheduler::requested_per_node(pods, topology::exporters::kGpuResource);
     if (!requested) return std::unexpected(requested.error().context(opts.pods_file).context("--pods"));
     used = std::move(*requested);
   }
@@ -98,7 +111,7 @@ std::string empty_tree_reason(const std::vector<discoverers::SourceSpec>& source
 
 int run_discover(const DiscoverOptions& opts) {
   auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << e.message() << "\n";
+    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
     return 1;
   };
   // The key of tier N is the prefix and N: it must make a key the API server accepts.
@@ -113,8 +126,11 @@ int run_discover(const DiscoverOptions& opts) {
   }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {
-    auto loaded = k8s::read_node_list_file(opts.nodes_file);
+    io::ObjectLedger ledger;
+    auto loaded = k8s::read_node_list_file(opts.nodes_file, &ledger);
     if (!loaded) return error(loaded.error().context("--nodes"));
+    for (const auto& w : ledger.warnings())
+      std::cerr << "hypertopo: warning: --nodes: " << text::terminal_safe(w) << "\n";
     nodes = std::make_unique<k8s::NodeList>(std::move(*loaded));
   }
   discoverers::PipelineInput input;
@@ -131,8 +147,9 @@ int run_discover(const DiscoverOptions& opts) {
   auto run = discoverers::run_discovery(registry, input);
   if (!run) return error(run.error());
   for (const auto& outcome : run->outcomes) {
-    for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << note << "\n";
-    for (const auto& w : outcome.warnings) std::cerr << "hypertopo: warning: " << w << "\n";
+    for (const auto& note : outcome.notes) std::cerr << "hypertopo: " << text::terminal_safe(note) << "\n";
+    for (const auto& w : outcome.warnings)
+      std::cerr << "hypertopo: warning: " << text::terminal_safe(w) << "\n";
   }
   topology::Tree tree = std::move(run->tree);
   if (tree.size() == 0)
@@ -146,6 +163,18 @@ int run_discover(const DiscoverOptions& opts) {
     if (!out) return error(Error(ErrorCode::kUnavailable, opts.manifests_file + ": cannot write"));
     std::cerr << "hypertopo: wrote " << tree.size() << " HyperNode manifests to " << opts.manifests_file
               << "\n";
+  }
+  if (opts.output == "yaml" || opts.output == "json" || !opts.manifests_file.empty()) {
+    // kubectl apply sends no status (it is a subresource of the CRD), so conditions in these
+    // manifests never reach the cluster; said once, whatever the number of degraded domains.
+    std::size_t with_status = 0;
+    const nlohmann::json list = topology::render_hypernode_list(tree, observed_at);
+    for (const auto& item : list["items"]) with_status += item.contains("status") ? 1 : 0;
+    if (with_status > 0) {
+      std::cerr << "hypertopo: warning: " << with_status
+                << " HyperNode(s) carry status.conditions (FabricDegraded), which `kubectl apply` drops: "
+                   "status is a subresource; `hypertopo apply` (or the agent) writes it through /status\n";
+    }
   }
   if (opts.output == "yaml") {
     std::cout << topology::render_hypernodes_yaml(tree, observed_at);

@@ -61,6 +61,71 @@ TEST(DiscoverCommand, NodesListExcludesHostsThatAreNotNodes) {
   EXPECT_NE(r.err.find("host(s) excluded: not in the --nodes list"), std::string::npos) << r.err;
 }
 
+std::size_t occurrences(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++n;
+  return n;
+}
+
+// The real capture names two generic hosts and a UFM appliance: without --nodes none of them is a
+// node (not in the tree, not in topology.conf), and one warning names all three; keepHosts keeps them.
+TEST(DiscoverCommand, GenericHostsAndAppliancesOfARawCaptureAreSetAsideWithOneWarning) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const std::string source = "ibnetdiscover:" + capture.string();
+  const std::vector<std::string> names = {"localhost", "ubuntu", "b11-p1-cufm-02"};
+  auto slurm = run({"discover", "--source", source, "-o", "slurm-tree"});
+  ASSERT_EQ(slurm.code, 0) << slurm.err;
+  for (const auto& name : names) {
+    EXPECT_EQ(slurm.out.find(name), std::string::npos) << name << " in\n" << slurm.out;
+    EXPECT_EQ(occurrences(slurm.err, name), 1u) << name << " in\n" << slurm.err;
+  }
+  EXPECT_EQ(occurrences(slurm.err, "set aside"), 1u) << slurm.err;
+  EXPECT_NE(slurm.err.find("hypertopo: warning: 3 host(s) set aside, not compute nodes: b11-p1-cufm-02 "
+                           "(appliance), localhost (generic host name), ubuntu (generic host name); "),
+            std::string::npos)
+      << slurm.err;
+
+  auto tree = run({"discover", "--source", source, "-o", "json"});
+  ASSERT_EQ(tree.code, 0) << tree.err;
+  for (const auto& name : names) EXPECT_EQ(tree.out.find("\"" + name + "\""), std::string::npos) << name;
+
+  testing::TempDir dir;
+  const auto config = dir.path() / "keep.yaml";
+  testing::write_text(config, "keepHosts: [localhost, ubuntu, 'b11-p1-cufm-.*']\n");
+  auto kept = run({"discover", "--source", source, "--config", config.string(), "-o", "slurm-tree"});
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  for (const auto& name : names)
+    EXPECT_NE(kept.out.find(name), std::string::npos) << name << "\n" << kept.out;
+  EXPECT_EQ(kept.err.find("set aside"), std::string::npos) << kept.err;
+
+  testing::write_text(config, "keepHosts: ['(']\n");
+  auto bad = run({"discover", "--source", source, "--config", config.string()});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find(config.string() + ": keepHosts"), std::string::npos) << bad.err;
+}
+
+// kubectl apply drops status (a subresource): -o yaml and -o json say so once when they carry it,
+// and -o tree, which kubectl never reads, says nothing.
+TEST(DiscoverCommand, ManifestsCarryingStatusWarnOnceThatKubectlDropsIt) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const std::string source = "ibnetdiscover:" + capture.string();
+  for (const std::string format : {"yaml", "json"}) {
+    auto r = run({"discover", "--source", source, "-o", format});
+    ASSERT_EQ(r.code, 0) << r.err;
+    ASSERT_NE(r.out.find("FabricDegraded"), std::string::npos) << "the capture has degraded leaves";
+    EXPECT_EQ(occurrences(r.err, "`kubectl apply` drops"), 1u) << r.err;
+    EXPECT_NE(r.err.find("hypertopo apply"), std::string::npos) << r.err;
+  }
+  auto text = run({"discover", "--source", source});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(text.err.find("kubectl apply"), std::string::npos) << text.err;
+  // The demo fabric is healthy: no status, no warning.
+  auto healthy = run({"discover", "--source", "demo", "-o", "yaml"});
+  ASSERT_EQ(healthy.code, 0) << healthy.err;
+  EXPECT_EQ(healthy.out.find("status:"), std::string::npos);
+  EXPECT_EQ(healthy.err.find("kubectl apply"), std::string::npos) << healthy.err;
+}
+
 TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
   testing::TempDir dir;
   auto bad = dir.path() / "bad.out";
