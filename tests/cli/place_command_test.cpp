@@ -337,15 +337,16 @@ TEST_F(PlaceCommandTest, TextOutputSpellsOutControlCharactersInDomainNames) {
 
 // A HyperNode chain thousands of tiers deep: `-o text` indents by depth only so far, so its size
 // grows with the depth, not with its square (30,000 tiers printed 900 MB).
-TEST_F(PlaceCommandTest, TextOutputOfAnAbsurdlyDeepTreeStaysLinearInItsDepth) {
-  constexpr int kTiers = 2000;
+// A chain of `tiers` HyperNodes d1 (the leaf, holding the nodes) .. d<tiers>, each the only
+// member of the next.
+json hypernode_chain(int tiers) {
   json items = json::array();
   json leaf_members = json::array();
   for (const char* node :
        {"b1-r1-h1", "b1-r1-h2", "b1-r2-h1", "b1-r2-h2", "b2-r1-h1", "b2-r1-h2", "b2-r2-h1", "b2-r2-h2"}) {
     leaf_members.push_back({{"type", "Node"}, {"selector", {{"exactMatch", {{"name", node}}}}}});
   }
-  for (int t = 1; t <= kTiers; ++t) {
+  for (int t = 1; t <= tiers; ++t) {
     json members =
         t == 1 ? leaf_members
                : json::array({{{"type", "HyperNode"},
@@ -355,16 +356,32 @@ TEST_F(PlaceCommandTest, TextOutputOfAnAbsurdlyDeepTreeStaysLinearInItsDepth) {
                      {"metadata", {{"name", "d" + std::to_string(t)}}},
                      {"spec", {{"tier", t}, {"members", members}}}});
   }
-  const json hypernodes{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+  return json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+}
+
+TEST_F(PlaceCommandTest, TextOutputOfTheDeepestTreeAllowedStaysLinearInItsDepth) {
+  // HyperNodes nest at most 64 deep (the index refuses deeper chains by name).
+  constexpr int kTiers = 64;
   auto run = testing::run_captured(
-      run_cli,
-      {"place", "--nodes", file("nodes.json", nodes()), "--topology", file("deep.json", hypernodes), "--job",
-       file("job.json", kueue_job(2, json::object())), "-o", "text", "--semantics", "engine"});
+      run_cli, {"place", "--nodes", file("nodes.json", nodes()), "--topology",
+                file("deep.json", hypernode_chain(kTiers)), "--job",
+                file("job.json", kueue_job(2, json::object())), "-o", "text", "--semantics", "engine"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.out.find("d" + std::to_string(kTiers) + "\n"), std::string::npos) << run.out.substr(0, 1500);
   EXPECT_NE(run.out.find("[" + std::to_string(kTiers) + "] d1\n"), std::string::npos);
-  // 2,000 lines of at most ~100 bytes; indenting every level would take 2 * (1 + ... + 2000) = 4 MB.
-  EXPECT_LT(run.out.size(), std::size_t{512} << 10) << run.out.size();
+  // About 65 bytes a line today (4.2 KB); indenting every level would add 2 * (1 + ... + 64) = 4,160
+  // bytes more (8.3 KB).
+  EXPECT_LT(run.out.size(), std::size_t{64 * 100}) << run.out.size();
+}
+
+TEST_F(PlaceCommandTest, AnAbsurdlyDeepTreeIsRefusedNamingItsDepth) {
+  auto run = testing::run_captured(
+      run_cli, {"place", "--nodes", file("nodes.json", nodes()), "--topology",
+                file("deep.json", hypernode_chain(2000)), "--job",
+                file("job.json", kueue_job(2, json::object())), "-o", "text", "--semantics", "engine"});
+  EXPECT_EQ(run.code, 2) << run.err << run.out;
+  EXPECT_NE(run.err.find(" is nested 2000 HyperNodes deep"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("at most 64 deep"), std::string::npos) << run.err;
 }
 
 // On an idle cluster whose nodes each hold a pod, a gang whose partitions no rack holds is told so,
