@@ -24,6 +24,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/runtime/agent_daemon.h"
+#include "agent/runtime/leader_dry_run.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "cli/unit_flags.h"
@@ -32,6 +33,7 @@
 #include "k8s/client/kube_config.h"
 #include "net/http_server.h"
 #include "telemetry/metrics.h"
+#include "text/terminal_safe.h"
 
 namespace hypertopo::cli {
 namespace {
@@ -53,8 +55,10 @@ struct AgentOptions {
   bool insecure_listen = false;
   double reload_seconds = 5;
   bool check = false;
-  double kube_api_qps = 0;  // > 0: overrides the config's apiClient.qps
-  int kube_api_burst = 0;   // > 0: overrides the config's apiClient.burst
+  bool dry_run = false;         // --role leader: plan one cycle, print it, write nothing
+  std::string output = "text";  // of the --dry-run plan: text or json
+  double kube_api_qps = 0;      // > 0: overrides the config's apiClient.qps
+  int kube_api_burst = 0;       // > 0: overrides the config's apiClient.burst
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -130,6 +134,9 @@ int run_agent(const AgentOptions& opts) {
   if (auto ok = agent::check_http_exposure(config, opts.insecure_listen, address_key); !ok)
     return error(ok.error().message());
   const bool exposed = agent::http_is_exposed(config);
+  if (opts.dry_run && role != AgentRole::kLeader)
+    return error("--dry-run: only with --role leader (the node role writes only its own NodeReport)");
+  if (opts.output != "text" && !opts.dry_run) return error("-o " + opts.output + ": only with --dry-run");
   if (opts.check) {
     const std::size_t n = config.sources.size();
     std::cout << opts.config_file << ": ok (" << n << (n == 1 ? " source" : " sources") << ")\n"
@@ -215,6 +222,33 @@ int run_agent(const AgentOptions& opts) {
       return error("cannot make a private work directory under " + pattern + ": " + std::strerror(errno));
     work_dir = pattern;
     own_work_dir = true;
+  }
+
+  if (opts.dry_run) {
+    // One leader cycle with reads only: no Lease, no listener, no loop.
+    auto plan = agent::plan_leader_cycle(
+        config,
+        {.client = client->get(), .namespace_ = identity.namespace_, .work_dir = work_dir, .log = log});
+    std::error_code ec;
+    std::filesystem::remove_all(work_dir, ec);
+    if (!plan) return error(plan.error().message());
+    for (const auto& w : plan->warnings)
+      std::cerr << "hypertopo: warning: " << text::terminal_safe(w) << "\n";
+    if (opts.output == "json") {
+      std::cout << agent::write_plan_json(plan->writes).dump(2) << "\n";
+    } else {
+      std::istringstream lines(agent::write_plan_text(plan->writes));
+      for (std::string line; std::getline(lines, line);) std::cout << text::terminal_safe(line) << "\n";
+      std::cout << plan->hypernodes.summary_line() << "\n";
+      if (plan->export_on || !plan->node_labels.writes.empty()) {
+        std::cout << "node labels: patched=" << plan->node_labels.writes.size()
+                  << " unchanged=" << plan->node_labels.unchanged << " held=" << plan->node_labels.held
+                  << "\n";
+      }
+    }
+    std::cerr << "hypertopo: dry run (" << plan->reports << " NodeReports, " << plan->nodes << " Nodes"
+              << (plan->complete ? "" : ", discovery incomplete") << "): nothing was written\n";
+    return 0;
   }
 
   // Signals go to the thread that waits for them, never to the worker threads started below.
@@ -312,6 +346,7 @@ void add_agent_command(CLI::App& app, Action& action) {
       "\nExamples:\n"
       "  hypertopo agent --role node --config /etc/hypertopo/config.yaml\n"
       "  hypertopo agent --role leader --config deploy/base/config.yaml --check\n"
+      "  hypertopo agent --role leader --config my.yaml --kubeconfig ~/.kube/config --dry-run\n"
       "  hypertopo agent --config my.yaml --kubeconfig ~/.kube/config --node-name dgx-001 --http-port 9090\n"
       "\n/healthz, /readyz and /metrics are served on 127.0.0.1 unless http.address or --http-address\n"
       "names another address; the manifests pass the pod's IP (--http-address=$(POD_IP)). Every address\n"
@@ -326,6 +361,14 @@ void add_agent_command(CLI::App& app, Action& action) {
       ->check(CLI::IsMember({"all", "node", "leader"}))
       ->capture_default_str();
   cmd->add_flag("--check", opts->check, "Validate the config, say what the role runs, and exit");
+  cmd->add_flag("--dry-run", opts->dry_run,
+                "With --role leader: run the sources once, build the tree and print what the leader would "
+                "create, update (field by field) and delete of HyperNodes and Node labels; write nothing");
+  cmd->add_option("-o,--output", opts->output,
+                  "Format of the --dry-run plan: text, or json (a list of {action, kind, name, changes: "
+                  "[{path, old, new}]})")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--kubeconfig", opts->kubeconfig, "kubeconfig file (default: in-cluster config)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--context", opts->context, "kubeconfig context (default: the current one)");

@@ -73,6 +73,12 @@ using NodeProbe = std::function<std::expected<void, Error>(
     const SourceConfig& source, const std::filesystem::path& host_root, topology::NodeReport& report)>;
 NodeProbe real_node_probe(telemetry::Logger log);
 
+// A Secret's data, decoded (what a source's credentials come from); errors name the Secret and the
+// key, never a value.
+std::expected<std::map<std::string, std::string>, Error> read_secret_data(k8s::KubeClient& client,
+                                                                          const std::string& ns,
+                                                                          const std::string& name);
+
 struct AgentDeps {
   k8s::KubeClient* client = nullptr;           // NodeReports, Nodes, HyperNodes, Events
   k8s::KubeClient* election_client = nullptr;  // the Lease: one attempt, timeout below renewDeadline
@@ -128,6 +134,9 @@ class AgentDaemon {
   // cycle has ended, all at once: a reader never sees a cycle's summary without its count.
   Counters counters() const;
 
+  // The node label export's settings under a config (exports.nodeLabels).
+  static NodeLabelExportOptions label_export_options(const AgentConfig& config);
+
  private:
   void probe_loop(std::stop_token stop);
   std::expected<bool, Error> publish(const topology::NodeReport& report);
@@ -156,7 +165,6 @@ class AgentDaemon {
   };
   void label_loop(std::stop_token stop);
   void run_label_pass(const LabelWants& wants, std::uint64_t generation, std::stop_token stop);
-  static NodeLabelExportOptions label_export_options(const AgentConfig& config);
 
   AgentIdentity identity_;
   AgentDeps deps_;

@@ -121,9 +121,10 @@ NodeLabelExportOptions AgentDaemon::label_export_options(const AgentConfig& conf
   return options;
 }
 
-std::expected<std::map<std::string, std::string>, Error> AgentDaemon::read_secret(const std::string& ns,
-                                                                                  const std::string& name) {
-  auto secret = deps_.client->get(k8s::kSecretsResource, ns, name);
+std::expected<std::map<std::string, std::string>, Error> read_secret_data(k8s::KubeClient& client,
+                                                                          const std::string& ns,
+                                                                          const std::string& name) {
+  auto secret = client.get(k8s::kSecretsResource, ns, name);
   if (!secret) return std::unexpected(secret.error().error.context("Secret " + ns + "/" + name));
   std::map<std::string, std::string> out;
   const json& data = (*secret).contains("data") ? (*secret)["data"] : json::object();
@@ -137,6 +138,11 @@ std::expected<std::map<std::string, std::string>, Error> AgentDaemon::read_secre
     out[key] = std::move(*decoded);
   }
   return out;
+}
+
+std::expected<std::map<std::string, std::string>, Error> AgentDaemon::read_secret(const std::string& ns,
+                                                                                  const std::string& name) {
+  return read_secret_data(*deps_.client, ns, name);
 }
 
 // Each warning a source or the build raises is logged once, when it first appears (a cached

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "k8s/client/kube_client.h"
+#include "k8s/client/kube_config.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -249,6 +252,113 @@ TEST_F(AgentRoleTest, CheckSaysWhatEachRoleRunsAndAnUnknownRoleIsRefused) {
   auto [bad_out, bad_rc] = run(base + " --role master --check 2>&1");
   EXPECT_NE(bad_rc, 0) << bad_out;
   EXPECT_NE(bad_out.find("--role"), std::string::npos) << bad_out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// What the leader would write, from the agent's YAML alone: the HyperNode whose member the fabric
+// renamed, field by field, and the tier labels the Nodes lack, printed and not written.
+TEST_F(AgentRoleTest, TheLeaderDryRunPrintsEveryWriteItWouldMakeAndMakesNone) {
+  HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
+  const std::string bin = HT_HYPERTOPO_BINARY;
+  // The cluster as the capture made it (an apply with no Nodes listed: no host is filtered).
+  auto [applied, applied_rc] = run(bin + " apply --kubeconfig " + kubeconfig_.string() +
+                                   " --source ibnetdiscover:" + capture.string() + " 2>&1");
+  ASSERT_EQ(applied_rc, 0) << applied;
+  ASSERT_EQ(server_.store().object_count(kHyperNodes), 9u);
+  // One Node per host of the tree, and the renamed one.
+  auto cluster = k8s::load_kubeconfig(kubeconfig_.string(), "");
+  ASSERT_TRUE(cluster) << cluster.error().message();
+  auto client = k8s::KubeClient::create(*cluster, {.qps = 0});
+  ASSERT_TRUE(client);
+  std::set<std::string> hosts = {"a08-p1-dgx-04-c17b"};
+  for (const auto& hn : server_.store().objects(kHyperNodes)) {
+    for (const auto& m : hn["spec"]["members"]) {
+      if (m["type"] == "Node") hosts.insert(m["selector"]["exactMatch"]["name"].get<std::string>());
+    }
+  }
+  for (const auto& host : hosts) {
+    ASSERT_TRUE((*client)->create(k8s::kNodesResource, "",
+                                  {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", host}}}}));
+  }
+  std::string text = read_file(capture);
+  for (std::string::size_type at = 0; (at = text.find("a08-p1-dgx-04-c17 ", at)) != std::string::npos;)
+    text.replace(at, 18, "a08-p1-dgx-04-c17b ");
+  const auto changed = dir_.path() / "renamed.out";
+  write_text(changed, text);
+  const auto config = dir_.path() / "leader.yaml";
+  write_text(config, "sources:\n  - kind: ibnetdiscover\n    config: {file: " + changed.string() +
+                         "}\nexports:\n  nodeLabels: {enabled: true}\n");
+
+  server_.reset_counts();
+  const std::size_t log_before = server_.request_log().size();
+  const std::string base = bin + " agent --role leader --dry-run --config " + config.string() +
+                           " --kubeconfig " + kubeconfig_.string() +
+                           " --node-name cpu-node-1 --namespace "
+                           "hypertopo-system --work-dir " +
+                           (dir_.path() / "work").string();
+  const auto err = dir_.path() / "err.txt";
+  auto [out, rc] = run(base + " 2>" + err.string());
+  ASSERT_EQ(rc, 0) << out << read_file(err);
+  EXPECT_NE(read_file(err).find("nothing was written"), std::string::npos) << read_file(err);
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("update HyperNode leaf-", 0), 0u) << out;
+  const std::regex member(
+      R"(^  spec\.members\[\d+\]\.selector\.exactMatch\.name: "a08-p1-dgx-04-c17" -> "a08-p1-dgx-04-c17b"$)");
+  EXPECT_EQ(std::ranges::count_if(lines, [&](const std::string& l) { return std::regex_match(l, member); }),
+            1)
+      << out;
+  EXPECT_NE(std::ranges::find(lines, "created=0 updated=1 deleted=0 unchanged=8 held=0"), lines.end()) << out;
+  // Every host of the tree lacks its tier labels; the renamed one's are shown with the value it gets.
+  const auto node_updates =
+      std::ranges::count_if(lines, [](const std::string& l) { return l.starts_with("update Node "); });
+  EXPECT_EQ(static_cast<std::size_t>(node_updates), hosts.size() - 1) << out;  // c17 left the fabric
+  const auto renamed = std::ranges::find(lines, "update Node a08-p1-dgx-04-c17b");
+  ASSERT_NE(renamed, lines.end()) << out;
+  ASSERT_NE(renamed + 1, lines.end());
+  EXPECT_EQ((renamed + 1)->rfind("  metadata.labels[\"hypertopo.io/tier-1\"]: absent -> \"", 0), 0u)
+      << *(renamed + 1);
+  EXPECT_NE(std::find_if(renamed, lines.end(),
+                         [](const std::string& l) {
+                           return l.starts_with(
+                               "  metadata.annotations[\"hypertopo.io/exported-labels\"]: absent -> ");
+                         }),
+            lines.end())
+      << out;
+  EXPECT_NE(std::ranges::find(
+                lines, "node labels: patched=" + std::to_string(hosts.size() - 1) + " unchanged=1 held=0"),
+            lines.end())
+      << out;
+
+  auto [json_out, json_rc] = run(base + " -o json 2>/dev/null");
+  ASSERT_EQ(json_rc, 0) << json_out;
+  const auto plan = nlohmann::json::parse(json_out);
+  ASSERT_EQ(plan.size(), hosts.size());  // one HyperNode, every Node but c17
+  EXPECT_EQ(plan[0]["kind"], "HyperNode");
+  EXPECT_EQ(plan[0]["changes"][0]["old"], "a08-p1-dgx-04-c17");
+  EXPECT_EQ(plan[1]["kind"], "Node");
+  EXPECT_FALSE(plan[1]["changes"][0].contains("old")) << plan[1].dump();
+
+  // Reads only: no create, update, patch or delete; no Lease.
+  EXPECT_EQ(server_.writes(), 0);
+  const auto log = server_.request_log();
+  ASSERT_GT(log.size(), log_before);
+  for (std::size_t i = log_before; i < log.size(); ++i)
+    EXPECT_TRUE(log[i].verb == "get" || log[i].verb == "list") << log[i].verb << " " << log[i].path;
+  EXPECT_EQ(server_.store().object_count(kLeases), 0u);
+
+  // The node role has nothing to plan: refused, as is -o json without --dry-run.
+  auto [node_out, node_rc] = run(bin + " agent --role node --dry-run --config " + config.string() + " 2>&1");
+  EXPECT_NE(node_rc, 0);
+  EXPECT_NE(node_out.find("--dry-run: only with --role leader"), std::string::npos) << node_out;
 }
 
 }  // namespace
