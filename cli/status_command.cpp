@@ -176,24 +176,50 @@ std::vector<FreeBlock> largest_free_blocks(const topology::Tree& tree,
   return out;
 }
 
-void print_domain_text(const LiveTree& live, topology::DomainId id,
-                       const topology::exporters::GpuUsage& usage, int depth, std::ostream& out) {
-  const auto& tree = live.tree;
-  const auto& d = tree.domain(id);
-  const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
-  const std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-  out << indent << text::terminal_safe(d.name) << " (" << text::terminal_safe(d.tier_name) << ", tier "
-      << d.tier << "): " << tree.nodes_under(id).size()
-      << (tree.nodes_under(id).size() == 1 ? " node" : " nodes") << ", GPUs " << t.used << "/"
-      << t.allocatable << " used, " << t.free() << " free";
-  if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
-    out << "  DEGRADED " << text::terminal_safe(it->second.reason) << "\n"
-        << indent << "    " << text::terminal_safe(it->second.message);
+// HyperNodes nest at most this deep, as the placement index allows (scheduler/index/
+// topology_index.cpp); a live tree nested deeper is refused before any output walks it.
+constexpr std::size_t kMaxNesting = 64;
+
+// The deepest domain of the tree and its depth (roots are 1), found without recursion.
+std::pair<topology::DomainId, std::size_t> deepest_domain(const topology::Tree& tree) {
+  std::pair<topology::DomainId, std::size_t> deepest{0, 0};
+  std::vector<std::pair<topology::DomainId, std::size_t>> stack;
+  for (auto r : tree.roots()) stack.emplace_back(r, 1);
+  std::size_t guard = 0;
+  while (!stack.empty() && guard++ <= tree.size()) {
+    const auto [id, depth] = stack.back();
+    stack.pop_back();
+    if (depth > deepest.second) deepest = {id, depth};
+    for (auto c : tree.domain(id).children) stack.emplace_back(c, depth + 1);
   }
-  out << "\n";
-  std::vector<topology::DomainId> children = d.children;
-  std::ranges::sort(children, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
-  for (auto c : children) print_domain_text(live, c, usage, depth + 1, out);
+  return deepest;
+}
+
+// One line per domain, children by name, without recursion.
+void print_domain_text(const LiveTree& live, topology::DomainId root,
+                       const topology::exporters::GpuUsage& usage, std::ostream& out) {
+  const auto& tree = live.tree;
+  std::vector<std::pair<topology::DomainId, std::size_t>> stack{{root, 0}};
+  while (!stack.empty()) {
+    const auto [id, depth] = stack.back();
+    stack.pop_back();
+    const auto& d = tree.domain(id);
+    const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
+    const std::size_t nodes = tree.nodes_under(id).size();
+    const std::string indent(depth * 2, ' ');
+    out << indent << text::terminal_safe(d.name) << " (" << text::terminal_safe(d.tier_name) << ", tier "
+        << d.tier << "): " << nodes << (nodes == 1 ? " node" : " nodes") << ", GPUs " << t.used << "/"
+        << t.allocatable << " used, " << t.free() << " free";
+    if (auto it = live.degraded.find(d.name); it != live.degraded.end()) {
+      out << "  DEGRADED " << text::terminal_safe(it->second.reason) << "\n"
+          << indent << "    " << text::terminal_safe(it->second.message);
+    }
+    out << "\n";
+    std::vector<topology::DomainId> children = d.children;
+    // Pushed in reverse name order, so they print in name order.
+    std::ranges::sort(children, [&](auto a, auto b) { return tree.domain(a).name > tree.domain(b).name; });
+    for (auto c : children) stack.emplace_back(c, depth + 1);
+  }
 }
 
 int run_status(const StatusOptions& opts) {
@@ -226,6 +252,12 @@ int run_status(const StatusOptions& opts) {
   LiveTree live = rebuild_tree(items);
   resolve_selector_members(live, items, node_items->items);
   if (auto ok = topology::check_invariants(live.tree); !ok) live.problems.push_back(ok.error().message());
+  if (auto [deep, depth] = deepest_domain(live.tree); depth > kMaxNesting) {
+    return error(Error(ErrorCode::kInvalidArgument,
+                       "the cluster's HyperNodes nest " + std::to_string(depth) + " deep (HyperNode " +
+                           live.tree.domain(deep).name + "); HyperNodes nest at most " +
+                           std::to_string(kMaxNesting) + " deep (members of type HyperNode)"));
+  }
   const auto& tree = live.tree;
   // A cordoned or NotReady node's free GPUs take no new pod (kube-scheduler's NodeUnschedulable,
   // and the node lifecycle controller's not-ready taint): the free blocks leave them out, as
@@ -307,7 +339,7 @@ int run_status(const StatusOptions& opts) {
             << "/" << alloc << " used\n\n";
   std::vector<topology::DomainId> roots = tree.roots();
   std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
-  for (auto r : roots) print_domain_text(live, r, *usage, 0, std::cout);
+  for (auto r : roots) print_domain_text(live, r, *usage, std::cout);
   std::cout << "\nLargest free block per tier";
   if (!unavailable.empty()) {
     std::cout << " (leaving out " << unavailable.size() << (unavailable.size() == 1 ? " node" : " nodes")

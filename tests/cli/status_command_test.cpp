@@ -255,6 +255,32 @@ TEST_F(StatusCommandTest, TiersOutsideTheCrdRangeAreProblemsNeverWrongTiers) {
   EXPECT_EQ(text.out.find("rack-big ("), std::string::npos) << text.out;
 }
 
+// HyperNodes in the cluster that nest deeper than placement allows (64) are refused by name before
+// any output walks them: a chain of 200 above the spine, and a tree at the limit still prints.
+TEST_F(StatusCommandTest, HyperNodesNestedDeeperThanPlacementAllowsAreRefusedByName) {
+  // spine (tier 2) holds the leaves: chain c3..c<N> on top of it makes the leaves N deep.
+  auto chain = [&](int from, int to) {
+    for (int t = from; t <= to; ++t) {
+      create(hypernode("c" + std::to_string(t), t, "chain", "HyperNode",
+                       {t == 3 ? std::string("spine") : "c" + std::to_string(t - 1)}));
+    }
+  };
+  chain(3, 64);  // leaves at depth 64: the limit
+  auto at_limit = status("text");
+  ASSERT_EQ(at_limit.code, 0) << at_limit.err;
+  EXPECT_NE(at_limit.out.find("\n" + std::string(63 * 2, ' ') + "leaf-a (leaf, tier 1): 4 nodes"),
+            std::string::npos)
+      << at_limit.out;
+  chain(65, 200);
+  for (const char* format : {"text", "json", "html"}) {
+    auto r = status(format);
+    EXPECT_EQ(r.code, 1) << format << r.out.substr(0, 500);
+    EXPECT_NE(r.err.find("the cluster's HyperNodes nest 200 deep (HyperNode leaf-"), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("at most 64 deep"), std::string::npos) << r.err;
+  }
+}
+
 // A condition's reason and message, a tierName and another writer's label are whatever someone wrote:
 // `status -o text` spells out the control characters in them (a retitled or cleared terminal would
 // otherwise be the output), one field to a line; `-o json` carries them as they are, JSON-escaped.
