@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "net/http_limits.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -297,9 +298,9 @@ TEST(ServerLoad, TheExtenderHoldsSixtyFourSlowMaximalBodiesUnder1GiAndAnswersHea
       << extender.log();
   const long before = extender.status_kib("VmHWM");
 
-  // 20 MiB: the largest body the extender takes (kExtenderHttpLimits); the 64 bodies together are
-  // more than its container may hold.
-  constexpr std::size_t kBody = 20u << 20;
+  // The largest body the extender takes (kExtenderHttpLimits: an eighth of the in-flight budget,
+  // counted 32 times); the 64 bodies together are more than its container may hold.
+  constexpr std::size_t kBody = net::kExtenderHttpLimits.max_body_bytes;
   std::vector<int> fds;
   const auto load = slow_bodies(
       port, 64,
@@ -319,8 +320,9 @@ TEST(ServerLoad, TheExtenderHoldsSixtyFourSlowMaximalBodiesUnder1GiAndAnswersHea
   EXPECT_NE(health.find(" 200"), std::string::npos) << health;
   EXPECT_TRUE(extender.running()) << extender.log();
   EXPECT_GT(peak, 0);
-  // One body may be read at a time (20 MiB counted 32 times fills the 640 MiB in flight); the
-  // others are refused before they are read.
+  // At most seven such bodies are read at a time (each counted 32 times takes an eighth of the
+  // 640 MiB in flight, and an eighth stays for small requests); the others are refused before they
+  // are read.
   EXPECT_LT(peak - before, 704 * 1024) << "grew by more than the limits allow";
   if (!sanitizer_build()) {
     EXPECT_LT(peak, 1024 * 1024) << "over the Deployment's 1Gi limit";
