@@ -15,6 +15,7 @@
 #include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
+#include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/nearest_room.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/sub_group_placement.h"
@@ -373,8 +374,8 @@ std::expected<int, Error> GangBook::group_of(const GangPlan& plan, const json& p
 
 // The cluster is the source of truth: pods of the gang already bound (before a restart without
 // the state file, by another replica, or before the gang grew) keep their nodes, and the rest of
-// the gang is planned inside the innermost domain that holds them, widening only as far as the
-// gang's constraint allows.
+// the gang is planned around them (scheduler/placement/around_bound.h), as `place` plans a job
+// whose pods are partly running.
 std::expected<void, Error> GangBook::adopt_bound(GangPlan& plan, std::int32_t count,
                                                  const PreemptionOptions* preempting) {
   std::vector<const ViewPod*> bound;
@@ -382,105 +383,47 @@ std::expected<void, Error> GangBook::adopt_bound(GangPlan& plan, std::int32_t co
     if (p.gang == plan.key && view_.index().find_node(p.node) >= 0) bound.push_back(&p);
   }
   if (bound.empty()) return make_plan(plan, count, preempting);
-  std::set<std::int32_t> ranks;
-  std::vector<const ViewPod*> unranked;
-  for (const ViewPod* p : bound) {
-    const std::int32_t rank = p->index ? p->index->rank_in(count) : -1;
-    if (rank < 0 || ranks.contains(rank)) {
-      unranked.push_back(p);
-      continue;
+  std::vector<BoundGangPod> pods;
+  pods.reserve(bound.size());
+  for (const ViewPod* p : bound)
+    pods.push_back({.node = p->node, .rank = p->index ? p->index->rank_in(count) : -1});
+  const std::int32_t missing = count - static_cast<std::int32_t>(bound.size());
+  PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
+  auto around = place_around_bound(view_.index(), engine, plan.request, pods, missing);
+  if (!around) return std::unexpected(around.error().context("gang " + plan.key));
+  if (!around->fit && preempting && around->widest >= 0) {
+    // The bound pods fix the domain: the rest may make room there by evicting lower-priority pods.
+    PreemptionOptions scoped = *preempting;
+    scoped.scope = around->widest;
+    const std::vector<PreemptionCandidate> running = view_.preemption_candidates();
+    auto victims = plan_with_victims(view_.index(), around->rest, running, view_.disruption_budgets(), scoped,
+                                     options_.binpack, options_.fabric_health);
+    if (!victims) return std::unexpected(victims.error().context("gang " + plan.key));
+    if (victims->fit) {
+      record_victims(plan, running, *victims);
+      add_rest(*around, victims->placement);
+    } else {
+      around->why += "; and with preemption: " + victims->reason;
     }
-    ranks.insert(rank);
-    PlanSlot slot{.rank = rank, .node = p->node};
-    scheduler::bind(slot, p->uid, p->node);
-    slot.claim = SlotClaim::kPodIndex;
+  }
+  if (!around->fit) {
+    // Leave the index as it was: the plan is not kept.
+    return fail(ErrorCode::kUnavailable,
+                "gang " + plan.key + ": " + around_bound_refusal(view_.index(), *around, around->why));
+  }
+  for (const auto& s : around->slots) {
+    PlanSlot slot{.rank = s.rank, .node = s.node, .domain_path = s.domain_path};
+    if (s.bound >= 0) {
+      const ViewPod* p = bound[static_cast<std::size_t>(s.bound)];
+      scheduler::bind(slot, p->uid, p->node);
+      slot.claim = s.by_index ? SlotClaim::kPodIndex : SlotClaim::kArrivalOrder;
+    }
     plan.slots.push_back(std::move(slot));
   }
-  std::int32_t next = 0;
-  for (const ViewPod* p : unranked) {
-    while (ranks.contains(next)) ++next;
-    ranks.insert(next);
-    PlanSlot slot{.rank = next, .node = p->node};
-    scheduler::bind(slot, p->uid, p->node);
-    slot.claim = SlotClaim::kArrivalOrder;
-    plan.slots.push_back(std::move(slot));
-  }
-  for (auto& slot : plan.slots) {
-    slot.domain_path =
-        view_.index().domain_path(view_.index().node(view_.index().find_node(slot.node)).domain);
-  }
-  const int common = common_domain(plan);
-  const std::int32_t missing = count - static_cast<std::int32_t>(plan.slots.size());
-  plan.job_domain = common != view_.index().root() ? view_.index().domain(common).name : std::string();
+  if (around->placed) plan.fabric_health = around->placed->fabric_health;
+  const int all = common_domain(plan);
+  plan.job_domain = all != view_.index().root() ? view_.index().domain(all).name : std::string();
   plan.last_activity = options_.clock->now();
-  if (missing > 0) {
-    PodSetRequest ps = plan.request;
-    ps.count = missing;
-    ps.partitions.reset();  // the bound pods fixed the partitions' domains; the rest fill in around them
-    // The widest domain the constraint allows around the bound pods: its tier, else the root.
-    int widest = view_.index().root();
-    if (ps.mode == TopologyMode::kRequired && !ps.level.empty()) {
-      if (auto tier = view_.index().resolve_tier(ps.level)) {
-        widest = common;
-        for (int d = common; d >= 0 && view_.index().domain(d).tier <= *tier;
-             d = view_.index().domain(d).parent)
-          widest = d;
-      }
-    }
-    if (ps.mode == TopologyMode::kRequired) ps.level = std::to_string(view_.index().domain(widest).tier);
-    PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
-    std::optional<PodSetPlacement> placed;
-    std::string why;
-    for (int d = common; d >= 0; d = view_.index().domain(d).parent) {
-      JobRequest job{.name = plan.key, .pod_sets = {ps}};
-      auto r = engine.place_within(job, d);
-      if (!r) return std::unexpected(r.error().context("gang " + plan.key));
-      if (r->fit) {
-        placed = r->pod_sets.front();
-        break;
-      }
-      if (why.empty()) why = r->reason;
-      if (d == widest) break;
-    }
-    if (!placed && preempting && widest >= 0) {
-      // The bound pods fix the domain: the rest may make room there by evicting lower-priority pods.
-      PreemptionOptions scoped = *preempting;
-      scoped.scope = widest;
-      const std::vector<PreemptionCandidate> running = view_.preemption_candidates();
-      auto victims = plan_with_victims(view_.index(), ps, running, view_.disruption_budgets(), scoped,
-                                       options_.binpack, options_.fabric_health);
-      if (!victims) return std::unexpected(victims.error().context("gang " + plan.key));
-      if (victims->fit) {
-        record_victims(plan, running, *victims);
-        placed = victims->placement;
-      } else {
-        why += "; and with preemption: " + victims->reason;
-      }
-    }
-    if (!placed) {
-      // Leave the index as it was: the plan is not kept.
-      return fail(ErrorCode::kUnavailable,
-                  "gang " + plan.key + ": " + std::to_string(plan.slots.size()) + " pods are bound in " +
-                      (common == view_.index().root() ? std::string("the cluster")
-                                                      : view_.index().domain(common).name) +
-                      " and the other " + std::to_string(missing) + " do not fit inside " +
-                      view_.index().domain(widest).name +
-                      ", the widest domain the gang's constraint allows: " + why);
-    }
-    std::int32_t rank = 0;
-    for (const auto& a : placed->assignment) {
-      for (std::int32_t i = 0; i < a.count; ++i) {
-        while (ranks.contains(rank)) ++rank;
-        ranks.insert(rank);
-        plan.slots.push_back({.rank = rank, .node = a.node_name, .domain_path = a.domain_path});
-      }
-    }
-    plan.fabric_health = placed->fabric_health;
-    const int all = common_domain(plan);
-    plan.job_domain = all != view_.index().root() ? view_.index().domain(all).name : std::string();
-  }
-  std::sort(plan.slots.begin(), plan.slots.end(),
-            [](const PlanSlot& a, const PlanSlot& b) { return a.rank < b.rank; });
   if (plan.request.partitions && !plan.request.partitions->level.empty()) {
     if (auto tier = view_.index().resolve_tier(plan.request.partitions->level)) plan.partition_tier = *tier;
     plan.partition_size = plan.request.partitions->size;

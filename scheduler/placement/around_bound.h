@@ -1,0 +1,76 @@
+// scheduler/placement/around_bound.h: the rest of a gang planned around its pods already bound.
+//
+// The cluster is the source of truth: pods of a gang already running keep their nodes and ranks,
+// and the missing pods go inside the innermost domain that holds the bound ones, widening one
+// parent at a time only as far as the gang's required tier allows (a preferred or no constraint
+// may widen to the root). The extender's gang book plans this way when it meets a gang whose pods
+// are partly bound (a restart without the state file, another replica's binds, a gang that grew),
+// and `place` does the same for a job whose pods are partly running, so both answer alike.
+//
+// Ranks: a bound pod's rank comes from its index keys (scheduler/input/pod_request.h); a pod
+// without one, or whose rank another bound pod took first, gets the lowest free rank in the order
+// given (arrival order). The rest fill the free ranks lowest first, in the engine's rank order.
+// Preemption is the caller's: when the rest do not fit, `rest` and `widest` are what a victim
+// planner scoped to the bound pods' domain needs, and add_rest() numbers what it placed.
+//
+//   std::vector<BoundGangPod> bound{{.node = "a1", .rank = 0}, {.node = "a2", .rank = 1}};
+//   auto around = place_around_bound(index, engine, request, bound, /*missing=*/6);
+//   if (around && !around->fit) std::cout << around_bound_refusal(index, *around);
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "errors/error.h"
+#include "scheduler/index/topology_index.h"
+#include "scheduler/placement/job_request.h"
+#include "scheduler/placement/placement_engine.h"
+
+namespace hypertopo::scheduler {
+
+struct BoundGangPod {
+  std::string node;        // a node of the index
+  std::int32_t rank = -1;  // from its index keys; -1: it has none
+};
+
+struct AroundBoundSlot {
+  std::int32_t rank = 0;
+  std::string node;
+  std::vector<std::string> domain_path;
+  int bound = -1;         // the bound pod's position in the input; -1 for a pod of the rest
+  bool by_index = false;  // a bound pod ranked by its index keys (else in arrival order)
+};
+
+struct AroundBound {
+  std::vector<AroundBoundSlot> slots;  // by rank: the bound pods, then the rest once placed
+  std::int32_t bound = 0;
+  std::int32_t missing = 0;
+  int common = -1;     // the innermost domain holding the bound pods (the root when spread)
+  int widest = -1;     // the widest domain the gang's constraint allows around them
+  PodSetRequest rest;  // the missing pods' request as planned (count = missing, level = widest's tier)
+  bool fit = false;    // nothing missing, or the rest placed
+  std::optional<PodSetPlacement> placed;  // the rest's placement, when it fit
+  std::string why;  // when it did not: the engine's reason in the innermost domain tried
+};
+
+// `request` is the gang's pod set (its count is the gang's size); the engine places on `index`,
+// and a placed rest stays on it as the engine leaves it. An Error: a bound pod's node is not in
+// the index, or the engine refused the request.
+std::expected<AroundBound, Error> place_around_bound(const TopologyIndex& index, PlacementEngine& engine,
+                                                     const PodSetRequest& request,
+                                                     std::span<const BoundGangPod> bound,
+                                                     std::int32_t missing);
+
+// Numbers a placement of the rest (the engine's, or one made with victims) into the free ranks.
+void add_rest(AroundBound& around, const PodSetPlacement& placed);
+
+// "N pods are bound in D and the other M do not fit inside W, the widest domain the gang's
+// constraint allows: <why>".
+std::string around_bound_refusal(const TopologyIndex& index, const AroundBound& around,
+                                 const std::string& why);
+
+}  // namespace hypertopo::scheduler
