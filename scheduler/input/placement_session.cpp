@@ -17,6 +17,7 @@
 #include "scheduler/input/job_loader.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/kueue_compat.h"
+#include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
 #include "text/terminal_safe.h"
@@ -399,6 +400,116 @@ std::string gang_of(const ListedPod& pod) {
 }
 
 // The pods preemption may evict: those on the index's nodes, with their priorities resolved.
+// Which job the --job file holds, as its pods would name it: the pods of a job are those of its
+// gang in its namespace, by the gang keys the extender reads (ExtenderOptions gang_label_keys and
+// gang_annotation_keys, the upstream PodGroup or Workload they name), or by the label the job's
+// controller sets on its pods (a Volcano Job's PodGroup is named `<job>-<uid>` by Volcano's job
+// controller, so its pods are found by volcano.sh/job-name).
+struct JobIdentity {
+  std::string ns;
+  std::string name;
+  std::string owner_label;  // the controller's label naming the job on its pods ("" when none)
+};
+
+std::expected<std::optional<JobIdentity>, Error> job_identity(const std::filesystem::path& path) {
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
+  for (const auto& o : file->objects) {
+    if (o.kind == "Pod" || !o.object || !o.object->is_object()) continue;
+    const json& meta = o.object->value("metadata", json::object());
+    if (!meta.is_object()) continue;
+    JobIdentity id;
+    id.ns = meta.value("namespace", std::string("default"));
+    id.name = meta.value("name", std::string());
+    if (id.name.empty()) return std::optional<JobIdentity>();
+    const std::string api = o.object->value("apiVersion", std::string());
+    const std::string group = api.substr(0, api.find('/'));
+    if (o.kind == "Job" && group == "batch.volcano.sh") {
+      id.owner_label = "volcano.sh/job-name";
+    } else if (o.kind == "Job" && (group == "batch" || api == "batch/v1")) {
+      id.owner_label = "batch.kubernetes.io/job-name";
+    } else if (o.kind == "JobSet") {
+      id.owner_label = "jobset.sigs.k8s.io/jobset-name";
+    } else if (group == "kubeflow.org") {
+      id.owner_label = "training.kubeflow.org/job-name";
+    }
+    return std::optional<JobIdentity>(std::move(id));
+  }
+  return std::optional<JobIdentity>();
+}
+
+bool belongs_to(const ListedPod& pod, const JobIdentity& job) {
+  if (pod.ns != job.ns) return false;
+  if (!job.owner_label.empty()) {
+    if (auto it = pod.labels.find(job.owner_label); it != pod.labels.end() && it->second == job.name)
+      return true;
+  }
+  for (const char* k : {"scheduling.x-k8s.io/pod-group", "hypertopo.io/gang", "scheduling.k8s.io/group-name",
+                        "pod-group-name", kSchedulingGroupMark, kWorkloadNameMark}) {
+    if (auto it = pod.gang_marks.find(k); it != pod.gang_marks.end() && it->second == job.name) return true;
+  }
+  return false;
+}
+
+// A job of one pod set whose pods are partly running: the bound ones keep their nodes and ranks and
+// the rest are planned around them as the extender's gang book does (around_bound.h). Assignments
+// run in rank order, one per run of ranks on one node, bound pods marked.
+json around_bound_result(const TopologyIndex& index, const PodSetRequest& ps, const AroundBound& around) {
+  json out;
+  out["fit"] = around.fit;
+  const std::string where =
+      around.common == index.root() ? std::string("the cluster") : index.domain(around.common).name;
+  if (!around.fit) {
+    out["reason"] = around_bound_refusal(index, around, around.why);
+  } else if (around.missing == 0) {
+    out["reason"] =
+        "all " + std::to_string(around.bound) + " pods of the gang are bound already, in " + where;
+  } else {
+    out["reason"] = std::to_string(around.bound) + " pods are bound in " + where + "; the other " +
+                    std::to_string(around.missing) + " are placed around them";
+  }
+  json p;
+  p["name"] = ps.name;
+  p["bound"] = around.bound;
+  p["assignment"] = json::array();
+  for (const auto& s : around.slots) {
+    if (!around.fit && s.bound < 0) continue;
+    json& last = p["assignment"].empty() ? p["assignment"] : p["assignment"].back();
+    const bool bound = s.bound >= 0;
+    if (!p["assignment"].empty() && last["node"] == s.node && last["bound"] == bound &&
+        last["firstRank"].get<std::int32_t>() + last["count"].get<std::int32_t>() == s.rank) {
+      last["count"] = last["count"].get<std::int32_t>() + 1;
+      continue;
+    }
+    p["assignment"].push_back(
+        {{"node", s.node}, {"count", 1}, {"firstRank", s.rank}, {"path", s.domain_path}, {"bound", bound}});
+  }
+  // The gang's domain: the deepest one every pod of it is in.
+  std::vector<std::string> common;
+  for (std::size_t i = 0; i < around.slots.size(); ++i) {
+    const auto& path = around.slots[i].domain_path;
+    if (i == 0) {
+      common = path;
+      continue;
+    }
+    std::size_t n = 0;
+    while (n < common.size() && n < path.size() && common[n] == path[n]) ++n;
+    common.resize(n);
+  }
+  int domain = index.root();
+  for (auto it = common.rbegin(); it != common.rend() && domain == index.root(); ++it) {
+    if (const int d = index.find_domain(*it); d >= 0) domain = d;
+  }
+  p["domains"] =
+      around.fit && domain != index.root() ? json::array({index.domain(domain).name}) : json::array();
+  p["tier"] = around.fit ? index.domain(domain).tier : 0;
+  if (!around.fit) p["reason"] = around.why;
+  if (around.placed && !around.placed->fabric_health.empty())
+    p["fabricHealth"] = around.placed->fabric_health;
+  out["podSets"] = json::array({p});
+  return out;
+}
+
 std::expected<std::vector<PreemptionCandidate>, Error> running_pods(std::vector<ListedPod> listed,
                                                                     const TopologyIndex& index,
                                                                     const PriorityClassMap& classes) {
@@ -548,6 +659,7 @@ std::string render_text(const json& raw_result) {
       for (const auto& d : ps["domains"]) out << " " << d.get<std::string>();
     }
     out << "\n";
+    if (ps.contains("bound")) out << ", " << ps["bound"].get<std::int64_t>() << " bound";
     if (auto notes = ps.find("fabricHealth"); notes != ps.end()) {
       for (const auto& note : *notes) out << "  fabric health: " << note.get<std::string>() << "\n";
     }
@@ -569,7 +681,7 @@ std::string render_text(const json& raw_result) {
         where = "domain " + where;
       }
       out << indent(path.size() + 1) << where << "  x" << count << "  ranks " << first << "-"
-          << first + count - 1 << "\n";
+          << first + count - 1 << (a.value("bound", false) ? "  bound" : "") << "\n";
     }
   }
   if (preemption != result.end()) {
@@ -745,6 +857,33 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       auto running = running_pods(std::move(*listed), *index, classes);
       if (!running) return std::unexpected(running.error().context(in.pods->string()));
       const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
+    // A job of one pod set whose pods are partly running is planned around them, as the extender
+    // plans such a gang; other jobs, and jobs of several pod sets, are placed whole.
+    if (in.pods && job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
+        (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone)) {
+      auto identity = job_identity(in.job);
+      if (!identity) return std::unexpected(identity.error());
+      std::expected<std::vector<ListedPod>, Error> listed = std::vector<ListedPod>{};
+      if (*identity) listed = load_listed_pods(*in.pods);
+      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
+      const PodSetRequest& ps = job->request.pod_sets.front();
+      std::vector<BoundGangPod> bound;
+      for (const auto& pod : *listed) {
+        if (pod.terminating || index->find_node(pod.bound.node) < 0 || !belongs_to(pod, **identity)) continue;
+        json marks{{"metadata", {{"labels", pod.gang_marks}}}};
+        auto rank = pod_index(marks);
+        if (!rank) return std::unexpected(rank.error().context("Pod " + pod.ns + "/" + pod.name));
+        bound.push_back({.node = pod.bound.node, .rank = *rank ? (*rank)->rank_in(ps.count) : -1});
+      }
+      if (!bound.empty()) {
+        auto around =
+            place_around_bound(*index, engine, ps, bound, ps.count - static_cast<std::int32_t>(bound.size()));
+        if (!around) return std::unexpected(around.error().context(in.job.string()));
+        report.result = around_bound_result(*index, ps, *around);
+        report.place_ms = ms_since(start);
+        return with_ledger_warnings(std::move(report), ledger);
+      }
+    }
         return !p.terminating && p.priority < mine->value;
       });
       std::string why;
