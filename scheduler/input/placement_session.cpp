@@ -837,26 +837,6 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       }
     }
     PlacementEngine engine(*index, config.binpack, config.fabric_health);
-    auto placed = engine.place(job->request);
-    if (!placed) return std::unexpected(placed.error());
-    report.result = engine_result(*placed);
-    report.place_ms = ms_since(start);
-    // A job of sub-groups (KAI, Volcano subGroupPolicy) is placed group by group; the victim
-    // planner knows one gang under one constraint, which a job-level KAI constraint is when its one
-    // pod set carries it too (a batch/v1 Job with KAI's annotations).
-    const bool one_gang =
-        job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
-        (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone);
-    if (!placed->fit && in.pods && one_gang) {
-      start = Clock::now();
-      const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
-      auto mine = resolve_priority(classes, request, /*value_first=*/false);
-      if (!mine) return std::unexpected(mine.error().context(in.job.string()));
-      auto listed = load_listed_pods(*in.pods);
-      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
-      auto running = running_pods(std::move(*listed), *index, classes);
-      if (!running) return std::unexpected(running.error().context(in.pods->string()));
-      const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
     // A job of one pod set whose pods are partly running is planned around them, as the extender
     // plans such a gang; other jobs, and jobs of several pod sets, are placed whole.
     if (in.pods && job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
@@ -884,6 +864,26 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
         return with_ledger_warnings(std::move(report), ledger);
       }
     }
+    auto placed = engine.place(job->request);
+    if (!placed) return std::unexpected(placed.error());
+    report.result = engine_result(*placed);
+    report.place_ms = ms_since(start);
+    // A job of sub-groups (KAI, Volcano subGroupPolicy) is placed group by group; the victim
+    // planner knows one gang under one constraint, which a job-level KAI constraint is when its one
+    // pod set carries it too (a batch/v1 Job with KAI's annotations).
+    const bool one_gang =
+        job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
+        (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone);
+    if (!placed->fit && in.pods && one_gang) {
+      start = Clock::now();
+      const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
+      auto mine = resolve_priority(classes, request, /*value_first=*/false);
+      if (!mine) return std::unexpected(mine.error().context(in.job.string()));
+      auto listed = load_listed_pods(*in.pods);
+      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
+      auto running = running_pods(std::move(*listed), *index, classes);
+      if (!running) return std::unexpected(running.error().context(in.pods->string()));
+      const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
         return !p.terminating && p.priority < mine->value;
       });
       std::string why;
