@@ -255,31 +255,38 @@ class ElasticHardGradientTest : public GangLifecycleTest {
  protected:
   // 2 spines x 2 leaves x 4 nodes: tiers 1 (leaves) and 2 (spines).
   void SetUp() override { start_cluster(testing::make_cluster(2, 2, 4)); }
+
+  // A Volcano Job of 8 one-node pods, minAvailable `min_member`, networkTopology hard with
+  // highestTierAllowed 2, as its controller makes it: the PodGroup `<job>-pg` and pods annotated
+  // with it and their task index. leaf-00 is the one leaf with 4 free nodes; leaf-01 (the same
+  // spine) keeps 2 free nodes, leaf-10 and leaf-11 (the other spine) 3 each.
+  void start_job(const std::string& job, int min_member) {
+    const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
+    json pg{
+        {"apiVersion", "scheduling.volcano.sh/v1beta1"},
+        {"kind", "PodGroup"},
+        {"metadata", {{"name", job + "-pg"}, {"namespace", "ml"}}},
+        {"spec",
+         {{"minMember", min_member}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}}}}};
+    ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
+    start_extender("state.json");
+    occupy("n-01-0", "a-0");
+    occupy("n-01-1", "a-1");
+    occupy("n-10-0", "b-0");
+    occupy("n-11-0", "b-1");
+    for (int i = 0; i < 8; ++i) {
+      json pod = testing::pod_object(
+          job + "-worker-" + std::to_string(i), "", "8",
+          {{"scheduling.k8s.io/group-name", job + "-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
+      pod["metadata"].erase("uid");
+      pod.erase("status");
+      create(pod);
+    }
+  }
 };
 
 TEST_F(ElasticHardGradientTest, PodsBeyondMinMemberJoinTheAllowedSpineWhenTheirLeafIsFull) {
-  // A Volcano Job of 8 pods, minAvailable 4, networkTopology hard with highestTierAllowed 2.
-  const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
-  json pg{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-          {"kind", "PodGroup"},
-          {"metadata", {{"name", "hg-pg"}, {"namespace", "ml"}}},
-          {"spec", {{"minMember", 4}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}}}}};
-  ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
-  start_extender("state.json");
-  // leaf-00 is the one leaf with 4 free nodes: the gang starts there and fills it. leaf-01 (the
-  // same spine) keeps 2 free nodes, leaf-10 and leaf-11 (the other spine) 3 each.
-  occupy("n-01-0", "a-0");
-  occupy("n-01-1", "a-1");
-  occupy("n-10-0", "b-0");
-  occupy("n-11-0", "b-1");
-  for (int i = 0; i < 8; ++i) {
-    json pod = testing::pod_object(
-        "hg-worker-" + std::to_string(i), "", "8",
-        {{"scheduling.k8s.io/group-name", "hg-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
-    pod["metadata"].erase("uid");
-    pod.erase("status");
-    create(pod);
-  }
+  start_job("hg", 4);
   // Ranks 0-3 take leaf-00. For ranks 4-7 the search root is spine-0 (tier 2 <= 2), so the nodes
   // eligible are spine-0's: leaf-00 is full and leaf-01's free n-01-2 and n-01-3 score
   // networkTopologyAwareScore = (maxTier 2 - LCA tier 2) / (2 - 1) = 0, the only candidates left;
@@ -306,25 +313,7 @@ TEST_F(ElasticHardGradientTest, AGangWhoseMinMemberIsItsSizeWaitsWholeForOneSpin
   // The same job with minAvailable 8: no pod is beyond the minimum, so all 8 need one domain of
   // tier <= 2 with room for 8 at once; only spine-1 (leaf-10 + leaf-11: 3 + 3 free) and spine-0
   // (4 + 2 free) are candidates, and neither holds 8: the gang waits whole.
-  const k8s::Resource volcano_groups{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
-  json pg{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-          {"kind", "PodGroup"},
-          {"metadata", {{"name", "hf-pg"}, {"namespace", "ml"}}},
-          {"spec", {{"minMember", 8}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}}}}};
-  ASSERT_TRUE(client_->create(volcano_groups, "ml", pg).has_value());
-  start_extender("state.json");
-  occupy("n-01-0", "a-0");
-  occupy("n-01-1", "a-1");
-  occupy("n-10-0", "b-0");
-  occupy("n-11-0", "b-1");
-  for (int i = 0; i < 8; ++i) {
-    json pod = testing::pod_object(
-        "hf-worker-" + std::to_string(i), "", "8",
-        {{"scheduling.k8s.io/group-name", "hf-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
-    pod["metadata"].erase("uid");
-    pod.erase("status");
-    create(pod);
-  }
+  start_job("hf", 8);
   EXPECT_EQ(schedule(), 0);
   // One pod frees in spine-0: 4 + 3 = 7, still short. A second: 8 fit in spine-0.
   delete_pod("a-0");
