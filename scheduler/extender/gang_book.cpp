@@ -433,24 +433,13 @@ std::expected<void, Error> GangBook::adopt_bound(GangPlan& plan, std::int32_t co
 }
 
 int GangBook::common_domain(const GangPlan& plan, std::int32_t group) const {
-  std::vector<std::string> common;
-  bool first = true;
+  std::vector<const std::vector<std::string>*> paths;
   for (const auto& slot : plan.slots) {
-    if (slot.state == SlotState::kDone || slot.domain_path.empty()) continue;
+    if (slot.state == SlotState::kDone) continue;
     if (group >= 0 && slot.group != group) continue;
-    if (first) {
-      common = slot.domain_path;
-      first = false;
-      continue;
-    }
-    std::size_t n = 0;
-    while (n < common.size() && n < slot.domain_path.size() && common[n] == slot.domain_path[n]) ++n;
-    common.resize(n);
+    paths.push_back(&slot.domain_path);
   }
-  for (auto it = common.rbegin(); it != common.rend(); ++it) {
-    if (const int d = view_.index().find_domain(*it); d >= 0) return d;
-  }
-  return view_.index().root();
+  return deepest_common_domain(view_.index(), paths);
 }
 
 int GangBook::constraint_domain(const GangPlan& plan, const PlanSlot& slot) const {

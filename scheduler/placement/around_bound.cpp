@@ -7,25 +7,12 @@
 namespace hypertopo::scheduler {
 namespace {
 
-// The deepest domain on every slot's path (the root when they share none).
+// The domain every slot's path shares, deepest first.
 int common_domain(const TopologyIndex& index, const std::vector<AroundBoundSlot>& slots) {
-  std::vector<std::string> common;
-  bool first = true;
-  for (const auto& slot : slots) {
-    if (slot.domain_path.empty()) continue;
-    if (first) {
-      common = slot.domain_path;
-      first = false;
-      continue;
-    }
-    std::size_t n = 0;
-    while (n < common.size() && n < slot.domain_path.size() && common[n] == slot.domain_path[n]) ++n;
-    common.resize(n);
-  }
-  for (auto it = common.rbegin(); it != common.rend(); ++it) {
-    if (const int d = index.find_domain(*it); d >= 0) return d;
-  }
-  return index.root();
+  std::vector<const std::vector<std::string>*> paths;
+  paths.reserve(slots.size());
+  for (const auto& slot : slots) paths.push_back(&slot.domain_path);
+  return deepest_common_domain(index, paths);
 }
 
 std::set<std::int32_t> taken_ranks(const AroundBound& around) {
@@ -133,6 +120,27 @@ std::string around_bound_refusal(const TopologyIndex& index, const AroundBound& 
          (around.common == index.root() ? std::string("the cluster") : index.domain(around.common).name) +
          " and the other " + std::to_string(around.missing) + " do not fit inside " +
          index.domain(around.widest).name + ", the widest domain the gang's constraint allows: " + why;
+}
+
+int deepest_common_domain(const TopologyIndex& index,
+                          std::span<const std::vector<std::string>* const> paths) {
+  std::vector<std::string> common;
+  bool first = true;
+  for (const auto* path : paths) {
+    if (path->empty()) continue;
+    if (first) {
+      common = *path;
+      first = false;
+      continue;
+    }
+    std::size_t n = 0;
+    while (n < common.size() && n < path->size() && common[n] == (*path)[n]) ++n;
+    common.resize(n);
+  }
+  for (auto it = common.rbegin(); it != common.rend(); ++it) {
+    if (const int d = index.find_domain(*it); d >= 0) return d;
+  }
+  return index.root();
 }
 
 }  // namespace hypertopo::scheduler

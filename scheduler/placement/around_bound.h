@@ -65,6 +65,10 @@ std::expected<AroundBound, Error> place_around_bound(const TopologyIndex& index,
                                                      std::span<const BoundGangPod> bound,
                                                      std::int32_t missing);
 
+// The deepest domain on every path (root first, as IndexDomain paths are): the root when the paths
+// share none or none is given. A name the index no longer has is passed over for its parent.
+int deepest_common_domain(const TopologyIndex& index, std::span<const std::vector<std::string>* const> paths);
+
 // Numbers a placement of the rest (the engine's, or one made with victims) into the free ranks.
 void add_rest(AroundBound& around, const PodSetPlacement& placed);
 
