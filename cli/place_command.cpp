@@ -1,9 +1,11 @@
-// `hypertopo place`: where would this job land? A what-if answer from kubectl output files.
+// `hypertopo place`: where would this job land? A what-if answer from the live cluster or from
+// kubectl output files (a file given overrides that kind of the cluster).
 // Exit status: 0 it fits (once the victims it names leave, when it preempts), 1 it does not fit now
 // (the reason is in the output), 2 the request or an input is invalid (one line on stderr naming the
-// file and the field).
+// file and the field), 3 the cluster could not be read (the API server unreachable or refusing).
 #include <iostream>
 
+#include "cli/cluster_input.h"
 #include "cli/commands.h"
 #include "scheduler/input/placement_session.h"
 
@@ -19,12 +21,12 @@ void add_place_command(CLI::App& app, Action& action) {
   auto flavor = std::make_shared<std::string>();
   cmd->add_option("--nodes", in->nodes,
                   "kubectl get nodes -o json|yaml output (every file: one object, a List or several YAML "
-                  "documents; kinds a flag does not read are named in a warning)")
-      ->required()
+                  "documents; kinds a flag does not read are named in a warning); default: the cluster's "
+                  "Nodes")
       ->check(CLI::ExistingFile);
   cmd->add_option("--topology", in->topology,
-                  "HyperNodes (kubectl get hn -o json|yaml, discover -o yaml) or a Kueue Topology")
-      ->required()
+                  "HyperNodes (kubectl get hn -o json|yaml, discover -o yaml) or a Kueue Topology; default: "
+                  "the cluster's HyperNodes, else its one Kueue Topology")
       ->check(CLI::ExistingFile);
   cmd->add_option("--job", in->job,
                   "The gang: a Volcano Job, a batch/v1 Job with Kueue TAS or KAI annotations, a JobSet, a "
@@ -37,13 +39,17 @@ void add_place_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", *pods,
                   "kubectl get pods -A -o json output: bound pods count as used; PriorityClasses and "
-                  "PodDisruptionBudgets in the same List are read for preemption")
+                  "PodDisruptionBudgets in the same List are read for preemption; default, when the cluster "
+                  "is read: its Pods and PodDisruptionBudgets")
       ->check(CLI::ExistingFile);
   auto classes = std::make_shared<std::string>();
   cmd->add_option("--priority-classes", *classes,
                   "PriorityClasses (kubectl get priorityclasses -o json, or one): resolve priorityClassName "
-                  "when the job preempts")
+                  "when the job preempts; default, when the cluster is read: its PriorityClasses")
       ->check(CLI::ExistingFile);
+  auto cluster = std::make_shared<ClusterFlags>();
+  cmd->add_option("--kubeconfig", cluster->kubeconfig, kReadKubeconfigHelp);
+  cmd->add_option("--context", cluster->context, kReadContextHelp);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap")
       ->check(CLI::ExistingFile);
   cmd->add_option("--semantics", in->semantics,
@@ -64,12 +70,22 @@ void add_place_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", *format, "json, yaml or text")
       ->check(CLI::IsMember({"json", "yaml", "text"}))
       ->capture_default_str();
-  cmd->callback([&action, in, format, timings, pods, config, flavor, classes] {
-    action = [in, format, timings, pods, config, flavor, classes]() -> int {
+  cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster] {
+    action = [in, format, timings, pods, config, flavor, classes, cluster]() -> int {
       if (!pods->empty()) in->pods = *pods;
       if (!classes->empty()) in->priority_classes = *classes;
       if (!flavor->empty()) in->resource_flavor = *flavor;
       if (!config->empty()) in->scheduler_config = *config;
+      auto live = read_cluster_inputs(in->nodes.empty() ? "--nodes" : "--topology", *cluster,
+                                      {.nodes = in->nodes.empty(),
+                                       .pods = pods->empty(),
+                                       .topology = in->topology.empty(),
+                                       .priority_classes = classes->empty()});
+      if (!live) {
+        std::cerr << "hypertopo place: " << live.error().message << "\n";
+        return live.error().exit_code;
+      }
+      in->cluster = *live;
       auto report = scheduler::run_placement(*in);
       if (!report) {
         std::cerr << "hypertopo place: " << report.error().message() << "\n";

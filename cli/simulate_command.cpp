@@ -2,6 +2,7 @@
 // and prints placement quality side by side.
 #include <iostream>
 
+#include "cli/cluster_input.h"
 #include "cli/commands.h"
 #include "scheduler/simulate/simulation_session.h"
 
@@ -18,11 +19,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
   auto pods = std::make_shared<std::string>();
   auto config = std::make_shared<std::string>();
   in->progress_every = 10000;
-  cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output")
-      ->required()
+  cmd->add_option("--nodes", in->nodes, "kubectl get nodes -o json output; default: the cluster's Nodes")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--topology", in->topology, "HyperNode list (kubectl get hn -o json) or a Kueue Topology")
-      ->required()
+  cmd->add_option("--topology", in->topology,
+                  "HyperNode list (kubectl get hn -o json) or a Kueue Topology; default: the cluster's "
+                  "HyperNodes, else its one Kueue Topology")
       ->check(CLI::ExistingFile);
   cmd->add_option(
          "--trace", in->trace,
@@ -31,8 +32,12 @@ void add_simulate_command(CLI::App& app, Action& action) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--pods", *pods,
-                  "kubectl get pods -A -o json output: bound pods stay used for the whole replay")
+                  "kubectl get pods -A -o json output: bound pods stay used for the whole replay; default, "
+                  "when the cluster is read: its Pods")
       ->check(CLI::ExistingFile);
+  auto cluster = std::make_shared<ClusterFlags>();
+  cmd->add_option("--kubeconfig", cluster->kubeconfig, kReadKubeconfigHelp);
+  cmd->add_option("--context", cluster->context, kReadContextHelp);
   cmd->add_option("--scheduler-config", *config, "volcano-scheduler.conf or its ConfigMap (binpack weights)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--fabric-health", in->fabric_health,
@@ -47,10 +52,20 @@ void add_simulate_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", *format, "text (side-by-side table) or json")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
-  cmd->callback([&action, in, format, pods, config] {
-    action = [in, format, pods, config]() -> int {
+  cmd->callback([&action, in, format, pods, config, cluster] {
+    action = [in, format, pods, config, cluster]() -> int {
       if (!pods->empty()) in->pods = *pods;
       if (!config->empty()) in->scheduler_config = *config;
+      auto live = read_cluster_inputs(in->nodes.empty() ? "--nodes" : "--topology", *cluster,
+                                      {.nodes = in->nodes.empty(),
+                                       .pods = pods->empty(),
+                                       .topology = in->topology.empty(),
+                                       .priority_classes = false});
+      if (!live) {
+        std::cerr << "hypertopo simulate: " << live.error().message << "\n";
+        return live.error().exit_code;
+      }
+      in->cluster = *live;
       in->progress = &std::cerr;
       auto run = scheduler::run_simulation(*in);
       if (!run) {

@@ -13,11 +13,12 @@
 #include "io/object_reader.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/cluster_snapshot.h"
 #include "scheduler/input/disruption_budget.h"
 #include "scheduler/input/job_loader.h"
 #include "scheduler/input/pod_request.h"
-#include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/around_bound.h"
+#include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
 #include "text/terminal_safe.h"
@@ -399,7 +400,6 @@ std::string gang_of(const ListedPod& pod) {
   return "";
 }
 
-// The pods preemption may evict: those on the index's nodes, with their priorities resolved.
 // Which job the --job file holds, as its pods would name it: the pods of a job are those of its
 // gang in its namespace, by the gang keys the extender reads (ExtenderOptions gang_label_keys and
 // gang_annotation_keys, the upstream PodGroup or Workload they name), or by the label the job's
@@ -510,6 +510,7 @@ json around_bound_result(const TopologyIndex& index, const PodSetRequest& ps, co
   return out;
 }
 
+// The pods preemption may evict: those on the index's nodes, with their priorities resolved.
 std::expected<std::vector<PreemptionCandidate>, Error> running_pods(std::vector<ListedPod> listed,
                                                                     const TopologyIndex& index,
                                                                     const PriorityClassMap& classes) {
@@ -658,8 +659,8 @@ std::string render_text(const json& raw_result) {
       out << ", domain";
       for (const auto& d : ps["domains"]) out << " " << d.get<std::string>();
     }
-    out << "\n";
     if (ps.contains("bound")) out << ", " << ps["bound"].get<std::int64_t>() << " bound";
+    out << "\n";
     if (auto notes = ps.find("fabricHealth"); notes != ps.end()) {
       for (const auto& note : *notes) out << "  fabric health: " << note.get<std::string>() << "\n";
     }
@@ -727,13 +728,20 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
   // in the nodes or pods list (`kubectl get pods,pdb,priorityclasses -A -o json` gives one List of
   // all three) are read for preemption; a kind no flag reads is named in a warning.
   io::ObjectLedger ledger;
-  auto nodes = load_nodes(in.nodes, &ledger);
+  // A kind no file gives comes from the cluster, when one was read.
+  const ClusterSnapshot* cluster = in.cluster.get();
+  const bool pods_from_cluster = !in.pods && cluster && cluster->has_pods;
+  auto nodes = in.nodes.empty() && cluster && cluster->has_nodes
+                   ? std::expected<std::vector<NodeSpec>, Error>(cluster->nodes)
+                   : load_nodes(in.nodes, &ledger);
   if (!nodes) return std::unexpected(nodes.error());
   std::vector<BoundPod> pods;
   if (in.pods) {
     auto p = load_pods(*in.pods, &ledger);
     if (!p) return std::unexpected(p.error());
     pods = std::move(*p);
+  } else if (pods_from_cluster) {
+    pods = bound_pods(*cluster);
   }
   PriorityClassMap classes = builtin_priority_classes();
   for (const auto* from : {&in.nodes, in.pods ? &*in.pods : nullptr}) {
@@ -745,6 +753,10 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
   if (in.priority_classes) {
     if (auto ok = load_priority_classes(*in.priority_classes, classes); !ok)
       return std::unexpected(ok.error());
+  } else if (cluster && cluster->has_priority_classes) {
+    for (const auto& pc : cluster->priority_classes) {
+      if (auto ok = add_priority_class(classes, pc, cluster->source); !ok) return std::unexpected(ok.error());
+    }
   }
   std::vector<DisruptionBudget> budgets;
   if (in.pods) {
@@ -753,8 +765,16 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       if (!budget) return std::unexpected(budget.error());
       budgets.push_back(std::move(*budget));
     }
+  } else if (pods_from_cluster) {
+    for (const auto& b : cluster->disruption_budgets) {
+      auto budget = parse_disruption_budget(b, cluster->source);
+      if (!budget) return std::unexpected(budget.error());
+      budgets.push_back(std::move(*budget));
+    }
   }
-  auto topology = load_topology(in.topology, &ledger);
+  auto topology = in.topology.empty() && cluster && cluster->has_topology
+                      ? std::expected<TopologySource, Error>(cluster->topology)
+                      : load_topology(in.topology, &ledger);
   if (!topology) return std::unexpected(topology.error());
   auto job = load_job(in.job, *nodes, &ledger);
   if (!job) return std::unexpected(job.error());
@@ -874,15 +894,17 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     const bool one_gang =
         job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
         (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone);
-    if (!placed->fit && in.pods && one_gang) {
+    if (!placed->fit && (in.pods || pods_from_cluster) && one_gang) {
       start = Clock::now();
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
       auto mine = resolve_priority(classes, request, /*value_first=*/false);
       if (!mine) return std::unexpected(mine.error().context(in.job.string()));
-      auto listed = load_listed_pods(*in.pods);
-      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
+      const std::string pods_from = in.pods ? in.pods->string() : cluster->source;
+      auto listed =
+          in.pods ? load_listed_pods(*in.pods) : std::expected<std::vector<ListedPod>, Error>(cluster->pods);
+      if (!listed) return std::unexpected(listed.error().context(pods_from));
       auto running = running_pods(std::move(*listed), *index, classes);
-      if (!running) return std::unexpected(running.error().context(in.pods->string()));
+      if (!running) return std::unexpected(running.error().context(pods_from));
       const bool lower = std::any_of(running->begin(), running->end(), [&](const PreemptionCandidate& p) {
         return !p.terminating && p.priority < mine->value;
       });

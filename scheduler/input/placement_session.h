@@ -34,6 +34,7 @@
 
 #include <expected>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -42,6 +43,8 @@
 #include "errors/error.h"
 
 namespace hypertopo::scheduler {
+
+struct ClusterSnapshot;
 
 struct PlaceInputs {
   std::filesystem::path nodes;
@@ -59,6 +62,10 @@ struct PlaceInputs {
   std::string fabric_health;
   // PriorityClasses: one, or a List of them (--priority-classes).
   std::optional<std::filesystem::path> priority_classes;
+  // A live cluster's objects (cluster_snapshot.h): each kind it holds is read from it unless a file
+  // gives that kind (nodes, topology empty; pods, priority_classes unset), a what-if on a changed one.
+  // Its PodDisruptionBudgets go with its Pods.
+  std::shared_ptr<const ClusterSnapshot> cluster;
 };
 
 struct PlacementReport {

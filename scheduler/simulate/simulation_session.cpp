@@ -9,6 +9,7 @@
 #include "io/object_reader.h"
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/cluster_snapshot.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -164,15 +165,23 @@ std::string render_text(const SimulationRun& run) {
 
 std::expected<SimulationRun, Error> run_simulation(const SimulateInputs& in) {
   io::ObjectLedger ledger;  // objects of kinds no flag reads, named in a warning
-  auto nodes = load_nodes(in.nodes, &ledger);
+  // A kind no file gives comes from the cluster, when one was read.
+  const ClusterSnapshot* cluster = in.cluster.get();
+  auto nodes = in.nodes.empty() && cluster && cluster->has_nodes
+                   ? std::expected<std::vector<NodeSpec>, Error>(cluster->nodes)
+                   : load_nodes(in.nodes, &ledger);
   if (!nodes) return std::unexpected(nodes.error());
   std::vector<BoundPod> pods;
   if (in.pods) {
     auto p = load_pods(*in.pods, &ledger);
     if (!p) return std::unexpected(p.error());
     pods = std::move(*p);
+  } else if (cluster && cluster->has_pods) {
+    pods = bound_pods(*cluster);
   }
-  auto topology = load_topology(in.topology, &ledger);
+  auto topology = in.topology.empty() && cluster && cluster->has_topology
+                      ? std::expected<TopologySource, Error>(cluster->topology)
+                      : load_topology(in.topology, &ledger);
   if (!topology) return std::unexpected(topology.error());
   SimulationOptions options;
   std::vector<std::string> warnings = ledger.warnings();

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <expected>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -23,11 +24,16 @@
 
 namespace hypertopo::scheduler {
 
+struct ClusterSnapshot;
+
 struct SimulateInputs {
   std::filesystem::path nodes;
   std::filesystem::path topology;
   std::filesystem::path trace;
   std::optional<std::filesystem::path> pods;  // bound pods: used for the whole replay
+  // A live cluster's objects (cluster_snapshot.h): the starting cluster's nodes, bound pods and
+  // topology come from it unless a file gives that kind (nodes, topology empty; pods unset).
+  std::shared_ptr<const ClusterSnapshot> cluster;
   std::optional<std::filesystem::path> scheduler_config;
   std::string gpu_resource;  // empty: nvidia.com/gpu or amd.com/gpu
   // prefer-healthy | exclude | ignore (--fabric-health); empty: the scheduler config's

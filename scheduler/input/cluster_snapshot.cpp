@@ -1,0 +1,154 @@
+#include "scheduler/input/cluster_snapshot.h"
+
+#include <optional>
+#include <span>
+#include <utility>
+
+#include "k8s/client/kube_client.h"
+
+namespace hypertopo::scheduler {
+namespace {
+
+const k8s::Resource kPods{"", "v1", "pods", true};
+const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
+const k8s::Resource kBudgets{"policy", "v1", "poddisruptionbudgets", true};
+// Kueue serves v1beta2 from 0.15 on and v1beta1 before; an older cluster answers 404 for v1beta2.
+const k8s::Resource kKueueTopologies[] = {{"kueue.x-k8s.io", "v1beta2", "topologies", false},
+                                          {"kueue.x-k8s.io", "v1beta1", "topologies", false}};
+
+std::string name_of(const k8s::Resource& r) { return r.group.empty() ? r.plural : r.plural + "." + r.group; }
+
+ClusterReadError api_error(const k8s::ApiError& e, const k8s::Resource& r) {
+  return {e.error.context("listing " + name_of(r)), true};
+}
+
+ClusterReadError object_error(const Error& e, const k8s::Resource& r, const std::string& source) {
+  return {e.context(name_of(r) + " of the cluster (" + source + ")"), false};
+}
+
+// Every page read as it arrives and dropped before the next: the list costs one page of text.
+template <typename T, typename Parse>
+std::expected<std::vector<T>, ClusterReadError> read_paged(k8s::KubeClient& client, const k8s::Resource& r,
+                                                           int page_size, const std::string& source,
+                                                           Parse parse) {
+  std::vector<T> out;
+  std::optional<Error> bad;
+  auto listed =
+      client.list_each_page(r, "", {.page_size = page_size}, [&](std::string& page) -> k8s::ApiResult<void> {
+        auto read = parse(std::span<const std::string>(&page, 1));
+        if (!read) {
+          bad = read.error();
+          return std::unexpected(k8s::ApiError{.error = read.error()});
+        }
+        if (out.empty()) {
+          out = std::move(*read);
+        } else {
+          out.insert(out.end(), std::make_move_iterator(read->begin()), std::make_move_iterator(read->end()));
+        }
+        page.clear();
+        page.shrink_to_fit();
+        return {};
+      });
+  if (bad) return std::unexpected(object_error(*bad, r, source));
+  if (!listed) return std::unexpected(api_error(listed.error(), r));
+  return out;
+}
+
+// A list of a kind whose CRD may be absent: 404 is an empty list.
+std::expected<std::optional<std::vector<nlohmann::json>>, ClusterReadError> list_optional(
+    k8s::KubeClient& client, const k8s::Resource& r, int page_size) {
+  auto listed = client.list(r, "", {.page_size = page_size});
+  if (!listed && listed.error().not_found()) return std::nullopt;
+  if (!listed) return std::unexpected(api_error(listed.error(), r));
+  return std::move(listed->items);
+}
+
+std::expected<void, ClusterReadError> read_topology(k8s::KubeClient& client,
+                                                    const ClusterReadRequest& request,
+                                                    const std::string& source, ClusterSnapshot& out) {
+  auto hypernodes = client.list_pages(kHyperNodes, "", {.page_size = request.page_size});
+  if (!hypernodes && !hypernodes.error().not_found())
+    return std::unexpected(api_error(hypernodes.error(), kHyperNodes));
+  if (hypernodes) {
+    auto read = parse_hypernode_pages(hypernodes->pages);
+    if (!read) return std::unexpected(object_error(read.error(), kHyperNodes, source));
+    out.topology.kind = TopologySource::Kind::kHyperNodes;
+    out.topology.hypernodes = std::move(*read);
+    out.topology_from = "HyperNodes";
+    if (!out.topology.hypernodes.empty()) return {};
+  }
+  for (const auto& r : kKueueTopologies) {
+    auto topologies = list_optional(client, r, request.page_size);
+    if (!topologies) return std::unexpected(topologies.error());
+    if (!*topologies || (*topologies)->empty()) continue;
+    auto& items = **topologies;
+    if (items.size() > 1) {
+      std::string names;
+      for (const auto& t : items) {
+        names +=
+            (names.empty() ? "" : ", ") + t.value("/metadata/name"_json_pointer, std::string("(no name)"));
+      }
+      return std::unexpected(ClusterReadError{
+          Error(ErrorCode::kInvalidArgument, "the cluster (" + source + ") has no HyperNodes and " +
+                                                 std::to_string(items.size()) + " Kueue Topologies (" +
+                                                 names + "): give the one to place on as a --topology file"),
+          false});
+    }
+    // A list's items may come without kind; the reader tells a Topology by it.
+    nlohmann::json topology = std::move(items.front());
+    if (topology.is_object()) topology["kind"] = "Topology";
+    auto read = parse_topology(topology);
+    if (!read) return std::unexpected(object_error(read.error(), r, source));
+    out.topology = std::move(*read);
+    out.topology_from = "Topology " + out.topology.levels.name + " (" + r.group + "/" + r.version + ")";
+    return {};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<ClusterSnapshot, ClusterReadError> read_cluster(k8s::KubeClient& client,
+                                                              const ClusterReadRequest& request,
+                                                              std::string source) {
+  ClusterSnapshot out;
+  out.source = std::move(source);
+  if (request.nodes) {
+    auto nodes = read_paged<NodeSpec>(client, k8s::kNodesResource, request.page_size, out.source,
+                                      [](std::span<const std::string> p) { return parse_node_pages(p); });
+    if (!nodes) return std::unexpected(nodes.error());
+    out.nodes = std::move(*nodes);
+    out.has_nodes = true;
+  }
+  if (request.pods) {
+    auto pods = read_paged<ListedPod>(client, kPods, request.page_size, out.source,
+                                      [](std::span<const std::string> p) { return parse_pod_pages(p); });
+    if (!pods) return std::unexpected(pods.error());
+    out.pods = std::move(*pods);
+    out.has_pods = true;
+    auto budgets = list_optional(client, kBudgets, request.page_size);
+    if (!budgets) return std::unexpected(budgets.error());
+    if (*budgets) out.disruption_budgets = std::move(**budgets);
+  }
+  if (request.topology) {
+    if (auto ok = read_topology(client, request, out.source, out); !ok) return std::unexpected(ok.error());
+    out.has_topology = true;
+  }
+  if (request.priority_classes) {
+    auto classes = list_optional(client, kPriorityClasses, request.page_size);
+    if (!classes) return std::unexpected(classes.error());
+    if (*classes) out.priority_classes = std::move(**classes);
+    out.has_priority_classes = true;
+  }
+  return out;
+}
+
+std::vector<BoundPod> bound_pods(const ClusterSnapshot& snapshot) {
+  std::vector<BoundPod> out;
+  out.reserve(snapshot.pods.size());
+  for (const auto& p : snapshot.pods) out.push_back(p.bound);
+  return out;
+}
+
+}  // namespace hypertopo::scheduler
