@@ -8,6 +8,7 @@
 #include "cli/cluster_input.h"
 #include "cli/commands.h"
 #include "scheduler/input/placement_session.h"
+#include "text/terminal_safe.h"
 
 namespace hypertopo::cli {
 
@@ -82,16 +83,17 @@ void add_place_command(CLI::App& app, Action& action) {
                                        .topology = in->topology.empty(),
                                        .priority_classes = classes->empty()});
       if (!live) {
-        std::cerr << "hypertopo place: " << live.error().message << "\n";
+        std::cerr << "hypertopo place: " << text::terminal_safe(live.error().message) << "\n";
         return live.error().exit_code;
       }
       in->cluster = *live;
       auto report = scheduler::run_placement(*in);
       if (!report) {
-        std::cerr << "hypertopo place: " << report.error().message() << "\n";
+        std::cerr << "hypertopo place: " << text::terminal_safe(report.error().message()) << "\n";
         return 2;
       }
-      for (const auto& w : report->warnings) std::cerr << "hypertopo place: warning: " << w << "\n";
+      for (const auto& w : report->warnings)
+        std::cerr << "hypertopo place: warning: " << text::terminal_safe(w) << "\n";
       std::cout << scheduler::render_report(*report, *format);
       if (*timings) {
         std::cerr << "timings (" << report->semantics << "): parse " << report->parse_ms << " ms, index "

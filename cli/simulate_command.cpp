@@ -5,6 +5,7 @@
 #include "cli/cluster_input.h"
 #include "cli/commands.h"
 #include "scheduler/simulate/simulation_session.h"
+#include "text/terminal_safe.h"
 
 namespace hypertopo::cli {
 
@@ -62,17 +63,18 @@ void add_simulate_command(CLI::App& app, Action& action) {
                                        .topology = in->topology.empty(),
                                        .priority_classes = false});
       if (!live) {
-        std::cerr << "hypertopo simulate: " << live.error().message << "\n";
+        std::cerr << "hypertopo simulate: " << text::terminal_safe(live.error().message) << "\n";
         return live.error().exit_code;
       }
       in->cluster = *live;
       in->progress = &std::cerr;
       auto run = scheduler::run_simulation(*in);
       if (!run) {
-        std::cerr << "hypertopo simulate: " << run.error().message() << "\n";
+        std::cerr << "hypertopo simulate: " << text::terminal_safe(run.error().message()) << "\n";
         return 2;
       }
-      for (const auto& w : run->warnings) std::cerr << "hypertopo simulate: warning: " << w << "\n";
+      for (const auto& w : run->warnings)
+        std::cerr << "hypertopo simulate: warning: " << text::terminal_safe(w) << "\n";
       std::cout << scheduler::render_simulation(*run, *format);
       return 0;
     };

@@ -253,6 +253,31 @@ TEST_F(PlaceObjectFiles, AKindNoFlagReadsIsNamedInOneWarning) {
   EXPECT_EQ(json::parse(sim.out)["policies"][0]["admitted"], 1) << sim.out;
 }
 
+// A kind is whatever the file says: the warning that names it spells out its control characters.
+TEST_F(PlaceObjectFiles, TheWarningSpellsOutControlCharactersInAKindName) {
+  std::string cluster;
+  for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"})
+    cluster += yaml_of(gpu_node(n)) + "---\n";
+  const json hypernodes = testing::spine_of_two_leaves();
+  for (const auto& hn : hypernodes["items"]) cluster += yaml_of(hn) + "---\n";
+  // JSON is YAML: the kind's ESC travels as the \u001b escape of a double-quoted scalar.
+  cluster +=
+      json{{"apiVersion", "v1"}, {"kind", "Evil\x1b[2J\x1b]0;owned\x07"}, {"metadata", {{"name", "z"}}}}
+          .dump() +
+      "\n";
+  const std::string file = write("evil.yaml", cluster);
+  const std::string job = write(
+      "job.json", json{{"apiVersion", "hypertopo.io/v1alpha1"},
+                       {"kind", "PlacementRequest"},
+                       {"name", "t"},
+                       {"podSets", {{{"name", "w"}, {"count", 2}, {"requests", {{"nvidia.com/gpu", "8"}}}}}}}
+                      .dump());
+  auto placed = run({"place", "--nodes", file, "--topology", file, "--job", job, "-o", "text"});
+  EXPECT_EQ(placed.code, 0) << placed.err;
+  EXPECT_NE(placed.err.find("kind Evil\\x1b[2J\\x1b]0;owned\\x07 ignored"), std::string::npos) << placed.err;
+  EXPECT_EQ(placed.err.find('\x1b'), std::string::npos) << placed.err;
+}
+
 // examples/place/hypernodes.yaml is a List; written one HyperNode per document (as `discover -o yaml`
 // and `kubectl get -o yaml` users keep it), the example of docs/placement.md answers the same.
 TEST_F(PlaceObjectFiles, TheExampleHyperNodesOnePerDocumentAnswerAsTheList) {
