@@ -859,13 +859,16 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     PlacementEngine engine(*index, config.binpack, config.fabric_health);
     // A job of one pod set whose pods are partly running is planned around them, as the extender
     // plans such a gang; other jobs, and jobs of several pod sets, are placed whole.
-    if (in.pods && job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
+    // The job's pods come from --pods, else from the cluster's pods, read by the same reader.
+    if ((in.pods || pods_from_cluster) && job->request.pod_sets.size() == 1 &&
+        job->request.sub_groups.empty() &&
         (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone)) {
       auto identity = job_identity(in.job);
       if (!identity) return std::unexpected(identity.error());
       std::expected<std::vector<ListedPod>, Error> listed = std::vector<ListedPod>{};
-      if (*identity) listed = load_listed_pods(*in.pods);
-      if (!listed) return std::unexpected(listed.error().context(in.pods->string()));
+      if (*identity) listed = in.pods ? load_listed_pods(*in.pods) : cluster->pods;
+      if (!listed)
+        return std::unexpected(listed.error().context(in.pods ? in.pods->string() : cluster->source));
       const PodSetRequest& ps = job->request.pod_sets.front();
       std::vector<BoundGangPod> bound;
       for (const auto& pod : *listed) {

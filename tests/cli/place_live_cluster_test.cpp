@@ -200,6 +200,42 @@ TEST_F(PlaceLiveCluster, SimulateStartsFromTheCluster) {
   EXPECT_EQ(live.out, files.out);
 }
 
+// Pods of the job already running in the cluster: `place` plans the rest around them, as it does
+// with the same pods in a --pods file (and as the extender plans such a gang).
+TEST_F(PlaceLiveCluster, AJobPartlyRunningInTheClusterIsPlannedAroundItsPods) {
+  std::vector<std::string> paths;
+  for (int rank = 0; rank < 4; ++rank) {
+    json pod = bound_pod(0);
+    pod["metadata"]["name"] = "train-worker-" + std::to_string(rank);
+    pod["metadata"]["namespace"] = "ml";
+    pod["metadata"]["labels"] = {{"volcano.sh/job-name", "train"}};
+    pod["metadata"]["annotations"] = {{"scheduling.k8s.io/group-name", "train"},
+                                      {"volcano.sh/task-index", std::to_string(rank)}};
+    pod["spec"]["nodeName"] = node_name(kNodes - 10 + rank);
+    pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "8";
+    auto r =
+        server_->store().handle({.method = "POST", .path = "/api/v1/namespaces/ml/pods", .body = pod.dump()});
+    ASSERT_EQ(r.status, 201) << r.body;
+    paths.push_back("/api/v1/namespaces/ml/pods/train-worker-" + std::to_string(rank));
+  }
+  const std::string job = write("job8.json", gang_job(8).dump());
+  auto live = run({"place", "--kubeconfig", kubeconfig_, "--job", job});
+  auto files = run({"place", "--nodes", exported("nodes.json", "/v1/nodes"), "--pods",
+                    exported("pods.json", "/v1/pods"), "--topology",
+                    exported("hn.json", "topology.volcano.sh/v1alpha1/hypernodes"), "--job", job});
+  for (const auto& path : paths) server_->store().handle({.method = "DELETE", .path = path, .body = ""});
+  ASSERT_EQ(live.code, 0) << live.out << live.err;
+  EXPECT_EQ(live.out, files.out);
+  const json result = json::parse(live.out);
+  EXPECT_EQ(result["podSets"][0]["bound"], 4) << live.out;
+  EXPECT_NE(result["reason"].get<std::string>().find("4 pods are bound in"), std::string::npos) << live.out;
+  for (const auto& a : result["podSets"][0]["assignment"]) {
+    if (a["bound"].get<bool>()) {
+      EXPECT_GE(a["node"].get<std::string>(), node_name(kNodes - 10)) << live.out;
+    }
+  }
+}
+
 TEST(PlaceLiveClusterErrors, AnUnreachableServerIsNamedAndExits3) {
   testing::TempDir dir;
   testing::LoopbackApiServer server(testing::LoopbackApiServerOptions{.bearer_token = "t0ken"});
