@@ -67,16 +67,6 @@ json node(int n, const std::string& heartbeat = "2026-11-27T10:00:00Z") {
             {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"lastHeartbeatTime", heartbeat}}}}}}};
 }
 
-json hypernode(const std::string& name, int tier, const char* type, const std::vector<std::string>& members) {
-  json list = json::array();
-  for (const auto& m : members)
-    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"tier", tier}, {"members", list}}}};
-}
-
 json bound_pod(const std::string& name, int on_node, bool gpus) {
   json requests{{"cpu", "4"}, {"memory", "16Gi"}};
   if (gpus) requests["nvidia.com/gpu"] = "4";
@@ -141,23 +131,23 @@ Scale& scale() {
       {
         std::vector<json> hns;
         for (int n = 0; n < nodes; ++n)
-          hns.push_back(hypernode(padded_name("nvl-", n, 5), 1, "Node", {node_name(n)}));
+          hns.push_back(exact_hypernode(padded_name("nvl-", n, 5), 1, "Node", {node_name(n)}));
         for (int p = 0; p < nodes / 2; ++p)
-          hns.push_back(hypernode(padded_name("pair-", p, 5), 2, "HyperNode",
-                                  {padded_name("nvl-", 2 * p, 5), padded_name("nvl-", 2 * p + 1, 5)}));
+          hns.push_back(exact_hypernode(padded_name("pair-", p, 5), 2, "HyperNode",
+                                        {padded_name("nvl-", 2 * p, 5), padded_name("nvl-", 2 * p + 1, 5)}));
         std::vector<std::string> spines;
         for (int l = 0; l < nodes / 12; ++l) {
           std::vector<std::string> m;
           for (int k = 0; k < 6; ++k) m.push_back(padded_name("pair-", 6 * l + k, 5));
-          hns.push_back(hypernode(padded_name("leaf-", l, 4), 3, "HyperNode", m));
+          hns.push_back(exact_hypernode(padded_name("leaf-", l, 4), 3, "HyperNode", m));
         }
         for (int sp = 0; sp < nodes / 60; ++sp) {
           std::vector<std::string> m;
           for (int k = 0; k < 5; ++k) m.push_back(padded_name("leaf-", 5 * sp + k, 4));
-          hns.push_back(hypernode(padded_name("spine-", sp, 3), 4, "HyperNode", m));
+          hns.push_back(exact_hypernode(padded_name("spine-", sp, 3), 4, "HyperNode", m));
           spines.push_back(padded_name("spine-", sp, 3));
         }
-        hns.push_back(hypernode("cluster", 5, "HyperNode", spines));
+        hns.push_back(exact_hypernode("cluster", 5, "HyperNode", spines));
         hypernode_pages =
             pages_of("HyperNodeList", static_cast<int>(hns.size()), [&](int i) { return std::move(hns[i]); });
       }

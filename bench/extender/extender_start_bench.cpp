@@ -15,9 +15,11 @@
 #include <benchmark/benchmark.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
+#include "bench/scheduler/generated_cluster.h"
 #include "k8s/client/kube_client.h"
 #include "scheduler/extender/cluster_watcher.h"
 #include "scheduler/extender/extender_service.h"
@@ -63,16 +65,6 @@ json node(int n) {
             {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
 }
 
-json hypernode(const std::string& name, int tier, const char* type, const std::vector<std::string>& members) {
-  json list = json::array();
-  for (const auto& m : members)
-    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"tier", tier}, {"members", list}}}};
-}
-
 json pod(int p, int on_node) {
   const json requests = {{"cpu", "32"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}};
   return {{"apiVersion", "v1"},
@@ -114,24 +106,25 @@ bool seed(testing::LoopbackApiServer& api, int nodes) {
   }
   const std::string hn = "/apis/topology.volcano.sh/v1alpha1/hypernodes";
   for (int n = 0; n < nodes; ++n) {
-    if (!put(api, "POST", hn, hypernode(name_of("nvl-", n), 1, "Node", {name_of("gpu-", n)}))) return false;
+    if (!put(api, "POST", hn, exact_hypernode(name_of("nvl-", n), 1, "Node", {name_of("gpu-", n)})))
+      return false;
   }
   for (int p = 0; p < nodes / 2; ++p) {
     if (!put(api, "POST", hn,
-             hypernode(name_of("pair-", p), 2, "HyperNode",
-                       {name_of("nvl-", 2 * p), name_of("nvl-", 2 * p + 1)})))
+             exact_hypernode(name_of("pair-", p), 2, "HyperNode",
+                             {name_of("nvl-", 2 * p), name_of("nvl-", 2 * p + 1)})))
       return false;
   }
   const int leaves = (nodes / 2 + 5) / 6;
   for (int l = 0; l < leaves; ++l) {
     std::vector<std::string> pairs;
     for (int k = 6 * l; k < std::min(6 * l + 6, nodes / 2); ++k) pairs.push_back(name_of("pair-", k));
-    if (!put(api, "POST", hn, hypernode(name_of("leaf-", l), 3, "HyperNode", pairs))) return false;
+    if (!put(api, "POST", hn, exact_hypernode(name_of("leaf-", l), 3, "HyperNode", pairs))) return false;
   }
   for (int s = 0; s * 50 < leaves; ++s) {
     std::vector<std::string> members;
     for (int k = 50 * s; k < std::min(50 * s + 50, leaves); ++k) members.push_back(name_of("leaf-", k));
-    if (!put(api, "POST", hn, hypernode(name_of("spine-", s), 4, "HyperNode", members))) return false;
+    if (!put(api, "POST", hn, exact_hypernode(name_of("spine-", s), 4, "HyperNode", members))) return false;
   }
   // Bound pods of 4 GPUs on three nodes of every ten.
   for (int p = 0; p < nodes * 3 / 10; ++p) {
@@ -140,8 +133,12 @@ bool seed(testing::LoopbackApiServer& api, int nodes) {
   return true;
 }
 
+// HYPERTOPO_BENCH_SMOKE=1 (scripts/bench.sh --smoke) lists a twentieth of the cluster: the run proves
+// the benchmark works, the release run gives the figures.
+bool smoke() { return std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr; }
+
 void BM_StartToReady(benchmark::State& state) {
-  const int nodes = static_cast<int>(state.range(0));
+  const int nodes = static_cast<int>(state.range(0)) / (smoke() ? 20 : 1);
   const int page_size = static_cast<int>(state.range(1));  // objects per list request
   testing::LoopbackApiServer api;
   if (!api.start() || !seed(api, nodes)) {

@@ -45,14 +45,10 @@ json node(int n) {
 
 json hypernode(const std::string& n, int tier, const char* tier_name, const char* type,
                const std::vector<std::string>& members) {
-  json list = json::array();
-  for (const auto& m : members)
-    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", n}}},
-          {"spec", {{"tier", tier}, {"tierName", tier_name}, {"members", list}}},
-          {"status", {{"nodeCount", members.size()}}}};
+  json h = exact_hypernode(n, tier, type, members);
+  h["spec"]["tierName"] = tier_name;
+  h["status"] = {{"nodeCount", members.size()}};
+  return h;
 }
 
 json pod(int p, int on_node) {
@@ -113,6 +109,17 @@ GeneratedCluster generate_cluster() {
   // 1,800 running pods of 4 GPUs, on three nodes of every ten.
   for (int p = 0; p < 1800; ++p) pods.push_back(pod(p, (p / 3) * 10 + p % 3));
   return out;
+}
+
+json exact_hypernode(const std::string& name, int tier, const char* type,
+                     const std::vector<std::string>& members) {
+  json list = json::array();
+  for (const auto& m : members)
+    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
+  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
+          {"kind", "HyperNode"},
+          {"metadata", {{"name", name}}},
+          {"spec", {{"tier", tier}, {"members", list}}}};
 }
 
 }  // namespace hypertopo::scheduler

@@ -17,6 +17,11 @@ struct GeneratedCluster {
 
 GeneratedCluster generate_cluster();
 
+// A HyperNode whose members are named exactly (members of `type` Node or HyperNode), with no
+// tierName or status: the shape the benchmarks that seed an API server create.
+nlohmann::json exact_hypernode(const std::string& name, int tier, const char* type,
+                               const std::vector<std::string>& members);
+
 // `prefix` and `v`, zero-padded to `width` digits: "gpu-0042". The names every bench cluster uses.
 std::string padded_name(const char* prefix, int v, int width = 0);
 

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/scheduler/generated_cluster.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 
 extern char** environ;
@@ -58,16 +59,6 @@ json node(int i) {
       {"status",
        {{"allocatable", {{"cpu", "224"}, {"memory", "2063731Mi"}, {"pods", "110"}, {"nvidia.com/gpu", "8"}}},
         {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
-json hypernode(const std::string& name, int tier, const char* type, const std::vector<std::string>& members) {
-  json list = json::array();
-  for (const auto& m : members)
-    list.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", m}}}}}});
-  return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
-          {"kind", "HyperNode"},
-          {"metadata", {{"name", name}}},
-          {"spec", {{"tier", tier}, {"members", list}}}};
 }
 
 // A pod as a controller writes it: labels, an owner, a container with requests and limits.
@@ -119,7 +110,8 @@ struct Seeded {
     members.push_back(node_name(i));
     if (static_cast<int>(members.size()) == leaf_size || i == nodes - 1) {
       leaves.push_back("leaf-" + std::to_string(leaves.size()));
-      create("/apis/topology.volcano.sh/v1alpha1/hypernodes", hypernode(leaves.back(), 1, "Node", members));
+      create("/apis/topology.volcano.sh/v1alpha1/hypernodes",
+             exact_hypernode(leaves.back(), 1, "Node", members));
       members.clear();
       leaf_size = leaf_size == 16 ? 8 : leaf_size + 4;
     }
@@ -128,7 +120,8 @@ struct Seeded {
     const auto first = leaves.begin() + static_cast<std::ptrdiff_t>(sp * 10);
     const auto last = leaves.begin() + static_cast<std::ptrdiff_t>(std::min(leaves.size(), sp * 10 + 10));
     create("/apis/topology.volcano.sh/v1alpha1/hypernodes",
-           hypernode("spine-" + std::to_string(sp), 2, "HyperNode", std::vector<std::string>(first, last)));
+           exact_hypernode("spine-" + std::to_string(sp), 2, "HyperNode",
+                           std::vector<std::string>(first, last)));
   }
   // Pods on the first 90% of the nodes; the rest stay free for the gang.
   const int busy = nodes - nodes / 10;
