@@ -718,7 +718,7 @@ TEST_F(UfmServerTest, GuidMappingBeatsSystemNameWhichBeatsTheDescription) {
   serve({.pods = 2,
          .leaves_per_pod = 2,
          .hosts_per_leaf = 4,
-         .host_prefix = "ufm-name-",
+         .host_prefix = "sysname-",
          .description_prefix = "desc-"});
   discoverers::DiscovererRegistry registry;
   discoverers::register_builtin_discoverers(registry);
@@ -739,9 +739,9 @@ TEST_F(UfmServerTest, GuidMappingBeatsSystemNameWhichBeatsTheDescription) {
   auto has = [&](const std::string& n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
   EXPECT_TRUE(has("gpu-node-a"));
   EXPECT_TRUE(has("gpu-node-b"));
-  EXPECT_FALSE(has("ufm-name-0"));
-  EXPECT_FALSE(has("ufm-name-1"));
-  EXPECT_TRUE(has("ufm-name-2"));  // no GUID mapping: system_name
+  EXPECT_FALSE(has("sysname-0"));
+  EXPECT_FALSE(has("sysname-1"));
+  EXPECT_TRUE(has("sysname-2"));  // no GUID mapping: system_name
   EXPECT_FALSE(has("desc-2"));     // ... which beats the node description
   EXPECT_EQ(nodes.size(), 16u);
   ASSERT_EQ(run->outcomes.size(), 1u);
