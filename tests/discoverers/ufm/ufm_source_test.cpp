@@ -742,7 +742,7 @@ TEST_F(UfmServerTest, GuidMappingBeatsSystemNameWhichBeatsTheDescription) {
   EXPECT_FALSE(has("sysname-0"));
   EXPECT_FALSE(has("sysname-1"));
   EXPECT_TRUE(has("sysname-2"));  // no GUID mapping: system_name
-  EXPECT_FALSE(has("desc-2"));     // ... which beats the node description
+  EXPECT_FALSE(has("desc-2"));    // ... which beats the node description
   EXPECT_EQ(nodes.size(), 16u);
   ASSERT_EQ(run->outcomes.size(), 1u);
   expect_no_secret(run->outcomes[0].source);  // it names the credentials directory, never its contents
