@@ -13,7 +13,11 @@ if [[ "${1:-}" == "--smoke" ]]; then
   export HYPERTOPO_BENCH_SMOKE=1  # benchmarks with a generated input make it small
   shift
 fi
-[[ -d $dir/bench ]] || scripts/setup.sh
+if [[ $dir == build ]]; then
+  scripts/setup.sh --benchmarks  # idempotent: installs nothing new, rebuilds only what changed
+else
+  [[ -d $dir/bench ]] || scripts/setup.sh --tests
+fi
 export HYPERTOPO_FIXTURES=${HYPERTOPO_FIXTURES:-$(cd .. && pwd)/shared/fixtures}
 status=0
 for b in "$dir"/bench/*; do

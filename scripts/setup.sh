@@ -2,16 +2,19 @@
 # Installs what hypertopo needs from Debian's packages, then configures and builds it.
 # Idempotent: a second run installs nothing new and rebuilds only what changed.
 #
-#   scripts/setup.sh            # release build in build/ (binary: build/bin/hypertopo, benchmarks)
-#   scripts/setup.sh --tests    # instead, the ASan/UBSan build of tests and benchmarks in build-asan/
+#   scripts/setup.sh              # release build in build/ of the binary alone (build/bin/hypertopo)
+#   scripts/setup.sh --benchmarks # the same, and the benchmarks beside it (scripts/bench.sh runs it)
+#   scripts/setup.sh --tests      # instead, the ASan/UBSan build of tests and benchmarks in build-asan/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 want_tests=0
+want_benchmarks=0
 for arg in "$@"; do
   case "$arg" in
     --tests) want_tests=1 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --benchmarks) want_benchmarks=1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -67,6 +70,9 @@ else
   echo "setup: building build/ (release)"
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DHYPERTOPO_BUILD_TESTS=OFF -DHYPERTOPO_BUILD_BENCHMARKS=ON -DHYPERTOPO_WERROR=$werror >/dev/null
-  # The binary and the benchmarks; libraries only the tests use are built in build-asan/.
-  cmake --build build -j "$jobs" --target hypertopo benchmarks
+  # The binary alone unless benchmarks are asked for: the demo waits for nothing it does not run.
+  # Libraries only the tests use are built in build-asan/.
+  targets=(hypertopo)
+  ((want_benchmarks)) && targets+=(benchmarks)
+  cmake --build build -j "$jobs" --target "${targets[@]}"
 fi
