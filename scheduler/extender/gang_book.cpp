@@ -16,6 +16,7 @@
 #include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
 #include "scheduler/placement/around_bound.h"
+#include "scheduler/placement/label_levels.h"
 #include "scheduler/placement/nearest_room.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/sub_group_placement.h"
@@ -24,17 +25,6 @@ namespace hypertopo::scheduler {
 
 using nlohmann::json;
 using namespace fields;
-
-namespace {
-
-// A level named by a node label over HyperNodes whose tiers are not named by it: the widest tier
-// whose domains share one value (TopologyIndex::tier_of_label).
-void resolve_level(const TopologyIndex& index, std::string& level) {
-  if (level.empty() || index.resolve_tier(level)) return;
-  if (auto tier = index.tier_of_label(level)) level = std::to_string(*tier);
-}
-
-}  // namespace
 
 GangBook::GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu)
     : options_(std::move(options)), view_(view), owner_mu_(owner_mu) {
@@ -110,9 +100,7 @@ std::expected<void, Error> GangBook::make_plan(GangPlan& plan, std::int32_t coun
                                                const PreemptionOptions* preempting) {
   PodSetRequest ps = plan.request;
   ps.count = count;
-  if (!ps.level.empty() && !view_.index().resolve_tier(ps.level)) {  // a plan read back from the state file
-    if (auto tier = view_.index().tier_of_label(ps.level)) ps.level = std::to_string(*tier);
-  }
+  resolve_label_level(view_.index(), ps.level);  // a plan read back from the state file
   if (ps.partitions && ps.partitions->size > 0) {
     ps.partitions->total = count / ps.partitions->size;
     ps.partitions->min = std::min(ps.partitions->min, ps.partitions->total);
@@ -125,8 +113,8 @@ std::expected<void, Error> GangBook::make_plan(GangPlan& plan, std::int32_t coun
   const json& annotations = member(member(plan.pod_doc, "metadata"), "annotations");
   job.job_required = str_at(annotations, "kai.scheduler/topology-required-placement");
   job.job_preferred = str_at(annotations, "kai.scheduler/topology-preferred-placement");
-  resolve_level(view_.index(), job.job_required);
-  resolve_level(view_.index(), job.job_preferred);
+  resolve_label_level(view_.index(), job.job_required);
+  resolve_label_level(view_.index(), job.job_preferred);
   auto placed = engine.place(job);  // a grouped job goes to place_sub_groups
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
   std::optional<PreemptionPlan> with_victims;
@@ -219,11 +207,9 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   }
   auto request = pod_set_request(plan.pod_doc, *count, true);
   if (!request) return std::unexpected(request.error());
-  // A level named by a node label (an upstream PodGroup's topology key, KAI's levels) over
-  // HyperNodes whose tiers are not named by it: the widest tier whose domains share one value.
-  if (!request->level.empty() && !view_.index().resolve_tier(request->level)) {
-    if (auto tier = view_.index().tier_of_label(request->level)) request->level = std::to_string(*tier);
-  }
+  // A level named by a node label (an upstream PodGroup's topology key, KAI's levels), as `place`
+  // reads it (label_levels.h).
+  resolve_label_level(view_.index(), request->level);
   plan.request = *request;
   // A PodGroup with sub-groups, none of whose pods is bound yet: each sub-group's pods get their own
   // slots in the domain its constraint allows. With pods bound and no plan (a restart without the
@@ -269,9 +255,7 @@ std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const Gro
   // from fewer pods than the gang's minimum would leave the others without slots.
   if (static_cast<std::int64_t>(gang.pending.size()) < count) {
     return fail(ErrorCode::kUnavailable,
-                "gang " + plan.key + ": its PodGroup divides it into sub-groups and " +
-                    std::to_string(gang.pending.size()) + " of its " + std::to_string(count) +
-                    " pods are seen so far; it is planned when all have come");
+                gang_waits_for_pods(plan.key, gang.pending.size(), count, /*sub_groups=*/true));
   }
   json items = json::array({*gang.pod_group});
   for (const json* doc : gang.pending) {
@@ -288,11 +272,11 @@ std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const Gro
   }
   JobRequest& job = loaded->request;
   job.name = plan.key;
-  resolve_level(view_.index(), job.job_required);
-  resolve_level(view_.index(), job.job_preferred);
+  resolve_label_level(view_.index(), job.job_required);
+  resolve_label_level(view_.index(), job.job_preferred);
   for (auto& sg : job.sub_groups) {
-    resolve_level(view_.index(), sg.required);
-    resolve_level(view_.index(), sg.preferred);
+    resolve_label_level(view_.index(), sg.required);
+    resolve_label_level(view_.index(), sg.preferred);
   }
   PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
   auto placed = place_sub_groups(engine, view_.index(), job);

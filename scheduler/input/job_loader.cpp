@@ -647,27 +647,54 @@ bool is_kep5732_pod_group(const json& doc) {
          str(doc, "kind") == "PodGroup";
 }
 
-// A List holding a KEP-5732 PodGroup and, optionally, one Pod of the group.
+// A List holding a KEP-5732 PodGroup and its Pods: those naming it in
+// spec.schedulingGroup.podGroupName (how kube-scheduler's GangScheduling plugin finds them), or one
+// Pod naming none, the group's template in a what-if. The first Pod gives the per-pod requests.
+// Members fewer than spec.schedulingPolicy.gang.minCount wait: the plugin holds a gang's pods until
+// all of them are created and observed (KEP-4671, kubernetes/enhancements
+// keps/sig-scheduling/4671-gang-scheduling: "blocked on all pods from a gang to be created").
 std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
   const json& items = doc["items"];
   const json* group = nullptr;
-  const json* pod = nullptr;
+  std::vector<const json*> pods;
   for (const auto& item : items) {
     if (is_kep5732_pod_group(item)) {
       if (group) return fail(ErrorCode::kInvalidArgument, "the List holds more than one PodGroup");
       group = &item;
     } else if (item.is_object() && str(item, "kind") == "Pod") {
-      if (pod)
-        return fail(ErrorCode::kInvalidArgument,
-                    "the List holds more than one Pod (one is the group's template)");
-      pod = &item;
+      pods.push_back(&item);
     } else {
-      return fail(ErrorCode::kInvalidArgument,
-                  "a List for a PodGroup holds only the PodGroup and one Pod of it");
+      return fail(ErrorCode::kInvalidArgument, "a List for a PodGroup holds only the PodGroup and its Pods");
     }
   }
   if (!group) return fail(ErrorCode::kInvalidArgument, "the List holds no scheduling.k8s.io PodGroup");
-  return kep5732_pod_group(*group, pod ? *pod : json());
+  const json meta = group->value("metadata", json::object());
+  const std::string name = str(meta, "name");
+  std::size_t members = 0;
+  for (const json* pod : pods) {
+    const json spec = pod->value("spec", json::object());
+    const json ref = spec.is_object() ? spec.value("schedulingGroup", json::object()) : json::object();
+    const std::string named = str(ref, "podGroupName");
+    const std::string who = "Pod " + str(pod->value("metadata", json::object()), "name");
+    if (!named.empty() && named != name) {
+      return fail(ErrorCode::kInvalidArgument, who + ": spec.schedulingGroup.podGroupName names " + named +
+                                                   ", not the List's PodGroup " + name);
+    }
+    if (named.empty() && pods.size() > 1) {
+      return fail(ErrorCode::kInvalidArgument,
+                  who + ": spec.schedulingGroup.podGroupName is not set; the Pods of PodGroup " + name +
+                      " name it there (one Pod naming none is read as the group's template)");
+    }
+    if (!named.empty()) ++members;
+  }
+  auto job = kep5732_pod_group(*group, pods.empty() ? json() : *pods.front());
+  if (!job || members == 0) return job;
+  if (const std::int32_t count = job->request.pod_sets.front().count;
+      static_cast<std::int64_t>(members) < count) {
+    const std::string ns = str(meta, "namespace");
+    job->waits = gang_waits_for_pods(ns.empty() ? name : ns + "/" + name, members, count, false);
+  }
+  return job;
 }
 
 std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<NodeSpec>& nodes) {

@@ -4,10 +4,11 @@
 // partitionPolicy), a batch/v1 Job whose pod template carries Kueue TAS or KAI topology
 // annotations (parallelism = pod count, container requests = per-pod requests, nodeSelector and
 // tolerations respected), a JobSet (jobset.x-k8s.io: one pod set per replicatedJob), a KaiwoJob
-// (kaiwo.silogen.ai/v1alpha1), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone or in a List
-// with one Pod of the group) and the neutral request documented in docs/placement.md (apiVersion
-// hypertopo.io/v1alpha1, kind PlacementRequest). Every count is range-checked where it is read and
-// a field of the wrong JSON type is an error naming it.
+// (kaiwo.silogen.ai/v1alpha1), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone, in a List
+// with one Pod as its template, or in a List with the Pods naming it in spec.schedulingGroup) and
+// the neutral request documented in docs/placement.md (apiVersion hypertopo.io/v1alpha1, kind
+// PlacementRequest). Every count is range-checked where it is read and a field of the wrong JSON
+// type is an error naming it.
 //
 // Each pod set also carries what its pods say of their priority (PriorityRequest), for preemption:
 // spec.priority, spec.priorityClassName and spec.preemptionPolicy of its pod template (a Volcano
@@ -50,6 +51,9 @@ struct LoadedJob {
   std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | neutral
   // One per pod set of `request`, in the same order (a pod set without one reads as unset).
   std::vector<PriorityRequest> priorities;
+  // Why the gang cannot start with the pods given, as its scheduler waits for more (a KAI
+  // PodGroup's minMember above its Pods: kai_pod_group.h); "" when it can.
+  std::string waits;
 };
 
 std::expected<LoadedJob, Error> parse_job(const nlohmann::json& doc, const std::vector<NodeSpec>& nodes);

@@ -1,5 +1,6 @@
 #include "scheduler/input/kai_pod_group.h"
 
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -95,6 +96,13 @@ std::expected<void, Error> check_nesting(const std::vector<SubGroupRequest>& gro
 
 }  // namespace
 
+std::string gang_waits_for_pods(const std::string& key, std::size_t seen, std::int64_t count,
+                                bool sub_groups) {
+  return "gang " + key + ": " + (sub_groups ? "its PodGroup divides it into sub-groups and " : "") +
+         std::to_string(seen) + " of its " + std::to_string(count) +
+         " pods are seen so far; it is planned when all have come";
+}
+
 bool is_kai_pod_group_list(const json& doc) {
   if (!doc.is_object() || doc.value("kind", "") != "List" || !doc.contains("items") ||
       !doc["items"].is_array())
@@ -169,6 +177,18 @@ std::expected<LoadedJob, Error> kai_pod_group_list(const json& doc) {
   if (pods.empty())
     return fail(ErrorCode::kInvalidArgument,
                 where + ": the List holds none of its Pods (they carry the requests)");
+  if (spec.contains("minMember") && !spec["minMember"].is_null()) {
+    const json& min = spec["minMember"];
+    if (!min.is_number_integer() || min.get<std::int64_t>() < 0 ||
+        min.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": spec.minMember must be an integer in 0..2147483647");
+    }
+    if (const auto need = min.get<std::int64_t>(); need > static_cast<std::int64_t>(pods.size())) {
+      out.waits = gang_waits_for_pods(pod_group_name(meta, *name), pods.size(), need,
+                                      !out.request.sub_groups.empty());
+    }
+  }
   // Pods of one sub-group with the same spec form one pod set, in the order they first appear.
   std::map<std::pair<std::string, std::string>, std::size_t> set_of;
   for (const json* pod : pods) {

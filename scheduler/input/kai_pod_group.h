@@ -17,8 +17,11 @@
 //   if (is_kai_pod_group_list(doc)) auto job = kai_pod_group_list(doc);   // expected<LoadedJob>
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "errors/error.h"
 #include "scheduler/input/job_loader.h"
@@ -30,7 +33,16 @@ inline constexpr const char* kKaiSubGroupLabel = "kai.scheduler/subgroup-name";
 
 // A List whose items include a scheduling.run.ai PodGroup.
 bool is_kai_pod_group_list(const nlohmann::json& doc);
-// Every Pod of the List belongs to the one PodGroup; format "kai".
+// Every Pod of the List belongs to the one PodGroup; format "kai". A PodGroup whose spec.minMember
+// is above its Pods (KAI's scheduler keeps it pending: kai-scheduler pkg/scheduler/api/podgroup_info
+// PodGroupInfo.IsReadyForScheduling, alive pods >= max(minMember, 1)) reads, with LoadedJob::waits
+// saying so as gang_waits_for_pods does.
 std::expected<LoadedJob, Error> kai_pod_group_list(const nlohmann::json& doc);
+
+// Why a gang is not planned yet: `seen` of its `count` pods have come. The one sentence of both
+// doors: the extender's gang book while the watch has not delivered them all, `place` when the
+// objects it reads hold fewer (`key`: namespace/name; `sub_groups`: its PodGroup divides it).
+std::string gang_waits_for_pods(const std::string& key, std::size_t seen, std::int64_t count,
+                                bool sub_groups);
 
 }  // namespace hypertopo::scheduler

@@ -19,6 +19,7 @@
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/kueue_compat.h"
+#include "scheduler/placement/label_levels.h"
 #include "scheduler/placement/placement_engine.h"
 #include "scheduler/placement/victim_planner.h"
 #include "text/terminal_safe.h"
@@ -801,6 +802,12 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     }
   }
   report.parse_ms = ms_since(start);
+  if (!job->waits.empty()) {
+    // Its scheduler does not try it until its pods have come; neither does the extender.
+    report.semantics = "engine";
+    report.result = {{"fit", false}, {"reason", job->waits}, {"podSets", json::array()}};
+    return with_ledger_warnings(std::move(report), ledger);
+  }
   start = Clock::now();
   auto index = build_index(*topology, *nodes, pods);
   if (!index) return std::unexpected(index.error().context("while building the topology index"));
@@ -856,6 +863,9 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
         }
       }
     }
+    // A level named by a node label (an upstream PodGroup's topology key) over HyperNodes not named by
+    // it means a tier, as the extender reads it.
+    resolve_label_levels(*index, job->request);
     PlacementEngine engine(*index, config.binpack, config.fabric_health);
     // A job of one pod set whose pods are partly running is planned around them, as the extender
     // plans such a gang; other jobs, and jobs of several pod sets, are placed whole.

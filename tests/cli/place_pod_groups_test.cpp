@@ -1,0 +1,312 @@
+// PodGroups through both doors with the same objects: `place --job` given a List of the PodGroup and
+// its Pods (and the running ones in --pods), against the extender fed the same objects (set_*
+// calls, as its watches feed it) and asked for each pending pod in rank order as kube-scheduler asks
+// (filter over every node, prioritize when more than one node is kept, the bind seen as a Pod
+// update). KAI's (scheduling.run.ai/v2alpha2) with fewer Pods than its minMember waits with the same
+// sentence through both; the upstream one (scheduling.k8s.io/v1alpha2, Kubernetes 1.36: pods name it
+// in spec.schedulingGroup.podGroupName, spec.schedulingConstraints.topology[0].key a node label)
+// lands on the same nodes through both.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "scheduler/extender/extender_service.h"
+#include "tests/cli/cluster_objects.h"
+#include "tests/support/fixtures.h"
+#include "timing/clock.h"
+
+namespace hypertopo::cli {
+namespace {
+
+using nlohmann::json;
+using scheduler::ExtenderOptions;
+using scheduler::ExtenderService;
+using scheduler::PodGroupKind;
+using testing::cluster_list;
+using testing::gpu_node;
+using testing::spine_of_two_leaves;
+
+constexpr const char* kRack = "example.com/rack";
+
+json pod(const std::string& name, int rank, const std::string& gpus, const json& labels,
+         const json& annotations) {
+  json meta{{"name", name},
+            {"namespace", "ml"},
+            {"uid", "uid-" + name},
+            {"labels", labels},
+            {"annotations", annotations}};
+  meta["labels"]["batch.kubernetes.io/job-completion-index"] = std::to_string(rank);
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", meta},
+          {"spec",
+           {{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}}},
+          {"status", {{"phase", "Pending"}}}};
+}
+
+json running(json p, const std::string& node) {
+  p["spec"]["nodeName"] = node;
+  p["status"]["phase"] = "Running";
+  return p;
+}
+
+struct Answer {
+  int code = -1;
+  std::map<int, std::string> nodes;  // rank -> node, the pods not running yet
+  std::string refusal;               // "" when every pod got a node
+};
+
+class PlacePodGroups : public ::testing::Test {
+ protected:
+  PlacePodGroups() {
+    for (const char* n : {"a1", "a2", "a3", "a4"}) nodes_.push_back(gpu_node(n, {{kRack, "rack-a"}}));
+    for (const char* n : {"b1", "b2", "b3", "b4"}) nodes_.push_back(gpu_node(n, {{kRack, "rack-b"}}));
+  }
+
+  std::string file(const std::string& name, const json& doc) {
+    testing::write_text(dir_.path() / name, doc.dump(1));
+    return (dir_.path() / name).string();
+  }
+
+  // `group` and its pods (`members`, pending or running) as one --job List; the running ones, and
+  // `busy`, are the --pods list.
+  Answer through_place(const json& group, const std::vector<json>& members, const std::vector<json>& busy) {
+    json items = json::array({group});
+    std::vector<json> pods = busy;
+    for (const auto& m : members) {
+      items.push_back(m);
+      if (m["spec"].contains("nodeName")) pods.push_back(m);
+    }
+    const auto run = testing::run_captured(
+        run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology",
+                  file("hn.json", spine_of_two_leaves()), "--pods", file("pods.json", cluster_list(pods)),
+                  "--job", file("job.json", cluster_list(items))});
+    Answer out;
+    out.code = run.code;
+    const json doc = json::parse(run.out, nullptr, false);
+    EXPECT_TRUE(doc.is_object()) << run.out << run.err;
+    if (!doc.is_object()) return out;
+    EXPECT_EQ(run.code, doc["fit"].get<bool>() ? 0 : 1) << run.out;
+    if (!doc["fit"].get<bool>()) {
+      out.refusal = doc["reason"].get<std::string>();
+      return out;
+    }
+    for (const auto& a : doc["podSets"][0]["assignment"]) {
+      if (a.value("bound", false)) continue;
+      for (int i = 0; i < a["count"].get<int>(); ++i)
+        out.nodes[a["firstRank"].get<int>() + i] = a["node"].get<std::string>();
+    }
+    return out;
+  }
+
+  // The pending pods of `members` are filtered one by one in rank order; each bind is seen as the
+  // watch would deliver it before the next pod is asked for.
+  Answer through_extender(const json& group, PodGroupKind kind, const std::vector<json>& members,
+                          const std::vector<json>& busy) {
+    ExtenderService svc(ExtenderOptions{.clock = std::make_shared<timing::ManualClock>()});
+    const json hns = spine_of_two_leaves();
+    EXPECT_TRUE(svc.set_hypernodes(hns["items"].get<std::vector<json>>()).has_value());
+    EXPECT_TRUE(svc.set_nodes(nodes_.get<std::vector<json>>()).has_value());
+    std::vector<json> pods = busy;
+    for (const auto& m : members) pods.push_back(m);
+    EXPECT_TRUE(svc.set_pods(pods).has_value());
+    svc.set_pod_groups({group}, kind);
+    json names = json::array();
+    for (const auto& n : nodes_) names.push_back(n["metadata"]["name"]);
+    Answer out;
+    for (const auto& m : members) {
+      if (m["spec"].contains("nodeName")) continue;
+      EXPECT_TRUE(svc.upsert_pod(m).has_value());
+    }
+    for (json p : members) {
+      if (p["spec"].contains("nodeName")) continue;
+      auto kept = svc.filter({{"pod", p}, {"nodenames", names}});
+      EXPECT_TRUE(kept.has_value()) << (kept ? "" : kept.error().message());
+      if (!kept) return out;
+      if (!kept->contains("nodenames") || (*kept)["nodenames"].empty()) {
+        out.refusal = kept->value("error", std::string());
+        const json failed = kept->value("failedNodes", json::object());
+        for (const auto& [node, why] : failed.items())
+          if (out.refusal.empty()) out.refusal = why.get<std::string>();
+        return out;
+      }
+      std::string chosen = (*kept)["nodenames"][0].get<std::string>();
+      if ((*kept)["nodenames"].size() > 1) {
+        auto scores = svc.prioritize({{"pod", p}, {"nodenames", (*kept)["nodenames"]}});
+        EXPECT_TRUE(scores.has_value());
+        if (!scores) return out;
+        std::int64_t best = -1;
+        for (const auto& s : *scores) {
+          if (s["score"].get<std::int64_t>() > best) {
+            best = s["score"].get<std::int64_t>();
+            chosen = s["host"].get<std::string>();
+          }
+        }
+      }
+      const int rank =
+          std::stoi(p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].get<std::string>());
+      out.nodes[rank] = chosen;
+      EXPECT_TRUE(svc.upsert_pod(running(p, chosen)).has_value());
+    }
+    return out;
+  }
+
+  json nodes_ = json::array();
+  testing::TempDir dir_;
+};
+
+// KAI: PodGroup `serve` (minMember 4) in sub-groups decode and prefill, each inside one rack.
+json kai_group(int min_member, bool sub_groups) {
+  json spec{{"minMember", min_member}};
+  if (sub_groups) {
+    spec["subGroups"] = {{{"name", "decode"}, {"topologyConstraint", {{"requiredTopologyLevel", kRack}}}},
+                         {{"name", "prefill"}, {"topologyConstraint", {{"requiredTopologyLevel", kRack}}}}};
+  }
+  return {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "serve"}, {"namespace", "ml"}}},
+          {"spec", spec}};
+}
+
+json kai_pod(const std::string& sub, int rank) {
+  json labels = json::object();
+  if (!sub.empty()) labels["kai.scheduler/subgroup-name"] = sub;
+  return pod("serve-" + std::to_string(rank), rank, "4", labels, {{"pod-group-name", "serve"}});
+}
+
+TEST_F(PlacePodGroups, KaiGroupWithFewerPodsThanItsMinMemberWaitsWithTheExtendersSentence) {
+  const json group = kai_group(4, /*sub_groups=*/true);
+  const std::vector<json> members{kai_pod("decode", 0), kai_pod("prefill", 1)};
+  const Answer place = through_place(group, members, {});
+  const Answer ext = through_extender(group, PodGroupKind::kKai, members, {});
+  const std::string expected =
+      "gang ml/serve: its PodGroup divides it into sub-groups and 2 of its 4 pods are seen so far; it is "
+      "planned when all have come";
+  EXPECT_EQ(place.code, 1);
+  EXPECT_EQ(place.refusal, expected);
+  EXPECT_NE(ext.refusal.find(expected), std::string::npos) << ext.refusal;
+  EXPECT_TRUE(ext.nodes.empty());
+}
+
+TEST_F(PlacePodGroups, KaiGroupWithoutSubGroupsWaitsForItsMinMemberAndFitsOnceTheyAreThere) {
+  std::vector<json> members{kai_pod("", 0), kai_pod("", 1)};
+  const Answer short_of = through_place(kai_group(3, false), members, {});
+  EXPECT_EQ(short_of.code, 1);
+  EXPECT_EQ(short_of.refusal,
+            "gang ml/serve: 2 of its 3 pods are seen so far; it is planned when all have come");
+  members.push_back(kai_pod("", 2));
+  const Answer all_there = through_place(kai_group(3, false), members, {});
+  EXPECT_EQ(all_there.code, 0) << all_there.refusal;
+  EXPECT_EQ(all_there.nodes.size(), 3u);
+  // minMember 0 or absent asks for one pod, as KAI's max(minMember, 1).
+  EXPECT_EQ(through_place(kai_group(0, false), members, {}).code, 0);
+}
+
+TEST_F(PlacePodGroups, KaiMinMemberThatIsNotACountIsAnErrorNamingIt) {
+  json group = kai_group(3, false);
+  group["spec"]["minMember"] = "three";
+  const auto run =
+      testing::run_captured(run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes_)),
+                                      "--topology", file("hn.json", spine_of_two_leaves()), "--job",
+                                      file("job.json", cluster_list(json::array({group, kai_pod("", 0)})))});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("job.json"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("PodGroup serve: spec.minMember must be an integer"), std::string::npos) << run.err;
+}
+
+// The upstream PodGroup (Kubernetes 1.36, KEP-4671 gang and KEP-5732 topology): minCount pods, all
+// on nodes sharing one value of the node label schedulingConstraints.topology[0].key. The field is
+// in the published API as the issue names it (kubernetes/website
+// content/en/docs/reference/kubernetes-api/workload-resources/workload-v1alpha2.md, PodGroupSpec
+// schedulingConstraints behind the TopologyAwareWorkloadScheduling feature gate).
+json upstream_group(int min_count) {
+  return {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "trainer-0"}, {"namespace", "ml"}}},
+          {"spec",
+           {{"schedulingPolicy", {{"gang", {{"minCount", min_count}}}}},
+            {"schedulingConstraints", {{"topology", {{{"key", kRack}}}}}}}}};
+}
+
+json upstream_pod(int rank, const std::string& gpus) {
+  json p = pod("trainer-0-" + std::to_string(rank), rank, gpus, json::object(), json::object());
+  p["spec"]["schedulingGroup"] = {{"podGroupName", "trainer-0"}};
+  return p;
+}
+
+json busy_pod(const std::string& name, const std::string& node, const std::string& gpus) {
+  return running(pod(name, 0, gpus, json::object(), json::object()), node);
+}
+
+TEST_F(PlacePodGroups, UpstreamGroupLandsOnTheSameNodesThroughBothDoors) {
+  std::vector<json> members;
+  for (int rank = 0; rank < 4; ++rank) members.push_back(upstream_pod(rank, "8"));
+  // Rack a is half taken: the four 8-GPU pods fit only in rack b.
+  const std::vector<json> busy{busy_pod("x1", "a1", "8"), busy_pod("x2", "a2", "4")};
+  const Answer place = through_place(upstream_group(4), members, busy);
+  const Answer ext = through_extender(upstream_group(4), PodGroupKind::kUpstream, members, busy);
+  ASSERT_EQ(place.refusal, "");
+  ASSERT_EQ(ext.refusal, "");
+  ASSERT_EQ(place.nodes.size(), 4u);
+  EXPECT_EQ(place.nodes, ext.nodes);
+  for (const auto& [rank, node] : place.nodes) EXPECT_EQ(node[0], 'b') << rank << " on " << node;
+}
+
+TEST_F(PlacePodGroups, UpstreamGroupPartlyRunningIsPlannedAroundItsPodsAlikeThroughBothDoors) {
+  std::vector<json> members{running(upstream_pod(0, "4"), "a3"), running(upstream_pod(1, "4"), "a3")};
+  for (int rank = 2; rank < 6; ++rank) members.push_back(upstream_pod(rank, "4"));
+  const std::vector<json> busy{busy_pod("x1", "a1", "8")};
+  const Answer place = through_place(upstream_group(6), members, busy);
+  const Answer ext = through_extender(upstream_group(6), PodGroupKind::kUpstream, members, busy);
+  ASSERT_EQ(place.refusal, "");
+  ASSERT_EQ(ext.refusal, "");
+  ASSERT_EQ(place.nodes.size(), 4u);
+  EXPECT_EQ(place.nodes, ext.nodes);
+  // The rack of the running pods holds the rest: the key's domain is a required level.
+  for (const auto& [rank, node] : place.nodes) EXPECT_EQ(node[0], 'a') << rank << " on " << node;
+}
+
+TEST_F(PlacePodGroups, UpstreamGroupWhoseRackIsFullRefusesAlikeThroughBothDoors) {
+  std::vector<json> members{running(upstream_pod(0, "8"), "a3")};
+  for (int rank = 1; rank < 4; ++rank) members.push_back(upstream_pod(rank, "8"));
+  const std::vector<json> busy{busy_pod("x1", "a1", "8"), busy_pod("x2", "a2", "8")};
+  const Answer place = through_place(upstream_group(4), members, busy);
+  const Answer ext = through_extender(upstream_group(4), PodGroupKind::kUpstream, members, busy);
+  EXPECT_EQ(place.code, 1);
+  ASSERT_NE(place.refusal, "");
+  const std::string head = place.refusal.substr(0, place.refusal.find(':'));
+  EXPECT_EQ(head,
+            "1 pods are bound in leaf-a and the other 3 do not fit inside leaf-a, the widest domain the "
+            "gang's constraint allows");
+  EXPECT_NE(ext.refusal.find(head), std::string::npos) << place.refusal << "\n" << ext.refusal;
+}
+
+TEST_F(PlacePodGroups, UpstreamGroupWithFewerPodsThanMinCountWaitsForThem) {
+  const Answer place = through_place(upstream_group(4), {upstream_pod(0, "8"), upstream_pod(1, "8")}, {});
+  EXPECT_EQ(place.code, 1);
+  EXPECT_EQ(place.refusal,
+            "gang ml/trainer-0: 2 of its 4 pods are seen so far; it is planned when all have come");
+}
+
+TEST_F(PlacePodGroups, APodOfTheListNamingAnotherGroupIsAnErrorNamingIt) {
+  json stray = upstream_pod(1, "8");
+  stray["spec"]["schedulingGroup"]["podGroupName"] = "trainer-1";
+  const auto run = testing::run_captured(
+      run_cli,
+      {"place", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology",
+       file("hn.json", spine_of_two_leaves()), "--job",
+       file("job.json", cluster_list(json::array({upstream_group(2), upstream_pod(0, "8"), stray})))});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("Pod trainer-0-1: spec.schedulingGroup.podGroupName names trainer-1, not the List's "
+                         "PodGroup trainer-0"),
+            std::string::npos)
+      << run.err;
+}
+
+}  // namespace
+}  // namespace hypertopo::cli
