@@ -17,12 +17,13 @@ void add_ufm_flags(CLI::App* cmd, discoverers::ufm::UfmSourceConfig& flags) {
   cmd->add_flag(
       "--ufm-insecure", flags.insecure,
       "Do not verify the UFM server's TLS certificate, and allow http:// (credentials in clear text)");
-  add_duration_flag(cmd, "--ufm-timeout", flags.timeout_seconds,
+  add_duration_flag(cmd, "--ufm-timeout", flags.timeout,
                     "Time for the whole UFM fetch, every request, retry and backoff: 30s, 2m, or seconds "
                     "(default 30s)",
-                    std::chrono::milliseconds(1), std::chrono::hours(1));
+                    discoverers::kRestTimeoutMin, discoverers::kRestTimeoutMax);
   add_size_flag(cmd, "--ufm-max-bytes", flags.max_bytes,
-                "Largest UFM response accepted: 512Mi, 2Gi, or bytes (default 512Mi)", 1, 64ULL << 30);
+                "Largest UFM response accepted: 512Mi, 2Gi, or bytes (default 512Mi)",
+                discoverers::kRestMaxBytesMin, discoverers::kRestMaxBytesMax);
   cmd->add_option("--ufm-page-size", flags.page_size, "Ask UFM for pages of N records (default: unpaged)")
       ->check(CLI::PositiveNumber);
 }
@@ -31,8 +32,7 @@ std::expected<void, Error> apply_ufm_flags(std::vector<discoverers::SourceSpec>&
                                            const discoverers::ufm::UfmSourceConfig& flags) {
   const discoverers::ufm::UfmSourceConfig defaults;
   const bool given = flags.credentials_dir != defaults.credentials_dir || flags.ca_file != defaults.ca_file ||
-                     flags.insecure != defaults.insecure ||
-                     flags.timeout_seconds != defaults.timeout_seconds ||
+                     flags.insecure != defaults.insecure || flags.timeout != defaults.timeout ||
                      flags.max_bytes != defaults.max_bytes || flags.page_size != defaults.page_size;
   const bool any_ufm = std::any_of(specs.begin(), specs.end(),
                                    [](const discoverers::SourceSpec& s) { return s.kind == "ufm"; });

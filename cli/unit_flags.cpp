@@ -1,14 +1,19 @@
 #include "cli/unit_flags.h"
 
+#include <functional>
+
 #include "io/config_reader.h"
 #include "io/size_and_duration.h"
 
 namespace hypertopo::cli {
 
-CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, double& seconds,
-                               const std::string& help, std::chrono::milliseconds min,
-                               std::chrono::milliseconds max) {
-  // The check runs before the value is stored, so a refused value never reaches `seconds`.
+namespace {
+
+// The check runs before the value is stored, so a refused value never reaches the caller's variable.
+CLI::Option* add_duration_option(CLI::App* cmd, const std::string& name,
+                                 std::function<void(std::chrono::milliseconds)> store,
+                                 const std::string& help, std::chrono::milliseconds min,
+                                 std::chrono::milliseconds max) {
   auto check = [min, max](std::string& text) -> std::string {
     auto d = io::parse_duration(text);
     if (!d) return d.error().message();
@@ -18,10 +23,26 @@ CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, double& s
   };
   return cmd
       ->add_option_function<std::string>(
-          name, [&seconds](const std::string& text) { seconds = io::parse_duration(text)->count() / 1000.0; },
+          name, [store = std::move(store)](const std::string& text) { store(*io::parse_duration(text)); },
           help)
       ->check(CLI::Validator(check, "DURATION"))
       ->type_name("DURATION");
+}
+
+}  // namespace
+
+CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, double& seconds,
+                               const std::string& help, std::chrono::milliseconds min,
+                               std::chrono::milliseconds max) {
+  return add_duration_option(
+      cmd, name, [&seconds](std::chrono::milliseconds d) { seconds = d.count() / 1000.0; }, help, min, max);
+}
+
+CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, std::chrono::milliseconds& value,
+                               const std::string& help, std::chrono::milliseconds min,
+                               std::chrono::milliseconds max) {
+  return add_duration_option(
+      cmd, name, [&value](std::chrono::milliseconds d) { value = d; }, help, min, max);
 }
 
 CLI::Option* add_size_flag(CLI::App* cmd, const std::string& name, std::uint64_t& bytes,

@@ -3,7 +3,7 @@
 // ("512Mi", "2Gi", or plain bytes: io::parse_byte_size). A value out of range or not one of those is
 // refused naming the flag, with the range written in the same units.
 //
-//   add_duration_flag(cmd, "--ufm-timeout", flags.timeout_seconds, "Time for the whole fetch",
+//   add_duration_flag(cmd, "--ufm-timeout", flags.timeout, "Time for the whole fetch",
 //                     std::chrono::milliseconds(1), std::chrono::hours(1));
 //   add_size_flag(cmd, "--ufm-max-bytes", flags.max_bytes, "Largest UFM response", 1, 64ULL << 30);
 #pragma once
@@ -17,6 +17,10 @@ namespace hypertopo::cli {
 
 // `seconds` receives the duration in (fractional) seconds.
 CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, double& seconds,
+                               const std::string& help, std::chrono::milliseconds min,
+                               std::chrono::milliseconds max);
+// `value` receives the duration in milliseconds.
+CLI::Option* add_duration_flag(CLI::App* cmd, const std::string& name, std::chrono::milliseconds& value,
                                const std::string& help, std::chrono::milliseconds min,
                                std::chrono::milliseconds max);
 CLI::Option* add_size_flag(CLI::App* cmd, const std::string& name, std::uint64_t& bytes,

@@ -4,6 +4,7 @@
 #include "discoverers/netq/netq_topology.h"
 #include "discoverers/registry/source_config.h"
 #include "io/yaml_reader.h"
+#include "net/header_credentials.h"
 #include "net/http_transport.h"
 #include "net/retry.h"
 #include "net/url.h"
@@ -21,35 +22,13 @@ constexpr const char* kComputeNodesPath = "/nmx/v1/compute-nodes";
 constexpr int kMaxAttempts = 4;
 constexpr std::size_t kMaxPremises = 1000;
 
-std::string trim(std::string value) {
-  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
-    value.pop_back();
-  return value;
-}
-
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned bits = 0;
-  int count = 0;
-  for (unsigned char c : in) {
-    bits = (bits << 8) | c;
-    count += 8;
-    while (count >= 6) {
-      count -= 6;
-      out += kAlphabet[(bits >> count) & 63];
-    }
-  }
-  if (count > 0) out += kAlphabet[(bits << (6 - count)) & 63];
-  while (out.size() % 4) out += '=';
-  return out;
-}
-
-// A header value must not carry CR, LF or other control bytes (they would add headers).
-bool header_safe(std::string_view v) {
-  for (unsigned char c : v)
-    if (c < 0x20 || c == 0x7f) return false;
-  return true;
+const RestService& netq_service() {
+  static const RestService service{.name = "NetQ",
+                                   .url_form = "https://HOST[:PORT]",
+                                   .secret_keys = "username and password",
+                                   .default_max_bytes = kNetqDefaultMaxBytes,
+                                   .insecure_hint = "set insecureSkipVerify"};
+  return service;
 }
 
 class NetqClient {
@@ -164,7 +143,7 @@ class NetqClient {
     if (topo.switches == 0)
       return fail(ErrorCode::kParse, "NetQ at " + url_.server() + ": the topology graph holds no switch");
     Discovery d;
-    auto nodes = call("GET", kComputeNodesPath, "Basic " + base64(user_ + ":" + password_), "");
+    auto nodes = call("GET", kComputeNodesPath, net::basic_authorization(user_, password_), "");
     std::vector<topology::NodeReport> nvlink;
     if (nodes) {
       auto parsed = parse_nmx_compute_nodes(*nodes, where(kComputeNodesPath), d.warnings);
@@ -201,9 +180,10 @@ class NetqClient {
     auto it = doc.find("access_token");
     if (it == doc.end() || !it->is_string() || it->get<std::string>().empty())
       return fail(ErrorCode::kParse, "NetQ at " + url_.server() + ": " + what + " has no access_token");
-    if (!header_safe(it->get<std::string>()))
-      return fail(ErrorCode::kParse,
-                  "NetQ at " + url_.server() + ": " + what + "'s access_token holds a control byte");
+    if (auto ok = net::check_header_token(it->get<std::string>(),
+                                          "NetQ at " + url_.server() + ": " + what + "'s access_token");
+        !ok)
+      return std::unexpected(Error(ErrorCode::kParse, ok.error().message()));
     return it->get<std::string>();
   }
   std::expected<std::string, Error> out_of_time(const std::string& where, const std::string& last,
@@ -225,70 +205,18 @@ class NetqClient {
   std::chrono::milliseconds spent_{0};
 };
 
-std::expected<std::string, Error> read_secret_file(const std::filesystem::path& path) {
-  auto text = io::read_bounded_file(path, io::kSecretFileLimit);
-  if (!text) return std::unexpected(text.error());
-  std::string value = trim(std::move(*text));
-  if (value.empty()) return fail(ErrorCode::kInvalidArgument, path.string() + " is empty");
-  return value;
+const std::vector<ConfigKey>& netq_keys() {
+  static const std::vector<ConfigKey> keys = rest_endpoint_keys(netq_service());
+  return keys;
 }
-
-const std::vector<ConfigKey> kNetqKeys = {
-    {"endpoint", "NetQ's URL, https://HOST[:PORT] (required)"},
-    {"credentials",
-     "{secretRef: {name, namespace}}: a Secret with username and password, read through the API on every "
-     "run (namespace default: the agent's)"},
-    {"credentialsDir", "a directory holding username and password as files (a mounted Secret)"},
-    {"caFile", "PEM CA bundle that signs NetQ's certificate (default: the system store)"},
-    {"insecureSkipVerify", "do not verify NetQ's certificate (default false; warned on every run)"},
-    {"timeout", "time for the whole fetch, a duration (30s, 2m) or seconds (default 30s)"},
-    {"maxBytes", "largest answer accepted, a size (256Mi) or bytes (default 256Mi)"}};
 
 std::expected<SettingsPtr, Error> parse_netq_config(const YAML::Node& node, const ConfigAt& at) {
   ConfigBlock block(node, at);
-  if (auto ok = block.only(kNetqKeys); !ok) return std::unexpected(ok.error());
+  if (auto ok = block.only(netq_keys()); !ok) return std::unexpected(ok.error());
   auto c = std::make_shared<NetqConfig>();
-  auto endpoint = block.required_text("endpoint");
-  if (!endpoint) return std::unexpected(endpoint.error());
-  c->endpoint = *endpoint;
-  if (!c->endpoint.starts_with("https://") && !c->endpoint.starts_with("http://"))
-    return at.bad("endpoint", "'" + c->endpoint + "' is not an http(s):// URL");
-  if (c->endpoint.find('@') != std::string::npos)
-    return at.bad("endpoint", "must not carry credentials; use credentials.secretRef or credentialsDir");
-  for (const auto& [key, target] :
-       {std::pair{"credentialsDir", &c->credentials_dir}, std::pair{"caFile", &c->ca_file}}) {
-    auto t = block.text(key);
-    if (!t) return std::unexpected(t.error());
-    if (*t) *target = **t;
-  }
-  if (block.has("credentials")) {
-    ConfigBlock credentials(block.child("credentials"), block.at("credentials"));
-    if (auto ok = credentials.only({{"secretRef", ""}}); !ok) return std::unexpected(ok.error());
-    if (!credentials.has("secretRef")) return credentials.where().bad("secretRef", "is required");
-    ConfigBlock ref(credentials.child("secretRef"), credentials.at("secretRef"));
-    if (auto ok = ref.only({{"name", ""}, {"namespace", ""}}); !ok) return std::unexpected(ok.error());
-    auto name = ref.required_text("name");
-    if (!name) return std::unexpected(name.error());
-    c->secret_name = *name;
-    auto ns = ref.text("namespace");
-    if (!ns) return std::unexpected(ns.error());
-    if (*ns) c->secret_namespace = **ns;
-    if (!c->credentials_dir.empty())
-      return at.bad("credentials", "give either credentials.secretRef or credentialsDir, not both");
-  }
+  if (auto ok = read_rest_endpoint(block, *c); !ok) return std::unexpected(ok.error());
   if (c->credentials_dir.empty() && c->secret_name.empty())
     return at.bad("credentialsDir", "NetQ needs credentials: credentialsDir or credentials.secretRef");
-  auto insecure = block.boolean("insecureSkipVerify");
-  if (!insecure) return std::unexpected(insecure.error());
-  if (*insecure) c->insecure = **insecure;
-  if (c->insecure && !c->ca_file.empty())
-    return at.bad("insecureSkipVerify", "contradicts caFile: verify against the CA, or do not verify");
-  auto timeout = block.duration("timeout", std::chrono::milliseconds(1), std::chrono::hours(1));
-  if (!timeout) return std::unexpected(timeout.error());
-  if (*timeout) c->timeout = **timeout;
-  auto max_bytes = block.byte_size("maxBytes", 1024, 64ULL << 30);
-  if (!max_bytes) return std::unexpected(max_bytes.error());
-  if (*max_bytes) c->max_bytes = **max_bytes;
   return c;
 }
 
@@ -299,21 +227,11 @@ class NetqSource final : public Discoverer {
   std::expected<Discovery, Error> discover() override {
     NetqRunDeps run;
     run.log = deps_.log;
-    if (!config_.secret_name.empty()) {
-      const std::string where =
-          "Secret " +
-          (config_.secret_namespace.empty() ? std::string("(agent namespace)") : config_.secret_namespace) +
-          "/" + config_.secret_name;
-      if (!deps_.read_secret) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "NetQ credentials name " + where +
-                        ", which only the agent can read; here mount it and give "
-                        "credentialsDir");
-      }
-      auto data = deps_.read_secret(config_.secret_namespace, config_.secret_name);
-      if (!data) return std::unexpected(data.error().context("reading the NetQ credentials " + where));
-      run.credentials = std::move(*data);
-      run.credentials_origin = where;
+    auto secret = read_endpoint_secret(config_, deps_, netq_service());
+    if (!secret) return std::unexpected(secret.error());
+    if (*secret) {
+      run.credentials = std::move((*secret)->data);
+      run.credentials_origin = std::move((*secret)->origin);
     }
     return discover_netq(config_, run);
   }
@@ -330,17 +248,12 @@ std::expected<Discovery, Error> discover_netq(const NetqConfig& config, const Ne
                                                    .scheme_hint = ": expected netq:https://HOST[:PORT]",
                                                    .credentials_hint = "; put them in credentialsDir"});
   if (!url) return std::unexpected(url.error());
-  if (!url->tls && !config.insecure) {
-    return fail(ErrorCode::kInvalidArgument,
-                "NetQ URL " + url->origin() +
-                    " is plain http://: the credentials would cross the network in clear text. Use https://, "
-                    "or set insecureSkipVerify to send them anyway");
-  }
+  if (auto ok = refuse_cleartext(*url, config, netq_service()); !ok) return std::unexpected(ok.error());
   std::string user, password, origin;
   if (!deps.credentials.empty()) {
     auto value = [&](const char* key) {
       auto it = deps.credentials.find(key);
-      return it == deps.credentials.end() ? std::string() : trim(it->second);
+      return it == deps.credentials.end() ? std::string() : trim_credential(it->second);
     };
     user = value("username");
     password = value("password");
@@ -353,27 +266,17 @@ std::expected<Discovery, Error> discover_netq(const NetqConfig& config, const Ne
       return fail(ErrorCode::kInvalidArgument,
                   "NetQ at " + url->origin() + " needs credentials: credentialsDir or credentials.secretRef");
     const std::filesystem::path dir(config.credentials_dir);
-    auto u = read_secret_file(dir / "username");
+    auto u = read_credential_file(dir / "username");
     if (!u) return std::unexpected(u.error().context("NetQ username"));
-    auto p = read_secret_file(dir / "password");
+    auto p = read_credential_file(dir / "password");
     if (!p) return std::unexpected(p.error().context("NetQ password"));
     user = *u;
     password = *p;
     origin = config.credentials_dir;
   }
-  net::TransportConfig tc;
-  tc.host = url->host;
-  tc.port = url->port;
-  tc.tls = url->tls;
-  tc.connect_timeout = config.timeout;
-  tc.body_limit = config.max_bytes;
-  tc.tls_config.insecure_skip_verify = config.insecure;
-  if (url->tls && !config.insecure && !config.ca_file.empty()) {
-    auto pem = io::read_bounded_file(config.ca_file, io::kSecretFileLimit);
-    if (!pem) return std::unexpected(pem.error().context("the NetQ CA file"));
-    tc.tls_config.ca_pem = std::move(*pem);
-  }
-  auto transport = net::HttpTransport::create(tc);
+  auto tc = rest_transport_config(*url, config, netq_service());
+  if (!tc) return std::unexpected(tc.error());
+  auto transport = net::HttpTransport::create(*tc);
   if (!transport) return std::unexpected(transport.error().context("NetQ at " + url->origin()));
   const bool insecure_tls = url->tls && config.insecure;
   const bool cleartext = !url->tls;
@@ -395,7 +298,7 @@ SourceEntry netq_source_entry() {
               "(endpoint, credentialsDir, caFile, ...)",
           .role = SourceRole::kLeader,
           .cache = CachePolicy::kInterval,
-          .keys = kNetqKeys,
+          .keys = netq_keys(),
           .parse_config = parse_netq_config,
           .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
             if (arg.empty())

@@ -40,6 +40,7 @@
 #include <string>
 
 #include "discoverers/registry/discoverer.h"
+#include "discoverers/registry/rest_endpoint.h"
 #include "io/bounded_file.h"
 #include "timing/clock.h"
 
@@ -59,15 +60,12 @@ std::expected<Discovery, Error> discover_netq_dir(const NetqFileConfig& config);
 
 SourceEntry netq_file_source_entry();
 
-struct NetqConfig : SourceSettings {
-  std::string endpoint;          // https://host[:port]
-  std::string credentials_dir;   // a mounted Secret: `username` and `password`
-  std::string secret_name;       // credentials.secretRef: read through the API on every run
-  std::string secret_namespace;  // "" : the agent's own namespace
-  std::string ca_file;           // PEM bundle; "" : the system store
-  bool insecure = false;         // insecureSkipVerify
-  std::chrono::milliseconds timeout{30000};
-  std::uint64_t max_bytes = io::kDataFileLimit;
+inline constexpr std::uint64_t kNetqDefaultMaxBytes = io::kDataFileLimit;
+
+// The endpoint's settings (discoverers/registry/rest_endpoint.h); NetQ's credentials are `username`
+// and `password`.
+struct NetqConfig : SourceSettings, RestEndpoint {
+  NetqConfig() { max_bytes = kNetqDefaultMaxBytes; }
   std::string describe() const override { return endpoint; }
 };
 

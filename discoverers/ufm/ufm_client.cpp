@@ -8,56 +8,29 @@
 
 #include "discoverers/registry/discoverer.h"
 #include "io/bounded_file.h"
+#include "net/header_credentials.h"
 #include "net/http_transport.h"
 #include "net/retry.h"
 #include "net/url.h"
 
 namespace hypertopo::discoverers::ufm {
+
+const RestService& ufm_service() {
+  static const RestService service{
+      .name = "UFM",
+      .url_form = "https://HOST[:PORT][/prefix]",
+      .secret_keys = "token, or username and password",
+      .default_max_bytes = kUfmDefaultMaxBytes,
+      .insecure_hint = "pass --ufm-insecure (insecureSkipVerify: true in the agent config)"};
+  return service;
+}
+
 namespace {
-
-// A secret file's contents without the trailing newline editors and `kubectl create secret` leave.
-std::expected<std::string, Error> read_secret(const std::filesystem::path& path) {
-  auto text = io::read_bounded_file(path, io::kSecretFileLimit);
-  if (!text) return std::unexpected(text.error());
-  std::string value = std::move(*text);
-  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
-    value.pop_back();
-  if (value.empty()) return fail(ErrorCode::kInvalidArgument, path.string() + " is empty");
-  return value;
-}
-
-// A Secret value as kubectl writes it often ends with a newline.
-std::string trim_secret(std::string value) {
-  while (!value.empty() && (value.back() == '\n' || value.back() == '\r' || value.back() == ' '))
-    value.pop_back();
-  return value;
-}
 
 // Where the credentials came from, for messages (never their contents).
 std::string credentials_origin(const UfmClientOptions& options) {
   if (!options.credentials_origin.empty()) return options.credentials_origin;
-  return options.credentials_dir.string();
-}
-
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8) |
-                 static_cast<unsigned char>(in[i + 2]);
-    out +=
-        {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], kAlphabet[v & 63]};
-  }
-  if (i + 1 == in.size()) {
-    unsigned v = static_cast<unsigned char>(in[i]) << 16;
-    out += {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], '=', '='};
-  } else if (i + 2 == in.size()) {
-    unsigned v = (static_cast<unsigned char>(in[i]) << 16) | (static_cast<unsigned char>(in[i + 1]) << 8);
-    out += {kAlphabet[(v >> 18) & 63], kAlphabet[(v >> 12) & 63], kAlphabet[(v >> 6) & 63], '='};
-  }
-  return out;
+  return options.credentials_dir;
 }
 
 class RestClient final : public UfmClient {
@@ -229,57 +202,34 @@ class RestClient final : public UfmClient {
   std::chrono::milliseconds spent_{0};  // of options_.timeout: requests and backoff so far
 };
 
-// UFM's basic auth and token headers are credentials: over http:// anyone on the path reads them.
-std::expected<void, Error> check_cleartext(const net::HttpUrl& url, bool insecure) {
-  if (url.tls || insecure) return {};
-  return fail(ErrorCode::kInvalidArgument,
-              "UFM URL " + url.origin() +
-                  " is plain http://: the credentials would cross the network in clear text. Use "
-                  "https://, or pass --ufm-insecure (insecureSkipVerify: true in the agent config) to send "
-                  "them anyway");
-}
-
-// The token goes into the Authorization header as it is: a control character in it (CR or LF would
-// add a header of its choosing) is refused naming where it came from, never the token itself.
-std::expected<void, Error> check_token(std::string_view token, const std::string& source) {
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    const auto c = static_cast<unsigned char>(token[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return fail(ErrorCode::kInvalidArgument, source + ": the token holds a control character (byte " +
-                                                   std::to_string(c) + " at offset " + std::to_string(i) +
-                                                   "); it would be sent as an HTTP header");
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClientOptions& options,
                                                                    UfmResponseParser* parser) {
   auto url = net::parse_http_url(
-      options.url, {.what = "UFM URL",
-                    .scheme_hint = ": expected ufm:https://HOST[:PORT]",
-                    .credentials_hint = "; put them in the credentials directory (--ufm-credentials DIR)"});
+      options.endpoint,
+      {.what = "UFM URL",
+       .scheme_hint = ": expected ufm:https://HOST[:PORT]",
+       .credentials_hint = "; put them in the credentials directory (--ufm-credentials DIR)"});
   if (!url) return std::unexpected(url.error());
-  if (auto ok = check_cleartext(*url, options.insecure); !ok) return std::unexpected(ok.error());
+  if (auto ok = refuse_cleartext(*url, options, ufm_service()); !ok) return std::unexpected(ok.error());
   std::string authorization;
   std::string base_path;
   if (!options.credentials.empty()) {
     // A Secret's data, read through the API by the caller.
     auto value = [&](const char* key) -> std::string {
       auto it = options.credentials.find(key);
-      return it == options.credentials.end() ? std::string() : trim_secret(it->second);
+      return it == options.credentials.end() ? std::string() : trim_credential(it->second);
     };
     if (!value("token").empty()) {
-      if (auto ok =
-              check_token(value("token"), "UFM credentials " + credentials_origin(options) + " key 'token'");
+      if (auto ok = net::check_header_token(
+              value("token"), "UFM credentials " + credentials_origin(options) + " key 'token'");
           !ok)
         return std::unexpected(ok.error());
       authorization = "Basic " + value("token");
       base_path = "/ufmRestV3";
     } else if (!value("username").empty() && !value("password").empty()) {
-      authorization = "Basic " + base64(value("username") + ":" + value("password"));
+      authorization = net::basic_authorization(value("username"), value("password"));
       base_path = "/ufmRest";
     } else {
       return fail(ErrorCode::kNotFound, "UFM credentials " + credentials_origin(options) +
@@ -293,47 +243,38 @@ std::expected<std::unique_ptr<UfmClient>, Error> UfmClient::create(const UfmClie
               " needs credentials: a directory with 'token', or 'username' and 'password' "
               "(--ufm-credentials DIR, or credentialsDir / credentials.secretRef in the agent config)");
     }
-    if (!std::filesystem::is_directory(options.credentials_dir)) {
+    const std::filesystem::path dir(options.credentials_dir);
+    if (!std::filesystem::is_directory(dir)) {
       return fail(ErrorCode::kNotFound,
-                  "UFM credentials directory " + options.credentials_dir.string() + " does not exist");
+                  "UFM credentials directory " + options.credentials_dir + " does not exist");
     }
-    auto token_file = options.credentials_dir / "token";
+    auto token_file = dir / "token";
     if (std::filesystem::exists(token_file)) {
-      auto token = read_secret(token_file);
+      auto token = read_credential_file(token_file);
       if (!token) return std::unexpected(token.error().context("UFM token"));
-      if (auto ok = check_token(*token, "UFM token file " + token_file.string()); !ok)
+      if (auto ok = net::check_header_token(*token, "UFM token file " + token_file.string()); !ok)
         return std::unexpected(ok.error());
       authorization = "Basic " + *token;
       base_path = "/ufmRestV3";
     } else {
-      auto user_file = options.credentials_dir / "username";
-      auto password_file = options.credentials_dir / "password";
+      auto user_file = dir / "username";
+      auto password_file = dir / "password";
       if (!std::filesystem::exists(user_file) || !std::filesystem::exists(password_file)) {
         return fail(ErrorCode::kNotFound,
-                    "UFM credentials directory " + options.credentials_dir.string() +
+                    "UFM credentials directory " + options.credentials_dir +
                         " has neither a 'token' file nor both 'username' and 'password'");
       }
-      auto user = read_secret(user_file);
+      auto user = read_credential_file(user_file);
       if (!user) return std::unexpected(user.error().context("UFM username"));
-      auto password = read_secret(password_file);
+      auto password = read_credential_file(password_file);
       if (!password) return std::unexpected(password.error().context("UFM password"));
-      authorization = "Basic " + base64(*user + ":" + *password);
+      authorization = net::basic_authorization(*user, *password);
       base_path = "/ufmRest";
     }
   }
-  net::TransportConfig config;
-  config.host = url->host;
-  config.port = url->port;
-  config.tls = url->tls;
-  config.connect_timeout = options.timeout;
-  config.body_limit = options.max_response_bytes;
-  config.tls_config.insecure_skip_verify = options.insecure;
-  if (url->tls && !options.insecure && !options.ca_file.empty()) {
-    auto pem = io::read_bounded_file(options.ca_file, io::kSecretFileLimit);
-    if (!pem) return std::unexpected(pem.error().context("the UFM CA file"));
-    config.tls_config.ca_pem = std::move(*pem);
-  }
-  auto transport = net::HttpTransport::create(config);
+  auto config = rest_transport_config(*url, options, ufm_service());
+  if (!config) return std::unexpected(config.error());
+  auto transport = net::HttpTransport::create(*config);
   if (!transport) return std::unexpected(transport.error().context("UFM at " + url->origin()));
   if (options.log && url->tls && options.insecure)
     options.log("ufm: warning: TLS certificate verification is off for " + url->origin() + " (insecure)");

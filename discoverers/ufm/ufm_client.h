@@ -12,7 +12,7 @@
 // Credentials never appear in a log line or an error (a password written into the URL is redacted).
 //
 //   UfmClientOptions options;
-//   options.url = "https://ufm.example:443";
+//   options.endpoint = "https://ufm.example:443";
 //   options.credentials_dir = "/etc/hypertopo/ufm";
 //   auto client = UfmClient::create(options);            // std::expected<..., Error>
 //   UfmFabric fabric;
@@ -29,23 +29,23 @@
 #include <string>
 #include <vector>
 
+#include "discoverers/registry/rest_endpoint.h"
 #include "discoverers/ufm/ufm_fabric.h"
 #include "errors/error.h"
 #include "timing/clock.h"
 
 namespace hypertopo::discoverers::ufm {
 
-struct UfmClientOptions {
-  std::string url;                        // https://host[:port][/prefix]
-  std::filesystem::path credentials_dir;  // holds `token`, or `username` and `password`
-  // The same keys given as values (a Secret's data read through the API); used instead of
-  // credentials_dir when not empty. Never logged.
+inline constexpr std::uint64_t kUfmDefaultMaxBytes = 512ull * 1024 * 1024;  // per response body
+
+// The endpoint's settings (RestEndpoint: url, credentials directory or Secret, CA, insecure, the time
+// budget for the whole fetch, the size cap) and the client's own.
+struct UfmClientOptions : RestEndpoint {
+  UfmClientOptions() { max_bytes = kUfmDefaultMaxBytes; }
+  // The keys of credentials_dir given as values (a Secret's data read through the API); used instead
+  // of credentials_dir when not empty. Never logged.
   std::map<std::string, std::string> credentials;
-  std::string credentials_origin;            // for messages: "Secret ns/name" (default: credentials_dir)
-  std::filesystem::path ca_file;             // PEM bundle to verify the server; empty: the system store
-  bool insecure = false;                     // skip certificate verification and allow http://
-  std::chrono::milliseconds timeout{30000};  // the whole fetch: every request, retry and backoff
-  std::uint64_t max_response_bytes = 512ull * 1024 * 1024;  // per response body
+  std::string credentials_origin;  // for messages: "Secret ns/name" (default: credentials_dir)
   std::size_t page_size = 0;  // rpp for paged requests; 0: ask unpaged (a paged answer is still followed)
   int max_attempts = 4;       // per request, for 5xx / 429 / transport failures
   std::chrono::milliseconds initial_backoff{500};
@@ -53,6 +53,9 @@ struct UfmClientOptions {
   std::shared_ptr<timing::Clock> clock;         // null: the system clock
   std::function<void(const std::string&)> log;  // progress, one line each; never credentials
 };
+
+// UFM's names in the shared endpoint messages and key help.
+const RestService& ufm_service();
 
 // Statistics of the last fetch, for notes and tests.
 struct UfmFetchStats {

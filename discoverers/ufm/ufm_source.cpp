@@ -14,12 +14,7 @@ class UfmSource final : public Discoverer {
   std::string name() const override { return "ufm:" + config_.endpoint; }
   std::expected<Discovery, Error> discover() override {
     UfmClientOptions options;
-    options.url = config_.endpoint;
-    options.credentials_dir = config_.credentials_dir;
-    options.ca_file = config_.ca_file;
-    options.insecure = config_.insecure;
-    options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(config_.timeout_seconds * 1000));
-    options.max_response_bytes = config_.max_bytes;
+    static_cast<RestEndpoint&>(options) = config_;
     options.page_size = config_.page_size;
     std::vector<std::string> warnings;
     options.log = [&](const std::string& line) {
@@ -34,21 +29,11 @@ class UfmSource final : public Discoverer {
         deps_.log(line);
       }
     };
-    if (!config_.secret_name.empty()) {
-      const std::string where =
-          "Secret " +
-          (config_.secret_namespace.empty() ? std::string("(agent namespace)") : config_.secret_namespace) +
-          "/" + config_.secret_name;
-      if (!deps_.read_secret) {
-        return fail(ErrorCode::kInvalidArgument,
-                    "UFM credentials name " + where +
-                        ", which only the agent can read; here mount it and give the directory");
-      }
-      // Read on every run: a rotated password is used from the next run on.
-      auto data = deps_.read_secret(config_.secret_namespace, config_.secret_name);
-      if (!data) return std::unexpected(data.error().context("reading the UFM credentials " + where));
-      options.credentials = std::move(*data);
-      options.credentials_origin = where;
+    auto secret = read_endpoint_secret(config_, deps_, ufm_service());
+    if (!secret) return std::unexpected(secret.error());
+    if (*secret) {
+      options.credentials = std::move((*secret)->data);
+      options.credentials_origin = std::move((*secret)->origin);
     }
     std::unique_lock<std::mutex> lock;
     std::optional<UfmRunState> own;
@@ -70,62 +55,17 @@ class UfmSource final : public Discoverer {
   std::shared_ptr<UfmSharedRunState> shared_;
 };
 
-const std::vector<ConfigKey> kUfmKeys = {
-    {"endpoint", "UFM's URL, https://HOST[:PORT][/prefix] (required)"},
-    {"credentials",
-     "{secretRef: {name, namespace}}: a Secret with token, or username and password, read "
-     "through the API on every run (namespace default: the agent's)"},
-    {"credentialsDir", "a directory holding the same keys as files (a mounted Secret)"},
-    {"caFile", "PEM CA bundle that signs UFM's certificate (default: the system store)"},
-    {"insecureSkipVerify", "do not verify UFM's certificate (default false; warned on every run)"},
-    {"timeout", "time for the whole fetch, a duration (30s, 2m) or seconds (default 30s)"},
-    {"maxBytes", "largest response accepted, a size (512Mi, 2Gi) or bytes (default 512Mi)"},
-    {"pageSize", "ask for pages of N records (default: unpaged)"}};
+const std::vector<ConfigKey>& ufm_keys() {
+  static const std::vector<ConfigKey> keys =
+      rest_endpoint_keys(ufm_service(), {{"pageSize", "ask for pages of N records (default: unpaged)"}});
+  return keys;
+}
 
 std::expected<SettingsPtr, Error> parse_ufm_config(const YAML::Node& node, const ConfigAt& at) {
   ConfigBlock block(node, at);
-  if (auto ok = block.only(kUfmKeys); !ok) return std::unexpected(ok.error());
+  if (auto ok = block.only(ufm_keys()); !ok) return std::unexpected(ok.error());
   auto c = std::make_shared<UfmSourceConfig>();
-  auto endpoint = block.required_text("endpoint");
-  if (!endpoint) return std::unexpected(endpoint.error());
-  c->endpoint = *endpoint;
-  if (!c->endpoint.starts_with("https://") && !c->endpoint.starts_with("http://"))
-    return at.bad("endpoint", "'" + c->endpoint + "' is not an http(s):// URL");
-  if (c->endpoint.find('@') != std::string::npos)
-    return at.bad("endpoint", "must not carry credentials; use credentials.secretRef or credentialsDir");
-  const std::pair<const char*, std::string*> paths[] = {{"credentialsDir", &c->credentials_dir},
-                                                        {"caFile", &c->ca_file}};
-  for (const auto& [key, target] : paths) {
-    auto t = block.text(key);
-    if (!t) return std::unexpected(t.error());
-    if (*t) *target = **t;
-  }
-  if (block.has("credentials")) {
-    ConfigBlock credentials(block.child("credentials"), block.at("credentials"));
-    if (auto ok = credentials.only({{"secretRef", ""}}); !ok) return std::unexpected(ok.error());
-    ConfigBlock ref(credentials.child("secretRef"), credentials.at("secretRef"));
-    if (!credentials.has("secretRef")) return credentials.where().bad("secretRef", "is required");
-    if (auto ok = ref.only({{"name", ""}, {"namespace", ""}}); !ok) return std::unexpected(ok.error());
-    auto name = ref.required_text("name");
-    if (!name) return std::unexpected(name.error());
-    c->secret_name = *name;
-    auto ns = ref.text("namespace");
-    if (!ns) return std::unexpected(ns.error());
-    if (*ns) c->secret_namespace = **ns;
-    if (!c->credentials_dir.empty())
-      return at.bad("credentials", "give either credentials.secretRef or credentialsDir, not both");
-  }
-  auto insecure = block.boolean("insecureSkipVerify");
-  if (!insecure) return std::unexpected(insecure.error());
-  if (*insecure) c->insecure = **insecure;
-  if (c->insecure && !c->ca_file.empty())
-    return at.bad("insecureSkipVerify", "contradicts caFile: verify against the CA, or do not verify");
-  auto timeout = block.duration("timeout", std::chrono::milliseconds(1), std::chrono::hours(1));
-  if (!timeout) return std::unexpected(timeout.error());
-  if (*timeout) c->timeout_seconds = std::chrono::duration<double>(**timeout).count();
-  auto max_bytes = block.byte_size("maxBytes", 1, 64ULL << 30);
-  if (!max_bytes) return std::unexpected(max_bytes.error());
-  if (*max_bytes) c->max_bytes = **max_bytes;
+  if (auto ok = read_rest_endpoint(block, *c); !ok) return std::unexpected(ok.error());
   auto page = block.number("pageSize", 1, 1e7);
   if (!page) return std::unexpected(page.error());
   if (*page) c->page_size = static_cast<std::size_t>(**page);
@@ -180,7 +120,7 @@ SourceEntry ufm_source_entry() {
               "--ufm-insecure)",
           .role = SourceRole::kLeader,
           .cache = CachePolicy::kInterval,
-          .keys = kUfmKeys,
+          .keys = ufm_keys(),
           .parse_config = parse_ufm_config,
           .parse_arg = [](const std::string& arg) -> std::expected<SettingsPtr, Error> {
             if (arg.empty())

@@ -34,15 +34,8 @@
 
 namespace hypertopo::discoverers::ufm {
 
-struct UfmSourceConfig : SourceSettings {
-  std::string endpoint;          // https://host[:port][/prefix]
-  std::string credentials_dir;   // a mounted Secret: `token`, or `username` and `password`
-  std::string secret_name;       // credentials.secretRef: read through the API on every run
-  std::string secret_namespace;  // "" : the agent's own namespace
-  std::string ca_file;           // PEM bundle; "" : the system store
-  bool insecure = false;         // insecureSkipVerify
-  double timeout_seconds = 30;
-  std::uint64_t max_bytes = 512ull * 1024 * 1024;
+struct UfmSourceConfig : SourceSettings, RestEndpoint {
+  UfmSourceConfig() { max_bytes = kUfmDefaultMaxBytes; }
   std::size_t page_size = 0;  // 0: unpaged
   std::string describe() const override { return endpoint; }
 };

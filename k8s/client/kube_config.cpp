@@ -16,6 +16,7 @@
 
 #include "io/bounded_file.h"
 #include "io/yaml_reader.h"
+#include "net/header_credentials.h"
 
 namespace hypertopo::k8s {
 namespace {
@@ -83,23 +84,7 @@ std::expected<std::string, Error> data_or_file(const YAML::Node& node, const std
 
 }  // namespace
 
-// A bearer token goes into the Authorization header as it is: a control character in it (a CR or LF
-// would add a header of the token's choosing) is refused, as Go's net/http refuses such a header value
-// (golang.org/x/net/http/httpguts ValidHeaderFieldValue) before client-go sends it. The message
-// names where the token came from and the byte's position, never the token.
 namespace {
-std::expected<void, Error> check_token(std::string_view token, const std::string& source) {
-  for (std::size_t i = 0; i < token.size(); ++i) {
-    const auto c = static_cast<unsigned char>(token[i]);
-    if (c < 0x20 || c == 0x7f) {
-      return fail(ErrorCode::kInvalidArgument, source + ": the token holds a control character (byte " +
-                                                   std::to_string(c) + " at offset " + std::to_string(i) +
-                                                   "); it would be sent as an HTTP header");
-    }
-  }
-  return {};
-}
-
 // Go's net/http.ProxyFromEnvironment (golang.org/x/net/http/httpproxy, config.proxyForURL and
 // useProxy), which client-go uses by default: HTTPS_PROXY (or https_proxy) for https:// servers,
 // HTTP_PROXY for http://, never for localhost or a loopback address, and not for a host NO_PROXY
@@ -189,7 +174,7 @@ std::expected<std::string, Error> TokenSource::token() const {
     auto text = read_file(s.path);
     if (!text) return fail(ErrorCode::kPermission, "cannot read the bearer token file " + s.path.string());
     std::string token = trim_space(*text);
-    if (auto ok = check_token(token, "the bearer token file " + s.path.string()); !ok)
+    if (auto ok = net::check_header_token(token, "the bearer token file " + s.path.string()); !ok)
       return std::unexpected(ok.error());
     s.token = std::move(token);
     s.loaded = true;
@@ -355,7 +340,7 @@ std::expected<ClusterConfig, Error> resolve(const MergedKubeconfig& merged, cons
         config.tls.client_cert_pem = *cert;
         config.tls.client_key_pem = *key;
         if (std::string token = scalar(user, "token"); !token.empty()) {
-          if (auto ok = check_token(token, user_at(user_where + ".token")); !ok)
+          if (auto ok = net::check_header_token(token, user_at(user_where + ".token")); !ok)
             return std::unexpected(ok.error());
           config.token = TokenSource::fixed(token);
         } else if (std::string file = scalar(user, "tokenFile"); !file.empty()) {

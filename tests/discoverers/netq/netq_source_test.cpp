@@ -19,7 +19,9 @@
 #include "discoverers/netq/netq_topology.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
 #include "discoverers/registry/discoverer.h"
+#include "discoverers/registry/rest_endpoint.h"
 #include "discoverers/roce-lldp/roce_lldp.h"
+#include "discoverers/ufm/ufm_source.h"
 #include "io/bounded_file.h"
 #include "tests/support/fixtures.h"
 #include "tests/support/netq/fake_netq_server.h"
@@ -498,6 +500,59 @@ TEST(NetqRest, AgentYamlWithASecretRef) {
     ASSERT_FALSE(bad.has_value()) << yaml;
     EXPECT_THAT(bad.error().message(), HasSubstr(message)) << yaml;
   }
+}
+
+// UFM and NetQ read their endpoint keys through one reader (discoverers/registry/rest_endpoint.h): the
+// same block gives the same settings and the same errors through both doors, with one set of bounds
+// and units. NetQ's maxBytes once refused anything under 1024 while UFM's took 1; both now take what
+// either took, and the timeout is kept in milliseconds by both.
+TEST(RestEndpoint, UfmAndNetqReadTheSameKeysAlike) {
+  DiscovererRegistry registry;
+  register_builtin_discoverers(registry);
+  const SourceEntry* netq = registry.entry("netq");
+  const SourceEntry* ufm = registry.entry("ufm");
+  ASSERT_NE(netq, nullptr);
+  ASSERT_NE(ufm, nullptr);
+  const std::string block =
+      "{endpoint: 'https://fabric.example:8443', credentials: {secretRef: {name: creds, namespace: ops}}, "
+      "timeout: 2.5, maxBytes: 1000}";
+  auto from_netq = netq->parse_config(YAML::Load(block), {"config.yaml", "sources[0].config"});
+  auto from_ufm = ufm->parse_config(YAML::Load(block), {"config.yaml", "sources[1].config"});
+  ASSERT_TRUE(from_netq.has_value()) << from_netq.error().message();
+  ASSERT_TRUE(from_ufm.has_value()) << from_ufm.error().message();
+  const auto& n = static_cast<const RestEndpoint&>(static_cast<const NetqConfig&>(**from_netq));
+  const auto& u = static_cast<const RestEndpoint&>(static_cast<const ufm::UfmSourceConfig&>(**from_ufm));
+  for (const RestEndpoint* e : {&n, &u}) {
+    EXPECT_EQ(e->endpoint, "https://fabric.example:8443");
+    EXPECT_EQ(e->secret_name, "creds");
+    EXPECT_EQ(e->secret_namespace, "ops");
+    EXPECT_EQ(e->timeout, std::chrono::milliseconds(2500));
+    EXPECT_EQ(e->max_bytes, 1000u);
+  }
+  // Each service keeps its own default size cap.
+  auto netq_default =
+      netq->parse_config(YAML::Load("{endpoint: 'https://n', credentialsDir: /c}"), {"f", ""});
+  auto ufm_default = ufm->parse_config(YAML::Load("{endpoint: 'https://u'}"), {"f", ""});
+  ASSERT_TRUE(netq_default && ufm_default);
+  EXPECT_EQ(static_cast<const NetqConfig&>(**netq_default).max_bytes, io::kDataFileLimit);
+  EXPECT_EQ(static_cast<const ufm::UfmSourceConfig&>(**ufm_default).max_bytes, 512ull << 20);
+
+  auto errors = [&](const std::string& keys) {
+    std::vector<std::string> out;
+    for (const SourceEntry* entry : {netq, ufm}) {
+      auto r = entry->parse_config(YAML::Load("{endpoint: 'https://x', credentialsDir: /c, " + keys + "}"),
+                                   {"config.yaml", "sources[0].config"});
+      out.push_back(r ? "accepted" : r.error().message());
+    }
+    return out;
+  };
+  for (const char* keys : {"maxBytes: 0", "maxBytes: 100Gi", "timeout: 2h", "timeout: 0s",
+                           "caFile: /a, insecureSkipVerify: true", "insecureSkipVerify: maybe"}) {
+    const auto both = errors(keys);
+    EXPECT_NE(both[0], "accepted") << keys;
+    EXPECT_EQ(both[0], both[1]) << keys;
+  }
+  EXPECT_EQ(errors("maxBytes: 100Gi")[0], "config.yaml: sources[0].config.maxBytes: must be from 1 to 64Gi");
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ class UfmServerTest : public ::testing::Test {
 
   UfmClientOptions options() {
     UfmClientOptions o;
-    o.url = server.url();
+    o.endpoint = server.url();
     o.credentials_dir = dir.path() / "creds";
     o.ca_file = dir.path() / "ca.pem";
     o.clock = clock;
@@ -644,7 +644,7 @@ TEST(UfmSourceConfig, TheAgentBlockAndTheCommandLineFillOneStruct) {
   EXPECT_EQ(c.secret_namespace, "ops");
   EXPECT_EQ(c.ca_file, "/etc/ca.pem");
   EXPECT_FALSE(c.insecure);
-  EXPECT_EQ(c.timeout_seconds, 2.5);
+  EXPECT_EQ(c.timeout, std::chrono::milliseconds(2500));
   EXPECT_EQ(c.max_bytes, 1000u);
   EXPECT_EQ(c.page_size, 50u);
   auto error = [&](const std::string& yaml) {
@@ -885,7 +885,7 @@ TEST(UfmCleartext, PlainHttpIsRefusedUnlessInsecureAndThenWarned) {
   ASSERT_TRUE(plain.url().starts_with("http://")) << plain.url();
   std::vector<std::string> log;
   UfmClientOptions o;
-  o.url = plain.url();
+  o.endpoint = plain.url();
   o.credentials_dir = dir.path() / "creds";
   o.log = [&](const std::string& line) { log.push_back(line); };
   auto refused = discoverers::ufm::discover_ufm(o);
@@ -927,13 +927,13 @@ TEST_F(UfmServerTest, BodyCutOnTheWireIsRetriedThenReported) {
 TEST_F(UfmServerTest, OversizedResponseHitsTheCap) {
   serve({.pods = 4, .leaves_per_pod = 4, .hosts_per_leaf = 16});
   auto o = options();
-  o.max_response_bytes = 64 * 1024;
+  o.max_bytes = 64 * 1024;
   auto found = discoverers::ufm::discover_ufm(o);
   ASSERT_FALSE(found.has_value());
   EXPECT_NE(found.error().message().find("larger than the limit of 65536 bytes"), std::string::npos)
       << found.error().message();
   EXPECT_EQ(server.requests(), 1);  // not retried: it would not shrink
-  o.max_response_bytes = 64ull * 1024 * 1024;
+  o.max_bytes = 64ull * 1024 * 1024;
   EXPECT_TRUE(discoverers::ufm::discover_ufm(o).has_value());
 }
 

@@ -2,28 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "net/header_credentials.h"
+
 namespace hypertopo::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string encode_base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned bits = 0;
-  int count = 0;
-  for (unsigned char c : in) {
-    bits = (bits << 8) | c;
-    count += 8;
-    while (count >= 6) {
-      count -= 6;
-      out += kAlphabet[(bits >> count) & 63];
-    }
-  }
-  if (count > 0) out += kAlphabet[(bits << (6 - count)) & 63];
-  while (out.size() % 4) out += '=';
-  return out;
-}
 
 constexpr const char* kLoginToken = "login-token-1";
 std::string premises_token(int opid) { return "premises-token-" + std::to_string(opid); }
@@ -105,7 +89,7 @@ std::optional<RawHttpResponse> FakeNetqServer::handle(const RawHttpRequest& requ
     return unauthorized;
   }
   if (request.method == "GET" && t == "/nmx/v1/compute-nodes") {
-    if (request.authorization != "Basic " + encode_base64(user_ + ":" + password_)) return unauthorized;
+    if (request.authorization != net::basic_authorization(user_, password_)) return unauthorized;
     if (compute_nodes_.empty()) return RawHttpResponse{.status = 404, .body = "{}"};
     return RawHttpResponse{.status = 200, .body = compute_nodes_};
   }

@@ -2,28 +2,11 @@
 
 #include <charconv>
 
+#include "net/header_credentials.h"
 #include "tests/support/ufm/ufm_generator.h"
 
 namespace hypertopo::testing {
 namespace {
-
-std::string encode_base64(std::string_view in) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  unsigned bits = 0;
-  int count = 0;
-  for (unsigned char c : in) {
-    bits = (bits << 8) | c;
-    count += 8;
-    while (count >= 6) {
-      count -= 6;
-      out += kAlphabet[(bits >> count) & 63];
-    }
-  }
-  if (count > 0) out += kAlphabet[(bits << (6 - count)) & 63];
-  while (out.size() % 4) out += '=';
-  return out;
-}
 
 std::size_t query_number(std::string_view query, std::string_view key) {
   std::string needle = std::string(key) + "=";
@@ -47,7 +30,7 @@ std::expected<void, Error> FakeUfmServer::start() { return server_.start(); }
 
 void FakeUfmServer::set_basic_auth(const std::string& user, const std::string& password) {
   std::lock_guard lock(mutex_);
-  expected_basic_ = "Basic " + encode_base64(user + ":" + password);
+  expected_basic_ = net::basic_authorization(user, password);
   token_.clear();
 }
 
