@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
+
+#include "scheduler/placement/nearest_room.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -112,6 +115,109 @@ void add_rest(AroundBound& around, const PodSetPlacement& placed) {
             [](const AroundBoundSlot& a, const AroundBoundSlot& b) { return a.rank < b.rank; });
   around.placed = placed;
   around.fit = true;
+}
+
+std::vector<std::int32_t> grow_elastic(TopologyIndex& index, AroundBound& around,
+                                       const PodSetRequest& request, int job_domain,
+                                       std::span<const std::int32_t> ranks) {
+  std::vector<std::int32_t> left;
+  int limit = index.root();
+  if (request.mode == TopologyMode::kRequired && job_domain >= 0) {
+    limit = job_domain;
+    if (auto highest = index.resolve_tier(request.level)) {
+      for (int d = index.domain(job_domain).parent;
+           d >= 0 && d != index.root() && index.domain(d).tier <= *highest; d = index.domain(d).parent)
+        limit = d;
+    }
+  }
+  // The request as kube-scheduler's NodeResourcesFit counts it: each resource asked for, and one
+  // pod slot when the request names none.
+  std::vector<std::pair<int, std::int64_t>> amounts;
+  bool unknown = false;
+  for (const auto& [name, amount] : request.per_pod) {
+    if (amount <= 0) continue;
+    const int r = index.resource_id(name);
+    if (r < 0)
+      unknown = true;
+    else
+      amounts.emplace_back(r, amount);
+  }
+  const int pods = request.per_pod.contains("pods") ? -1 : index.resource_id("pods");
+  auto usable = [&](int n) {
+    if (unknown) return false;
+    const NodeSpec& spec = index.node(n).spec;
+    if (!spec.ready || spec.unschedulable) return false;
+    if (!check_node_constraints(spec, request.node_selector, request.affinity, request.tolerations).passed())
+      return false;
+    for (const auto& [r, amount] : amounts) {
+      if (index.node_allocatable(n, r) - index.node_used(n, r) < amount) return false;
+    }
+    return pods < 0 || index.node_allocatable(n, pods) - index.node_used(n, pods) >= 1;
+  };
+  for (const std::int32_t rank : ranks) {
+    // Volcano's scoreWithTaskNum: among nodes the tier leaves equal, the HyperNode holding more of
+    // the gang's pods.
+    std::unordered_map<int, int> mates;
+    for (const auto& s : around.slots) {
+      if (const int n = index.find_node(s.node); n >= 0) ++mates[index.node(n).domain];
+    }
+    const int start = common_domain(index, around.slots);
+    const int found =
+        nearest_room(index, request, {.start = start, .limit = limit, .usable = usable, .mates = &mates});
+    if (found < 0) {
+      left.push_back(rank);
+      continue;
+    }
+    (void)index.add_pods(found, request.per_pod, 1);
+    around.slots.push_back({.rank = rank,
+                            .node = index.node(found).spec.name,
+                            .domain_path = index.domain_path(index.node(found).domain)});
+  }
+  std::sort(around.slots.begin(), around.slots.end(),
+            [](const AroundBoundSlot& a, const AroundBoundSlot& b) { return a.rank < b.rank; });
+  return left;
+}
+
+std::expected<ElasticPlan, Error> place_elastic(TopologyIndex& index, PlacementEngine& engine,
+                                                const PodSetRequest& request,
+                                                std::span<const BoundGangPod> bound) {
+  PodSetRequest minimum = request;
+  minimum.count = request.min_count;
+  minimum.min_count = 0;
+  ElasticPlan out;
+  int job_domain = -1;
+  if (bound.empty()) {
+    out.around.missing = minimum.count;
+    out.around.common = out.around.widest = index.root();
+    out.around.rest = minimum;
+    auto placed = engine.place(JobRequest{.name = request.name, .pod_sets = {minimum}});
+    if (!placed) return std::unexpected(placed.error());
+    if (!placed->fit) {
+      out.around.why = placed->reason;
+      return out;
+    }
+    add_rest(out.around, placed->pod_sets.front());
+    // The domain the engine chose for the minimum (the extender's gang book keeps it as the plan's).
+    if (const auto& domains = placed->pod_sets.front().domains; domains.size() == 1) {
+      if (const int d = index.find_domain(domains.front()); d >= 0 && d != index.root()) job_domain = d;
+    }
+  } else {
+    const std::int32_t missing = minimum.count - static_cast<std::int32_t>(bound.size());
+    auto around = place_around_bound(index, engine, minimum, bound, missing);
+    if (!around) return std::unexpected(around.error());
+    out.around = std::move(*around);
+    if (!out.around.fit) return out;
+    if (const int all = common_domain(index, out.around.slots); all != index.root()) job_domain = all;
+  }
+  const std::set<std::int32_t> taken = taken_ranks(out.around);
+  std::vector<std::int32_t> ranks;
+  for (std::int32_t r = 0; r < request.count; ++r) {
+    if (!taken.contains(r)) ranks.push_back(r);
+  }
+  out.left = grow_elastic(index, out.around, request, job_domain, ranks);
+  out.around.missing = request.count - out.around.bound;
+  out.around.common = common_domain(index, out.around.slots);
+  return out;
 }
 
 std::string around_bound_refusal(const TopologyIndex& index, const AroundBound& around,

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "errors/error.h"
+#include "scheduler/index/node_affinity.h"
 #include "scheduler/index/topology_index.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/placement_engine.h"
@@ -71,6 +72,32 @@ int deepest_common_domain(const TopologyIndex& index, std::span<const std::vecto
 
 // Numbers a placement of the rest (the engine's, or one made with victims) into the free ranks.
 void add_rest(AroundBound& around, const PodSetPlacement& placed);
+
+// An elastic gang (Volcano's minAvailable, a PodGroup's minMember below its pods) is placed for its
+// minimum alone, then grows one pod at a time: Volcano's allocate action
+// (volcano-sh/volcano pkg/scheduler/actions/allocate/allocate.go, allocateForJob ->
+// allocateResourcesForTasks) stops a job's tasks at JobReady when it picks the gang's HyperNode,
+// commits, and puts the job back for the rest, which later rounds place inside the search root
+// network_topology_aware.go's hyperNodeGradientFn gives a running job (hard: the highest ancestor of
+// its HyperNode within highestTierAllowed, never the cluster; soft: the cluster), nearest first
+// (nearest_room.h). `job_domain` is the domain the minimum was planned in (-1: the cluster).
+// Each rank of `ranks` in order gets a slot in `around` and its requests on `index`, or none; the
+// ranks left without room are returned. The extender's gang book grows a plan by the same rule as
+// each pod beyond the minimum comes.
+std::vector<std::int32_t> grow_elastic(TopologyIndex& index, AroundBound& around,
+                                       const PodSetRequest& request, int job_domain,
+                                       std::span<const std::int32_t> ranks);
+
+// An elastic gang as a whole: its minimum (request.min_count) placed by the engine, or around its
+// bound pods when it has some, then grow_elastic() for every other rank. `around.fit` false: the
+// minimum does not fit (`around.why` says why).
+struct ElasticPlan {
+  AroundBound around;
+  std::vector<std::int32_t> left;  // the ranks beyond the minimum that found no room
+};
+std::expected<ElasticPlan, Error> place_elastic(TopologyIndex& index, PlacementEngine& engine,
+                                                const PodSetRequest& request,
+                                                std::span<const BoundGangPod> bound);
 
 // "N pods are bound in D and the other M do not fit inside W, the widest domain the gang's
 // constraint allows: <why>".
