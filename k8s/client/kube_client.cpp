@@ -264,69 +264,56 @@ ApiResult<ObjectList> KubeClient::list(const Resource& resource, const std::stri
   return out;
 }
 
+ApiResult<KubeClient::PageMeta> KubeClient::check_page(std::string& body, const std::string& what) {
+  // A parser per thread: its buffers, sized for the largest page seen, are reused page after page.
+  thread_local simdjson::dom::parser parser;
+  // Room for simdjson's padding, kept when the page is moved out: readers parse it without a copy.
+  body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
+  simdjson::dom::element root;
+  if (!parser.parse(body).get(root)) {
+    const io::SimdjsonView page(root);
+    if (!page.is_object()) return std::unexpected(not_an_object(body, what));
+    auto items = page.find("items");
+    if (!items || !items->is_array()) return std::unexpected(no_items(what));
+    return PageMeta{meta_string(page, "resourceVersion"), meta_string(page, "continue")};
+  }
+  // What simdjson refuses (nesting past its depth limit, an integer beyond 64 bits, text that is not
+  // JSON) is read as list() reads it, so it is accepted or refused exactly as there.
+  auto parsed = parse_json(body, what);
+  if (!parsed) return std::unexpected(parsed.error());
+  if (!parsed->contains("items") || !(*parsed)["items"].is_array()) return std::unexpected(no_items(what));
+  return PageMeta{meta_string(*parsed, "resourceVersion"), meta_string(*parsed, "continue")};
+}
+
 ApiResult<std::string> KubeClient::list_each_page(
     const Resource& resource, const std::string& ns, const ListOptions& options,
     const std::function<ApiResult<void>(std::string& page)>& on_page) {
-  thread_local simdjson::dom::parser parser;
   std::string resource_version;
   bool first = true;
-  auto done = each_page(
-      resource, ns, options, [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
-        body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
-        PageMeta meta;
-        simdjson::dom::element root;
-        if (!parser.parse(body).get(root)) {
-          const io::SimdjsonView page(root);
-          if (!page.is_object()) return std::unexpected(not_an_object(body, what));
-          auto items = page.find("items");
-          if (!items || !items->is_array()) return std::unexpected(no_items(what));
-          meta = {meta_string(page, "resourceVersion"), meta_string(page, "continue")};
-        } else {
-          auto parsed = parse_json(body, what);
-          if (!parsed) return std::unexpected(parsed.error());
-          if (!parsed->contains("items") || !(*parsed)["items"].is_array())
-            return std::unexpected(no_items(what));
-          meta = {meta_string(*parsed, "resourceVersion"), meta_string(*parsed, "continue")};
-        }
-        if (first) resource_version = std::move(meta.resource_version);
-        first = false;
-        if (auto taken = on_page(body); !taken) return std::unexpected(taken.error());
-        return meta;
-      });
+  auto done = each_page(resource, ns, options,
+                        [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
+                          auto meta = check_page(body, what);
+                          if (!meta) return std::unexpected(meta.error());
+                          if (first) resource_version = std::move(meta->resource_version);
+                          first = false;
+                          if (auto taken = on_page(body); !taken) return std::unexpected(taken.error());
+                          return meta;
+                        });
   if (!done) return std::unexpected(done.error());
   return resource_version;
 }
 
 ApiResult<PageList> KubeClient::list_pages(const Resource& resource, const std::string& ns,
                                            const ListOptions& options) {
-  // A parser per thread: its buffers, sized for the largest page seen, are reused page after page.
-  thread_local simdjson::dom::parser parser;
   PageList out;
-  auto done = each_page(
-      resource, ns, options, [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
-        // Room for simdjson's padding, kept when the page is moved out: readers parse it without a copy.
-        body.reserve(body.size() + simdjson::SIMDJSON_PADDING);
-        PageMeta meta;
-        simdjson::dom::element root;
-        if (!parser.parse(body).get(root)) {
-          const io::SimdjsonView page(root);
-          if (!page.is_object()) return std::unexpected(not_an_object(body, what));
-          auto items = page.find("items");
-          if (!items || !items->is_array()) return std::unexpected(no_items(what));
-          meta = {meta_string(page, "resourceVersion"), meta_string(page, "continue")};
-        } else {
-          // What simdjson refuses (nesting past its depth limit, an integer beyond 64 bits, text that is
-          // not JSON) is read as list() reads it, so it is accepted or refused exactly as there.
-          auto parsed = parse_json(body, what);
-          if (!parsed) return std::unexpected(parsed.error());
-          if (!parsed->contains("items") || !(*parsed)["items"].is_array())
-            return std::unexpected(no_items(what));
-          meta = {meta_string(*parsed, "resourceVersion"), meta_string(*parsed, "continue")};
-        }
-        if (out.pages.empty()) out.resource_version = std::move(meta.resource_version);
-        out.pages.push_back(std::move(body));
-        return meta;
-      });
+  auto done = each_page(resource, ns, options,
+                        [&](std::string& body, const std::string& what) -> ApiResult<PageMeta> {
+                          auto meta = check_page(body, what);
+                          if (!meta) return std::unexpected(meta.error());
+                          if (out.pages.empty()) out.resource_version = std::move(meta->resource_version);
+                          out.pages.push_back(std::move(body));
+                          return meta;
+                        });
   if (!done) return std::unexpected(done.error());
   return out;
 }

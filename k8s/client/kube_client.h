@@ -253,6 +253,9 @@ class KubeClient {
       const Resource& resource, const std::string& ns, const ListOptions& options,
       const std::function<ApiResult<PageMeta>(std::string& body, const std::string& what)>& read,
       std::stop_token stop = {});
+  // The one check of a page the page readers keep as text: an object with an `items` list; gives its
+  // metadata. Reserves simdjson's padding in `body`, kept when the page is moved out.
+  static ApiResult<PageMeta> check_page(std::string& body, const std::string& what);
   std::vector<std::pair<std::string, std::string>> headers(const std::string& token,
                                                            const std::string& content_type) const;
   std::chrono::milliseconds backoff(int attempt) const;
