@@ -17,6 +17,7 @@
 
 #include "io/bounded_file.h"
 #include "io/config_reader.h"
+#include "io/object_reader.h"
 #include "io/yaml_reader.h"
 
 namespace hypertopo::scheduler {
@@ -443,7 +444,47 @@ std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& 
 std::expected<SchedulerConfig, Error> load_scheduler_config_file(const std::filesystem::path& path) {
   auto text = io::read_bounded_file(path, io::kConfigFileLimit);
   if (!text) return std::unexpected(text.error());
-  return parse_scheduler_config(*text, path.string());
+  const std::string name = path.string();
+  // The file is read as every file of objects is (io/object_reader.h): a bare conf or one ConfigMap
+  // is one document, read as it always was; several documents or a List are searched for the one
+  // ConfigMap that carries the conf, and what else they hold is named in a warning.
+  auto file = io::parse_objects(*text, name);
+  if (!file || (file->objects.size() <= 1 && (file->objects.empty() || !file->objects[0].origin.item)))
+    return parse_scheduler_config(*text, name);
+  const io::FileObject* found = nullptr;
+  std::vector<std::string> warnings;
+  for (const auto& o : file->objects) {
+    if (o.kind != "ConfigMap") continue;
+    const nlohmann::json& data = o.object->contains("data") ? (*o.object)["data"] : nlohmann::json();
+    if (!data.is_object() || !data.contains("volcano-scheduler.conf")) {
+      warnings.push_back(name + ": " + file->where(o.origin) +
+                         ": a ConfigMap without data.volcano-scheduler.conf ignored");
+      continue;
+    }
+    if (found) {
+      return fail(ErrorCode::kInvalidArgument, name + ": " + file->where(o.origin) +
+                                                   ": a second ConfigMap with volcano-scheduler.conf (the "
+                                                   "first is " +
+                                                   file->where(found->origin) + "); one is read");
+    }
+    found = &o;
+  }
+  if (!found) {
+    return fail(ErrorCode::kInvalidArgument, name +
+                                                 ": expected a volcano-scheduler.conf or a ConfigMap with "
+                                                 "data.volcano-scheduler.conf; the file holds " +
+                                                 file->kinds_summary());
+  }
+  const std::string origin = name + ": " + file->where(found->origin) + " data.volcano-scheduler.conf";
+  const nlohmann::json& conf = (*found->object)["data"]["volcano-scheduler.conf"];
+  if (!conf.is_string()) return fail(ErrorCode::kInvalidArgument, origin + ": must be a string");
+  auto cfg = parse_scheduler_config(conf.get<std::string>(), origin);
+  if (!cfg) return cfg;
+  io::ObjectLedger ledger;
+  ledger.record(*file, {"ConfigMap"});
+  for (auto& w : ledger.warnings()) warnings.push_back(std::move(w));
+  cfg->warnings.insert(cfg->warnings.end(), warnings.begin(), warnings.end());
+  return cfg;
 }
 
 }  // namespace hypertopo::scheduler

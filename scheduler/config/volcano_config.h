@@ -43,6 +43,9 @@ struct SchedulerConfig {
 
 std::expected<SchedulerConfig, Error> parse_scheduler_config(const std::string& text,
                                                              const std::string& origin);
+// The file as --scheduler-config and the extender's config name it: the conf, a ConfigMap, or (read
+// by io::parse_objects, as every file of objects is) several YAML documents or a List, of which the one
+// ConfigMap with data."volcano-scheduler.conf" is read and every other object named in a warning.
 std::expected<SchedulerConfig, Error> load_scheduler_config_file(const std::filesystem::path& path);
 
 }  // namespace hypertopo::scheduler

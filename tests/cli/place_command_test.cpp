@@ -232,6 +232,67 @@ TEST_F(PlaceCommandTest, PodsThatAreNotAPodListAndUnknownOwnSchedulerConfigKeysA
                  "hypertopo.profil");
 }
 
+// --scheduler-config is read as every file of objects is: Volcano's ConfigMap among other YAML
+// documents (an apply file, `kubectl get deploy,cm -o yaml` split by ---) or in a List is found and
+// read, and what else the file holds is named in a warning; place and simulate read it alike.
+TEST_F(PlaceCommandTest, ASchedulerConfigMapAmongOtherDocumentsOrInAListIsRead) {
+  auto manifests = [](const std::string& limit) {
+    return "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: volcano-scheduler}\n---\n"
+           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: volcano-scheduler-configmap}\ndata:\n"
+           "  volcano-scheduler.conf: |\n    hypertopo: {maxPodsPerJob: " +
+           limit + "}\n    tierz: []\n";
+  };
+  const json job = kueue_job(2, json::object());
+  const std::string sched = text_file("sched.yaml", manifests("4"));
+  auto read = place(job, {"--scheduler-config", sched});
+  EXPECT_EQ(read.code, 0) << read.err;
+  EXPECT_NE(read.err.find("sched.yaml: document 2 data.volcano-scheduler.conf: tierz: ignored"),
+            std::string::npos)
+      << read.err;
+  EXPECT_NE(read.err.find("sched.yaml: 1 object of kind Deployment ignored (document 1)"), std::string::npos)
+      << read.err;
+  // The conf's own limit is what place applies: the ConfigMap of document 2 was read, not skipped.
+  auto limited = place(job, {"--scheduler-config", text_file("sched.yaml", manifests("1"))});
+  EXPECT_NE(limited.code, 0);
+  EXPECT_NE(limited.err.find("above hypertopo.maxPodsPerJob 1"), std::string::npos) << limited.err;
+
+  // A List holding the ConfigMap (`kubectl get cm -o json` of one name gives the object, of several a List).
+  const json list{{"apiVersion", "v1"},
+                  {"kind", "List"},
+                  {"items",
+                   {{{"apiVersion", "v1"},
+                     {"kind", "ConfigMap"},
+                     {"metadata", {{"name", "volcano-scheduler-configmap"}}},
+                     {"data", {{"volcano-scheduler.conf", "tierz: []\n"}}}}}}};
+  auto from_list = place(job, {"--scheduler-config", file("sched.json", list)});
+  EXPECT_EQ(from_list.code, 0) << from_list.err;
+  EXPECT_NE(from_list.err.find("sched.json: items[0] data.volcano-scheduler.conf: tierz: ignored"),
+            std::string::npos)
+      << from_list.err;
+
+  // simulate reads the same file the same way.
+  auto sim = testing::run_captured(run_cli, {"simulate", "--nodes", file("nodes.json", nodes()), "--topology",
+                                             file("topology.json", topology(true)), "--trace",
+                                             text_file("trace.jsonl", ""), "--scheduler-config", sched});
+  EXPECT_EQ(sim.code, 0) << sim.out << sim.err;
+  EXPECT_NE(sim.err.find("sched.yaml: document 2 data.volcano-scheduler.conf: tierz: ignored"),
+            std::string::npos)
+      << sim.err;
+  EXPECT_NE(sim.err.find("sched.yaml: 1 object of kind Deployment ignored (document 1)"), std::string::npos)
+      << sim.err;
+
+  // Two ConfigMaps that carry a conf, or none, are an error naming the file and what it holds.
+  expect_invalid(
+      place(job, {"--scheduler-config",
+                  text_file("two.yaml", manifests("4") + "---\n" +
+                                            manifests("4").substr(manifests("4").find("apiVersion: v1")))}),
+      "two.yaml: document 3: a second ConfigMap with volcano-scheduler.conf");
+  expect_invalid(
+      place(job, {"--scheduler-config", text_file("none.yaml", "kind: Deployment\n---\nkind: Service\n")}),
+      "none.yaml: expected a volcano-scheduler.conf or a ConfigMap with data.volcano-scheduler.conf; "
+      "the file holds 1 Deployment, 1 Service");
+}
+
 TEST_F(PlaceCommandTest, AKep5732PodGroupIsPlacedInsideOneDomainOfItsTopologyKey) {
   const json group{{"apiVersion", "scheduling.k8s.io/v1alpha2"},
                    {"kind", "PodGroup"},
