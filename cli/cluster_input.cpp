@@ -7,10 +7,14 @@ namespace hypertopo::cli {
 std::expected<std::shared_ptr<const scheduler::ClusterSnapshot>, ClusterInputFailure> read_cluster_inputs(
     const std::string& missing, const ClusterFlags& flags, const scheduler::ClusterReadRequest& want) {
   const bool named = !flags.kubeconfig.empty() || !flags.context.empty();
-  if (!want.nodes && !want.topology && !named) return nullptr;
+  if (!want.nodes && !want.topology && want.pod_group.empty() && !named) return nullptr;
   auto cluster = resolve_cluster(flags);
   if (!cluster) {
     if (named) return std::unexpected(ClusterInputFailure{2, cluster.error().message()});
+    if (!want.nodes && !want.topology) {
+      return std::unexpected(ClusterInputFailure{
+          2, "--pod-group is read from the cluster, and a kubeconfig was not found: " + cluster.error().message()});
+    }
     return std::unexpected(ClusterInputFailure{
         2, missing + " not given, and a kubeconfig was not found to read the cluster instead: " +
                cluster.error().message()});

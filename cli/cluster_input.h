@@ -2,8 +2,9 @@
 //
 // The kinds no file flag gives are listed from the cluster that --kubeconfig / --context name, found
 // as kubectl finds it (cluster_flags.h resolve_cluster). The cluster is read only when a required
-// kind has no file (--nodes, --topology) or --kubeconfig / --context is given; with every file
-// given and neither flag, the command reads files alone, as before.
+// kind has no file (--nodes, --topology), a PodGroup is asked of it (place --pod-group) or
+// --kubeconfig / --context is given; with every file given and neither flag, the command reads files
+// alone, as before.
 //
 //   auto cluster = read_cluster_inputs("--nodes", flags, {.nodes = nodes_file.empty(), ...});
 //   if (!cluster) { std::cerr << cluster.error().message; return cluster.error().exit_code; }

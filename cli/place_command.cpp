@@ -35,9 +35,13 @@ void add_place_command(CLI::App& app, Action& action) {
                   "Pods), a KAI "
                   "(scheduling.run.ai) or Volcano (scheduling.volcano.sh) PodGroup in a List with its Pods "
                   "(sub-groups, subGroupPolicy) or a "
-                  "PlacementRequest (docs/placement.md)")
-      ->required()
+                  "PlacementRequest (docs/placement.md); or --pod-group")
       ->check(CLI::ExistingFile);
+  auto pod_group = std::make_shared<std::string>();
+  cmd->add_option("--pod-group", *pod_group,
+                  "NAMESPACE/NAME: the gang is that PodGroup of the cluster (scheduling.k8s.io, "
+                  "scheduling.volcano.sh or scheduling.run.ai) with the Pods naming it, read as the "
+                  "extender reads them; instead of --job");
   cmd->add_option("--pods", *pods,
                   "kubectl get pods -A -o json output: bound pods count as used; PriorityClasses and "
                   "PodDisruptionBudgets in the same List are read for preemption; default, when the cluster "
@@ -71,8 +75,13 @@ void add_place_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", *format, "json, yaml or text")
       ->check(CLI::IsMember({"json", "yaml", "text"}))
       ->capture_default_str();
-  cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster] {
-    action = [in, format, timings, pods, config, flavor, classes, cluster]() -> int {
+  cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster, pod_group] {
+    action = [in, format, timings, pods, config, flavor, classes, cluster, pod_group]() -> int {
+      if (in->job.empty() == pod_group->empty()) {
+        std::cerr << "hypertopo place: --job, --pod-group: give the gang as one of them (a file, or "
+                     "NAMESPACE/NAME)\n";
+        return 2;
+      }
       if (!pods->empty()) in->pods = *pods;
       if (!classes->empty()) in->priority_classes = *classes;
       if (!flavor->empty()) in->resource_flavor = *flavor;
@@ -81,7 +90,8 @@ void add_place_command(CLI::App& app, Action& action) {
                                       {.nodes = in->nodes.empty(),
                                        .pods = pods->empty(),
                                        .topology = in->topology.empty(),
-                                       .priority_classes = classes->empty()});
+                                       .priority_classes = classes->empty(),
+                                       .pod_group = *pod_group});
       if (!live) {
         std::cerr << "hypertopo place: " << text::terminal_safe(live.error().message) << "\n";
         return live.error().exit_code;

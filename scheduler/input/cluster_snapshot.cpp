@@ -16,6 +16,18 @@ const k8s::Resource kBudgets{"policy", "v1", "poddisruptionbudgets", true};
 // Kueue serves v1beta2 from 0.15 on and v1beta1 before; an older cluster answers 404 for v1beta2.
 const k8s::Resource kKueueTopologies[] = {{"kueue.x-k8s.io", "v1beta2", "topologies", false},
                                           {"kueue.x-k8s.io", "v1beta1", "topologies", false}};
+// The PodGroup kinds the extender's watcher lists (scheduler/extender/cluster_watcher.cpp), each with
+// how its scheduler finds a pod's group: the upstream kube-scheduler by spec.schedulingGroup
+// (KEP-4671), Volcano by the annotation its job controller sets, KAI by its pod grouper's annotation.
+struct GroupKind {
+  k8s::Resource resource;
+  const char* field;  // "spec" or "annotations"
+  const char* key;    // under it: the group's name
+};
+const GroupKind kPodGroupKinds[] = {
+    {{"scheduling.k8s.io", "v1alpha2", "podgroups", true}, "spec", "schedulingGroup"},
+    {{"scheduling.volcano.sh", "v1beta1", "podgroups", true}, "annotations", "scheduling.k8s.io/group-name"},
+    {{"scheduling.run.ai", "v2alpha2", "podgroups", true}, "annotations", "pod-group-name"}};
 
 std::string name_of(const k8s::Resource& r) { return r.group.empty() ? r.plural : r.plural + "." + r.group; }
 
@@ -107,6 +119,92 @@ std::expected<void, ClusterReadError> read_topology(k8s::KubeClient& client,
   return {};
 }
 
+std::string text_at(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return "";
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const nlohmann::json& object_at(const nlohmann::json& obj, const char* key) {
+  static const nlohmann::json none = nlohmann::json::object();
+  if (!obj.is_object()) return none;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : none;
+}
+
+// The group a pod names as `kind`'s scheduler reads it ("" none).
+std::string group_named(const nlohmann::json& pod, const GroupKind& kind) {
+  if (std::string(kind.field) == "spec")
+    return text_at(object_at(object_at(pod, "spec"), kind.key), "podGroupName");
+  return text_at(object_at(object_at(pod, "metadata"), "annotations"), kind.key);
+}
+
+// `place --pod-group`: the PodGroup `ns/name` and the Pods that name it, as one List.
+std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
+                                                     const ClusterReadRequest& request,
+                                                     ClusterSnapshot& out) {
+  const auto slash = request.pod_group.find('/');
+  const std::string ns = request.pod_group.substr(0, slash);
+  const std::string name = slash == std::string::npos ? "" : request.pod_group.substr(slash + 1);
+  if (ns.empty() || name.empty() || name.find('/') != std::string::npos) {
+    return std::unexpected(
+        ClusterReadError{Error(ErrorCode::kInvalidArgument,
+                               "--pod-group '" + request.pod_group + "': expected NAMESPACE/NAME"),
+                         false});
+  }
+  const k8s::ListOptions by_name{.field_selector = "metadata.name=" + name, .page_size = request.page_size};
+  const GroupKind* kind = nullptr;
+  nlohmann::json group;
+  std::string kinds;
+  for (const auto& k : kPodGroupKinds) {
+    auto listed = client.list(k.resource, ns, by_name);
+    if (!listed && (listed.error().not_found() || listed.error().http_status == 403)) continue;  // no CRD
+    if (!listed) return std::unexpected(api_error(listed.error(), k.resource));
+    for (auto& item : listed->items) {
+      if (text_at(object_at(item, "metadata"), "name") != name) continue;
+      kinds += (kinds.empty() ? "" : ", ") + name_of(k.resource);
+      kind = &k;
+      group = std::move(item);
+    }
+  }
+  const std::string label = "PodGroup " + request.pod_group;
+  if (!kind) {
+    return std::unexpected(
+        ClusterReadError{Error(ErrorCode::kNotFound,
+                               label + " not found in the cluster (" + out.source +
+                                   ") among podgroups.scheduling.k8s.io, podgroups.scheduling.volcano.sh "
+                                   "and podgroups.scheduling.run.ai"),
+                         false});
+  }
+  if (kinds.find(',') != std::string::npos) {
+    return std::unexpected(ClusterReadError{
+        Error(ErrorCode::kInvalidArgument, label + " is in several kinds of the cluster (" + out.source +
+                                               "): " + kinds + "; give the one to place as a --job List"),
+        false});
+  }
+  // List items come without kind and apiVersion; the job readers tell a PodGroup by them.
+  group["kind"] = "PodGroup";
+  group["apiVersion"] = kind->resource.group + "/" + kind->resource.version;
+  nlohmann::json items = nlohmann::json::array({std::move(group)});
+  auto pods = client.list(kPods, ns, {.page_size = request.page_size});
+  if (!pods) return std::unexpected(api_error(pods.error(), kPods));
+  for (auto& pod : pods->items) {
+    const nlohmann::json& meta = object_at(pod, "metadata");
+    const std::string phase = text_at(object_at(pod, "status"), "phase");
+    // A pod finished or on its way out is no longer one of the gang's: its replacement is.
+    if (group_named(pod, *kind) != name || phase == "Succeeded" || phase == "Failed" ||
+        (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()))
+      continue;
+    pod["kind"] = "Pod";
+    pod["apiVersion"] = "v1";
+    items.push_back(std::move(pod));
+  }
+  out.pod_group = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
+  out.pod_group_from = label + " (" + kind->resource.group + "/" + kind->resource.version +
+                       ") of the cluster (" + out.source + ")";
+  return {};
+}
+
 }  // namespace
 
 std::expected<ClusterSnapshot, ClusterReadError> read_cluster(k8s::KubeClient& client,
@@ -134,6 +232,9 @@ std::expected<ClusterSnapshot, ClusterReadError> read_cluster(k8s::KubeClient& c
   if (request.topology) {
     if (auto ok = read_topology(client, request, out.source, out); !ok) return std::unexpected(ok.error());
     out.has_topology = true;
+  }
+  if (!request.pod_group.empty()) {
+    if (auto ok = read_pod_group(client, request, out); !ok) return std::unexpected(ok.error());
   }
   if (request.priority_classes) {
     auto classes = list_optional(client, kPriorityClasses, request.page_size);

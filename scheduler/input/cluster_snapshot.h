@@ -12,7 +12,15 @@
 //   - Kueue Topologies (kueue.x-k8s.io v1beta2, then v1beta1), only when the cluster has no
 //     HyperNodes: one Topology is the topology, several are an error asking for --topology.
 //   - PriorityClasses (scheduling.k8s.io/v1) and PodDisruptionBudgets (policy/v1), whole.
-// PodGroups are not read: the job and its PodGroup come from the --job file.
+//   - One PodGroup and its Pods, when asked (`place --pod-group NAMESPACE/NAME`): the PodGroup of
+//     that name among the kinds the extender's watcher lists (scheduling.k8s.io/v1alpha2,
+//     scheduling.volcano.sh/v1beta1, scheduling.run.ai/v2alpha2; cluster_watcher.cpp), listed with
+//     a metadata.name field selector, and the Pods of its namespace that name it as that kind's
+//     scheduler finds them (spec.schedulingGroup.podGroupName, the annotation
+//     scheduling.k8s.io/group-name, the annotation pod-group-name), pending or running, as one List
+//     in the shape a --job file gives it (job_loader.h). A name no kind holds, or several kinds hold,
+//     is an error naming the PodGroup.
+// Otherwise PodGroups are not read: the job and its PodGroup come from the --job file.
 //
 //   ClusterReadRequest what{.nodes = true, .pods = true, .topology = false};   // --topology given
 //   auto snapshot = read_cluster(*client, what);
@@ -45,6 +53,7 @@ struct ClusterReadRequest {
   bool pods = true;  // with the PodDisruptionBudgets
   bool topology = true;
   bool priority_classes = true;
+  std::string pod_group;  // "namespace/name": that PodGroup and its Pods; "" none
   int page_size = kClusterPageSize;
 };
 
@@ -57,6 +66,9 @@ struct ClusterSnapshot {
   std::string topology_from;  // "HyperNodes", "Topology <name> (kueue.x-k8s.io/v1beta2)"
   std::vector<nlohmann::json> priority_classes;
   std::vector<nlohmann::json> disruption_budgets;
+  // The asked PodGroup (ClusterReadRequest::pod_group) and its Pods as a List; null when not asked.
+  nlohmann::json pod_group;
+  std::string pod_group_from;  // "PodGroup ml/train (scheduling.run.ai/v2alpha2) of the cluster (...)"
 };
 
 struct ClusterReadError {

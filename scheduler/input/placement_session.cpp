@@ -1,5 +1,3 @@
-#include "scheduler/input/placement_session.h"
-
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -16,6 +14,7 @@
 #include "scheduler/input/cluster_snapshot.h"
 #include "scheduler/input/disruption_budget.h"
 #include "scheduler/input/job_loader.h"
+#include "scheduler/input/placement_session.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/kueue_compat.h"
@@ -412,31 +411,48 @@ struct JobIdentity {
   std::string owner_label;  // the controller's label naming the job on its pods ("" when none)
 };
 
-std::expected<std::optional<JobIdentity>, Error> job_identity(const std::filesystem::path& path) {
-  auto file = io::read_objects(path);
-  if (!file) return std::unexpected(file.error());
-  for (const auto& o : file->objects) {
-    if (o.kind == "Pod" || !o.object || !o.object->is_object()) continue;
-    const json& meta = o.object->value("metadata", json::object());
+// The identity of the first object of `objects` that is not a Pod (its kind given beside it).
+std::optional<JobIdentity> first_job_identity(
+    const std::vector<std::pair<std::string, const json*>>& objects) {
+  for (const auto& [kind, object] : objects) {
+    if (kind == "Pod" || !object || !object->is_object()) continue;
+    const json& meta = object->value("metadata", json::object());
     if (!meta.is_object()) continue;
     JobIdentity id;
     id.ns = meta.value("namespace", std::string("default"));
     id.name = meta.value("name", std::string());
-    if (id.name.empty()) return std::optional<JobIdentity>();
-    const std::string api = o.object->value("apiVersion", std::string());
+    if (id.name.empty()) return std::nullopt;
+    const std::string api = object->value("apiVersion", std::string());
     const std::string group = api.substr(0, api.find('/'));
-    if (o.kind == "Job" && group == "batch.volcano.sh") {
+    if (kind == "Job" && group == "batch.volcano.sh") {
       id.owner_label = "volcano.sh/job-name";
-    } else if (o.kind == "Job" && (group == "batch" || api == "batch/v1")) {
+    } else if (kind == "Job" && (group == "batch" || api == "batch/v1")) {
       id.owner_label = "batch.kubernetes.io/job-name";
-    } else if (o.kind == "JobSet") {
+    } else if (kind == "JobSet") {
       id.owner_label = "jobset.sigs.k8s.io/jobset-name";
     } else if (group == "kubeflow.org") {
       id.owner_label = "training.kubeflow.org/job-name";
     }
-    return std::optional<JobIdentity>(std::move(id));
+    return id;
   }
-  return std::optional<JobIdentity>();
+  return std::nullopt;
+}
+
+std::expected<std::optional<JobIdentity>, Error> job_identity(const std::filesystem::path& path) {
+  auto file = io::read_objects(path);
+  if (!file) return std::unexpected(file.error());
+  std::vector<std::pair<std::string, const json*>> objects;
+  for (const auto& o : file->objects) objects.emplace_back(o.kind, o.object);
+  return first_job_identity(objects);
+}
+
+// The same of a List read from the cluster (place --pod-group): its PodGroup.
+std::expected<std::optional<JobIdentity>, Error> job_identity(const json& list) {
+  std::vector<std::pair<std::string, const json*>> objects;
+  if (auto items = list.find("items"); items != list.end() && items->is_array()) {
+    for (const auto& item : *items) objects.emplace_back(item.value("kind", std::string()), &item);
+  }
+  return first_job_identity(objects);
 }
 
 bool belongs_to(const ListedPod& pod, const JobIdentity& job) {
@@ -777,7 +793,11 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
                       ? std::expected<TopologySource, Error>(cluster->topology)
                       : load_topology(in.topology, &ledger);
   if (!topology) return std::unexpected(topology.error());
-  auto job = load_job(in.job, *nodes, &ledger);
+  // The job: the --job file, else the PodGroup and its Pods read from the cluster (--pod-group).
+  const bool job_from_cluster = in.job.empty() && cluster && cluster->pod_group.is_object();
+  const std::string job_source = job_from_cluster ? cluster->pod_group_from : in.job.string();
+  auto job = job_from_cluster ? parse_job(cluster->pod_group, *nodes) : load_job(in.job, *nodes, &ledger);
+  if (!job && job_from_cluster) return std::unexpected(job.error().context(job_source));
   if (!job) return std::unexpected(job.error());
   SchedulerConfig config;
   if (in.scheduler_config) {
@@ -848,7 +868,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     for (std::size_t i = 0; i < results.size(); ++i) {
       if (auto field = kueue_request_fault(results[i].failure)) {
         // Kueue rejects such a request outright; it is not a "does not fit".
-        return fail(ErrorCode::kInvalidArgument, in.job.string() + ": pod set " + results[i].name + ": " +
+        return fail(ErrorCode::kInvalidArgument, job_source + ": pod set " + results[i].name + ": " +
                                                      results[i].failure + " (" + *field + ")");
       }
     }
@@ -857,7 +877,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     for (const auto& ps : job->request.pod_sets) {
       for (const auto& layer : ps.slices) {
         if (layer.size <= 0) {
-          return fail(ErrorCode::kInvalidArgument, in.job.string() + ": pod set " + ps.name +
+          return fail(ErrorCode::kInvalidArgument, job_source + ": pod set " + ps.name +
                                                        ": slice topology requested, but slice size not "
                                                        "provided (kueue.x-k8s.io/podset-slice-size)");
         }
@@ -873,7 +893,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     if ((in.pods || pods_from_cluster) && job->request.pod_sets.size() == 1 &&
         job->request.sub_groups.empty() &&
         (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone)) {
-      auto identity = job_identity(in.job);
+      auto identity = job_from_cluster ? job_identity(cluster->pod_group) : job_identity(in.job);
       if (!identity) return std::unexpected(identity.error());
       std::expected<std::vector<ListedPod>, Error> listed = std::vector<ListedPod>{};
       if (*identity) listed = in.pods ? load_listed_pods(*in.pods) : cluster->pods;
@@ -891,7 +911,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       if (!bound.empty()) {
         auto around =
             place_around_bound(*index, engine, ps, bound, ps.count - static_cast<std::int32_t>(bound.size()));
-        if (!around) return std::unexpected(around.error().context(in.job.string()));
+        if (!around) return std::unexpected(around.error().context(job_source));
         report.result = around_bound_result(*index, ps, *around);
         report.place_ms = ms_since(start);
         return with_ledger_warnings(std::move(report), ledger);
@@ -911,7 +931,7 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
       start = Clock::now();
       const PriorityRequest request = job->priorities.empty() ? PriorityRequest{} : job->priorities.front();
       auto mine = resolve_priority(classes, request, /*value_first=*/false);
-      if (!mine) return std::unexpected(mine.error().context(in.job.string()));
+      if (!mine) return std::unexpected(mine.error().context(job_source));
       const std::string pods_from = in.pods ? in.pods->string() : cluster->source;
       auto listed =
           in.pods ? load_listed_pods(*in.pods) : std::expected<std::vector<ListedPod>, Error>(cluster->pods);

@@ -49,7 +49,7 @@ struct ClusterSnapshot;
 struct PlaceInputs {
   std::filesystem::path nodes;
   std::filesystem::path topology;
-  std::filesystem::path job;
+  std::filesystem::path job;  // empty: the PodGroup `cluster` holds (place --pod-group)
   std::optional<std::filesystem::path> pods;
   std::optional<std::filesystem::path> scheduler_config;
   std::string semantics = "auto";  // auto | engine | kueue

@@ -5,7 +5,9 @@
 // update). KAI's (scheduling.run.ai/v2alpha2) with fewer Pods than its minMember waits with the same
 // sentence through both; the upstream one (scheduling.k8s.io/v1alpha2, Kubernetes 1.36: pods name it
 // in spec.schedulingGroup.podGroupName, spec.schedulingConstraints.topology[0].key a node label)
-// lands on the same nodes through both.
+// lands on the same nodes through both. `place --kubeconfig --pod-group NAMESPACE/NAME` reads such a
+// PodGroup and its Pods from the loopback API server and answers as `place` does with the same
+// objects as files.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -17,6 +19,7 @@
 #include "cli/commands.h"
 #include "scheduler/extender/extender_service.h"
 #include "tests/cli/cluster_objects.h"
+#include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 #include "timing/clock.h"
 
@@ -306,6 +309,130 @@ TEST_F(PlacePodGroups, APodOfTheListNamingAnotherGroupIsAnErrorNamingIt) {
                          "PodGroup trainer-0"),
             std::string::npos)
       << run.err;
+}
+
+// `place --pod-group`: the gang is a PodGroup of the cluster, read with its Pods from the loopback API
+// server as the extender's watcher lists them; the answer is the one the same objects give as files.
+class PlacePodGroupFromCluster : public PlacePodGroups {
+ protected:
+  void SetUp() override {
+    auto started = server_.start();
+    ASSERT_TRUE(started) << started.error().message();
+    for (const auto& n : nodes_) {
+      create("/api/v1/nodes", n);
+      // Status is written through /status, as the kubelet writes it: a create drops it.
+      auto r = server_.store().handle(
+          {.method = "PUT",
+           .path = "/api/v1/nodes/" + n["metadata"]["name"].get<std::string>() + "/status",
+           .body = n.dump()});
+      ASSERT_EQ(r.status, 200) << r.body;
+    }
+    const json hns = spine_of_two_leaves();
+    for (const auto& h : hns["items"]) create("/apis/topology.volcano.sh/v1alpha1/hypernodes", h);
+    kubeconfig_ = file(
+        "kubeconfig",
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: loop\n  cluster:\n    server: " + server_.url() +
+            "\nusers:\n- name: me\n  user:\n    token: t0ken\ncontexts:\n- name: loop\n  "
+            "context:\n    cluster: loop\n    user: me\ncurrent-context: loop\n");
+  }
+
+  std::string file(const std::string& name, const std::string& text) {
+    testing::write_text(dir_.path() / name, text);
+    return (dir_.path() / name).string();
+  }
+  using PlacePodGroups::file;
+
+  void create(const std::string& path, const json& object) {
+    auto r = server_.store().handle({.method = "POST", .path = path, .body = object.dump()});
+    ASSERT_EQ(r.status, 201) << path << ": " << r.body;
+  }
+
+  // The PodGroup (at `group_path`), its members and `busy` made in the cluster; then `place
+  // --pod-group ml/<name>` against it and `place` with the same objects as files.
+  std::pair<testing::CapturedRun, testing::CapturedRun> both(const std::string& group_path, const json& group,
+                                                             const std::vector<json>& members,
+                                                             const std::vector<json>& busy) {
+    create(group_path, group);
+    json items = json::array({group});
+    std::vector<json> pods = busy;
+    for (const auto& m : members) {
+      items.push_back(m);
+      pods.push_back(m);
+    }
+    for (const auto& p : pods) create("/api/v1/namespaces/ml/pods", p);
+    const std::string name = group["metadata"]["name"];
+    auto live =
+        testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "ml/" + name});
+    auto files = testing::run_captured(
+        run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology",
+                  file("hn.json", spine_of_two_leaves()), "--pods", file("pods.json", cluster_list(pods)),
+                  "--job", file("job.json", cluster_list(items))});
+    return {live, files};
+  }
+
+  testing::LoopbackApiServer server_{testing::LoopbackApiServerOptions{.bearer_token = "t0ken"}};
+  std::string kubeconfig_;
+};
+
+TEST_F(PlacePodGroupFromCluster, AnUpstreamGroupPartlyRunningIsPlacedAsTheSameObjectsInFilesPlaceIt) {
+  std::vector<json> members{running(upstream_pod(0, "4"), "a3"), running(upstream_pod(1, "4"), "a3")};
+  for (int rank = 2; rank < 6; ++rank) members.push_back(upstream_pod(rank, "4"));
+  const std::size_t before = server_.request_log().size();
+  const auto [live, files] = both("/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups",
+                                  upstream_group(6), members, {busy_pod("x1", "a1", "8")});
+  EXPECT_EQ(live.code, 0) << live.out << live.err;
+  EXPECT_EQ(live.code, files.code);
+  EXPECT_EQ(live.out, files.out);
+  const json doc = json::parse(live.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << live.out;
+  EXPECT_EQ(doc["podSets"][0]["bound"], 2) << live.out;
+  EXPECT_EQ(doc["podSets"][0]["domains"], json::array({"leaf-a"})) << live.out;
+  // The PodGroup is listed by name in its namespace, kind by kind, as the extender's watcher lists
+  // PodGroups; the Pods of its namespace likewise.
+  std::vector<std::string> lists;
+  const auto log = server_.request_log();
+  for (std::size_t i = before; i < log.size(); ++i)
+    if (log[i].verb == "list" && log[i].path.find("/namespaces/ml/") != std::string::npos)
+      lists.push_back(log[i].path);
+  EXPECT_EQ(lists, (std::vector<std::string>{"/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups",
+                                             "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups",
+                                             "/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups",
+                                             "/api/v1/namespaces/ml/pods"}));
+}
+
+TEST_F(PlacePodGroupFromCluster, AKaiGroupShortOfItsMinMemberWaitsAsThroughAFile) {
+  const auto [live, files] = both("/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups",
+                                  kai_group(4, true), {kai_pod("decode", 0), kai_pod("prefill", 1)}, {});
+  EXPECT_EQ(live.code, 1) << live.out << live.err;
+  EXPECT_EQ(live.out, files.out);
+  EXPECT_EQ(
+      json::parse(live.out)["reason"],
+      "gang ml/serve: its PodGroup divides it into sub-groups and 2 of its 4 pods are seen so far; it is "
+      "planned when all have come");
+}
+
+TEST_F(PlacePodGroupFromCluster, APodGroupTheClusterDoesNotHoldIsAnErrorNamingIt) {
+  auto r =
+      testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "ml/nowhere"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("PodGroup ml/nowhere not found in the cluster (--kubeconfig " + kubeconfig_ + ")"),
+            std::string::npos)
+      << r.err;
+  r = testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "nowhere"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--pod-group 'nowhere': expected NAMESPACE/NAME"), std::string::npos) << r.err;
+}
+
+TEST_F(PlacePodGroupFromCluster, TheGangIsGivenOnceAsAFileOrAPodGroup) {
+  const std::string job =
+      file("job.json", cluster_list(json::array({upstream_group(1), upstream_pod(0, "8")})));
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"place", "--kubeconfig", kubeconfig_},
+           {"place", "--kubeconfig", kubeconfig_, "--job", job, "--pod-group", "ml/trainer-0"}}) {
+    auto r = testing::run_captured(run_cli, args);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.err.find("--job, --pod-group: give the gang as one of them"), std::string::npos) << r.err;
+  }
 }
 
 }  // namespace
