@@ -5,7 +5,8 @@
 //     must sit in one spine (tier 4): engine time, the index copied outside the timing
 //     (target: under 50 ms).
 //   - BM_PreemptVerbNormalPod: the preemptVerb for a normal pod with all 6,000 nodes as candidates
-//     (NodeNameToMetaVictims, nodeCacheCapable), p50/p99 per call.
+//     (NodeNameToMetaVictims, nodeCacheCapable; a 0.5 MB body), p50/p99 per call over 100 calls
+//     after one untimed call that builds the index (target: p99 under 20 ms).
 //   - BM_PreemptVerbGangPod: the verb for the pods of a gang: the first call plans it with victims,
 //     each later one answers its pod's planned node.
 //   - BM_IndexRebuildAfterANodeChange: a Node's labels change, and the next filter call rebuilds the
@@ -193,6 +194,12 @@ std::string preempt_body(const json& pod) {
 void BM_PreemptVerbNormalPod(benchmark::State& state) {
   ExtenderService& s = service();
   const std::string body = preempt_body(high_pod("solo", false, 0));
+  // One call outside the timing: the first builds the index from the view (timed on its own by
+  // BM_IndexRebuildAfterANodeChange), which is no part of reading a body.
+  if (auto first = s.preempt_body(body); !first) {
+    state.SkipWithError(first.error().message().c_str());
+    return;
+  }
   std::vector<double> ms;
   std::size_t kept = 0;
   for (auto _ : state) {
@@ -209,7 +216,7 @@ void BM_PreemptVerbNormalPod(benchmark::State& state) {
   state.counters["candidates"] = static_cast<double>(full_cluster().names.size());
   state.counters["kept"] = static_cast<double>(kept);
 }
-BENCHMARK(BM_PreemptVerbNormalPod)->Unit(benchmark::kMillisecond)->Iterations(20);
+BENCHMARK(BM_PreemptVerbNormalPod)->Unit(benchmark::kMillisecond)->Iterations(smoke() ? 20 : 100);
 
 void BM_PreemptVerbGangPod(benchmark::State& state) {
   ExtenderService& s = service();

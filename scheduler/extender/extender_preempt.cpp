@@ -14,8 +14,6 @@
 #include <set>
 #include <tuple>
 
-#include "io/json_reader.h"
-#include "io/json_writer.h"
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/input/disruption_budget.h"
@@ -29,9 +27,19 @@ using namespace fields;
 namespace {
 
 using OfferedVictims = ExtenderService::OfferedVictims;
+using PreemptedNode = ExtenderService::PreemptedNode;
 
-std::expected<std::map<std::string, OfferedVictims>, Error> offered_victims(const json& args) {
-  std::map<std::string, OfferedVictims> out;
+// str_at as a view into the tree.
+std::string_view string_at(const json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                            : std::string_view();
+}
+
+// Both victims maps, NodeNameToMetaVictims first, in their order.
+std::expected<std::vector<OfferedVictims>, Error> offered_victims(const json& args) {
+  std::vector<OfferedVictims> out;
   const json* meta = field(args, {"NodeNameToMetaVictims", "nodeNameToMetaVictims", "nodenametometavictims"});
   const json* full = field(args, {"NodeNameToVictims", "nodeNameToVictims", "nodenametovictims"});
   for (const json* map : {meta, full}) {
@@ -40,7 +48,7 @@ std::expected<std::map<std::string, OfferedVictims>, Error> offered_victims(cons
       return fail(ErrorCode::kParse,
                   "ExtenderPreemptionArgs: the victims map must be an object keyed by node");
     for (const auto& [node, victims] : map->items()) {
-      OfferedVictims v;
+      OfferedVictims v{.node = node};
       if (victims.is_object()) {
         if (const json* n = field(victims, {"NumPDBViolations", "numPDBViolations"});
             n && n->is_number_integer())
@@ -48,40 +56,55 @@ std::expected<std::map<std::string, OfferedVictims>, Error> offered_victims(cons
         if (const json* pods = field(victims, {"Pods", "pods"}); pods && pods->is_array()) {
           for (const auto& p : *pods) {
             // MetaPod{UID} or a whole v1.Pod.
-            std::string uid = str_at(p, "UID");
-            if (uid.empty()) uid = str_at(p, "uid");
-            if (uid.empty()) uid = str_at(member(p, "metadata"), "uid");
-            if (!uid.empty()) v.uids.push_back(std::move(uid));
+            std::string_view uid = string_at(p, "UID");
+            if (uid.empty()) uid = string_at(p, "uid");
+            if (uid.empty()) uid = string_at(member(p, "metadata"), "uid");
+            if (!uid.empty()) v.uids.push_back(uid);
           }
         }
       }
-      out[node] = std::move(v);
+      out.push_back(std::move(v));
     }
   }
   return out;
 }
 
-json meta_victims(const std::vector<std::string>& uids, std::int64_t violations) {
+json meta_victims_json(const PreemptedNode& n) {
   json pods = json::array();
-  for (const auto& uid : uids) pods.push_back({{"UID", uid}});
-  return json{{"Pods", std::move(pods)}, {"NumPDBViolations", violations}};
+  for (const auto& uid : n.uids) pods.push_back({{"UID", uid}});
+  return json{{"Pods", std::move(pods)}, {"NumPDBViolations", n.pdb_violations}};
+}
+
+// Each node once, sorted: a node named twice (in both maps, or twice in one) keeps its last entry,
+// as a map filled in that order would.
+void unique_offered(std::vector<OfferedVictims>& offered) {
+  std::stable_sort(offered.begin(), offered.end(),
+                   [](const OfferedVictims& a, const OfferedVictims& b) { return a.node < b.node; });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < offered.size(); ++i) {
+    if (i + 1 < offered.size() && offered[i + 1].node == offered[i].node) continue;
+    if (kept != i) offered[kept] = std::move(offered[i]);
+    ++kept;
+  }
+  offered.resize(kept);
 }
 
 }  // namespace
 
-std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const std::string& key) {
+std::expected<std::vector<PreemptedNode>, Error> ExtenderService::preempt_gang(const json& pod,
+                                                                               const std::string& key) {
   const json& spec = member(pod, "spec");
   PreemptionOptions options;
   if (const json* prio = field(spec, {"priority"}); prio && prio->is_number_integer())
     options.priority =
         static_cast<std::int32_t>(std::clamp<std::int64_t>(prio->get<std::int64_t>(), INT32_MIN, INT32_MAX));
   options.never = str_at(spec, "preemptionPolicy") == "Never";
-  if (options.never) return json::object();
+  if (options.never) return {};
   book_.check_due();
   auto plan = book_.plan_for(pod, key, &options);
   if (!plan) {
     if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
-    return json::object();  // no domain holds the gang even with victims: nothing to evict
+    return {};  // no domain holds the gang even with victims: nothing to evict
   }
   GangPlan& p = **plan;
   p.last_activity = options_.clock->now();
@@ -95,22 +118,24 @@ std::expected<json, Error> ExtenderService::preempt_gang(const json& pod, const 
   }
   const std::vector<std::string_view> names(order.begin(), order.end());
   auto taken = book_.take_slot(p, pod, names);
-  if (!taken) return json::object();
+  if (!taken) return {};
   const PlanSlot& slot = **taken;
   const auto pending = book_.pending_victims(p, slot.node);
-  if (pending.empty()) return json::object();  // its node is free, or its victims are leaving
-  std::vector<std::string> uids;
-  std::int64_t violations = 0;
+  if (pending.empty()) return {};  // its node is free, or its victims are leaving
+  PreemptedNode out{.node = slot.node};
   for (const PlanVictim* v : pending) {
-    uids.push_back(v->uid);
-    violations += v->violates_budget ? 1 : 0;
+    out.uids.push_back(v->uid);
+    out.pdb_violations += v->violates_budget ? 1 : 0;
   }
-  return json{{slot.node, meta_victims(uids, violations)}};
+  std::vector<PreemptedNode> answer;
+  answer.push_back(std::move(out));
+  return answer;
 }
 
-json ExtenderService::preempt_normal(const json& pod, const std::map<std::string, OfferedVictims>& offered) {
+std::vector<PreemptedNode> ExtenderService::preempt_normal(const json& pod,
+                                                           std::span<const OfferedVictims> offered) {
   // Nodes a gang plan holds room on are not for a normal pod to take by eviction.
-  std::set<std::string> planned;
+  std::set<std::string, std::less<>> planned;
   for (const auto& [key, p] : book_.plans()) {
     for (const auto& s : p.slots) {
       if (s.holds_reservation()) planned.insert(s.node);
@@ -120,33 +145,36 @@ json ExtenderService::preempt_normal(const json& pod, const std::map<std::string
   std::optional<NormalPodScorer> scorer;
   if (ps) scorer.emplace(view_.index(), ps->per_pod, options_.binpack);
   struct Candidate {
-    std::string node;
-    std::vector<std::string> uids;
-    std::int64_t violations;
+    const OfferedVictims* offered;
     bool breaks_gang;
     std::int64_t highest;
     double score;
   };
   std::vector<Candidate> kept;
-  for (const auto& [node, v] : offered) {
-    if (planned.contains(node)) continue;
-    Candidate c{node, v.uids, v.pdb_violations, false, INT64_MIN, 0.0};
-    for (const auto& uid : c.uids) {
+  kept.reserve(offered.size());
+  std::string uid;
+  for (const OfferedVictims& v : offered) {
+    if (planned.contains(v.node)) continue;
+    Candidate c{&v, false, INT64_MIN, 0.0};
+    for (std::string_view u : v.uids) {
+      uid.assign(u);
       if (const ViewPod* victim = view_.pod(uid)) {
         c.breaks_gang = c.breaks_gang || !victim->gang.empty();
         c.highest = std::max<std::int64_t>(c.highest, victim->priority);
       }
     }
-    const int id = view_.index().find_node(node);
+    const int id = view_.index().find_node(v.node);
     if (scorer && id >= 0 && options_.binpack.normal_pod_enable) c.score = scorer->score(id);
-    kept.push_back(std::move(c));
+    kept.push_back(c);
   }
   // kube-scheduler then picks among what is left by its own order (fewest budget violations,
   // lowest highest victim priority, ...): the harm first here too, then the domain the pod would
   // fragment least, which is the one the binpack score ranks highest.
-  json out = json::object();
+  std::vector<PreemptedNode> out;
   if (kept.empty()) return out;
-  auto harm = [](const Candidate& c) { return std::tuple(c.violations, c.breaks_gang, c.highest); };
+  auto harm = [](const Candidate& c) {
+    return std::tuple(c.offered->pdb_violations, c.breaks_gang, c.highest);
+  };
   auto least = std::min_element(kept.begin(), kept.end(),
                                 [&](const Candidate& a, const Candidate& b) { return harm(a) < harm(b); });
   const auto least_harm = harm(*least);
@@ -155,17 +183,16 @@ json ExtenderService::preempt_normal(const json& pod, const std::map<std::string
     if (harm(c) == least_harm) best = std::max(best, c.score);
   }
   for (const auto& c : kept) {
-    if (harm(c) == least_harm && c.score >= best - 1e-9) out[c.node] = meta_victims(c.uids, c.violations);
+    if (harm(c) != least_harm || c.score < best - 1e-9) continue;
+    out.push_back({.node = std::string(c.offered->node),
+                   .uids = {c.offered->uids.begin(), c.offered->uids.end()},
+                   .pdb_violations = c.offered->pdb_violations});
   }
   return out;
 }
 
-std::expected<json, Error> ExtenderService::preempt(const json& args) {
-  if (!args.is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs must be a JSON object");
-  const json* pod = field(args, {"Pod", "pod"});
-  if (!pod || !pod->is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs.Pod is missing");
-  auto offered = offered_victims(args);
-  if (!offered) return std::unexpected(offered.error());
+std::expected<std::vector<PreemptedNode>, Error> ExtenderService::preempt_pod(
+    const json& pod, std::vector<OfferedVictims> offered) {
   if (std::string why = not_ready_reason(); !why.empty()) {
     std::lock_guard lock(mu_);
     ++verb_counters_.preempt_calls;
@@ -178,25 +205,24 @@ std::expected<json, Error> ExtenderService::preempt(const json& args) {
     ++verb_counters_.errors;
     return fail(ErrorCode::kUnavailable, ok.error().message());
   }
-  auto key = view_.gang_key(*pod);
+  auto key = view_.gang_key(pod);
   if (!key) return std::unexpected(key.error());
-  json result;
-  if (*key) {
-    auto r = preempt_gang(*pod, **key);
-    if (!r) return std::unexpected(r.error());
-    result = std::move(*r);
-  } else {
-    result = preempt_normal(*pod, *offered);
-  }
-  return json{{"NodeNameToMetaVictims", std::move(result)}};
+  if (*key) return preempt_gang(pod, **key);
+  unique_offered(offered);
+  return preempt_normal(pod, offered);
 }
 
-std::expected<std::string, Error> ExtenderService::preempt_body(std::string_view body) {
-  auto args = io::parse_json(body, "ExtenderPreemptionArgs");
-  if (!args) return std::unexpected(args.error());
-  auto out = preempt(*args);
-  if (!out) return std::unexpected(out.error());
-  return io::json_text(*out);
+std::expected<json, Error> ExtenderService::preempt(const json& args) {
+  if (!args.is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs must be a JSON object");
+  const json* pod = field(args, {"Pod", "pod"});
+  if (!pod || !pod->is_object()) return fail(ErrorCode::kParse, "ExtenderPreemptionArgs.Pod is missing");
+  auto offered = offered_victims(args);
+  if (!offered) return std::unexpected(offered.error());
+  auto kept = preempt_pod(*pod, std::move(*offered));
+  if (!kept) return std::unexpected(kept.error());
+  json result = json::object();
+  for (const PreemptedNode& n : *kept) result[n.node] = meta_victims_json(n);
+  return json{{"NodeNameToMetaVictims", std::move(result)}};
 }
 
 }  // namespace hypertopo::scheduler

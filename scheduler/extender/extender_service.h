@@ -169,13 +169,25 @@ class ExtenderService {
   // with victims when it fits nowhere: victim_planner.h), or nothing while they are leaving. A
   // normal pod keeps kube-scheduler's candidates minus nodes planned for gangs, those that break a
   // gang when others do not, and those whose domain it would fragment more (the binpack score).
-  // One candidate node's victims as kube-scheduler sent them: their UIDs and its budget violations.
+  // preempt_body reads the body as filter_body does (simdjson; the victims' names and UIDs stay
+  // views into the parsed body, only the pod becomes a tree) and writes the answer as text; any
+  // other shape (a repeated or null Pod or victims key, a map that is not an object, a body simdjson
+  // rejects or nested deeper than io::kMaxJsonDepth) takes the tree path, whose errors are the reference.
+  std::expected<nlohmann::json, Error> preempt(const nlohmann::json& args);
+  std::expected<std::string, Error> preempt_body(std::string_view body);
+  // One candidate node's victims as kube-scheduler sent them: their UIDs and its budget violations,
+  // views into the request.
   struct OfferedVictims {
+    std::string_view node;
+    std::vector<std::string_view> uids;
+    std::int64_t pdb_violations = 0;
+  };
+  // One node of the answer and the victims to evict there.
+  struct PreemptedNode {
+    std::string node;
     std::vector<std::string> uids;
     std::int64_t pdb_violations = 0;
   };
-  std::expected<nlohmann::json, Error> preempt(const nlohmann::json& args);
-  std::expected<std::string, Error> preempt_body(std::string_view body);
 
   // {"gangs": [{"key", "jobDomain", "fabricHealth": [...], "slots": [{"rank", "node", "domainPath",
   //   "podUID", "bound", "annotations": {...}}]}]}
@@ -226,9 +238,14 @@ class ExtenderService {
   void count_text_path();
   std::expected<std::vector<std::int64_t>, Error> prioritize_names(const nlohmann::json& pod,
                                                                    std::span<const std::string_view> names);
-  std::expected<nlohmann::json, Error> preempt_gang(const nlohmann::json& pod, const std::string& key);
-  nlohmann::json preempt_normal(const nlohmann::json& pod,
-                                const std::map<std::string, OfferedVictims>& offered);
+  // The preemptVerb on a pod and its candidates in the order the request lists them (a node named
+  // twice keeps its last entry): the nodes kept, sorted by node.
+  std::expected<std::vector<PreemptedNode>, Error> preempt_pod(const nlohmann::json& pod,
+                                                               std::vector<OfferedVictims> offered);
+  std::expected<std::vector<PreemptedNode>, Error> preempt_gang(const nlohmann::json& pod,
+                                                                const std::string& key);
+  std::vector<PreemptedNode> preempt_normal(const nlohmann::json& pod,
+                                            std::span<const OfferedVictims> offered);
   std::expected<std::vector<std::string>, Error> candidates(const nlohmann::json& args) const;
 
   // kube-scheduler calls prioritize right after filter for the same pod, with the names filter

@@ -8,6 +8,10 @@
 // pod object becomes a tree, and the answer is written straight into one string. Anything but the plain shape
 // (full `nodes` objects, a repeated key, trailing bytes, a body simdjson rejects) takes the tree path, whose
 // answers and errors are the reference.
+//
+// The preemptVerb's ExtenderPreemptionArgs name every candidate node with its victims' UIDs (0.5 MB
+// at 6,000 nodes) and the answer may keep them all: read the same way (names and UIDs are views into
+// the parser's buffer) and written as io::json_text writes the tree, byte for byte.
 #include <simdjson.h>
 
 #include <algorithm>
@@ -123,6 +127,114 @@ void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
+// A field of a parsed object as a JSON tree holds it: the last value under `key` (a tree keeps the
+// last of a repeated key).
+std::optional<simdjson::dom::element> last_at(simdjson::dom::element obj, std::string_view key) {
+  simdjson::dom::object object;
+  if (obj.get_object().get(object)) return std::nullopt;
+  std::optional<simdjson::dom::element> out;
+  for (auto [k, v] : object) {
+    if (k == key) out = v;
+  }
+  return out;
+}
+
+// object_fields.h's field(): the first of `names` present and not null.
+std::optional<simdjson::dom::element> field_of(simdjson::dom::element obj,
+                                               std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    auto v = last_at(obj, n);
+    if (v && !v->is_null()) return v;
+  }
+  return std::nullopt;
+}
+
+// object_fields.h's str_at(): a string field, else "".
+std::string_view string_at(simdjson::dom::element obj, std::string_view key) {
+  auto v = last_at(obj, key);
+  std::string_view out;
+  if (!v || v->get_string().get(out)) return {};
+  return out;
+}
+
+struct PlainPreemptArgs {
+  json pod;
+  std::vector<ExtenderService::OfferedVictims> offered;  // views into the reader's parser
+};
+
+// The pod and the victims maps of a plain ExtenderPreemptionArgs body, read as
+// ExtenderService::preempt reads the tree; nullopt for any other shape.
+std::optional<PlainPreemptArgs> read_plain_preempt_args(BodyReader& reader, std::string_view body) {
+  if (io::json_depth(body) > io::kMaxJsonDepth) return std::nullopt;
+  simdjson::dom::element doc;
+  if (reader.parser.parse(body.data(), body.size()).get(doc)) return std::nullopt;
+  simdjson::dom::object object;
+  if (doc.get_object().get(object)) return std::nullopt;
+  std::optional<simdjson::dom::element> pod, meta, full;
+  for (auto [key, value] : object) {
+    std::optional<simdjson::dom::element>* slot = nullptr;
+    if (one_of(key, {"Pod", "pod"})) {
+      slot = &pod;
+    } else if (one_of(key, {"NodeNameToMetaVictims", "nodeNameToMetaVictims", "nodenametometavictims"})) {
+      slot = &meta;
+    } else if (one_of(key, {"NodeNameToVictims", "nodeNameToVictims", "nodenametovictims"})) {
+      slot = &full;
+    }
+    if (!slot) continue;
+    if (*slot || !value.is_object()) return std::nullopt;  // repeated, null, or the tree path's error
+    *slot = value;
+  }
+  if (!pod) return std::nullopt;
+  PlainPreemptArgs out;
+  auto tree = io::parse_json(simdjson::minify(*pod), "ExtenderPreemptionArgs.Pod");
+  if (!tree) return std::nullopt;
+  out.pod = std::move(*tree);
+  for (const auto& map : {meta, full}) {
+    if (!map) continue;
+    simdjson::dom::object nodes;
+    if (map->get_object().get(nodes)) return std::nullopt;
+    for (auto [node, victims] : nodes) {
+      ExtenderService::OfferedVictims v{.node = node};
+      if (victims.is_object()) {
+        if (auto n = field_of(victims, {"NumPDBViolations", "numPDBViolations"})) {
+          if (n->is_int64()) {
+            v.pdb_violations = n->get_int64().value_unsafe();
+          } else if (n->is_uint64()) {  // as a tree's get<std::int64_t>() converts it
+            v.pdb_violations = static_cast<std::int64_t>(n->get_uint64().value_unsafe());
+          }
+        }
+        simdjson::dom::array pods;
+        if (auto listed = field_of(victims, {"Pods", "pods"}); listed && !listed->get_array().get(pods)) {
+          for (auto p : pods) {
+            // MetaPod{UID} or a whole v1.Pod.
+            std::string_view uid = string_at(p, "UID");
+            if (uid.empty()) uid = string_at(p, "uid");
+            if (uid.empty()) {
+              if (auto meta_of = last_at(p, "metadata")) uid = string_at(*meta_of, "uid");
+            }
+            if (!uid.empty()) v.uids.push_back(uid);
+          }
+        }
+      }
+      out.offered.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+// A string as io::json_text writes it: plain printable ASCII copied whole, anything else through
+// the tree writer (its escapes, and U+FFFD for a byte that is not UTF-8).
+void append_tree_string(std::string& out, std::string_view text) {
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+    out.push_back('"');
+    out += text;
+    out.push_back('"');
+    return;
+  }
+  out += io::json_text(json(std::string(text)));
+}
+
 // The tree path: the body parsed whole (depth-bounded), answered by the JSON verb.
 std::expected<std::string, Error> tree_path(std::string_view body,
                                             std::expected<json, Error> (ExtenderService::*verb)(const json&),
@@ -211,6 +323,45 @@ std::expected<std::string, Error> ExtenderService::prioritize_body(std::string_v
     out.push_back('}');
   }
   out.push_back(']');
+  return out;
+}
+
+std::expected<std::string, Error> ExtenderService::preempt_body(std::string_view body) {
+  auto args = read_plain_preempt_args(thread_reader(), body);
+  if (!args) {
+    auto tree = io::parse_json(body, "ExtenderPreemptionArgs");
+    if (!tree) return std::unexpected(tree.error());
+    auto answer = preempt(*tree);
+    if (!answer) return std::unexpected(answer.error());
+    return io::json_text(*answer);
+  }
+  auto kept = preempt_pod(args->pod, std::move(args->offered));
+  if (!kept) return std::unexpected(kept.error());
+  // As io::json_text writes ExtenderPreemptionResult: nodes sorted, each victims object's keys too.
+  std::size_t bytes = 32;
+  for (const PreemptedNode& n : *kept) {
+    bytes += n.node.size() + 48;
+    for (const std::string& uid : n.uids) bytes += uid.size() + 12;
+  }
+  std::string out;
+  out.reserve(bytes);
+  out += "{\"NodeNameToMetaVictims\":{";
+  for (std::size_t i = 0; i < kept->size(); ++i) {
+    const PreemptedNode& n = (*kept)[i];
+    if (i) out.push_back(',');
+    append_tree_string(out, n.node);
+    out += ":{\"NumPDBViolations\":";
+    out += std::to_string(n.pdb_violations);
+    out += ",\"Pods\":[";
+    for (std::size_t j = 0; j < n.uids.size(); ++j) {
+      if (j) out.push_back(',');
+      out += "{\"UID\":";
+      append_tree_string(out, n.uids[j]);
+      out.push_back('}');
+    }
+    out += "]}";
+  }
+  out += "}}";
   return out;
 }
 

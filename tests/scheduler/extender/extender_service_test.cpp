@@ -7,6 +7,8 @@
 #include <functional>
 #include <set>
 
+#include "io/json_reader.h"
+#include "io/json_writer.h"
 #include "scheduler/extender/extender_config.h"
 #include "tests/scheduler/extender/extender_cluster.h"
 #include "tests/support/fixtures.h"
@@ -401,6 +403,86 @@ TEST(ExtenderService, TextPathAnswersAsTheTreePath) {
   ASSERT_FALSE(not_json.has_value());
   EXPECT_NE(not_json.error().message().find("request body: not valid JSON"), std::string::npos)
       << not_json.error().message();
+}
+
+// The preemptVerb's body through the text path (preempt_body, what the HTTP route runs) against the
+// tree path (preempt on the parsed body) of a twin service with the same cluster and history: the same
+// answer text byte for byte, or the same error, for kube-scheduler's shapes and the odd ones.
+TEST(ExtenderService, PreemptTextPathAnswersAsTheTreePath) {
+  Fixture tree, text;
+  // Every node full: one 8-GPU pod each, every third one in a gang, priorities 0 and 5.
+  std::vector<json> running;
+  for (std::size_t n = 0; n < tree.cluster.node_names.size(); ++n) {
+    std::map<std::string, std::string> annotations;
+    if (n % 3 == 0) annotations["scheduling.k8s.io/group-name"] = "low-" + std::to_string(n / 6);
+    json pod = bound(pod_object("v-" + std::to_string(n), "v-" + std::to_string(n), "8", annotations),
+                     tree.cluster.node_names[n]);
+    pod["spec"]["priority"] = n % 2 ? 5 : 0;
+    running.push_back(std::move(pod));
+  }
+  ASSERT_TRUE(tree.service->set_pods(running).has_value());
+  ASSERT_TRUE(text.service->set_pods(running).has_value());
+  std::size_t answered = 0;  // nodes in the answers
+  auto both = [&](const std::string& body) {
+    auto parsed = io::parse_json(body, "ExtenderPreemptionArgs");
+    std::expected<json, Error> want =
+        parsed ? tree.service->preempt(*parsed) : std::unexpected(parsed.error());
+    auto got = text.service->preempt_body(body);
+    ASSERT_EQ(want.has_value(), got.has_value()) << body.substr(0, 200);
+    if (!want) {
+      EXPECT_EQ(want.error().message(), got.error().message());
+      return;
+    }
+    EXPECT_EQ(io::json_text(*want), *got) << body.substr(0, 200);
+    answered += (*want)["NodeNameToMetaVictims"].size();
+  };
+  json high = pod_object("high", "high", "8");
+  high["spec"]["priority"] = 1000;
+  json meta = json::object(), full = json::object();
+  for (std::size_t n = 0; n < tree.cluster.node_names.size(); ++n) {
+    const std::string uid = "v-" + std::to_string(n);
+    meta[tree.cluster.node_names[n]] = {{"Pods", json::array({{{"UID", uid}}})},
+                                        {"NumPDBViolations", n % 4 == 0}};
+    full[tree.cluster.node_names[n]] = {{"Pods", json::array({running[n]})}, {"NumPDBViolations", 0}};
+  }
+  const std::string pod_text = high.dump();
+  both(json{{"Pod", high}, {"NodeNameToMetaVictims", meta}}.dump());
+  EXPECT_GT(answered, 0u);
+  both(json{{"Pod", high}, {"NodeNameToVictims", full}}.dump());
+  both(json{{"pod", high}, {"nodeNameToMetaVictims", meta}, {"extra", {{"a", 1}}}}.dump());
+  both(json{{"Pod", high}, {"NodeNameToMetaVictims", json::object()}}.dump());
+  both(json{{"Pod", high}}.dump());
+  // A node in both maps and twice in one (the last entry counts), names that need escaping or are
+  // not in the cluster, victims in every shape a decoder tolerates.
+  both(
+      R"({"Pod":)" + pod_text + R"(,"NodeNameToVictims":{"n-00-1":{"Pods":[{"metadata":{"uid":"v-1"}}]}},)" +
+      R"("NodeNameToMetaVictims":{"n-00-1":{"Pods":[{"UID":"v-2"}]},"n-00-2":{"Pods":[{"UID":"v-2"}]},)" +
+      R"("n-00-2":{"Pods":[{"UID":"v-9"}],"NumPDBViolations":0},"odd\"name\\\t\u0001\b":{"Pods":[{"UID":"x\u007f\"y"}]},)" +
+      R"("n\u00f6de":{"Pods":[{"uid":"v-3","UID":""}]},"n-00-3":3,"n-00-4":{"Pods":{"UID":"v-4"}},)" +
+      R"("n-00-5":{"NumPDBViolations":1.5,"Pods":[7,null,{"UID":5},{"UID":"v-5"},{"UID":"v-6"}]},)" +
+      R"("n-00-6":{"NumPDBViolations":null,"numPDBViolations":2,"Pods":null,"pods":[{"UID":"v-6"}]},)" +
+      R"("n-00-7":{"Pods":[{"UID":"a"}],"Pods":[{"UID":"v-7"}],"NumPDBViolations":18446744073709551615}}})");
+  // Malformed requests: the tree path's errors.
+  for (const std::string& bad :
+       std::vector<std::string>{"{not json", "[1,2]", "", std::string(200, '['),
+                                R"({"NodeNameToMetaVictims":[]})", R"({"Pod":3,"NodeNameToMetaVictims":{}})",
+                                R"({"Pod":)" + pod_text + R"(,"NodeNameToMetaVictims":[]})",
+                                R"({"Pod":)" + pod_text + R"(,"NodeNameToMetaVictims":{}} trailing)",
+                                R"({"Pod":null,"pod":)" + pod_text +
+                                    R"(,"NodeNameToMetaVictims":null,"nodenametometavictims":{}})",
+                                R"({"Pod":{},"Pod":)" + pod_text + R"(,"NodeNameToVictims":{"n-00-1":{}}})"})
+    both(bad);
+  // A gang of 8 at a higher priority, pod by pod: the first call plans it with victims in one leaf,
+  // and each pod is answered its planned node.
+  answered = 0;
+  for (int i = 0; i < 8; ++i) {
+    auto pod = pod_object("g-" + std::to_string(i), "g-" + std::to_string(i), "8", hard_gang("g", 8, 1));
+    pod["spec"]["priority"] = 1000;
+    both(json{{"Pod", pod}, {"NodeNameToMetaVictims", meta}}.dump());
+  }
+  EXPECT_EQ(answered, 8u);
+  EXPECT_EQ(tree.service->plans().dump(), text.service->plans().dump());
+  EXPECT_EQ(text.service->counters().verbs.preempt_calls, tree.service->counters().verbs.preempt_calls);
 }
 
 // kube-scheduler prioritises a pod right after filtering it, over the names filter kept. The
