@@ -1,3 +1,5 @@
+#include "scheduler/input/placement_session.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "scheduler/input/cluster_snapshot.h"
 #include "scheduler/input/disruption_budget.h"
 #include "scheduler/input/job_loader.h"
-#include "scheduler/input/placement_session.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/kueue_compat.h"
@@ -890,13 +891,15 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
     // A job of one pod set whose pods are partly running is planned around them, as the extender
     // plans such a gang; other jobs, and jobs of several pod sets, are placed whole.
     // The job's pods come from --pods, else from the cluster's pods, read by the same reader.
-    if ((in.pods || pods_from_cluster) && job->request.pod_sets.size() == 1 &&
-        job->request.sub_groups.empty() &&
+    // An elastic one (minAvailable below its pods) is placed for its minimum, then grows pod by pod
+    // as Volcano and the extender grow it (around_bound.h place_elastic).
+    if (job->request.pod_sets.size() == 1 && job->request.sub_groups.empty() &&
         (!job->request.grouped() || job->request.pod_sets.front().mode != TopologyMode::kNone)) {
       auto identity = job_from_cluster ? job_identity(cluster->pod_group) : job_identity(in.job);
       if (!identity) return std::unexpected(identity.error());
       std::expected<std::vector<ListedPod>, Error> listed = std::vector<ListedPod>{};
-      if (*identity) listed = in.pods ? load_listed_pods(*in.pods) : cluster->pods;
+      if (*identity && (in.pods || pods_from_cluster))
+        listed = in.pods ? load_listed_pods(*in.pods) : cluster->pods;
       if (!listed)
         return std::unexpected(listed.error().context(in.pods ? in.pods->string() : cluster->source));
       const PodSetRequest& ps = job->request.pod_sets.front();
@@ -908,7 +911,29 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
         if (!rank) return std::unexpected(rank.error().context("Pod " + pod.ns + "/" + pod.name));
         bound.push_back({.node = pod.bound.node, .rank = *rank ? (*rank)->rank_in(ps.count) : -1});
       }
-      if (!bound.empty()) {
+      if (ps.min_count > 0 && ps.min_count < ps.count && !ps.partitions && ps.slices.empty()) {
+        auto elastic = place_elastic(*index, engine, ps, bound);
+        if (!elastic) return std::unexpected(elastic.error().context(job_source));
+        // A minimum that fits nowhere, with no pod bound, goes on to the whole-job answer and its
+        // preemption below.
+        if (elastic->around.fit || !bound.empty()) {
+          report.result = around_bound_result(*index, ps, elastic->around);
+          if (elastic->around.fit && bound.empty()) report.result["reason"] = "";
+          if (elastic->around.fit && !elastic->left.empty()) {
+            // As engine_result says a pod set that started with fewer pods than asked.
+            const std::int32_t placed = ps.count - static_cast<std::int32_t>(elastic->left.size());
+            const std::string why = "placed " + std::to_string(placed) + " of " + std::to_string(ps.count) +
+                                    " pods (minAvailable " + std::to_string(ps.min_count) +
+                                    "): the others wait for room near them";
+            std::string& reason = report.result["reason"].get_ref<std::string&>();
+            reason += (reason.empty() ? "" : "; ") + why;
+            report.result["podSets"][0]["reason"] = why;
+            report.result["podSets"][0]["placed"] = placed;
+          }
+          report.place_ms = ms_since(start);
+          return with_ledger_warnings(std::move(report), ledger);
+        }
+      } else if (!bound.empty()) {
         auto around =
             place_around_bound(*index, engine, ps, bound, ps.count - static_cast<std::int32_t>(bound.size()));
         if (!around) return std::unexpected(around.error().context(job_source));
