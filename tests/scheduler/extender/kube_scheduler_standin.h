@@ -272,7 +272,6 @@ class KubeSchedulerStandIn {
     return false;
   }
 
-  // The framework's Filter plugins for one node; "" when it passes.
   // The v1.26 queue's state of a pending pod (kV126).
   enum class State { kActive, kBackoff, kUnschedulable };
   struct Queued {
@@ -345,8 +344,11 @@ class KubeSchedulerStandIn {
     return "NodeResourcesFit";
   }
 
-  std::string framework_filter(const nlohmann::json& pod, const nlohmann::json& node,
-                               const std::vector<nlohmann::json>& pods_now) {
+ public:
+  // The framework's Filter plugins for one node (pods_now: every pod, bound or nominated); "" when it
+  // passes, else the reason the plugin gives.
+  static std::string framework_filter(const nlohmann::json& pod, const nlohmann::json& node,
+                                      const std::vector<nlohmann::json>& pods_now) {
     const auto& spec = obj(node, "spec");
     if (spec.value("unschedulable", false) &&
         !tolerates(pod, "node.kubernetes.io/unschedulable", "", "NoSchedule"))
@@ -391,6 +393,7 @@ class KubeSchedulerStandIn {
     return {};
   }
 
+ private:
   nlohmann::json post(const std::string& verb, const nlohmann::json& args) {
     ++extender_calls_;
     auto r = extender_.round_trip(

@@ -1,0 +1,260 @@
+// tests/cli/differential_case.h: a seeded generator of clusters and Volcano Jobs for comparing doors.
+//
+// One seed gives one case, the same on every run (std::mt19937_64 and libstdc++'s distributions):
+// a tree of 2 to 4 tiers of HyperNodes (one or two tops, 2 or 3 children each, leaves of 1 to 5
+// Nodes of 8 GPUs), other pods taking part of some Nodes (at a priority no lower than the job's),
+// some Nodes cordoned or tainted, some leaves FabricDegraded, and a Volcano Job of 2 to 12 pods
+// (hard or soft, highestTierAllowed 1..tiers, sometimes elastic through minAvailable, sometimes
+// tolerating the taint) with some ranks already bound. The Job's pods and PodGroup are made as
+// Volcano's job controller makes them (volcano-sh/volcano pkg/controllers/job/job_controller_util.go
+// createJobPod: the group-name annotation, the job-name label, the task index;
+// job_controller_actions.go createOrUpdatePodGroup: minMember from minAvailable, the Job's
+// networkTopology).
+//
+//   DifferentialCase c = differential_case(seed);
+//   place(c.nodes, c.hypernodes, c.pods, c.job);  extender(c.hypernodes, c.nodes, c.pods, c.pod_group);
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/cli/cluster_objects.h"
+
+namespace hypertopo::testing {
+
+struct DifferentialCase {
+  std::uint64_t seed = 0;
+  int tiers = 2;
+  std::vector<nlohmann::json> hypernodes, nodes;
+  std::vector<nlohmann::json> pods;  // other pods, then the job's pods by rank (bound or pending)
+  nlohmann::json job, pod_group;
+  // What describe() prints.
+  std::string mode;
+  int tier = 1, size = 0, min_available = 0, gpus = 0, priority = 0;
+  bool tolerates = false;
+  std::map<int, std::string> bound;  // rank -> node
+  std::vector<std::string> cordoned, tainted, degraded;
+  std::map<std::string, int> used;  // node -> GPUs other pods take
+
+  int bound_count() const { return static_cast<int>(bound.size()); }
+  std::vector<int> pending_ranks() const {
+    std::vector<int> out;
+    for (int r = 0; r < size; ++r)
+      if (!bound.contains(r)) out.push_back(r);
+    return out;
+  }
+  std::size_t pod_position(int rank) const { return pods.size() - static_cast<std::size_t>(size - rank); }
+
+  std::string describe() const {
+    std::ostringstream out;
+    out << "tiers " << tiers << ", " << nodes.size() << " nodes;";
+    for (const auto& h : hypernodes) {
+      out << " " << h["metadata"]["name"].get<std::string>() << "{";
+      for (const auto& m : h["spec"]["members"])
+        out << m["selector"]["exactMatch"]["name"].get<std::string>() << " ";
+      out << "}";
+    }
+    out << "; used:";
+    for (const auto& [n, g] : used) out << " " << n << "=" << g;
+    out << "; cordoned:";
+    for (const auto& n : cordoned) out << " " << n;
+    out << "; tainted:";
+    for (const auto& n : tainted) out << " " << n;
+    out << "; degraded:";
+    for (const auto& n : degraded) out << " " << n;
+    out << "; job " << mode << " tier " << tier << " size " << size << " minAvailable " << min_available
+        << " gpus " << gpus << " priority " << priority << (tolerates ? " tolerating" : "") << "; bound:";
+    for (const auto& [r, n] : bound) out << " " << r << "@" << n;
+    return out.str();
+  }
+};
+
+namespace differential {
+
+inline nlohmann::json gpu_requests(int gpus) {
+  return {{"requests", {{"nvidia.com/gpu", std::to_string(gpus)}}},
+          {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}};
+}
+
+inline nlohmann::json job_pod_spec(const DifferentialCase& c) {
+  nlohmann::json spec{{"containers", {{{"name", "main"}, {"resources", gpu_requests(c.gpus)}}}}};
+  if (c.tolerates)
+    spec["tolerations"] = {
+        {{"key", "dedicated"}, {"operator", "Equal"}, {"value", "infra"}, {"effect", "NoSchedule"}}};
+  return spec;
+}
+
+}  // namespace differential
+
+inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> others);
+
+inline DifferentialCase differential_case(std::uint64_t seed) {
+  using nlohmann::json;
+  DifferentialCase c;
+  c.seed = seed;
+  std::mt19937_64 rng(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+
+  // The tree, built top down; leaves get their Nodes as they are reached.
+  c.tiers = pick(2, 4);
+  std::vector<std::string> leaves;
+  std::map<std::string, std::vector<std::string>> leaf_nodes;
+  int node_count = 0;
+  std::vector<json> hns;
+  auto build = [&](auto& self, const std::string& name, int tier) -> void {
+    std::vector<std::string> members;
+    if (tier == 1) {
+      const int n = pick(1, 5);
+      for (int i = 0; i < n; ++i) {
+        const std::string node = "n" + std::to_string(node_count++);
+        members.push_back(node);
+        c.nodes.push_back(gpu_node(node));
+      }
+      leaves.push_back(name);
+      leaf_nodes[name] = members;
+      json h = exact_hypernode(name, 1, "Node", members);
+      if (chance(0.15)) {
+        // hypertopo's fabric health writer's condition (status.conditions, metav1.Condition).
+        h["status"] = {{"conditions",
+                        {{{"type", "FabricDegraded"},
+                          {"status", "True"},
+                          {"reason", "LinkDown"},
+                          {"message", "a link is down"}}}}};
+        c.degraded.push_back(name);
+      }
+      hns.push_back(std::move(h));
+      return;
+    }
+    // Fewer children at the upper tiers of a deep tree keep the cluster small.
+    const int children = c.tiers == 4 && tier >= 3 ? 2 : pick(2, 3);
+    for (int i = 0; i < children; ++i) {
+      const std::string child = name + "-" + std::to_string(i);
+      self(self, child, tier - 1);
+      members.push_back(child);
+    }
+    hns.push_back(exact_hypernode(name, tier, "HyperNode", members));
+  };
+  const int tops = chance(0.2) ? 2 : 1;
+  for (int t = 0; t < tops; ++t) build(build, "s" + std::to_string(t), c.tiers);
+  c.hypernodes = std::move(hns);
+
+  // The job.
+  c.mode = chance(0.6) ? "hard" : "soft";
+  c.tier = pick(1, c.tiers);
+  c.gpus = std::vector<int>{1, 2, 4, 8}[static_cast<std::size_t>(pick(0, 3))];
+  c.size = pick(2, 12);
+  c.min_available = chance(0.25) ? pick(1, c.size - 1) : c.size;
+  c.priority = chance(0.5) ? 0 : pick(1, 3) * 100;
+  c.tolerates = chance(0.3);
+
+  // Nodes: cordoned, tainted, partly used by other pods (at the job's priority or above).
+  std::vector<json> others;
+  for (auto& n : c.nodes) {
+    const std::string name = n["metadata"]["name"];
+    if (chance(0.08)) {
+      n["spec"]["unschedulable"] = true;
+      n["spec"]["taints"] = {{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}}};
+      c.cordoned.push_back(name);
+    } else if (chance(0.1)) {
+      n["spec"]["taints"] = {{{"key", "dedicated"}, {"value", "infra"}, {"effect", "NoSchedule"}}};
+      c.tainted.push_back(name);
+    }
+    if (chance(0.35)) {
+      const int g = std::vector<int>{1, 2, 4, 6, 8}[static_cast<std::size_t>(pick(0, 4))];
+      c.used[name] = g;
+      json pod{{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata", {{"name", "x-" + name}, {"namespace", "other"}, {"uid", "uid-x-" + name}}},
+               {"spec",
+                {{"nodeName", name},
+                 {"priority", c.priority + pick(0, 2) * 50},
+                 {"containers", {{{"name", "c"}, {"resources", differential::gpu_requests(g)}}}}}},
+               {"status", {{"phase", "Running"}}}};
+      others.push_back(std::move(pod));
+    }
+  }
+
+  // Bound ranks: the gang started in one leaf (or, now and then, anywhere), where room was left.
+  if (chance(0.35)) {
+    const std::string leaf = leaves[static_cast<std::size_t>(pick(0, static_cast<int>(leaves.size()) - 1))];
+    const int want = pick(1, std::max(1, c.size - 1));
+    std::map<std::string, int> free;
+    for (const auto& n : c.nodes) {
+      const std::string name = n["metadata"]["name"];
+      free[name] = 8 - (c.used.contains(name) ? c.used.at(name) : 0);
+    }
+    std::vector<int> ranks;
+    for (int r = 0; r < c.size; ++r) ranks.push_back(r);
+    std::shuffle(ranks.begin(), ranks.end(), rng);
+    const bool scattered = chance(0.2);
+    for (int k = 0; k < want; ++k) {
+      std::vector<std::string> room;
+      for (const auto& [name, f] : free) {
+        const bool in_leaf = std::ranges::find(leaf_nodes[leaf], name) != leaf_nodes[leaf].end();
+        if (f >= c.gpus && (scattered || in_leaf)) room.push_back(name);
+      }
+      if (room.empty()) break;
+      const std::string node = room[static_cast<std::size_t>(pick(0, static_cast<int>(room.size()) - 1))];
+      free[node] -= c.gpus;
+      c.bound[ranks[static_cast<std::size_t>(k)]] = node;
+    }
+  }
+
+  add_volcano_job(c, std::move(others));
+  return c;
+}
+
+// The Volcano Job of c's fields (mode, tier, size, min_available, gpus, priority, tolerates, bound)
+// and what its controller makes of it: its PodGroup and pods, after `others` in c.pods.
+inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> others) {
+  using nlohmann::json;
+  const json topology{{"mode", c.mode}, {"highestTierAllowed", c.tier}};
+  json template_spec = differential::job_pod_spec(c);
+  c.job = {
+      {"apiVersion", "batch.volcano.sh/v1alpha1"},
+      {"kind", "Job"},
+      {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+      {"spec",
+       {{"minAvailable", c.min_available},
+        {"networkTopology", topology},
+        {"tasks", {{{"name", "worker"}, {"replicas", c.size}, {"template", {{"spec", template_spec}}}}}}}}};
+  c.pod_group = {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                 {"kind", "PodGroup"},
+                 {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}}},
+                 {"spec", {{"minMember", c.min_available}, {"networkTopology", topology}}},
+                 {"status", {{"phase", "Inqueue"}}}};
+  c.pods = std::move(others);
+  for (int rank = 0; rank < c.size; ++rank) {
+    json spec = template_spec;
+    spec["priority"] = c.priority;
+    json pod{{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata",
+              {{"name", "train-worker-" + std::to_string(rank)},
+               {"namespace", "ml"},
+               {"uid", "uid-train-" + std::to_string(rank)},
+               {"labels", {{"volcano.sh/job-name", "train"}, {"volcano.sh/task-spec", "worker"}}},
+               {"annotations",
+                {{"scheduling.k8s.io/group-name", "train"},
+                 {"volcano.sh/job-name", "train"},
+                 {"volcano.sh/task-spec", "worker"},
+                 {"volcano.sh/task-index", std::to_string(rank)}}}}},
+             {"spec", spec},
+             {"status", {{"phase", "Pending"}}}};
+    if (auto it = c.bound.find(rank); it != c.bound.end()) {
+      pod["spec"]["nodeName"] = it->second;
+      pod["status"]["phase"] = "Running";
+    }
+    c.pods.push_back(std::move(pod));
+  }
+}
+
+}  // namespace hypertopo::testing
