@@ -1,42 +1,22 @@
-// scheduler/extender/object_fields.h: tolerant readers of Kubernetes JSON the extender's parts share.
-//
-// kube-scheduler and the API server send objects whose optional fields may be absent or null; these
-// read a field or give an empty value, never throw.
+// scheduler/extender/object_fields.h: the extender's names for the project's tolerant JSON readers
+// (io/json_fields.h), and two helpers of its own.
 //
 //   std::string ns = str_at(member(pod, "metadata"), "namespace");
+//   std::string who = pod_label(pod);   // "ns/name"
 #pragma once
 
-#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "io/json_fields.h"
+
 namespace hypertopo::scheduler::fields {
 
+using io::field;
+using io::member;
+using io::str_at;
 using nlohmann::json;
-
-inline std::string str_at(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-inline const json& member(const json& obj, const char* key) {
-  static const json empty = json::object();
-  if (!obj.is_object()) return empty;
-  auto it = obj.find(key);
-  return it == obj.end() ? empty : *it;
-}
-
-// Go's encoding/json matches field names case-insensitively; kube-scheduler sends the json tags
-// ("pod", "nodes", "nodenames"), older clients the Go names. Accept both.
-inline const json* field(const json& obj, std::initializer_list<const char*> names) {
-  for (const char* n : names) {
-    auto it = obj.find(n);
-    if (it != obj.end() && !it->is_null()) return &*it;
-  }
-  return nullptr;
-}
 
 inline std::string join_path(const std::vector<std::string>& path) {
   std::string out;

@@ -3,39 +3,30 @@
 #include <algorithm>
 #include <limits>
 
+#include "io/json_fields.h"
+
 namespace hypertopo::scheduler {
 
 using nlohmann::json;
 
 namespace {
-
-const json& member(const json& obj, const char* key) {
-  static const json empty;
-  if (!obj.is_object()) return empty;
-  auto it = obj.find(key);
-  return it == obj.end() ? empty : *it;
-}
-
-std::string text(const json& obj, const char* key) {
-  const json& v = member(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
+using io::str_at;
+using io::value_or_null;
 }  // namespace
 
 // policy/v1 PodDisruptionBudget: spec.selector (metav1.LabelSelector), status.disruptionsAllowed,
 // status.disruptedPods (pod name -> when its eviction was admitted).
 std::expected<DisruptionBudget, Error> parse_disruption_budget(const json& budget, const std::string& where) {
   DisruptionBudget out;
-  const json& meta = member(budget, "metadata");
-  out.ns = text(meta, "namespace");
-  out.name = text(meta, "name");
+  const json& meta = value_or_null(budget, "metadata");
+  out.ns = str_at(meta, "namespace");
+  out.name = str_at(meta, "name");
   const std::string who = where + ": PodDisruptionBudget " + out.ns + "/" + out.name;
-  const json& selector = member(member(budget, "spec"), "selector");
+  const json& selector = value_or_null(value_or_null(budget, "spec"), "selector");
   if (!selector.is_null() && !selector.is_object())
     return fail(ErrorCode::kInvalidArgument, who + ": spec.selector must be an object");
   out.selector.kind = MemberSelector::Kind::kLabel;
-  const json& labels = member(selector, "matchLabels");
+  const json& labels = value_or_null(selector, "matchLabels");
   if (labels.is_object()) {
     for (const auto& [k, v] : labels.items()) {
       if (!v.is_string())
@@ -44,10 +35,10 @@ std::expected<DisruptionBudget, Error> parse_disruption_budget(const json& budge
       out.selector.match_labels[k] = v.get<std::string>();
     }
   }
-  const json& expressions = member(selector, "matchExpressions");
+  const json& expressions = value_or_null(selector, "matchExpressions");
   if (expressions.is_array()) {
     for (const auto& e : expressions) {
-      LabelRequirement r{.key = text(e, "key"), .op = text(e, "operator"), .values = {}};
+      LabelRequirement r{.key = str_at(e, "key"), .op = str_at(e, "operator"), .values = {}};
       if (r.op != "In" && r.op != "NotIn" && r.op != "Exists" && r.op != "DoesNotExist")
         return fail(
             ErrorCode::kInvalidArgument,
@@ -55,7 +46,7 @@ std::expected<DisruptionBudget, Error> parse_disruption_budget(const json& budge
                 ": spec.selector.matchExpressions operator must be In, NotIn, Exists or DoesNotExist, "
                 "got '" +
                 r.op + "'");
-      const json& values = member(e, "values");
+      const json& values = value_or_null(e, "values");
       if (values.is_array()) {
         for (const auto& v : values) {
           if (v.is_string()) r.values.push_back(v.get<std::string>());
@@ -65,15 +56,15 @@ std::expected<DisruptionBudget, Error> parse_disruption_budget(const json& budge
     }
   }
   out.selector_set = !out.selector.match_labels.empty() || !out.selector.match_expressions.empty();
-  const json& status = member(budget, "status");
-  const json& allowed = member(status, "disruptionsAllowed");
+  const json& status = value_or_null(budget, "status");
+  const json& allowed = value_or_null(status, "disruptionsAllowed");
   if (!allowed.is_null() && !allowed.is_number_integer())
     return fail(ErrorCode::kInvalidArgument, who + ": status.disruptionsAllowed must be an integer");
   if (allowed.is_number_integer())
     out.disruptions_allowed = static_cast<std::int32_t>(
         std::clamp<std::int64_t>(allowed.get<std::int64_t>(), std::numeric_limits<std::int32_t>::min(),
                                  std::numeric_limits<std::int32_t>::max()));
-  const json& disrupted = member(status, "disruptedPods");
+  const json& disrupted = value_or_null(status, "disruptedPods");
   if (disrupted.is_object()) {
     for (const auto& [name, when] : disrupted.items()) out.disrupted_pods.insert(name);
   }

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "io/json_fields.h"
 #include "io/json_writer.h"
 #include "io/object_reader.h"
 #include "scheduler/index/quantity.h"
@@ -20,10 +21,9 @@ using nlohmann::json;
 
 constexpr const char* kKueuePrefix = "kueue.x-k8s.io/";
 
-std::string str(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using io::list_at;
+using io::object_at;
+using io::str_at;
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
 
@@ -92,10 +92,10 @@ std::vector<Toleration> tolerations(const json& list) {
   if (!list.is_array()) return out;
   for (const auto& t : list) {
     Toleration tol;
-    tol.key = str(t, "key");
-    tol.value = str(t, "value");
-    tol.effect = str(t, "effect");
-    if (!str(t, "operator").empty()) tol.op = str(t, "operator");
+    tol.key = str_at(t, "key");
+    tol.value = str_at(t, "value");
+    tol.effect = str_at(t, "effect");
+    if (!str_at(t, "operator").empty()) tol.op = str_at(t, "operator");
     out.push_back(tol);
   }
   return out;
@@ -111,7 +111,7 @@ std::expected<std::vector<NodeSelectorRequirement>, Error> requirements(const js
     const json& r = (*list)[i];
     const std::string rw = where + "." + key + "[" + std::to_string(i) + "]";
     if (!r.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
-    NodeSelectorRequirement req{str(r, "key"), str(r, "operator"), {}};
+    NodeSelectorRequirement req{str_at(r, "key"), str_at(r, "operator"), {}};
     static const char* const kOps[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
     if (std::find(std::begin(kOps), std::end(kOps), req.op) == std::end(kOps)) {
       return fail(ErrorCode::kInvalidArgument,
@@ -195,7 +195,7 @@ std::expected<void, Error> read_pod_spec(const json& spec, PodSetRequest& ps, co
     if (!resources) return std::unexpected(resources.error());
     auto requests = typed_field(*resources, "requests", json::value_t::object, cw + ".resources");
     if (!requests) return std::unexpected(requests.error());
-    auto r = quantities(*requests, where + " container " + str(c, "name") + " resources.requests");
+    auto r = quantities(*requests, where + " container " + str_at(c, "name") + " resources.requests");
     if (!r) return std::unexpected(r.error());
     for (const auto& [k, v] : *r) sum[k] += v;
   }
@@ -246,7 +246,7 @@ std::expected<void, Error> read_network_topology(const json& nt, PodSetRequest& 
       return fail(ErrorCode::kInvalidArgument, where + ": highestTierAllowed must not be negative");
     ps.level = std::to_string(*tier);
   } else if (has_name) {
-    ps.level = str(nt, "highestTierName");
+    ps.level = str_at(nt, "highestTierName");
   }
   return {};
 }
@@ -254,7 +254,7 @@ std::expected<void, Error> read_network_topology(const json& nt, PodSetRequest& 
 std::expected<LoadedJob, Error> volcano_job(const json& doc) {
   LoadedJob out;
   out.format = "volcano";
-  out.request.name = str(doc.value("metadata", json::object()), "name");
+  out.request.name = str_at(doc.value("metadata", json::object()), "name");
   const json spec = doc.value("spec", json::object());
   const std::string where = "Volcano Job " + out.request.name;
   PodSetRequest job_level;
@@ -271,7 +271,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const json& task = tasks[i];
     PodSetRequest ps;
-    ps.name = str(task, "name");
+    ps.name = str_at(task, "name");
     const std::string tw = where + " task " + (ps.name.empty() ? std::to_string(i) : ps.name);
     auto replicas = integer(task, "replicas", 1, tw, 1);
     if (!replicas) return std::unexpected(replicas.error());
@@ -333,7 +333,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
 
 std::expected<void, Error> topology_annotations(const json& annotations, PodSetRequest& ps,
                                                 std::string& format, const std::string& where) {
-  auto get = [&](const std::string& key) { return str(annotations, key.c_str()); };
+  auto get = [&](const std::string& key) { return str_at(annotations, key.c_str()); };
   const std::string required = get(std::string(kKueuePrefix) + "podset-required-topology");
   const std::string preferred = get(std::string(kKueuePrefix) + "podset-preferred-topology");
   const std::string unconstrained = get(std::string(kKueuePrefix) + "podset-unconstrained-topology");
@@ -395,14 +395,14 @@ std::expected<void, Error> topology_annotations(const json& annotations, PodSetR
         return fail(ErrorCode::kInvalidArgument, lw + ": size is required (the pods per slice)");
       auto size = integer(l, "size", 0, lw, 1, std::max<std::int64_t>(ps.count, 1));
       if (!size) return std::unexpected(size.error());
-      if (str(l, "topology").empty())
+      if (str_at(l, "topology").empty())
         return fail(ErrorCode::kInvalidArgument, lw + ": topology must be a level label");
       if (i == 0 && ps.count % *size != 0) {
         return fail(ErrorCode::kInvalidArgument, lw + ": size " + std::to_string(*size) +
                                                      " does not divide the pod count " +
                                                      std::to_string(ps.count));
       }
-      ps.slices.push_back({str(l, "topology"), static_cast<std::int32_t>(*size)});
+      ps.slices.push_back({str_at(l, "topology"), static_cast<std::int32_t>(*size)});
     }
   } else if (!slice_level.empty()) {
     if (slice_size.empty() && !get(std::string(kKueuePrefix) + "podset-group-name").empty()) {
@@ -440,7 +440,7 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
   LoadedJob out;
   out.format = "batch";
   const json meta = doc.value("metadata", json::object());
-  out.request.name = str(meta, "name");
+  out.request.name = str_at(meta, "name");
   const std::string where = "Job " + out.request.name;
   const json spec = doc.value("spec", json::object());
   PodSetRequest ps;
@@ -466,8 +466,8 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
     // (kai-scheduler/KAI-Scheduler pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go,
     // GetPodGroupMetadata): placed as a KAI PodGroup without sub-groups is, in KAI's domain order
     // (scheduler/placement/sub_group_placement.h). The pod set keeps its mode for preemption.
-    out.request.job_required = str(annotations, "kai.scheduler/topology-required-placement");
-    out.request.job_preferred = str(annotations, "kai.scheduler/topology-preferred-placement");
+    out.request.job_required = str_at(annotations, "kai.scheduler/topology-required-placement");
+    out.request.job_preferred = str_at(annotations, "kai.scheduler/topology-preferred-placement");
   }
   out.request.pod_sets.push_back(std::move(ps));
   return out;
@@ -479,7 +479,7 @@ std::expected<LoadedJob, Error> jobset(const json& doc) {
   LoadedJob out;
   out.format = "batch";
   const json meta = doc.value("metadata", json::object());
-  out.request.name = str(meta, "name");
+  out.request.name = str_at(meta, "name");
   const std::string where = "JobSet " + out.request.name;
   const json spec = doc.value("spec", json::object());
   const json& jobs = spec.is_object() && spec.contains("replicatedJobs") ? spec["replicatedJobs"] : json();
@@ -490,7 +490,7 @@ std::expected<LoadedJob, Error> jobset(const json& doc) {
     const std::string rw = where + " spec.replicatedJobs[" + std::to_string(i) + "]";
     if (!rj.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
     PodSetRequest ps;
-    ps.name = str(rj, "name");
+    ps.name = str_at(rj, "name");
     if (ps.name.empty()) return fail(ErrorCode::kInvalidArgument, rw + ": name is required");
     auto replicas = integer(rj, "replicas", 1, rw, 1);
     if (!replicas) return std::unexpected(replicas.error());
@@ -517,7 +517,8 @@ std::expected<LoadedJob, Error> jobset(const json& doc) {
     if (auto ok = topology_annotations(annotations, ps, format, rw + " pod template annotations"); !ok)
       return std::unexpected(ok.error());
     if (format != "batch") out.format = format;
-    if (const std::string g = str(annotations, "kueue.x-k8s.io/podset-group-name"); !g.empty()) ps.group = g;
+    if (const std::string g = str_at(annotations, "kueue.x-k8s.io/podset-group-name"); !g.empty())
+      ps.group = g;
     out.request.pod_sets.push_back(std::move(ps));
   }
   return out;
@@ -531,7 +532,7 @@ std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& p
   LoadedJob out;
   out.format = "podgroup";
   const json meta = doc.value("metadata", json::object());
-  out.request.name = str(meta, "name");
+  out.request.name = str_at(meta, "name");
   const std::string where = "PodGroup " + out.request.name;
   auto spec = typed_field(doc, "spec", json::value_t::object, where);
   if (!spec) return std::unexpected(spec.error());
@@ -560,15 +561,15 @@ std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& p
   }
   if (topology->size() == 1) {
     const json& level = (*topology)[0];
-    if (!level.is_object() || str(level, "key").empty()) {
+    if (!level.is_object() || str_at(level, "key").empty()) {
       return fail(ErrorCode::kInvalidArgument,
                   where + ": spec.schedulingConstraints.topology[0].key must name a node label");
     }
     ps.mode = TopologyMode::kRequired;
-    ps.level = str(level, "key");
+    ps.level = str_at(level, "key");
   }
   if (!pod.is_null()) {
-    const std::string pw = "Pod " + str(pod.value("metadata", json::object()), "name");
+    const std::string pw = "Pod " + str_at(pod.value("metadata", json::object()), "name");
     if (auto ok = read_pod_spec(pod.value("spec", json::object()), ps, pw); !ok)
       return std::unexpected(ok.error());
   }
@@ -586,7 +587,7 @@ std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& p
 std::expected<LoadedJob, Error> pytorch_job(const json& doc) {
   LoadedJob out;
   out.format = "pytorch";
-  out.request.name = str(doc.value("metadata", json::object()), "name");
+  out.request.name = str_at(doc.value("metadata", json::object()), "name");
   const std::string where = "PyTorchJob " + out.request.name;
   auto spec = typed_field(doc, "spec", json::value_t::object, where);
   if (!spec) return std::unexpected(spec.error());
@@ -643,8 +644,8 @@ std::expected<LoadedJob, Error> pytorch_job(const json& doc) {
 }
 
 bool is_kep5732_pod_group(const json& doc) {
-  return doc.is_object() && str(doc, "apiVersion").starts_with("scheduling.k8s.io/") &&
-         str(doc, "kind") == "PodGroup";
+  return doc.is_object() && str_at(doc, "apiVersion").starts_with("scheduling.k8s.io/") &&
+         str_at(doc, "kind") == "PodGroup";
 }
 
 // A List holding a KEP-5732 PodGroup and its Pods: those naming it in
@@ -661,7 +662,7 @@ std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
     if (is_kep5732_pod_group(item)) {
       if (group) return fail(ErrorCode::kInvalidArgument, "the List holds more than one PodGroup");
       group = &item;
-    } else if (item.is_object() && str(item, "kind") == "Pod") {
+    } else if (item.is_object() && str_at(item, "kind") == "Pod") {
       pods.push_back(&item);
     } else {
       return fail(ErrorCode::kInvalidArgument, "a List for a PodGroup holds only the PodGroup and its Pods");
@@ -669,13 +670,13 @@ std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
   }
   if (!group) return fail(ErrorCode::kInvalidArgument, "the List holds no scheduling.k8s.io PodGroup");
   const json meta = group->value("metadata", json::object());
-  const std::string name = str(meta, "name");
+  const std::string name = str_at(meta, "name");
   std::size_t members = 0;
   for (const json* pod : pods) {
     const json spec = pod->value("spec", json::object());
     const json ref = spec.is_object() ? spec.value("schedulingGroup", json::object()) : json::object();
-    const std::string named = str(ref, "podGroupName");
-    const std::string who = "Pod " + str(pod->value("metadata", json::object()), "name");
+    const std::string named = str_at(ref, "podGroupName");
+    const std::string who = "Pod " + str_at(pod->value("metadata", json::object()), "name");
     if (!named.empty() && named != name) {
       return fail(ErrorCode::kInvalidArgument, who + ": spec.schedulingGroup.podGroupName names " + named +
                                                    ", not the List's PodGroup " + name);
@@ -691,7 +692,7 @@ std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
   if (!job || members == 0) return job;
   if (const std::int32_t count = job->request.pod_sets.front().count;
       static_cast<std::int64_t>(members) < count) {
-    const std::string ns = str(meta, "namespace");
+    const std::string ns = str_at(meta, "namespace");
     job->waits = gang_waits_for_pods(ns.empty() ? name : ns + "/" + name, members, count, false);
   }
   return job;
@@ -700,13 +701,13 @@ std::expected<LoadedJob, Error> pod_group_list(const json& doc) {
 std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<NodeSpec>& nodes) {
   LoadedJob out;
   out.format = "kaiwo";
-  out.request.name = str(doc.value("metadata", json::object()), "name");
+  out.request.name = str_at(doc.value("metadata", json::object()), "name");
   const std::string where = "KaiwoJob " + out.request.name;
   const json spec = doc.value("spec", json::object());
   if (auto it = spec.find("gpuVendor"); it != spec.end() && !it->is_null() && !it->is_string())
     return fail(ErrorCode::kInvalidArgument,
                 where + " spec: gpuVendor must be a string, got " + io::json_text(*it));
-  const std::string vendor = str(spec, "gpuVendor").empty() ? "amd" : str(spec, "gpuVendor");
+  const std::string vendor = str_at(spec, "gpuVendor").empty() ? "amd" : str_at(spec, "gpuVendor");
   if (vendor != "amd" && vendor != "nvidia") {
     return fail(ErrorCode::kInvalidArgument,
                 where + ": gpuVendor must be amd or nvidia, got '" + vendor + "'");
@@ -749,8 +750,8 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
                           where + " spec.resources.requests");
   if (!extra) return std::unexpected(extra.error());
   for (const auto& [k, v] : *extra) ps.per_pod.emplace(k, v);
-  const std::string required = str(spec, "requiredTopologyLabel");
-  const std::string preferred = str(spec, "preferredTopologyLabel");
+  const std::string required = str_at(spec, "requiredTopologyLabel");
+  const std::string preferred = str_at(spec, "preferredTopologyLabel");
   if (!required.empty()) {
     ps.mode = TopologyMode::kRequired;
     ps.level = required;
@@ -770,15 +771,15 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   if (auto it = doc.find("name"); it != doc.end() && !it->is_null() && !it->is_string())
     return fail(ErrorCode::kInvalidArgument,
                 "PlacementRequest: name must be a string, got " + io::json_text(*it));
-  out.request.name =
-      str(doc, "name").empty() ? str(doc.value("metadata", json::object()), "name") : str(doc, "name");
+  out.request.name = str_at(doc, "name").empty() ? str_at(doc.value("metadata", json::object()), "name")
+                                                 : str_at(doc, "name");
   const json sets = doc.value("podSets", json::array());
   if (sets.empty())
     return fail(ErrorCode::kInvalidArgument, "PlacementRequest " + out.request.name + ": podSets is empty");
   for (std::size_t i = 0; i < sets.size(); ++i) {
     const json& s = sets[i];
     PodSetRequest ps;
-    ps.name = str(s, "name");
+    ps.name = str_at(s, "name");
     const std::string where = "PlacementRequest podSets[" + std::to_string(i) + "]";
     auto count = integer(s, "count", 0, where, 1);
     if (!count) return std::unexpected(count.error());
@@ -811,7 +812,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       auto size = integer(l, "size", 0, where + " slices", 1);
       if (!size) return std::unexpected(size.error());
       std::string level =
-          l.contains("level") && !l["level"].is_string() ? io::json_text(l["level"]) : str(l, "level");
+          l.contains("level") && !l["level"].is_string() ? io::json_text(l["level"]) : str_at(l, "level");
       ps.slices.push_back({level, static_cast<std::int32_t>(*size)});
     }
     if (s.contains("partitions") && s["partitions"].is_object()) {
@@ -827,7 +828,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       part.size = static_cast<std::int32_t>(*size);
       part.min = static_cast<std::int32_t>(*min);
       part.level =
-          p.contains("level") && !p["level"].is_string() ? io::json_text(p["level"]) : str(p, "level");
+          p.contains("level") && !p["level"].is_string() ? io::json_text(p["level"]) : str_at(p, "level");
       ps.partitions = part;
       if (ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
     }
@@ -865,24 +866,12 @@ std::expected<PriorityRequest, Error> read_priority(const json& spec, const std:
   return out;
 }
 
-json object_at(const json& obj, const char* key) {
-  if (!obj.is_object()) return json::object();
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : json::object();
-}
-
-json list_at(const json& obj, const char* key) {
-  if (!obj.is_object()) return json::array();
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_array() ? *it : json::array();
-}
-
 // The priority of each pod set's pods, in the order the readers above made the pod sets.
 std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& doc, const LoadedJob& job) {
   std::vector<PriorityRequest> out;
-  const std::string api = str(doc, "apiVersion");
-  const std::string kind = str(doc, "kind");
-  const std::string name = str(object_at(doc, "metadata"), "name");
+  const std::string api = str_at(doc, "apiVersion");
+  const std::string kind = str_at(doc, "kind");
+  const std::string name = str_at(object_at(doc, "metadata"), "name");
   const json spec = object_at(doc, "spec");
   auto add = [&](const json& pod_spec, const std::string& where) -> std::expected<PriorityRequest*, Error> {
     auto p = read_priority(pod_spec, where);
@@ -895,12 +884,13 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
     // (volcano-sh/volcano pkg/controllers/job/job_controller_util.go, createJobPod).
     const json tasks = list_at(spec, "tasks");
     for (std::size_t i = 0; i < tasks.size(); ++i) {
-      const std::string task = str(tasks[i], "name").empty() ? std::to_string(i) : str(tasks[i], "name");
+      const std::string task =
+          str_at(tasks[i], "name").empty() ? std::to_string(i) : str_at(tasks[i], "name");
       auto p = add(object_at(object_at(tasks[i], "template"), "spec"),
                    "Volcano Job " + name + " task " + task + " template spec");
       if (!p) return std::unexpected(p.error());
-      if ((*p)->class_name.empty() && !str(spec, "priorityClassName").empty()) {
-        (*p)->class_name = str(spec, "priorityClassName");
+      if ((*p)->class_name.empty() && !str_at(spec, "priorityClassName").empty()) {
+        (*p)->class_name = str_at(spec, "priorityClassName");
         (*p)->source = "Volcano Job " + name + " spec";
       }
     }
@@ -922,7 +912,7 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
     // (kubeflow/training-operator pkg/controller.v1/common/job.go, the PodGroup's priorityClassName).
     const json replicas = object_at(spec, "pytorchReplicaSpecs");
     const std::string fallback =
-        str(object_at(object_at(spec, "runPolicy"), "schedulingPolicy"), "priorityClass");
+        str_at(object_at(object_at(spec, "runPolicy"), "schedulingPolicy"), "priorityClass");
     for (const auto& ps : job.request.pod_sets) {
       auto p = add(object_at(object_at(object_at(replicas, ps.name.c_str()), "template"), "spec"),
                    "PyTorchJob " + name + " spec.pytorchReplicaSpecs." + ps.name + ".template.spec");
@@ -938,21 +928,21 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
     PriorityRequest p;
     const json items = list_at(doc, "items");
     for (const auto& item : items) {
-      if (!item.is_object() || str(item, "kind") != "Pod") continue;
-      auto read =
-          read_priority(object_at(item, "spec"), "Pod " + str(object_at(item, "metadata"), "name") + " spec");
+      if (!item.is_object() || str_at(item, "kind") != "Pod") continue;
+      auto read = read_priority(object_at(item, "spec"),
+                                "Pod " + str_at(object_at(item, "metadata"), "name") + " spec");
       if (!read) return std::unexpected(read.error());
       p = std::move(*read);
       break;
     }
     for (const auto& item : items) {
-      if (!item.is_object() || !str(item, "apiVersion").starts_with("scheduling.volcano.sh/") ||
-          str(item, "kind") != "PodGroup" || !p.class_name.empty() || p.value)
+      if (!item.is_object() || !str_at(item, "apiVersion").starts_with("scheduling.volcano.sh/") ||
+          str_at(item, "kind") != "PodGroup" || !p.class_name.empty() || p.value)
         continue;
-      const std::string group_class = str(object_at(item, "spec"), "priorityClassName");
+      const std::string group_class = str_at(object_at(item, "spec"), "priorityClassName");
       if (group_class.empty()) continue;
       p.class_name = group_class;
-      p.source = "PodGroup " + str(object_at(item, "metadata"), "name") + " spec";
+      p.source = "PodGroup " + str_at(object_at(item, "metadata"), "name") + " spec";
     }
     out.assign(job.request.pod_sets.size(), p);
   } else if (job.format == "neutral") {
@@ -1002,16 +992,16 @@ std::expected<LoadedJob, Error> parse_job(const json& doc, const std::vector<Nod
     std::string what = e.what();
     if (auto end = what.find("] "); what.starts_with("[json.exception.") && end != std::string::npos)
       what = what.substr(end + 2);
-    return fail(ErrorCode::kInvalidArgument, "a field of the " + str(doc, "kind") + " " +
-                                                 str(doc.value("metadata", json::object()), "name") +
+    return fail(ErrorCode::kInvalidArgument, "a field of the " + str_at(doc, "kind") + " " +
+                                                 str_at(doc.value("metadata", json::object()), "name") +
                                                  " has the wrong JSON type: " + what);
   }
 }
 
 namespace {
 std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vector<NodeSpec>& nodes) {
-  const std::string api = str(doc, "apiVersion");
-  const std::string kind = str(doc, "kind");
+  const std::string api = str_at(doc, "apiVersion");
+  const std::string kind = str_at(doc, "kind");
   if (api.rfind("batch.volcano.sh/", 0) == 0 && kind == "Job") return volcano_job(doc);
   if (api.rfind("kaiwo.silogen.ai/", 0) == 0 && kind == "KaiwoJob") return kaiwo_job(doc, nodes);
   if (api == "batch/v1" && kind == "Job") return batch_job(doc);
@@ -1037,8 +1027,8 @@ namespace {
 enum class JobPart { kJob, kGangPart, kOther };
 
 JobPart job_part(const json& obj) {
-  const std::string api = str(obj, "apiVersion");
-  const std::string kind = str(obj, "kind");
+  const std::string api = str_at(obj, "apiVersion");
+  const std::string kind = str_at(obj, "kind");
   if ((api.starts_with("batch.volcano.sh/") && kind == "Job") ||
       (api.starts_with("kaiwo.silogen.ai/") && kind == "KaiwoJob") || (api == "batch/v1" && kind == "Job") ||
       (api.starts_with("jobset.x-k8s.io/") && kind == "JobSet") ||

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "io/json_fields.h"
 #include "scheduler/input/job_loader.h"
 
 namespace hypertopo::scheduler {
@@ -10,17 +11,8 @@ namespace {
 
 using nlohmann::json;
 
-const json& member(const json& obj, const char* key) {
-  static const json empty = json::object();
-  if (!obj.is_object()) return empty;
-  auto it = obj.find(key);
-  return it == obj.end() || !it->is_object() ? empty : *it;
-}
-
-std::string str_at(const json& obj, const std::string& key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+using io::object_at;
+using io::str_at;
 
 // A whole decimal integer in [min, max]; nullopt for anything else ("1e3", "8x", "", overflow).
 std::optional<std::int64_t> whole_number(const std::string& v, std::int64_t min, std::int64_t max) {
@@ -90,9 +82,9 @@ std::string env_value(const json& pod, const char* name) {
 }  // namespace
 
 std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
-  const json& meta = member(pod, "metadata");
-  const json& annotations = member(meta, "annotations");
-  const json& labels = member(meta, "labels");
+  const json& meta = object_at(pod, "metadata");
+  const json& annotations = object_at(meta, "annotations");
+  const json& labels = object_at(meta, "labels");
   const std::string who = "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name");
   // The value of `key` (label first, then annotation) as an index, or why it is none.
   auto read = [&](const char* key) -> std::expected<std::optional<std::int32_t>, Error> {
@@ -160,13 +152,13 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
 }
 
 std::expected<PodSetRequest, Error> pod_set_request(const json& pod, std::int32_t count, bool gang) {
-  const json& meta = member(pod, "metadata");
-  const json& annotations = member(meta, "annotations");
+  const json& meta = object_at(pod, "metadata");
+  const json& annotations = object_at(meta, "annotations");
   const std::string where = "Pod " + str_at(meta, "namespace") + "/" + str_at(meta, "name");
   PodSetRequest ps;
   ps.name = "gang";
   ps.count = count;
-  if (auto ok = read_pod_spec(member(pod, "spec"), ps, where); !ok) return std::unexpected(ok.error());
+  if (auto ok = read_pod_spec(object_at(pod, "spec"), ps, where); !ok) return std::unexpected(ok.error());
   if (!gang) return ps;
   bool foreign = false;  // Kueue or KAI keys: their meaning is the job loader's, read the same way
   for (const auto& [k, v] : annotations.items()) {
