@@ -1,7 +1,7 @@
 // PodGroups, both kinds the project reads. The first byte chooses the loader, the rest is the
 // document, so one corpus (and one minute of fuzzing) covers both:
-//   - even: a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2), alone or in a List with one Pod of
-//     the group, as `place --job` and `simulate` read it (parse_job);
+//   - even: a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2), alone or in a List with its Pods (or
+//     one Pod as its template), as `place --job` and `simulate` read it (parse_job);
 //   - odd: coscheduling PodGroups (scheduling.x-k8s.io/v1alpha1), one object or a List, handed to
 //     the extender as its watch does (the whole list, then each one as an event), followed by a
 //     filter call for a pod of the first group, so the gang's size is read from spec.minMember.
