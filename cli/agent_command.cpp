@@ -25,6 +25,7 @@
 #include "agent/config/agent_config.h"
 #include "agent/runtime/agent_daemon.h"
 #include "agent/runtime/leader_dry_run.h"
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "cli/unit_flags.h"
@@ -111,9 +112,10 @@ std::string kinds_run(const agent::AgentConfig& config, agent::SourceRole source
 }
 
 int run_agent(const AgentOptions& opts) {
-  auto error = [](const std::string& message) {
-    std::cerr << "hypertopo: error: " << message << "\n";
-    return 1;
+  // What the config and flags say is checked first: those errors are the caller's (2); what fails
+  // once the agent talks to the cluster or binds its listener is a runtime failure (3).
+  auto error = [](const std::string& message, int status = kExitInvalid) {
+    return report_error("agent", message, status);
   };
   const AgentRole role = role_of(opts.role);
   auto loaded = agent::load_agent_config(opts.config_file);
@@ -215,11 +217,12 @@ int run_agent(const AgentOptions& opts) {
       parent = std::filesystem::temp_directory_path(ec);
     } else {
       std::filesystem::create_directories(parent, ec);
-      if (ec) return error("--work-dir " + opts.work_dir + ": " + ec.message());
+      if (ec) return error("--work-dir " + opts.work_dir + ": " + ec.message(), kExitRuntime);
     }
     std::string pattern = (parent / "hypertopo-agent-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr)
-      return error("cannot make a private work directory under " + pattern + ": " + std::strerror(errno));
+      return error("cannot make a private work directory under " + pattern + ": " + std::strerror(errno),
+                   kExitRuntime);
     work_dir = pattern;
     own_work_dir = true;
   }
@@ -231,7 +234,7 @@ int run_agent(const AgentOptions& opts) {
         {.client = client->get(), .namespace_ = identity.namespace_, .work_dir = work_dir, .log = log});
     std::error_code ec;
     std::filesystem::remove_all(work_dir, ec);
-    if (!plan) return error(plan.error().message());
+    if (!plan) return report_error("agent", plan.error());
     for (const auto& w : plan->warnings)
       std::cerr << "hypertopo: warning: " << text::terminal_safe(w) << "\n";
     if (opts.output == "json") {
@@ -274,7 +277,7 @@ int run_agent(const AgentOptions& opts) {
                              .log = log,
                              .work_dir = work_dir});
   daemon.register_routes(http);
-  if (auto started = http.start(); !started) return error(started.error().message());
+  if (auto started = http.start(); !started) return error(started.error().message(), kExitRuntime);
   const std::string where = agent::host_port(config.http_address, http.port());
   const std::string warning = "WARNING: --insecure-listen: " + where +
                               " serves /healthz, /readyz and /metrics to any client that reaches any "

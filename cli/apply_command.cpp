@@ -5,6 +5,7 @@
 
 #include "agent/reconciler/hypernode_reconciler.h"
 #include "agent/reconciler/write_plan.h"
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
@@ -54,10 +55,9 @@ std::string action_line(const agent::ReconcileAction& a, bool dry_run) {
 }
 
 int run_apply(const ApplyOptions& opts) {
-  auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
-    return 1;
-  };
+  auto error = [](const Error& e) { return report_error("apply", e); };
+  // The API server failed to answer or to take a write: a runtime failure, whatever the error's code.
+  auto api_error = [](const Error& e) { return report_error("apply", e, kExitRuntime); };
   if (opts.output == "json" && !opts.dry_run)
     return error(Error(ErrorCode::kInvalidArgument, "-o json: the plan is data only with --dry-run"));
   // The value goes on every HyperNode we write; the API server would refuse each of them.
@@ -79,7 +79,7 @@ int run_apply(const ApplyOptions& opts) {
     nodes = std::make_unique<k8s::NodeList>(std::move(*loaded));
   } else {
     auto listed = (*client)->list(k8s::kNodesResource, "");
-    if (!listed) return error(listed.error().error.context("listing Nodes (or pass --nodes FILE)"));
+    if (!listed) return api_error(listed.error().error.context("listing Nodes (or pass --nodes FILE)"));
     auto parsed = k8s::parse_node_list(nlohmann::json{{"kind", "NodeList"}, {"items", listed->items}});
     if (!parsed) return error(parsed.error().context("the cluster's Node list"));
     if (parsed->items.empty()) {
@@ -107,7 +107,7 @@ int run_apply(const ApplyOptions& opts) {
                                                    .max_delete_fraction = opts.max_delete_fraction,
                                                    .dry_run = opts.dry_run});
   auto result = reconciler.reconcile(run->tree, run->complete);
-  if (!result) return error(result.error());
+  if (!result) return api_error(result.error());
   if (opts.dry_run) {
     // Field by field, as kubectl diff: the admin sees what each write would change before any is made.
     const auto plan = agent::planned_hypernode_writes(*result);
@@ -125,8 +125,7 @@ int run_apply(const ApplyOptions& opts) {
   if (result->event_emitted) std::cerr << "hypertopo: deletions held; a MassDeletionHeld Event was written\n";
   std::cout << result->summary_line() << "\n";
   if (result->failed > 0) {
-    std::cerr << "hypertopo: error: " << result->failed << " write(s) did not land\n";
-    return 1;
+    return report_error("apply", std::to_string(result->failed) + " write(s) did not land", kExitRuntime);
   }
   return 0;
 }

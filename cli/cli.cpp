@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/version_info.h"
 
@@ -13,43 +14,32 @@ namespace hypertopo::cli {
 
 namespace {
 
-// The exit status of an invalid invocation (a missing or unknown flag, a bad value).
-constexpr int kUsageError = 2;
-
-// Levenshtein distance, for "did you mean".
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-// "unknown subcommand 'plcae' (did you mean 'place'?)" when the first argument names no subcommand.
+// "hypertopo: error: plcae: unknown subcommand (did you mean place?)" when the first argument names
+// no subcommand.
 std::optional<std::string> unknown_subcommand(CLI::App& app, int argc, char** argv) {
   if (argc < 2 || argv[1][0] == '-') return std::nullopt;
   const std::string given = argv[1];
-  std::string closest;
-  std::size_t best = std::string::npos;
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    const std::string& name = sub->get_name();
-    if (name == given) return std::nullopt;
-    const std::size_t d = edit_distance(given, name);
-    if (d < best) best = d, closest = name;
+    if (sub->get_name() == given) return std::nullopt;
+    names.push_back(sub->get_name());
   }
-  // Shown in quotes, at most 40 characters of it.
+  // Shown at most 40 characters of it; a guess only when it is close.
   const std::string shown = given.size() > 40 ? given.substr(0, 40) + "..." : given;
-  std::string message = "unknown subcommand '" + shown + "'";
-  if (!closest.empty() && (best <= 2 || best * 2 <= given.size()))
-    message += " (did you mean '" + closest + "'?)";
+  std::string message = shown + ": unknown subcommand";
+  const std::string closest = nearest_name(given, names);
+  const std::size_t d = edit_distance(given, closest);
+  if (!closest.empty() && (d <= 2 || d * 2 <= given.size())) message += " (did you mean " + closest + "?)";
   return message;
+}
+
+// The subcommand argv[1] names, or null.
+CLI::App* chosen_subcommand(CLI::App& app, int argc, char** argv) {
+  if (argc < 2) return nullptr;
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == argv[1]) return sub;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -73,24 +63,30 @@ int run_cli(int argc, char** argv) {
   add_simulate_command(app, action);
   add_agent_command(app, action);
   add_completion_command(app, action);
-  if (auto unknown = unknown_subcommand(app, argc, argv)) {
-    std::cerr << "hypertopo: " << *unknown << "\nRun with --help for the subcommands.\n";
-    return kUsageError;
+  if (auto unknown = unknown_subcommand(app, argc, argv)) return report_error("", *unknown, kExitInvalid);
+  CLI::App* sub = chosen_subcommand(app, argc, argv);
+  const std::string command = sub != nullptr ? sub->get_name() : "";
+  // Before CLI11 parses: it reports a missing required flag ahead of an unknown one, and the
+  // unknown one is most often that required flag misspelt (`discover --sourc demo`).
+  if (sub != nullptr) {
+    if (auto unknown = unknown_flag(*sub, argc - 2, argv + 2))
+      return report_error(command, *unknown, kExitInvalid);
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every invalid invocation exits 2, not CLI11's own codes (105 for
-    // a failed check, 106 for a value out of a set, ...), as the docs and getopt tools promise.
-    return app.exit(e) == 0 ? 0 : kUsageError;
+    // --help and --version print and exit 0; every invalid invocation exits 2 in the one error
+    // style, not CLI11's own codes (105 for a failed check, 106 for a value out of a set, ...).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return report_error(command, parse_error_message(e), kExitInvalid);
   }
-  if (!action) return 0;
-  int code = 1;
+  if (!action) return kExitDone;
+  int code = kExitRuntime;
   try {
     code = action();
   } catch (const std::exception& e) {
-    std::cerr << "hypertopo: " << e.what() << "\n";
-    return 1;
+    // Nothing should throw out of a command; what does is a failure of the run, not of the input.
+    return report_error(command, e.what(), kExitRuntime);
   }
   // Output that did not reach its file (a full disk, a closed pipe) is a failure, not a success
   // with a truncated result.
@@ -98,9 +94,11 @@ int run_cli(int argc, char** argv) {
   std::cout.flush();
   if (!std::cout) {
     const int err = errno;
-    std::cerr << "hypertopo: error: cannot write the output"
-              << (err != 0 ? std::string(": ") + std::strerror(err) : "") << "\n";
-    return code == 0 ? 1 : code;
+    report_error(
+        command,
+        std::string("cannot write the output") + (err != 0 ? std::string(": ") + std::strerror(err) : ""),
+        kExitRuntime);
+    return code == kExitDone ? kExitRuntime : code;
   }
   return code;
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "cli/ufm_flags.h"
@@ -110,19 +111,16 @@ std::string empty_tree_reason(const std::vector<discoverers::SourceSpec>& source
 }
 
 int run_discover(const DiscoverOptions& opts) {
-  auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
-    return 1;
-  };
+  auto error = [](const Error& e) { return report_error("discover", e); };
   // The key of tier N is the prefix and N: it must make a key the API server accepts.
   if (auto why = topology::label_key_error(opts.label_prefix + "1")) {
     return error(Error(ErrorCode::kInvalidArgument, "--label-prefix: " + *why));
   }
   // Kueue serves v1beta2; v1beta1 (deprecated) only for a Kueue that predates it.
   if (opts.kueue_api_version != "v1beta1" && opts.kueue_api_version != "v1beta2") {
-    std::cerr << "hypertopo: error: --kueue-api-version: '" << opts.kueue_api_version
-              << "' is not one of v1beta1, v1beta2\n";
-    return 2;
+    return report_error(
+        "discover", "--kueue-api-version: '" + opts.kueue_api_version + "' is not one of v1beta1, v1beta2",
+        kExitInvalid);
   }
   std::unique_ptr<k8s::NodeList> nodes;
   if (!opts.nodes_file.empty()) {

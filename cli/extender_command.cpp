@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cli/cluster_flags.h"
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "k8s/client/kube_client.h"
 #include "k8s/client/kube_config.h"
@@ -28,22 +29,17 @@ struct ExtenderFlags {
 // has no curl. Exit 0 on 200, else 1 with the answer on stderr.
 int check_extender(const scheduler::ExtenderConfig& cfg, const ExtenderFlags& flags) {
   if (!flags.check.starts_with("/")) {
-    std::cerr << "hypertopo extender: --check takes a path on the extender's listener, e.g. /readyz\n";
-    return 2;
+    return report_error("extender", "--check: takes a path on the extender's listener, e.g. /readyz",
+                        kExitInvalid);
   }
   auto target = scheduler::probe_target(cfg);
-  if (!target) {
-    std::cerr << "hypertopo extender: --check: " << target.error().message() << "\n";
-    return 2;
-  }
+  if (!target) return report_error("extender", "--check: " + target.error().message(), kExitInvalid);
   auto ok = scheduler::wait_extender(
       *target, flags.check, std::chrono::seconds(flags.wait_seconds), std::chrono::milliseconds(250),
       [] { return std::chrono::steady_clock::now(); },
       [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); });
-  if (!ok) {
-    std::cerr << "hypertopo extender: --check: " << ok.error().message() << "\n";
-    return 1;
-  }
+  // Not ready (or not answering): the question "is it ready?" has the answer no.
+  if (!ok) return report_error("extender", "--check: " + ok.error().message(), kExitNoAnswer);
   return 0;
 }
 
@@ -53,42 +49,27 @@ constexpr std::time_t kInsecureReminderSeconds = 300;
 
 int run_extender(const ExtenderFlags& flags) {
   auto cfg = scheduler::load_extender_config(flags.config);
-  if (!cfg) {
-    std::cerr << "hypertopo extender: " << cfg.error().message() << "\n";
-    return 2;
-  }
+  if (!cfg) return report_error("extender", cfg.error().message(), kExitInvalid);
   // A probe runs every few seconds: the warnings belong to the extender's own log.
   if (flags.check.empty())
     for (const auto& w : cfg->warnings) std::cerr << "hypertopo extender: warning: " << w << "\n";
   if (!flags.listen.empty()) {
-    if (auto ok = scheduler::parse_listen(flags.listen, "--listen", *cfg); !ok) {
-      std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
-      return 2;
-    }
+    if (auto ok = scheduler::parse_listen(flags.listen, "--listen", *cfg); !ok)
+      return report_error("extender", ok.error().message(), kExitInvalid);
   }
   if (!flags.check.empty()) return check_extender(*cfg, flags);
   if (!flags.state.empty()) cfg->service.state_file = flags.state;
   // Before anything connects or binds: an exposed, unauthenticated listener is refused outright.
-  if (auto ok = scheduler::check_listen_exposure(*cfg, flags.insecure_listen); !ok) {
-    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
-    return 2;
-  }
+  if (auto ok = scheduler::check_listen_exposure(*cfg, flags.insecure_listen); !ok)
+    return report_error("extender", ok.error().message(), kExitInvalid);
   [[maybe_unused]] const bool exposed = !scheduler::listen_is_protected(*cfg);
   auto cluster = resolve_cluster({.kubeconfig = flags.kubeconfig, .context = flags.context});
-  if (!cluster) {
-    std::cerr << "hypertopo extender: " << cluster.error().message() << "\n";
-    return 2;
-  }
+  if (!cluster) return report_error("extender", cluster.error().message(), kExitInvalid);
   auto client = k8s::KubeClient::create(cluster->config);
-  if (!client) {
-    std::cerr << "hypertopo extender: " << client.error().message() << "\n";
-    return 2;
-  }
+  if (!client) return report_error("extender", client.error().message(), kExitInvalid);
   scheduler::ExtenderService service(cfg->service);
-  if (auto ok = service.load_state(); !ok) {
-    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
-    return 2;
-  }
+  if (auto ok = service.load_state(); !ok)
+    return report_error("extender", ok.error().message(), kExitInvalid);
   // Signals are taken synchronously below; block them before any thread starts.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -108,10 +89,7 @@ int run_extender(const ExtenderFlags& flags) {
   http.threads = 2;
   net::HttpServer server(http);
   scheduler::register_extender_routes(server, service, cfg->url_prefix);
-  if (auto ok = server.start(); !ok) {
-    std::cerr << "hypertopo extender: " << ok.error().message() << "\n";
-    return 2;
-  }
+  if (auto ok = server.start(); !ok) return report_error("extender", ok.error().message(), kExitRuntime);
   const std::string where = cfg->listen_address + ":" + std::to_string(server.port());
   const std::string warning = "hypertopo extender: WARNING: --insecure-listen: " + where +
                               " accepts filter requests from any client that reaches it, without "

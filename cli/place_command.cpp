@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/cluster_input.h"
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "scheduler/input/placement_session.h"
 #include "text/terminal_safe.h"
@@ -78,9 +79,9 @@ void add_place_command(CLI::App& app, Action& action) {
   cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster, pod_group] {
     action = [in, format, timings, pods, config, flavor, classes, cluster, pod_group]() -> int {
       if (in->job.empty() == pod_group->empty()) {
-        std::cerr << "hypertopo place: --job, --pod-group: give the gang as one of them (a file, or "
-                     "NAMESPACE/NAME)\n";
-        return 2;
+        return report_error("place",
+                            "--job, --pod-group: give the gang as one of them (a file, or NAMESPACE/NAME)",
+                            kExitInvalid);
       }
       if (!pods->empty()) in->pods = *pods;
       if (!classes->empty()) in->priority_classes = *classes;
@@ -92,16 +93,10 @@ void add_place_command(CLI::App& app, Action& action) {
                                        .topology = in->topology.empty(),
                                        .priority_classes = classes->empty(),
                                        .pod_group = *pod_group});
-      if (!live) {
-        std::cerr << "hypertopo place: " << text::terminal_safe(live.error().message) << "\n";
-        return live.error().exit_code;
-      }
+      if (!live) return report_error("place", live.error().message, live.error().exit_code);
       in->cluster = *live;
       auto report = scheduler::run_placement(*in);
-      if (!report) {
-        std::cerr << "hypertopo place: " << text::terminal_safe(report.error().message()) << "\n";
-        return 2;
-      }
+      if (!report) return report_error("place", report.error(), kExitInvalid);
       for (const auto& w : report->warnings)
         std::cerr << "hypertopo place: warning: " << text::terminal_safe(w) << "\n";
       std::cout << scheduler::render_report(*report, *format);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "discoverers/ib-local/ib_local_probe.h"
@@ -32,10 +33,7 @@ struct ProbeOptions {
 };
 
 int run_probe(const ProbeOptions& opts) {
-  auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
-    return 1;
-  };
+  auto error = [](const Error& e) { return report_error("probe", e); };
   auto log = [&opts](const std::string& line) {
     if (opts.verbose) std::cerr << "hypertopo: " << line << "\n";
   };

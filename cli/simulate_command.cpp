@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "cli/cluster_input.h"
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "scheduler/simulate/simulation_session.h"
 #include "text/terminal_safe.h"
@@ -62,17 +63,11 @@ void add_simulate_command(CLI::App& app, Action& action) {
                                        .pods = pods->empty(),
                                        .topology = in->topology.empty(),
                                        .priority_classes = false});
-      if (!live) {
-        std::cerr << "hypertopo simulate: " << text::terminal_safe(live.error().message) << "\n";
-        return live.error().exit_code;
-      }
+      if (!live) return report_error("simulate", live.error().message, live.error().exit_code);
       in->cluster = *live;
       in->progress = &std::cerr;
       auto run = scheduler::run_simulation(*in);
-      if (!run) {
-        std::cerr << "hypertopo simulate: " << text::terminal_safe(run.error().message()) << "\n";
-        return 2;
-      }
+      if (!run) return report_error("simulate", run.error(), kExitInvalid);
       for (const auto& w : run->warnings)
         std::cerr << "hypertopo simulate: warning: " << text::terminal_safe(w) << "\n";
       std::cout << scheduler::render_simulation(*run, *format);

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
 #include "io/json_view.h"
@@ -223,18 +224,17 @@ void print_domain_text(const LiveTree& live, topology::DomainId root,
 }
 
 int run_status(const StatusOptions& opts) {
-  auto error = [](const Error& e) {
-    std::cerr << "hypertopo: error: " << text::terminal_safe(e.message()) << "\n";
-    return 1;
-  };
+  auto error = [](const Error& e) { return report_error("status", e); };
+  // The API server failed to answer: a runtime failure, whatever the error's code.
+  auto api_error = [](const Error& e) { return report_error("status", e, kExitRuntime); };
   auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
   if (!client) return error(client.error());
   auto hypernodes = (*client)->list(kHyperNodes, "");
-  if (!hypernodes) return error(hypernodes.error().error.context("listing HyperNodes"));
+  if (!hypernodes) return api_error(hypernodes.error().error.context("listing HyperNodes"));
   auto node_items = (*client)->list(k8s::kNodesResource, "");
-  if (!node_items) return error(node_items.error().error.context("listing Nodes"));
+  if (!node_items) return api_error(node_items.error().error.context("listing Nodes"));
   auto pod_items = (*client)->list(kPods, "");
-  if (!pod_items) return error(pod_items.error().error.context("listing Pods"));
+  if (!pod_items) return api_error(pod_items.error().error.context("listing Pods"));
 
   auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items->items}});
   if (!nodes) return error(nodes.error().context("the cluster's Node list"));

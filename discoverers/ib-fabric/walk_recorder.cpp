@@ -18,17 +18,19 @@ void add_walk_recorder_options(CLI::App& app, WalkRecorderRequest& request) {
   app.add_option("--max-smps", request.walk.max_smps, "SMPs in flight (default: libibnetdisc's)");
 }
 
+// Exit statuses as every hypertopo subcommand has them (cli/command_errors.h): 2 for the caller's
+// mistake, 3 for a walk or a write that failed.
 int run_walk_recorder(const WalkRecorderRequest& request, std::ostream& err) {
   WalkOptions options = request.walk;
   if (!request.cache.empty()) options.cache_path = request.cache;
   if (request.graph.empty()) {
     if (request.cache.empty()) {
-      err << "hypertopo ib-walk: error: nothing to write; give --graph and/or --cache\n";
+      err << "hypertopo ib-walk: error: --graph, --cache: nothing to write; give one or both\n";
       return 2;
     }
     if (auto ok = record_fabric_cache(options); !ok) {
       err << "hypertopo ib-walk: error: " << ok.error().message() << "\n";
-      return 1;
+      return 3;
     }
     return 0;
   }
@@ -37,7 +39,7 @@ int run_walk_recorder(const WalkRecorderRequest& request, std::ostream& err) {
   auto graph = walk_fabric(options);
   if (!graph) {
     err << "hypertopo ib-walk: error: " << graph.error().message() << "\n";
-    return 1;
+    return 3;
   }
   for (const auto& note : notes) err << "hypertopo ib-walk: warning: " << note << "\n";
   std::ofstream out(request.graph, std::ios::binary | std::ios::trunc);
@@ -45,7 +47,7 @@ int run_walk_recorder(const WalkRecorderRequest& request, std::ostream& err) {
   out.close();
   if (!out) {
     err << "hypertopo ib-walk: error: cannot write " << request.graph << "\n";
-    return 1;
+    return 3;
   }
   return 0;
 }

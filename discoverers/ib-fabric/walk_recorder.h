@@ -9,7 +9,7 @@
 //   WalkRecorderRequest request;
 //   add_walk_recorder_options(app, request);
 //   CLI11_PARSE(app, argc, argv);
-//   return run_walk_recorder(request, std::cerr);   // 0 on success, 1 with one line on stderr
+//   return run_walk_recorder(request, std::cerr);   // 0 on success, else 2 or 3 with one line on stderr
 #pragma once
 
 #include <CLI/CLI.hpp>

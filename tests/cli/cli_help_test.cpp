@@ -114,7 +114,8 @@ TEST(Messages, ASourceErrorCarriesItsSourceOnce) {
   const Result r = hypertopo("discover --source ibnetdisc-cache:/nonexistent/cache.db");
   EXPECT_NE(r.code, 0);
   EXPECT_EQ(occurrences(r.out, "source ibnetdisc-cache:/nonexistent/cache.db"), 1u) << r.out;
-  EXPECT_NE(r.out.find("hypertopo: error: source ibnetdisc-cache:/nonexistent/cache.db: "), std::string::npos)
+  EXPECT_NE(r.out.find("hypertopo discover: error: source ibnetdisc-cache:/nonexistent/cache.db: "),
+            std::string::npos)
       << r.out;
 }
 

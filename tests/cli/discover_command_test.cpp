@@ -131,19 +131,19 @@ TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
   auto bad = dir.path() / "bad.out";
   testing::write_text(bad, "Switch 8 \"S-10\" # \"a\"\n[1] \"S-2");
   auto r = run({"discover", "--source", "ibnetdiscover:" + bad.string()});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(
-      r.err.find("hypertopo: error: source ibnetdiscover:" + bad.string() + ": " + bad.string() + ":2:"),
-      std::string::npos)
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("hypertopo discover: error: source ibnetdiscover:" + bad.string() + ": " +
+                       bad.string() + ":2:"),
+            std::string::npos)
       << r.err;
   EXPECT_TRUE(r.out.empty());
 
   auto unknown = run({"discover", "--source", "nosuch:x"});
-  EXPECT_EQ(unknown.code, 1);
+  EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("unknown source kind 'nosuch'"), std::string::npos) << unknown.err;
 
   auto missing = run({"discover", "--source", "ibnetdiscover:/nonexistent.out"});
-  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.code, 2);
   EXPECT_NE(missing.err.find("/nonexistent.out: cannot open"), std::string::npos) << missing.err;
 
   auto format = run({"discover", "--source", "demo", "-o", "xml"});
@@ -154,7 +154,7 @@ TEST(DiscoverCommand, BadInputEndsInOneClearLine) {
   testing::write_text(config, "networkTopologyTypes:\n  rack: [{nodeLabel: rack, tier: 1}]\n");
   auto labels =
       run({"discover", "--source", "labels:" + config.string(), "--nodes", "examples/simulate/nodes.json"});
-  EXPECT_EQ(labels.code, 1);
+  EXPECT_EQ(labels.code, 2);
   const std::string who = "source labels:" + config.string() + ": ";
   const auto first = labels.err.find(who);
   ASSERT_NE(first, std::string::npos) << labels.err;

@@ -111,7 +111,7 @@ TEST(HostilePatterns, InvalidRe2SyntaxNamesTheFileAndKey) {
   const auto builder = dir.path() / "discover.yaml";
   write_text(builder, "hostDescriptionPattern: '^(?<host>\\S+)(?=\\s)'\n");
   auto d = run({"discover", "--source", "demo", "--config", builder.string()});
-  EXPECT_EQ(d.code, 1);
+  EXPECT_EQ(d.code, 2);
   EXPECT_TRUE(contains(d.err, builder.string() + ": hostDescriptionPattern: ")) << d.err;
   EXPECT_EQ(count_lines(d.err), 1u) << d.err;
 }
@@ -502,7 +502,7 @@ TEST(HostileText, WrongTypesInAConfigNameTheFileAndKey) {
   for (const auto& [text, message] : cases) {
     write_text(config, text);
     auto r = run({"discover", "--source", "demo", "--config", config});
-    EXPECT_EQ(r.code, 1) << text;
+    EXPECT_EQ(r.code, 2) << text;
     EXPECT_TRUE(contains(r.err, message)) << text << r.err;
     EXPECT_EQ(count_lines(r.err), 1u) << r.err;
   }
@@ -516,7 +516,7 @@ TEST(HostileCapture, ATruncatedCaptureFailsNamingTheMissingSwitch) {
   std::string whole = two_switch_capture("leaf", "spine", "host-c mlx5_0");
   write_text(capture, whole.substr(0, whole.find("\n\n")));  // the spine's block never came
   auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string()});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(
       contains(r.err, capture.string() + ":2: 1 switch(es) are named by port lines but never described"))
       << r.err;
@@ -544,7 +544,7 @@ TEST(HostileCapture, ConflictsFailAndRepeatsWarnOnce) {
   for (const auto& c : cases) {
     write_text(capture, c.text);
     auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string()});
-    EXPECT_EQ(r.code, 1) << c.message;
+    EXPECT_EQ(r.code, 2) << c.message;
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
   }
 
@@ -568,7 +568,7 @@ TEST(HostileCapture, GuidMapAndAnnotationConflicts) {
   const auto map = dir.path() / "guids.txt";
   write_text(map, "0x0000000000000101 node-a\n0x0000000000000201 node-b\n0x101 node-c\n");
   auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--guid-map", map.string()});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(
       contains(r.err, map.string() + ":3: GUID 0x101 is mapped to node-c here and to node-a on line 1"))
       << r.err;
@@ -604,7 +604,7 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
                                         "--ufm-ca",
                                         (dir.path() / "ca.pem").string()};
   auto empty = run(ufm);
-  EXPECT_EQ(empty.code, 1);
+  EXPECT_EQ(empty.code, 2);
   EXPECT_TRUE(contains(empty.err, "resources/ports returned no ports")) << empty.err;
 
   auto fabric =
@@ -615,7 +615,7 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
   auto paged = ufm;
   paged.insert(paged.end(), {"--ufm-page-size", "20"});
   auto missing = run(paged);
-  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.code, 2);
   EXPECT_TRUE(contains(missing.err, "total_resources is 999999999 but the answer ends after 0 record(s)"))
       << missing.err;
 }
@@ -681,7 +681,8 @@ TEST(HostileOutput, AFullDiskIsAnError) {
   for (const auto& c : commands) {
     auto r = run_to_full_disk(c);
     EXPECT_NE(r.code, 0) << c[0];
-    EXPECT_TRUE(contains(r.err, "hypertopo: error: cannot write the output")) << c[0] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, "hypertopo " + c[0] + ": error: cannot write the output"))
+        << c[0] << ": " << r.err;
   }
   TempDir root;
   hypertopo::testing::write_fake_hca(
@@ -700,24 +701,24 @@ TEST(HostileLabels, KubernetesRulesForKeysValuesAndUniqueTierNames) {
   const auto config = (dir.path() / "discover.yaml").string();
   write_text(config, "source: my source\n");
   auto source = run({"discover", "--source", "demo", "--config", config});
-  EXPECT_EQ(source.code, 1);
+  EXPECT_EQ(source.code, 2);
   EXPECT_TRUE(contains(source.err, config + ": source: 'my source' is not a Kubernetes label value"))
       << source.err;
 
   write_text(config, "tierNames: [leaf, leaf]\n");
   auto tiers = run({"discover", "--source", "demo", "--config", config});
-  EXPECT_EQ(tiers.code, 1);
+  EXPECT_EQ(tiers.code, 2);
   EXPECT_TRUE(contains(tiers.err, config + ": tierNames[1]: 'leaf' is named twice")) << tiers.err;
 
   auto prefix = run({"discover", "--source", "demo", "-o", "labels", "--label-prefix", "bad prefix!/"});
-  EXPECT_EQ(prefix.code, 1);
+  EXPECT_EQ(prefix.code, 2);
   EXPECT_TRUE(contains(prefix.err, "--label-prefix: 'bad prefix!/1' is not a Kubernetes label key"))
       << prefix.err;
 
   const auto kubeconfig = (dir.path() / "kubeconfig").string();
   write_text(kubeconfig, "");
   auto label = run({"apply", "--source", "demo", "--kubeconfig", kubeconfig, "--source-label", "bad value!"});
-  EXPECT_EQ(label.code, 1);
+  EXPECT_EQ(label.code, 2);
   EXPECT_TRUE(contains(label.err, "--source-label: 'bad value!' is not a Kubernetes label value"))
       << label.err;
 

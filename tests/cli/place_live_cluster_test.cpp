@@ -254,7 +254,7 @@ TEST(PlaceLiveClusterErrors, AnUnreachableServerIsNamedAndExits3) {
                                  {"place", "--kubeconfig", kubeconfig.string(), "--job", job.string()});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   EXPECT_TRUE(r.out.empty()) << r.out;
-  EXPECT_NE(r.err.find("hypertopo place: reading the cluster of --kubeconfig " + kubeconfig.string()),
+  EXPECT_NE(r.err.find("hypertopo place: error: reading the cluster of --kubeconfig " + kubeconfig.string()),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("listing nodes"), std::string::npos) << r.err;

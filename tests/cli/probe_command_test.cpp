@@ -81,16 +81,16 @@ TEST(ProbeCommand, NoNvmlIsAReportWithoutNvlink) {
 
 TEST(ProbeCommand, ErrorsAreOneLineAndNonZero) {
   auto bad_source = run({"probe", "--source", "ufm", "--node-name", "n1"});
-  EXPECT_EQ(bad_source.code, 1);
+  EXPECT_EQ(bad_source.code, 2);
   EXPECT_NE(bad_source.err.find("'ufm' is not a node probe"), std::string::npos) << bad_source.err;
 
   auto bad_name = run({"probe", "--source", "nvlink", "--node-name", "Not_A_Name"});
-  EXPECT_EQ(bad_name.code, 1);
+  EXPECT_EQ(bad_name.code, 2);
   EXPECT_NE(bad_name.err.find("Not_A_Name"), std::string::npos) << bad_name.err;
 
   auto broken_nvml =
       run({"probe", "--source", "nvlink", "--node-name", "n1", "--nvml-library", fake_nvml("init_fails")});
-  EXPECT_EQ(broken_nvml.code, 1);
+  EXPECT_EQ(broken_nvml.code, 3);
   EXPECT_NE(broken_nvml.err.find("Driver Not Loaded"), std::string::npos) << broken_nvml.err;
   EXPECT_EQ(broken_nvml.out, "");
 }
@@ -113,7 +113,7 @@ TEST(ProbeCommand, ASilentLldpdSocketEndsWithinTheTimeoutWithOneError) {
   ::close(listener);  // resets a connection still waiting, so that a hung probe returns after all
   const auto result = probe.get();
   ASSERT_TRUE(ended) << "the probe waited on a silent lldpd socket for 30 s";
-  EXPECT_EQ(result.code, 1);
+  EXPECT_EQ(result.code, 3);
   EXPECT_NE(result.err.find("lldpd control socket " + path + ": no answer within 5000 ms"), std::string::npos)
       << result.err;
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;

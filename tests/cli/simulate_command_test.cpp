@@ -121,7 +121,7 @@ TEST_F(SimulateCommandTest, TraceErrorNamesTheLineAndExitsTwo) {
                       event(0, "j1", 100, 1, 4) + R"({"time": 3, "job": "j2", "arrive": {}})" + "\n");
   auto r = run(args("bad.jsonl"));
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("hypertopo simulate: " + path("bad.jsonl") + ":2: duration: is required"),
+  EXPECT_NE(r.err.find("hypertopo simulate: error: " + path("bad.jsonl") + ":2: duration: is required"),
             std::string::npos)
       << r.err;
   EXPECT_TRUE(r.out.empty());

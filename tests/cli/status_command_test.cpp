@@ -274,7 +274,7 @@ TEST_F(StatusCommandTest, HyperNodesNestedDeeperThanPlacementAllowsAreRefusedByN
   chain(65, 200);
   for (const char* format : {"text", "json", "html"}) {
     auto r = status(format);
-    EXPECT_EQ(r.code, 1) << format << r.out.substr(0, 500);
+    EXPECT_EQ(r.code, 2) << format << r.out.substr(0, 500);
     EXPECT_NE(r.err.find("the cluster's HyperNodes nest 200 deep (HyperNode leaf-"), std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("at most 64 deep"), std::string::npos) << r.err;

@@ -38,7 +38,7 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
   // Without the CA the certificate is not trusted, and the error says what to do.
   auto untrusted = run(
       {"discover", "--source", "ufm:" + server.url(), "--ufm-credentials", (dir.path() / "creds").string()});
-  EXPECT_EQ(untrusted.code, 1);
+  EXPECT_EQ(untrusted.code, 3);
   EXPECT_NE(untrusted.err.find("--ufm-ca"), std::string::npos) << untrusted.err;
 
   auto insecure = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
@@ -53,7 +53,7 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
 // A password written into the URL is refused, and no message repeats it (it was printed twice).
 TEST(UfmCli, APasswordInTheUrlIsRefusedAndRedacted) {
   auto r = run({"discover", "--source", "ufm:https://admin:Hunter2-in-url@ufm.example"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err.find("Hunter2-in-url"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("Hunter2-in-url"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("must not carry credentials"), std::string::npos) << r.err;
@@ -72,7 +72,7 @@ TEST(UfmCli, PlainHttpNeedsTheInsecureFlag) {
   ASSERT_TRUE(server.start().has_value());
   auto refused = run(
       {"discover", "--source", "ufm:" + server.url(), "--ufm-credentials", (dir.path() / "creds").string()});
-  EXPECT_EQ(refused.code, 1);
+  EXPECT_EQ(refused.code, 2);
   EXPECT_NE(refused.err.find("clear text"), std::string::npos) << refused.err;
   EXPECT_EQ(server.requests(), 0);
   auto allowed = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
@@ -83,7 +83,7 @@ TEST(UfmCli, PlainHttpNeedsTheInsecureFlag) {
 
 TEST(UfmCli, UfmFlagsWithoutAUfmSourceAreAnError) {
   auto r = run({"discover", "--source", "demo:model", "--ufm-insecure"});
-  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--source ufm:"), std::string::npos) << r.err;
 }
 

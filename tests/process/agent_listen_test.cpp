@@ -106,10 +106,11 @@ TEST_F(AgentListenTest, ByDefaultItServesLoopbackOnly) {
   EXPECT_TRUE(agent.terminate()) << agent.log();
 }
 
+// Refused as invalid input (exit 2, cli/command_errors.h), before anything connects.
 TEST_F(AgentListenTest, EveryAddressWithoutTlsIsRefusedNamingTheKeyBeforeAnythingConnects) {
   AgentProcess from_yaml(options("http: {address: 0.0.0.0}\n", {}, "yaml"));
   ASSERT_TRUE(from_yaml.started());
-  EXPECT_EQ(from_yaml.wait_exit(30s), 1) << from_yaml.log();
+  EXPECT_EQ(from_yaml.wait_exit(30s), 2) << from_yaml.log();
   const std::string port = std::to_string(from_yaml.port());
   EXPECT_NE(from_yaml.log().find("refusing to listen on 0.0.0.0:" + port + " without TLS (http.address)"),
             std::string::npos)
@@ -118,7 +119,7 @@ TEST_F(AgentListenTest, EveryAddressWithoutTlsIsRefusedNamingTheKeyBeforeAnythin
 
   AgentProcess from_flag(options("", {"--http-address", "::"}, "flag"));
   ASSERT_TRUE(from_flag.started());
-  EXPECT_EQ(from_flag.wait_exit(30s), 1) << from_flag.log();
+  EXPECT_EQ(from_flag.wait_exit(30s), 2) << from_flag.log();
   EXPECT_NE(from_flag.log().find("refusing to listen on [::]:" + std::to_string(from_flag.port()) +
                                  " without TLS (--http-address)"),
             std::string::npos)
@@ -134,7 +135,7 @@ TEST_F(AgentListenTest, EveryAddressWithoutTlsIsRefusedNamingTheKeyBeforeAnythin
                   ", keyFile: " + (dir_.path() / "agent.key").string() + "}\n",
               {}, "tls"));
   ASSERT_TRUE(tls_only.started());
-  EXPECT_EQ(tls_only.wait_exit(30s), 1) << tls_only.log();
+  EXPECT_EQ(tls_only.wait_exit(30s), 2) << tls_only.log();
   EXPECT_NE(tls_only.log().find("without http.tls.clientCAFile (http.address)"), std::string::npos)
       << tls_only.log();
 

@@ -166,7 +166,7 @@ std::string run_case(const json& c) {
   testing::CapturedRun run;
   if (auto report = run_placement(in); !report) {
     run.code = 2;
-    run.err = "hypertopo place: " + report.error().message() + "\n";
+    run.err = "hypertopo place: error: " + report.error().message() + "\n";
   } else {
     run.code = report->result["fit"].get<bool>() ? 0 : 1;
     run.out = render_report(*report, "json");
