@@ -1,6 +1,9 @@
 // `hypertopo completion bash|zsh`: a shell completion script written from the parsed command line
-// itself (every subcommand, its flags, and the values of flags that take one of a set), so it cannot
-// fall behind the flags. zsh runs the same function through bashcompinit.
+// itself (every subcommand, its flags, the values of flags that take one of a set: output formats,
+// roles, --source's kinds and label presets), so it cannot fall behind the flags. File names are
+// offered only where a flag takes a file (directories where it takes one); any other value, and a
+// positional argument outside its set, completes to nothing. zsh runs the same function through
+// bashcompinit.
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -8,6 +11,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "discoverers/labels/label_presets.h"
+#include "discoverers/registry/discoverer.h"
 
 namespace hypertopo::cli {
 namespace {
@@ -32,24 +37,64 @@ std::vector<std::string> names_of(const CLI::Option& option) {
   return names;
 }
 
+// Flags that name a file or directory to write or to reach, so CLI11 checks no existence for them.
+bool names_a_path(const std::string& flag) {
+  for (const char* f : {"--kubeconfig", "--write-manifests", "--cache", "--graph", "--state",
+                        "--lldpd-socket", "--ufm-ca", "--ufm-credentials", "--work-dir", "--root"}) {
+    if (flag == f) return true;
+  }
+  return false;
+}
+
+// What --source completes to: the kinds of the role the subcommand runs, and for `labels` each
+// cloud preset (labels:preset=eks).
+std::string source_words(const std::string& subcommand) {
+  discoverers::DiscovererRegistry registry;
+  discoverers::register_builtin_discoverers(registry);
+  const auto role =
+      subcommand == "probe" ? discoverers::SourceRole::kNodeProbe : discoverers::SourceRole::kLeader;
+  std::string words;
+  for (const auto& kind : registry.kinds(role)) words += (words.empty() ? "" : " ") + kind;
+  if (role == discoverers::SourceRole::kLeader) {
+    for (const auto& preset : discoverers::labels::label_presets()) words += " labels:preset=" + preset.name;
+  }
+  return words;
+}
+
+// The value a flag takes: one of a set (IsMember, and --source's kinds), a file or a directory (a
+// flag CLI11 checks as ExistingFile/ExistingDirectory, or one that names a path), else anything,
+// which completes to nothing rather than to file names.
+std::string values_of(const std::string& subcommand, const std::string& flag, const CLI::Option& option) {
+  if (const std::string choices = choices_of(option); !choices.empty()) return choices;
+  if (flag == "--source" || flag == "-s") return source_words(subcommand);
+  const std::string type = option.get_type_name();
+  if (type.find("DIR") != std::string::npos || flag == "--work-dir" || flag == "--root" ||
+      flag == "--ufm-credentials")
+    return "DIR";
+  if (type.find("FILE") != std::string::npos || type.find("PATH") != std::string::npos || names_a_path(flag))
+    return "FILE";
+  return "NONE";
+}
+
 std::string bash_script(const CLI::App& app) {
-  std::ostringstream words, value_sets, takes_value;
+  std::ostringstream words, flag_values, positionals;
   std::string top = "--help --version";
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     const std::string& name = sub->get_name();
     top += " " + name;
     std::string flags = "--help";
     for (const CLI::Option* option : sub->get_options()) {
-      if (!option->nonpositional()) continue;
+      if (!option->nonpositional()) {
+        if (const std::string choices = choices_of(*option); !choices.empty())
+          positionals << "    " << name << ") values=\"" << choices << "\" ;;\n";
+        continue;
+      }
       for (const auto& flag : names_of(*option)) {
         if (flag == "-h" || flag == "--help") continue;
         flags += " " + flag;
         if (option->get_expected_max() == 0) continue;
-        const std::string choices = choices_of(*option);
-        if (!choices.empty())
-          value_sets << "    \"" << name << " " << flag << "\") values=\"" << choices << "\" ;;\n";
-        else
-          takes_value << "    \"" << name << " " << flag << "\") values=FILE ;;\n";
+        flag_values << "    \"" << name << " " << flag << "\") values=\"" << values_of(name, flag, *option)
+                    << "\" ;;\n";
       }
     }
     words << "    " << name << ") words=\"" << flags << "\" ;;\n";
@@ -63,16 +108,25 @@ std::string bash_script(const CLI::App& app) {
          "    case ${COMP_WORDS[i]} in -*) ;; *) sub=${COMP_WORDS[i]}; break ;; esac\n"
          "  done\n"
          "  case \"$sub $prev\" in\n"
-      << value_sets.str() << takes_value.str()
+      << flag_values.str()
       << "  esac\n"
-         "  if [[ $values == FILE ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); return; fi\n"
-         "  if [[ -n $values ]]; then COMPREPLY=($(compgen -W \"$values\" -- \"$cur\")); return; fi\n"
+         "  case $values in\n"
+         "    FILE) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+         "    DIR) COMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n"
+         "    NONE) COMPREPLY=(); return ;;\n"
+         "    ?*) COMPREPLY=($(compgen -W \"$values\" -- \"$cur\")); return ;;\n"
+         "  esac\n"
          "  case $sub in\n"
          "    \"\") words=\""
       << top << "\" ;;\n"
       << words.str()
       << "  esac\n"
-         "  if [[ -n $sub && $cur != -* ]]; then COMPREPLY=($(compgen -f -- \"$cur\")); return; fi\n"
+         "  if [[ -n $sub && $cur != -* ]]; then\n"
+         "    case $sub in\n"
+      << positionals.str()
+      << "    esac\n"
+         "    COMPREPLY=($(compgen -W \"$values\" -- \"$cur\")); return\n"
+         "  fi\n"
          "  COMPREPLY=($(compgen -W \"$words\" -- \"$cur\"))\n"
          "}\n"
          "complete -o filenames -F _hypertopo hypertopo\n";

@@ -230,6 +230,33 @@ TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
   EXPECT_EQ(hypertopo("completion fish").code, 2);
 }
 
+// Values where a flag takes one of a set (output formats, --source's kinds and label presets, a
+// positional's set), file names only where a flag takes a file, and nothing for any other value.
+TEST(Completion, ValuesForSetsFilesOnlyForFileFlags) {
+  TempDir dir;
+  const auto script = dir.path() / "hypertopo.bash";
+  write_text(script, hypertopo("completion bash").out);
+  write_text(dir.path() / "nodes-a.json", "{}");
+  const std::string file_prefix = (dir.path() / "nodes-").string();
+  const std::string sources = complete(script.string(), "hypertopo discover --source \"\"", 3);
+  for (const char* kind : {"demo\n", "ibnetdiscover\n", "ufm\n", "labels:preset=eks\n"})
+    EXPECT_NE(sources.find(kind), std::string::npos) << kind << " not offered:\n" << sources;
+  EXPECT_EQ(sources.find("ib-local\n"), std::string::npos) << "a node probe offered to discover:\n"
+                                                           << sources;
+  EXPECT_EQ(complete(script.string(), "hypertopo probe --source \"\"", 3), "ib-local\nlldp\nnvlink\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo status -o \"\"", 3), "text\njson\nhtml\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo completion \"\"", 2), "bash\nzsh\n");
+  // File flags, checked or not by CLI11, complete files.
+  EXPECT_EQ(complete(script.string(), "hypertopo discover --nodes " + file_prefix, 3),
+            (dir.path() / "nodes-a.json").string() + "\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo status --kubeconfig " + file_prefix, 3),
+            (dir.path() / "nodes-a.json").string() + "\n");
+  // A value that is no file, and a positional argument where the subcommand takes none: nothing.
+  EXPECT_EQ(complete(script.string(), "hypertopo discover --label-prefix " + file_prefix, 3), "\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo agent --node-name " + file_prefix, 3), "\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo status " + file_prefix, 2), "\n");
+}
+
 // `-o labels-apply`: what `kubectl apply --server-side --field-manager=hypertopo -f -` takes: a List
 // of Node objects carrying the tier labels and nothing else (no spec, no status, no other label),
 // the same labels `-o labels` prints.
