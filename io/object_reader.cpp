@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "io/bounded_file.h"
+#include "io/json_fields.h"
 #include "io/json_reader.h"
 #include "io/yaml_json.h"
 #include "io/yaml_reader.h"
@@ -12,11 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-std::string kind_of(const json& obj) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find("kind");
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
+std::string kind_of(const json& obj) { return str_at(obj, "kind"); }
 
 // A list's items inherit its item kind when they carry none, as the API server's typed lists say it
 // once for all of them ("NodeList": Nodes). The generic "List" says nothing.

@@ -4,6 +4,7 @@
 #include <span>
 #include <utility>
 
+#include "io/json_fields.h"
 #include "k8s/client/kube_client.h"
 
 namespace hypertopo::scheduler {
@@ -119,24 +120,14 @@ std::expected<void, ClusterReadError> read_topology(k8s::KubeClient& client,
   return {};
 }
 
-std::string text_at(const nlohmann::json& obj, const char* key) {
-  if (!obj.is_object()) return "";
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-const nlohmann::json& object_at(const nlohmann::json& obj, const char* key) {
-  static const nlohmann::json none = nlohmann::json::object();
-  if (!obj.is_object()) return none;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : none;
-}
+using io::object_at;
+using io::str_at;
 
 // The group a pod names as `kind`'s scheduler reads it ("" none).
 std::string group_named(const nlohmann::json& pod, const GroupKind& kind) {
   if (std::string(kind.field) == "spec")
-    return text_at(object_at(object_at(pod, "spec"), kind.key), "podGroupName");
-  return text_at(object_at(object_at(pod, "metadata"), "annotations"), kind.key);
+    return str_at(object_at(object_at(pod, "spec"), kind.key), "podGroupName");
+  return str_at(object_at(object_at(pod, "metadata"), "annotations"), kind.key);
 }
 
 // `place --pod-group`: the PodGroup `ns/name` and the Pods that name it, as one List.
@@ -161,7 +152,7 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
     if (!listed && (listed.error().not_found() || listed.error().http_status == 403)) continue;  // no CRD
     if (!listed) return std::unexpected(api_error(listed.error(), k.resource));
     for (auto& item : listed->items) {
-      if (text_at(object_at(item, "metadata"), "name") != name) continue;
+      if (str_at(object_at(item, "metadata"), "name") != name) continue;
       kinds += (kinds.empty() ? "" : ", ") + name_of(k.resource);
       kind = &k;
       group = std::move(item);
@@ -190,7 +181,7 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
   if (!pods) return std::unexpected(api_error(pods.error(), kPods));
   for (auto& pod : pods->items) {
     const nlohmann::json& meta = object_at(pod, "metadata");
-    const std::string phase = text_at(object_at(pod, "status"), "phase");
+    const std::string phase = str_at(object_at(pod, "status"), "phase");
     // A pod finished or on its way out is no longer one of the gang's: its replacement is.
     if (group_named(pod, *kind) != name || phase == "Succeeded" || phase == "Failed" ||
         (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()))
