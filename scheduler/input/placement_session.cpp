@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "io/bounded_file.h"
+#include "io/json_fields.h"
 #include "io/json_writer.h"
 #include "io/object_reader.h"
 #include "scheduler/config/volcano_config.h"
@@ -251,17 +252,8 @@ json kueue_result(const std::vector<KueuePodSetResult>& results, const JobReques
 
 // ---- Priorities, budgets and preemption ----
 
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string text(const json& obj, const char* key) {
-  const json& v = member(obj, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
+using io::str_at;
+using io::value_or_null;
 
 // A scheduling.k8s.io/v1 PriorityClass as Priority admission reads it.
 struct PriorityClassSpec {
@@ -282,24 +274,24 @@ PriorityClassMap builtin_priority_classes() {
 
 std::expected<void, Error> add_priority_class(PriorityClassMap& classes, const json& pc,
                                               const std::string& where) {
-  const std::string name = text(member(pc, "metadata"), "name");
+  const std::string name = str_at(value_or_null(pc, "metadata"), "name");
   const std::string who = where + ": PriorityClass " + (name.empty() ? "(no name)" : name);
   if (name.empty()) return fail(ErrorCode::kInvalidArgument, who + ": metadata.name is required");
   PriorityClassSpec spec;
   spec.source = where;
-  const json& value = member(pc, "value");
+  const json& value = value_or_null(pc, "value");
   if (!value.is_number_integer() || value.get<std::int64_t>() < std::numeric_limits<std::int32_t>::min() ||
       value.get<std::int64_t>() > std::numeric_limits<std::int32_t>::max()) {
     return fail(ErrorCode::kInvalidArgument,
                 who + ": value must be a 32-bit integer, got " + (value.is_null() ? "none" : value.dump()));
   }
   spec.value = static_cast<std::int32_t>(value.get<std::int64_t>());
-  const json& global = member(pc, "globalDefault");
+  const json& global = value_or_null(pc, "globalDefault");
   if (!global.is_null() && !global.is_boolean())
     return fail(ErrorCode::kInvalidArgument,
                 who + ": globalDefault must be true or false, got " + global.dump());
   spec.global_default = global.is_boolean() && global.get<bool>();
-  const json& policy = member(pc, "preemptionPolicy");
+  const json& policy = value_or_null(pc, "preemptionPolicy");
   if (!policy.is_null() && (!policy.is_string() || (policy != "Never" && policy != "PreemptLowerPriority")))
     return fail(ErrorCode::kInvalidArgument,
                 who + ": preemptionPolicy must be Never or PreemptLowerPriority, got " + policy.dump());
