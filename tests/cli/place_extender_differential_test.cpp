@@ -60,7 +60,8 @@ using testing::DifferentialCase;
 struct Answer {
   std::map<int, std::string> nodes;
   std::string refusal;
-  bool operator==(const Answer& o) const { return nodes == o.nodes; }
+  bool broken = false;  // the door gave no answer at all (an error, not a refusal)
+  bool operator==(const Answer& o) const { return !broken && !o.broken && nodes == o.nodes; }
 };
 
 std::string show(const Answer& a) {
@@ -83,6 +84,7 @@ Answer through_place(const DifferentialCase& c, const testing::TempDir& dir) {
   const json doc = json::parse(run.out, nullptr, false);
   if (!doc.is_object() || !doc.contains("fit")) {
     out.refusal = "no answer: exit " + std::to_string(run.code) + " " + run.err;
+    out.broken = true;
     for (int rank : c.pending_ranks()) out.nodes[rank] = "?";
     return out;
   }
@@ -104,6 +106,7 @@ Answer through_extender(const DifferentialCase& c) {
   Answer out;
   auto failed = [&](const std::string& what) {
     out.refusal = "extender: " + what;
+    out.broken = true;
     for (int rank : c.pending_ranks()) out.nodes.emplace(rank, "?");
     return out;
   };
