@@ -62,6 +62,7 @@ int run_cli(int argc, char** argv) {
   add_status_command(app, action);
   add_simulate_command(app, action);
   add_agent_command(app, action);
+  add_version_command(app, action);
   add_completion_command(app, action);
   if (auto unknown = unknown_subcommand(app, argc, argv)) return report_error("", *unknown, kExitInvalid);
   CLI::App* sub = chosen_subcommand(app, argc, argv);

@@ -25,6 +25,7 @@ void add_extender_command(CLI::App& app, Action& action);
 void add_status_command(CLI::App& app, Action& action);
 void add_simulate_command(CLI::App& app, Action& action);
 void add_agent_command(CLI::App& app, Action& action);
+void add_version_command(CLI::App& app, Action& action);
 // Registered last: its script lists every subcommand registered before it.
 void add_completion_command(CLI::App& app, Action& action);
 

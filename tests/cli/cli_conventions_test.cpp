@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -142,6 +143,64 @@ TEST_F(ClusterLookupTest, NoClusterAnywhereSaysWhereItLooked) {
   const Result extender = hypertopo("extender --config " + config.string(), "HOME=" + home_.string());
   EXPECT_EQ(extender.code, 2) << extender.out;
   EXPECT_NE(extender.out.find("no Kubernetes cluster to talk to"), std::string::npos) << extender.out;
+}
+
+// `hypertopo version`: the client's version alone where no cluster is found or --client is given;
+// with a cluster, the HyperNode API versions its CRD serves (the storage one named) and each Volcano
+// API group whose CRDs are installed, read from the API server's CustomResourceDefinitions.
+TEST_F(ClusterLookupTest, VersionNamesTheHyperNodeAndVolcanoApisTheClusterServes) {
+  auto crd = [](const std::string& group, const std::string& plural, const nlohmann::json& versions) {
+    return nlohmann::json{
+        {"apiVersion", "apiextensions.k8s.io/v1"},
+        {"kind", "CustomResourceDefinition"},
+        {"metadata", {{"name", plural + "." + group}}},
+        {"spec", {{"group", group}, {"names", {{"plural", plural}}}, {"versions", versions}}}}
+        .dump();
+  };
+  const std::string crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  Result r = hypertopo("version --kubeconfig " + live_.string(), "HOME=" + home_.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("HyperNode API: not installed (no CustomResourceDefinition "
+                       "hypernodes.topology.volcano.sh)\nVolcano APIs: none"),
+            std::string::npos)
+      << r.out;
+  for (const auto& body :
+       {crd("topology.volcano.sh", "hypernodes",
+            {{{"name", "v1alpha1"}, {"served", true}, {"storage", true}},
+             {{"name", "v1alpha0"}, {"served", false}}}),
+        crd("scheduling.volcano.sh", "podgroups",
+            {{{"name", "v1beta1"}, {"served", true}, {"storage", true}}}),
+        crd("batch.volcano.sh", "jobs", {{{"name", "v1alpha1"}, {"served", true}, {"storage", true}}}),
+        crd("kueue.x-k8s.io", "topologies", {{{"name", "v1beta1"}, {"served", true}, {"storage", true}}})}) {
+    ASSERT_EQ(server_.store().handle({.method = "POST", .path = crds, .body = body}).status, 201) << body;
+  }
+  r = hypertopo("version --kubeconfig " + live_.string(), "HOME=" + home_.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(r.out.starts_with("Client Version: hypertopo ")) << r.out;
+  EXPECT_NE(r.out.find("\nHyperNode API: topology.volcano.sh v1alpha1 (storage v1alpha1)\n"
+                       "Volcano APIs: batch.volcano.sh v1alpha1, scheduling.volcano.sh v1beta1\n"),
+            std::string::npos)
+      << r.out;
+  const auto json = nlohmann::json::parse(
+      hypertopo("version -o json --kubeconfig " + live_.string(), "HOME=" + home_.string()).out, nullptr,
+      false);
+  ASSERT_FALSE(json.is_discarded());
+  EXPECT_EQ(json["server"]["hyperNode"]["served"], nlohmann::json::array({"v1alpha1"}));
+  EXPECT_EQ(json["server"]["volcano"]["scheduling.volcano.sh"], nlohmann::json::array({"v1beta1"}));
+  EXPECT_FALSE(json["clientVersion"]["version"].get<std::string>().empty());
+
+  // Found as kubectl finds it; --client reads nothing; none found: the client alone, exit 0.
+  server_.reset_counts();
+  r = hypertopo("version --client", "HOME=" + home_.string() + " KUBECONFIG=" + live_.string());
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out.find("HyperNode API"), std::string::npos) << r.out;
+  EXPECT_EQ(server_.count("list"), 0);
+  r = hypertopo("version", "HOME=" + home_.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "only the client's line: " << r.out;
+  // A named cluster that cannot be read ends with the contract's status.
+  EXPECT_EQ(hypertopo("version --kubeconfig " + dead_.string()).code, 3);
+  EXPECT_EQ(hypertopo("version --kubeconfig /nonexistent/kubeconfig").code, 2);
 }
 
 TEST(UsageErrors, EveryInvalidInvocationExitsTwo) {
@@ -314,6 +373,12 @@ TEST_F(ContractTest, EverySubcommandEndsEachClassOfBadInputWithItsStatusAndOneEr
       {"value out of its set", "ib-walk --cache " + at("walk.cache") + " --port 999", 2, "--port"},
       {"nothing to do", "ib-walk", 2, "--cache"},
       {"fabric fails", "ib-walk --cache " + at("walk.cache") + " --ca no_such_hca", 3, "no_such_hca"},
+
+      {"unknown flag", "version --no-such-flag", 2, "--no-such-flag"},
+      {"value out of its set", "version -o table", 2, "--output"},
+      {"no kubeconfig file", "version --kubeconfig " + no_kubeconfig, 2, no_kubeconfig},
+      {"malformed kubeconfig", "version --kubeconfig " + at("bad.yaml"), 2, at("bad.yaml")},
+      {"cluster fails", "version --kubeconfig " + at("dead.yaml"), 3, "listing CustomResourceDefinitions"},
 
       {"unknown flag", "completion bash --no-such-flag", 2, "--no-such-flag"},
       {"value out of its set", "completion fish", 2, "fish"},
