@@ -411,6 +411,30 @@ TEST_F(PlacePodGroupFromCluster, AKaiGroupShortOfItsMinMemberWaitsAsThroughAFile
       "planned when all have come");
 }
 
+TEST_F(PlacePodGroupFromCluster, AVolcanoGroupIsReadWithThePodsItsAnnotationNames) {
+  // Volcano's job controller names the PodGroup in each pod's scheduling.k8s.io/group-name; the
+  // PodGroup's networkTopology binds the gang (hard: one tier-1 HyperNode).
+  const json group{
+      {"apiVersion", "scheduling.volcano.sh/v1beta1"},
+      {"kind", "PodGroup"},
+      {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+      {"spec", {{"minMember", 4}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}}}}};
+  std::vector<json> members;
+  for (int rank = 0; rank < 4; ++rank)
+    members.push_back(pod("train-" + std::to_string(rank), rank, "8", json::object(),
+                          {{"scheduling.k8s.io/group-name", "train"}}));
+  // A pod of another gang in the namespace is not one of its.
+  const json other = pod("other-0", 0, "8", json::object(), {{"scheduling.k8s.io/group-name", "other"}});
+  create("/api/v1/namespaces/ml/pods", other);
+  const auto [live, files] = both("/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups", group,
+                                  members, {busy_pod("x1", "a1", "8")});
+  EXPECT_EQ(live.code, 0) << live.out << live.err;
+  EXPECT_EQ(live.out, files.out);
+  const json doc = json::parse(live.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << live.out;
+  EXPECT_EQ(doc["podSets"][0]["domains"], json::array({"leaf-b"})) << live.out;
+}
+
 TEST_F(PlacePodGroupFromCluster, APodGroupTheClusterDoesNotHoldIsAnErrorNamingIt) {
   auto r =
       testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "ml/nowhere"});
