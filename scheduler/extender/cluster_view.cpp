@@ -482,7 +482,16 @@ std::expected<std::optional<std::string>, Error> ClusterView::gang_key(const jso
   return std::optional<std::string>();
 }
 
-std::expected<std::int32_t, Error> ClusterView::gang_size(const json& pod, const std::string& key) const {
+std::size_t ClusterView::gang_members_seen(const std::string& key) const {
+  std::size_t seen = 0;
+  for (const auto& [id, p] : pods_) seen += p.gang == key && !p.terminating;
+  for (const auto& [uid, entry] : pending_) seen += entry.first == key;
+  return seen;
+}
+
+std::expected<std::int32_t, Error> ClusterView::gang_size(const json& pod, const std::string& key,
+                                                          std::optional<PodGroupKind>* from) const {
+  if (from) from->reset();
   const json& meta = member(pod, "metadata");
   const json& annotations = member(meta, "annotations");
   for (const char* k : {kGangSize, kKueueGroupCount}) {
@@ -497,7 +506,10 @@ std::expected<std::int32_t, Error> ClusterView::gang_size(const json& pod, const
   };
   auto sized_by = [&](PodGroupKind kind, const std::string& group_key,
                       const std::string& what) -> std::expected<std::int32_t, Error> {
-    if (auto n = size_of(kind, group_key)) return *n;
+    if (auto n = size_of(kind, group_key)) {
+      if (from) *from = kind;
+      return *n;
+    }
     return fail(ErrorCode::kUnavailable, "Pod " + pod_label(pod) + ": " + what + " not found");
   };
   const json& spec = member(pod, "spec");
@@ -520,12 +532,18 @@ std::expected<std::int32_t, Error> ClusterView::gang_size(const json& pod, const
   // Volcano: the annotation scheduling.k8s.io/group-name names a scheduling.volcano.sh PodGroup
   // (made by Volcano's job controller, minMember = the Job's minAvailable).
   if (!str_at(annotations, kVolcanoGroupAnnotation).empty()) {
-    if (auto n = size_of(PodGroupKind::kVolcano, key)) return *n;
+    if (auto n = size_of(PodGroupKind::kVolcano, key)) {
+      if (from) *from = PodGroupKind::kVolcano;
+      return *n;
+    }
   }
   // KAI-Scheduler: its pod grouper names the scheduling.run.ai PodGroup in pod-group-name
   // (minMember: the workload's gang, e.g. a PyTorchJob's replicas).
   if (!str_at(annotations, "pod-group-name").empty()) {
-    if (auto n = size_of(PodGroupKind::kKai, key)) return *n;
+    if (auto n = size_of(PodGroupKind::kKai, key)) {
+      if (from) *from = PodGroupKind::kKai;
+      return *n;
+    }
   }
   return 1;
 }

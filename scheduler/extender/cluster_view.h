@@ -22,6 +22,7 @@
 //   bool ok = view.fits(view.index().find_node("n-1"), view.resolve(request), &pod_set);
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <expected>
 #include <map>
@@ -154,7 +155,11 @@ class ClusterView {
   // Gangs: the key of a pod's gang (namespace/name; none for a normal pod), its size, and the
   // topology its PodGroup states (as the pod annotations that say the same; empty when none).
   std::expected<std::optional<std::string>, Error> gang_key(const nlohmann::json& pod) const;
-  std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key) const;
+  // `from`, when given: the kind of PodGroup whose minimum gave the size (nullopt: none did).
+  std::expected<std::int32_t, Error> gang_size(const nlohmann::json& pod, const std::string& key,
+                                               std::optional<PodGroupKind>* from = nullptr) const;
+  // The gang's pods the view holds: bound and not terminating, or pending (watched or filtered).
+  std::size_t gang_members_seen(const std::string& key) const;
   const std::map<std::string, std::string>* group_topology(const std::string& key) const;
   // The gang's PodGroup when it divides the gang into sub-groups, with its pending pods' documents.
   // `with_pending` false: the PodGroup alone (which sub-group a pod joins needs no other pod).

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/index/node_affinity.h"
@@ -184,8 +186,20 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
                                                    const PreemptionOptions* preempting) {
   ensure_lookups();
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
-  auto count = view_.gang_size(pod, key);
+  std::optional<PodGroupKind> sized_by;
+  auto count = view_.gang_size(pod, key, &sized_by);
   if (!count) return std::unexpected(count.error());
+  // A Volcano PodGroup with fewer pods than its minMember is not a valid job to Volcano's gang
+  // plugin (volcano-sh/volcano pkg/scheduler/plugins/gang/gang.go, OnSessionOpen's validJobFn:
+  // JobInfo.ValidTaskNum() below MinAvailable, api/job_info.go), and framework/session.go
+  // openSession drops it from the session: none of its pods is placed until they all exist. The
+  // pods the view has seen stand for those (the pod asking is one of them); `place` waits alike
+  // (volcano_pod_group.h). A PodGroup with sub-groups waits in make_grouped_plan.
+  if (sized_by == PodGroupKind::kVolcano && !view_.grouped(key)) {
+    view_.note_pending(pod, key, /*replace=*/false);
+    if (const std::size_t seen = view_.gang_members_seen(key); std::cmp_less(seen, *count))
+      return fail(ErrorCode::kUnavailable, gang_waits_for_pods(key, seen, *count, /*sub_groups=*/false));
+  }
   GangPlan plan;
   plan.key = key;
   plan.pod_doc = request_source(pod);

@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "io/json_fields.h"
+#include "scheduler/input/kai_pod_group.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -315,6 +320,16 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
     if (same > 0) ps.name += "-" + std::to_string(same);
     set_of.emplace(key, out.request.pod_sets.size());
     out.request.pod_sets.push_back(std::move(ps));
+  }
+  // Fewer pods than minMember: Volcano's gang plugin finds the job not valid (volcano-sh/volcano
+  // pkg/scheduler/plugins/gang/gang.go, OnSessionOpen's validJobFn: JobInfo.ValidTaskNum(), the
+  // pods pending, allocated, bound, running or succeeded in api/job_info.go, below MinAvailable is
+  // NotEnoughPodsReason), and framework/session.go openSession drops such a job from the session:
+  // none of its pods is placed, with or without subGroupPolicy.
+  if (const std::int32_t need = out.request.min_pods.value_or(0); std::cmp_less(pods.size(), need)) {
+    const std::string ns = io::str_at(meta, "namespace");
+    out.waits = gang_waits_for_pods(ns.empty() ? out.request.name : ns + "/" + out.request.name, pods.size(),
+                                    need, !out.request.sub_groups.empty());
   }
   return out;
 }

@@ -34,7 +34,10 @@ inline constexpr const char* kVolcanoGroupNameAnnotation = "scheduling.k8s.io/gr
 
 // A List whose items include a scheduling.volcano.sh PodGroup.
 bool is_volcano_pod_group_list(const nlohmann::json& doc);
-// Every Pod of the List belongs to the one PodGroup; format "volcano".
+// Every Pod of the List belongs to the one PodGroup; format "volcano". A PodGroup whose
+// spec.minMember is above its Pods (bound or pending) reads, with LoadedJob::waits saying so as
+// gang_waits_for_pods does: Volcano's gang plugin finds such a job not valid (gang.go validJobFn,
+// JobInfo.ValidTaskNum below MinAvailable) and places none of its pods.
 std::expected<LoadedJob, Error> volcano_pod_group_list(const nlohmann::json& doc);
 // The sub-group a pod with `labels` joins under the PodGroup `pod_group`, named as
 // volcano_pod_group_list names it (the first policy whose labelSelector matches and whose every

@@ -200,6 +200,16 @@ TEST_F(PlaceConstraintsTest, AVolcanoJobWithMinAvailableStartsWithWhatFitsInOneL
   EXPECT_EQ(place(per_task).code, 2);
 }
 
+// A Job whose minAvailable is above its replicas never exists to be scheduled: Volcano's admission
+// webhook refuses it ("job 'minAvailable' should not be greater than total replicas in tasks",
+// volcano-sh/volcano pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate). `place`
+// refuses it as input (exit 2) naming the field, never "fit".
+TEST_F(PlaceConstraintsTest, AJobMinAvailableAboveItsReplicasIsRefusedAsInput) {
+  const auto run = place(volcano_job(4, "8", json::object(), 6));
+  EXPECT_EQ(run.code, 2) << run.out << run.err;
+  EXPECT_NE(run.err.find("minAvailable must be from 0 to 4, got 6"), std::string::npos) << run.err;
+}
+
 // simulate's two policies keep the same node rules: a job whose required affinity matches no node is
 // never admitted, by the engine nor by the first-fit baseline.
 TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {

@@ -44,6 +44,7 @@
 #include "scheduler/extender/extender_service.h"
 #include "tests/cli/cluster_objects.h"
 #include "tests/cli/differential_case.h"
+#include "tests/cli/extender_door.h"
 #include "tests/scheduler/extender/kube_scheduler_standin.h"
 #include "tests/support/fixtures.h"
 #include "timing/clock.h"
@@ -115,6 +116,11 @@ Answer through_extender(const DifferentialCase& c) {
   if (auto r = svc.set_nodes(c.nodes); !r) return failed(r.error().message());
   if (auto r = svc.set_pods(c.pods); !r) return failed(r.error().message());
   svc.set_pod_groups({c.pod_group}, scheduler::PodGroupKind::kVolcano);
+  // The job controller's pending pods, as the watch delivers them once created: Volcano places none
+  // of the gang's pods before minMember of them exist, and neither does the extender.
+  for (int rank : c.pending_ranks()) {
+    if (auto r = svc.upsert_pod(c.pods[c.pod_position(rank)]); !r) return failed(r.error().message());
+  }
   std::vector<json> pods_now = c.pods;
   for (int rank : c.pending_ranks()) {
     json& pod = pods_now[c.pod_position(rank)];
@@ -129,30 +135,14 @@ Answer through_extender(const DifferentialCase& c) {
       if (out.refusal.empty()) out.refusal = "no node passes the framework's filters";
       continue;
     }
-    auto kept = svc.filter({{"pod", pod}, {"nodenames", names}});
-    if (!kept) return failed(kept.error().message());
-    if (!kept->contains("nodenames") || !(*kept)["nodenames"].is_array() || (*kept)["nodenames"].empty()) {
+    const testing::ExtenderPick pick = testing::ask_extender(svc, pod, names);
+    if (!pick.error.empty()) return failed(pick.error);
+    if (pick.node.empty()) {
       out.nodes[rank] = "";
-      if (out.refusal.empty()) {
-        out.refusal = kept->value("error", std::string());
-        const json failed_nodes = kept->value("failedNodes", json::object());
-        for (const auto& [node, why] : failed_nodes.items())
-          if (out.refusal.empty()) out.refusal = why.get<std::string>();
-      }
+      if (out.refusal.empty()) out.refusal = pick.refusal;
       continue;
     }
-    std::string chosen = (*kept)["nodenames"][0].get<std::string>();
-    if ((*kept)["nodenames"].size() > 1) {
-      auto scores = svc.prioritize({{"pod", pod}, {"nodenames", (*kept)["nodenames"]}});
-      if (!scores) return failed(scores.error().message());
-      std::int64_t best = -1;
-      for (const auto& s : *scores) {
-        if (s["score"].get<std::int64_t>() > best) {
-          best = s["score"].get<std::int64_t>();
-          chosen = s["host"].get<std::string>();
-        }
-      }
-    }
+    const std::string& chosen = pick.node;
     out.nodes[rank] = chosen;
     pod["spec"]["nodeName"] = chosen;
     pod["status"]["phase"] = "Running";

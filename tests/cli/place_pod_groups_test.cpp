@@ -2,17 +2,18 @@
 // its Pods (and the running ones in --pods), against the extender fed the same objects (set_*
 // calls, as its watches feed it) and asked for each pending pod in rank order as kube-scheduler asks
 // (filter over every node, prioritize when more than one node is kept, the bind seen as a Pod
-// update). KAI's (scheduling.run.ai/v2alpha2) with fewer Pods than its minMember waits with the same
-// sentence through both; the upstream one (scheduling.k8s.io/v1alpha2, Kubernetes 1.36: pods name it
-// in spec.schedulingGroup.podGroupName, spec.schedulingConstraints.topology[0].key a node label)
-// lands on the same nodes through both. `place --kubeconfig --pod-group NAMESPACE/NAME` reads such a
-// PodGroup and its Pods from the loopback API server and answers as `place` does with the same
-// objects as files.
+// update). KAI's (scheduling.run.ai/v2alpha2) and Volcano's (scheduling.volcano.sh/v1beta1) with
+// fewer Pods than their minMember wait with the same sentence through both; the upstream one
+// (scheduling.k8s.io/v1alpha2, Kubernetes 1.36: pods name it in spec.schedulingGroup.podGroupName,
+// spec.schedulingConstraints.topology[0].key a node label) lands on the same nodes through both. `place
+// --kubeconfig --pod-group NAMESPACE/NAME` reads such a PodGroup and its Pods from the loopback API server
+// and answers as `place` does with the same objects as files.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -294,6 +295,71 @@ TEST_F(PlacePodGroups, UpstreamGroupWithFewerPodsThanMinCountWaitsForThem) {
   EXPECT_EQ(place.code, 1);
   EXPECT_EQ(place.refusal,
             "gang ml/trainer-0: 2 of its 4 pods are seen so far; it is planned when all have come");
+}
+
+// Volcano: PodGroup `train` as its job controller makes it (no subGroupPolicy), its pods naming it
+// in scheduling.k8s.io/group-name. Volcano's gang plugin finds a job with fewer pods than minMember
+// not valid (volcano-sh/volcano pkg/scheduler/plugins/gang/gang.go, OnSessionOpen's validJobFn:
+// JobInfo.ValidTaskNum() < MinAvailable, NotEnoughPodsReason) and framework/session.go openSession
+// drops it from the session, so neither door places any of its pods until all have come.
+json volcano_group(int min_member) {
+  return {{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+          {"spec",
+           {{"minMember", min_member}, {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}}}}};
+}
+
+json volcano_pod(int rank) {
+  return pod("train-" + std::to_string(rank), rank, "8", json::object(),
+             {{"scheduling.k8s.io/group-name", "train"}});
+}
+
+std::multiset<std::string> nodes_of(const Answer& a) {
+  std::multiset<std::string> out;
+  for (const auto& [rank, node] : a.nodes) out.insert(node);
+  return out;
+}
+
+TEST_F(PlacePodGroups, VolcanoGroupWithFewerPodsThanItsMinMemberWaitsAlikeThroughBothDoors) {
+  const std::vector<json> members{volcano_pod(0), volcano_pod(1)};
+  const Answer place = through_place(volcano_group(4), members, {});
+  const Answer ext = through_extender(volcano_group(4), PodGroupKind::kVolcano, members, {});
+  const std::string expected =
+      "gang ml/train: 2 of its 4 pods are seen so far; it is planned when all have come";
+  EXPECT_EQ(place.code, 1);
+  EXPECT_EQ(place.refusal, expected);
+  EXPECT_NE(ext.refusal.find(expected), std::string::npos) << ext.refusal;
+  EXPECT_TRUE(ext.nodes.empty());
+}
+
+TEST_F(PlacePodGroups, VolcanoGroupPartlyRunningCountsItsRunningPodsAmongThoseSeen) {
+  // One pod of the gang runs (a restarted job's survivor), one is pending: 2 of 3.
+  const std::vector<json> members{running(volcano_pod(0), "b1"), volcano_pod(1)};
+  const Answer place = through_place(volcano_group(3), members, {});
+  const Answer ext = through_extender(volcano_group(3), PodGroupKind::kVolcano, members, {});
+  const std::string expected =
+      "gang ml/train: 2 of its 3 pods are seen so far; it is planned when all have come";
+  EXPECT_EQ(place.code, 1);
+  EXPECT_EQ(place.refusal, expected);
+  EXPECT_NE(ext.refusal.find(expected), std::string::npos) << ext.refusal;
+}
+
+TEST_F(PlacePodGroups, VolcanoGroupIsPlacedAlikeOnceItsMinMemberPodsAreThere) {
+  std::vector<json> members;
+  for (int rank = 0; rank < 4; ++rank) members.push_back(volcano_pod(rank));
+  // Rack a is half taken: the four 8-GPU pods fit only in rack b.
+  const std::vector<json> busy{busy_pod("x1", "a1", "8")};
+  const Answer place = through_place(volcano_group(4), members, busy);
+  const Answer ext = through_extender(volcano_group(4), PodGroupKind::kVolcano, members, busy);
+  ASSERT_EQ(place.refusal, "");
+  ASSERT_EQ(ext.refusal, "");
+  ASSERT_EQ(place.nodes.size(), 4u);
+  EXPECT_EQ(nodes_of(place), nodes_of(ext));
+  // minMember below the pods (an elastic job) starts as soon as its minimum is there.
+  const Answer elastic =
+      through_place(volcano_group(2), {volcano_pod(0), volcano_pod(1), volcano_pod(2)}, {});
+  EXPECT_EQ(elastic.code, 0) << elastic.refusal;
 }
 
 TEST_F(PlacePodGroups, APodOfTheListNamingAnotherGroupIsAnErrorNamingIt) {

@@ -231,7 +231,9 @@ TEST_F(ElasticGangTest, AVolcanoJobWithMinAvailableFourOfEightStartsFourAndTheOt
         {{"scheduling.k8s.io/group-name", "vj-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
     pod["metadata"].erase("uid");
     pod.erase("status");
-    create(pod);
+    // Volcano places none of a PodGroup's pods before minMember of them exist (gang.go validJobFn);
+    // the extender waits for its watch to show them, which the controller's creates bring at once.
+    seen([&] { create(pod); });
   }
   EXPECT_EQ(schedule(), 4);
   for (int i = 0; i < 4; ++i)
@@ -280,7 +282,7 @@ class ElasticHardGradientTest : public GangLifecycleTest {
           {{"scheduling.k8s.io/group-name", job + "-pg"}, {"volcano.sh/task-index", std::to_string(i)}});
       pod["metadata"].erase("uid");
       pod.erase("status");
-      create(pod);
+      seen([&] { create(pod); });  // the gang waits until the extender has seen minMember pods
     }
   }
 };
