@@ -5,9 +5,11 @@
 // files hold what a user wrote; these read a field or give an empty value, never throw. Which empty
 // value a reader wants says what it does next: `member` walks a path (absent: {}), `value_or_null`
 // tells an absent field from one of the wrong type (absent: null), `object_at` / `list_at` take only
-// their type (anything else: {} / []), `str_at` takes only a string (anything else: "").
+// their type (anything else: {} / []), `str_at` takes only a string (anything else: ""), and
+// `str_view_at` does so without a copy, for a reader that keeps views into a tree that outlives them.
 //
 //   std::string ns = str_at(member(pod, "metadata"), "namespace");
+//   std::string_view uid = str_view_at(victim, "UID");                   // a view into `victim`
 //   const json& allowed = value_or_null(status, "disruptionsAllowed");   // null, or what was written
 //   for (const auto& c : list_at(spec, "containers")) ...
 //   const json* nodes = field(args, {"nodes", "Nodes"});                 // the first present, or null
@@ -16,6 +18,7 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace hypertopo::io {
 
@@ -24,6 +27,14 @@ inline std::string str_at(const nlohmann::json& obj, const char* key) {
   if (!obj.is_object()) return {};
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// str_at as a view into `obj`'s own string, valid while `obj` lives and is not changed.
+inline std::string_view str_view_at(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
+                                            : std::string_view();
 }
 
 // The field as written (of any type); an empty object when `obj` is not an object or lacks it.

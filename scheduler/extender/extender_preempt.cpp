@@ -29,14 +29,6 @@ namespace {
 using OfferedVictims = ExtenderService::OfferedVictims;
 using PreemptedNode = ExtenderService::PreemptedNode;
 
-// str_at as a view into the tree.
-std::string_view string_at(const json& obj, const char* key) {
-  if (!obj.is_object()) return {};
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? std::string_view(it->get_ref<const std::string&>())
-                                            : std::string_view();
-}
-
 // Both victims maps, NodeNameToMetaVictims first, in their order.
 std::expected<std::vector<OfferedVictims>, Error> offered_victims(const json& args) {
   std::vector<OfferedVictims> out;
@@ -56,9 +48,9 @@ std::expected<std::vector<OfferedVictims>, Error> offered_victims(const json& ar
         if (const json* pods = field(victims, {"Pods", "pods"}); pods && pods->is_array()) {
           for (const auto& p : *pods) {
             // MetaPod{UID} or a whole v1.Pod.
-            std::string_view uid = string_at(p, "UID");
-            if (uid.empty()) uid = string_at(p, "uid");
-            if (uid.empty()) uid = string_at(member(p, "metadata"), "uid");
+            std::string_view uid = str_view_at(p, "UID");
+            if (uid.empty()) uid = str_view_at(p, "uid");
+            if (uid.empty()) uid = str_view_at(member(p, "metadata"), "uid");
             if (!uid.empty()) v.uids.push_back(uid);
           }
         }

@@ -16,6 +16,7 @@ namespace hypertopo::scheduler::fields {
 using io::field;
 using io::member;
 using io::str_at;
+using io::str_view_at;
 using nlohmann::json;
 
 inline std::string join_path(const std::vector<std::string>& path) {

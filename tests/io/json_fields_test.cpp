@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 namespace hypertopo::io {
 namespace {
 
@@ -22,6 +25,17 @@ TEST(JsonFields, StrAtTakesOnlyAString) {
   EXPECT_EQ(str_at(kPod["spec"], "nodeName"), "");  // a list
   EXPECT_EQ(str_at(json("text"), "name"), "");      // not an object
   EXPECT_EQ(str_at(json(), "name"), "");
+}
+
+TEST(JsonFields, StrViewAtTakesOnlyAStringAndViewsTheTreesOwn) {
+  const std::string_view name = str_view_at(kPod["metadata"], "name");
+  EXPECT_EQ(name, "w-0");
+  EXPECT_EQ(name.data(), kPod["metadata"]["name"].get_ref<const std::string&>().data());  // no copy
+  EXPECT_EQ(str_view_at(kPod["metadata"], "uid"), "");                                    // a number
+  EXPECT_EQ(str_view_at(kPod["metadata"], "absent"), "");
+  EXPECT_EQ(str_view_at(kPod["spec"], "nodeName"), "");  // a list
+  EXPECT_EQ(str_view_at(json("text"), "name"), "");      // not an object
+  EXPECT_EQ(str_view_at(json(), "name"), "");
 }
 
 TEST(JsonFields, MemberWalksAPathAndGivesAnEmptyObjectWhereItEnds) {
