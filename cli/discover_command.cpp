@@ -7,6 +7,7 @@
 #include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "cli/list_output.h"
 #include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
 #include "discoverers/pipeline/discovery_pipeline.h"
@@ -178,6 +179,16 @@ int run_discover(const DiscoverOptions& opts) {
     std::cout << topology::render_hypernodes_yaml(tree, observed_at);
   } else if (opts.output == "json") {
     std::cout << io::json_text(topology::render_hypernode_list(tree, observed_at), 2) << "\n";
+  } else if (opts.output == "name") {
+    std::cout << hypernode_names(tree);
+  } else if (opts.output == "wide") {
+    // GPUs only where --nodes, --pods or --assume-gpus-per-node give them, as the pictures count them.
+    auto usage = picture_usage(tree, nodes.get(), opts);
+    if (!usage) return error(usage.error());
+    std::cout << hypernode_table(tree, usage->empty() ? nullptr : &*usage, [](const topology::Domain& d) {
+      if (!d.health.assessed) return std::string("<unknown>");
+      return d.health.degraded() ? std::string(topology::reason_name(d.health.reason())) : "Healthy";
+    });
   } else if (opts.output == "dot" || opts.output == "html") {
     auto usage = picture_usage(tree, nodes.get(), opts);
     if (!usage) return error(usage.error());
@@ -243,6 +254,7 @@ void add_discover_command(CLI::App& app, Action& action) {
       registry.describe() +
       "\nExamples:\n"
       "  hypertopo discover --source demo\n"
+      "  hypertopo discover --source demo -o wide --assume-gpus-per-node 8\n"
       "  hypertopo discover --source ibnetdiscover:fabric.out --nodes nodes.json -o yaml | kubectl apply -f "
       "-\n"
       "  ibnetdiscover | hypertopo discover --source ibnetdiscover:- -o dot | dot -Tsvg > fabric.svg\n"
@@ -263,18 +275,20 @@ void add_discover_command(CLI::App& app, Action& action) {
   cmd->add_option("-o,--output", opts->output,
                   "Output format (html: one self-contained page, the tree collapsed to what the window "
                   "holds, expandable and searchable; labels-apply: Node objects carrying only the tier "
-                  "labels, for kubectl apply --server-side --field-manager=hypertopo -f -)")
-      ->check(CLI::IsMember({"yaml", "json", "tree", "dot", "html", "labels", "labels-apply",
+                  "labels, for kubectl apply --server-side --field-manager=hypertopo -f -; name: one "
+                  "hypernode.topology.volcano.sh/<name> line per HyperNode, as kubectl get -o name; wide: "
+                  "a table of the HyperNodes, tier, parent, members, nodes, GPUs and health)")
+      ->check(CLI::IsMember({"yaml", "json", "name", "wide", "tree", "dot", "html", "labels", "labels-apply",
                              "kueue-topology", "kai-topology", "slurm-tree", "slurm-block", "slurm-yaml"}))
       ->capture_default_str();
   cmd->add_option("--write-manifests", opts->manifests_file,
                   "Also write the HyperNodes as YAML to this file");
   cmd->add_option("--pods", opts->pods_file,
-                  "-o dot/html: pods (kubectl get pods -A -o json) whose GPU requests count as used")
+                  "-o dot/html/wide: pods (kubectl get pods -A -o json) whose GPU requests count as used")
       ->check(CLI::ExistingFile);
-  cmd->add_option(
-         "--assume-gpus-per-node", opts->assume_gpus_per_node,
-         "-o dot/html: GPUs of each node the --nodes list does not give (colours the picture by capacity)")
+  cmd->add_option("--assume-gpus-per-node", opts->assume_gpus_per_node,
+                  "-o dot/html/wide: GPUs of each node the --nodes list does not give (colours the picture "
+                  "by capacity)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 20));
   cmd->add_option("--label-prefix", opts->label_prefix,
                   "-o labels/labels-apply/kueue-topology/kai-topology: key of tier N is PREFIX+N")

@@ -8,10 +8,41 @@
 #include "cli/cluster_input.h"
 #include "cli/command_errors.h"
 #include "cli/commands.h"
+#include "cli/list_output.h"
 #include "scheduler/input/placement_session.h"
 #include "text/terminal_safe.h"
 
 namespace hypertopo::cli {
+namespace {
+
+// -o name and -o wide print the list alone; what -o text says around it (no fit and why, the
+// victims of a preemption, domains that name no node) goes to stderr, so a pipe never takes it for
+// a node.
+void print_placement_list(const scheduler::PlacementReport& report, const std::string& format) {
+  const auto& result = report.result;
+  if (!result.value("fit", false)) {
+    std::cerr << "hypertopo place: no fit: " << text::terminal_safe(result.value("reason", std::string()))
+              << "\n";
+  }
+  if (auto p = result.find("preemption"); p != result.end()) {
+    std::cerr << "hypertopo place: fits after preempting "
+              << p->value("victims", nlohmann::json::array()).size()
+              << " pod(s) (-o text or -o json names them)\n";
+  }
+  if (format == "wide") {
+    std::cout << placement_table(result);
+    return;
+  }
+  std::size_t domain_only = 0;
+  std::cout << placement_names(result, &domain_only);
+  if (domain_only > 0) {
+    std::cerr << "hypertopo place: warning: " << domain_only
+              << " assignment(s) name a domain, not a node (the Topology's last level is not "
+                 "kubernetes.io/hostname): -o wide or -o json gives their domains\n";
+  }
+}
+
+}  // namespace
 
 void add_place_command(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("place", "Place a gang job on the topology and print where its pods land");
@@ -73,8 +104,11 @@ void add_place_command(CLI::App& app, Action& action) {
                   "FabricDegraded condition is True and nodes with a degraded own link (overrides "
                   "hypertopo.fabricHealth of --scheduler-config)");
   cmd->add_flag("--timings", *timings, "print parse/index/place times to stderr");
-  cmd->add_option("-o,--output", *format, "json, yaml or text")
-      ->check(CLI::IsMember({"json", "yaml", "text"}))
+  cmd->add_option("-o,--output", *format,
+                  "json, yaml, text, name (one node/<name> line per Node the gang lands on, in rank order, "
+                  "for xargs kubectl ...) or wide (a table, one row per pod: pod set, rank, node, bound, "
+                  "then its domains from the top down)")
+      ->check(CLI::IsMember({"json", "yaml", "text", "name", "wide"}))
       ->capture_default_str();
   cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster, pod_group] {
     action = [in, format, timings, pods, config, flavor, classes, cluster, pod_group]() -> int {
@@ -99,7 +133,11 @@ void add_place_command(CLI::App& app, Action& action) {
       if (!report) return report_error("place", report.error(), kExitInvalid);
       for (const auto& w : report->warnings)
         std::cerr << "hypertopo place: warning: " << text::terminal_safe(w) << "\n";
-      std::cout << scheduler::render_report(*report, *format);
+      if (*format == "name" || *format == "wide") {
+        print_placement_list(*report, *format);
+      } else {
+        std::cout << scheduler::render_report(*report, *format);
+      }
       if (*timings) {
         std::cerr << "timings (" << report->semantics << "): parse " << report->parse_ms << " ms, index "
                   << report->index_ms << " ms, place " << report->place_ms << " ms";

@@ -13,6 +13,7 @@
 #include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "cli/list_output.h"
 #include "io/json_view.h"
 #include "io/json_writer.h"
 #include "k8s/client/kube_client.h"
@@ -54,6 +55,7 @@ struct LiveTree {
   std::vector<std::string> problems;         // "<hypernode>: what is wrong"
   std::vector<std::string> foreign;          // "<hypernode> (managed-by: X)"
   std::set<std::string> selector_members;    // HyperNodes with regexMatch/labelMatch Node members
+  std::set<std::string> assessed;            // HyperNodes that carry a FabricDegraded condition
 };
 
 LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
@@ -75,9 +77,10 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
       continue;
     }
     auto id = live.tree.add_domain(name, *tier, h.value("/spec/tierName"_json_pointer, std::string()));
-    if (auto c = topology::find_condition(h, topology::kFabricDegradedCondition);
-        c && c->value("status", "") == "True") {
-      live.degraded[name] = {c->value("reason", ""), c->value("message", "")};
+    if (auto c = topology::find_condition(h, topology::kFabricDegradedCondition)) {
+      live.assessed.insert(name);
+      if (c->value("status", "") == "True")
+        live.degraded[name] = {c->value("reason", ""), c->value("message", "")};
     }
     for (const auto& m : h.value("/spec/members"_json_pointer, json::array())) {
       const std::string type = m.value("type", "");
@@ -283,6 +286,26 @@ int run_status(const StatusOptions& opts) {
     used += u.used;
   }
 
+  if (opts.output == "name" || opts.output == "wide") {
+    // The list alone, as kubectl prints it; what the text view adds about the HyperNodes that break
+    // the rules goes to stderr, so a pipe never drops it unseen.
+    for (const auto& p : live.problems)
+      std::cerr << "hypertopo status: warning: " << text::terminal_safe(p) << "\n";
+    if (opts.output == "name") {
+      // Every HyperNode the cluster holds, those the tree could not take included.
+      std::vector<std::string> names;
+      for (const auto& h : items) names.push_back(h.value("/metadata/name"_json_pointer, std::string()));
+      std::cout << hypernode_names(std::move(names));
+      return 0;
+    }
+    std::cout << hypernode_table(tree, &*usage, [&](const topology::Domain& d) {
+      if (auto it = live.degraded.find(d.name); it != live.degraded.end())
+        return it->second.reason.empty() ? std::string(topology::kFabricDegradedCondition)
+                                         : it->second.reason;
+      return live.assessed.contains(d.name) ? std::string("Healthy") : std::string("<unknown>");
+    });
+    return 0;
+  }
   if (opts.output == "html") {
     topology::exporters::CapacityHtmlOptions page{
         .title = "hypertopo status",
@@ -369,15 +392,19 @@ void add_status_command(CLI::App& app, Action& action) {
       "(DEGRADED <reason> and the bad links); lists the HyperNodes that are not managed by hypertopo and "
       "any that break the rules Volcano's scheduler needs.\n"
       "Examples:\n  hypertopo status --kubeconfig ~/.kube/config -o json\n"
-      "  hypertopo status -o html > status.html");
+      "  hypertopo status -o html > status.html\n"
+      "  hypertopo status -o wide");
   cmd->add_option("--kubeconfig", opts->kubeconfig,
                   "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
                   "service account)");
   cmd->add_option("--context", opts->context, "kubeconfig context (default: its current-context)");
   cmd->add_option("-o,--output", opts->output,
                   "Output format (html: one self-contained page of the tree, coloured by GPU use, degraded "
-                  "HyperNodes and cordoned or NotReady nodes marked, expandable and searchable)")
-      ->check(CLI::IsMember({"text", "json", "html"}))
+                  "HyperNodes and cordoned or NotReady nodes marked, expandable and searchable; name: one "
+                  "hypernode.topology.volcano.sh/<name> line per HyperNode of the cluster, as kubectl get "
+                  "-o name; wide: a table of the HyperNodes, tier, parent, members, nodes, GPUs and health; "
+                  "with name and wide the problems go to stderr)")
+      ->check(CLI::IsMember({"text", "json", "name", "wide", "html"}))
       ->capture_default_str();
   cmd->callback([opts, &action] { action = [opts] { return run_status(*opts); }; });
 }

@@ -62,7 +62,7 @@ TEST(Help, PlaceNamesEveryJobKindAndItsDefaults) {
   for (const char* kind :
        {"Volcano Job", "batch/v1 Job", "JobSet", "KaiwoJob", "PodGroup", "PlacementRequest"})
     EXPECT_NE(r.out.find(kind), std::string::npos) << kind << "\n" << r.out;
-  EXPECT_NE(r.out.find("-o,--output TEXT:{json,yaml,text}=json"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-o,--output TEXT:{json,yaml,text,name,wide}=json"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("--semantics TEXT:{auto,engine,kueue}=auto"), std::string::npos) << r.out;
   // Pods of every namespace, or the other namespaces' GPUs look free.
   EXPECT_NE(r.out.find("kubectl get pods -A -o json"), std::string::npos) << r.out;
@@ -215,7 +215,8 @@ TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
   EXPECT_EQ(complete(script.string(), "hypertopo st", 1), "status\n");
   EXPECT_EQ(complete(script.string(), "hypertopo agent --ro", 2), "--role\n");
   EXPECT_EQ(complete(script.string(), "hypertopo agent --role \"\"", 3), "all\nnode\nleader\n");
-  EXPECT_EQ(complete(script.string(), "hypertopo place -o \"\"", 3), "json\nyaml\ntext\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo place -o \"\"", 3), "json\nyaml\ntext\nname\nwide\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo discover -o w", 3), "wide\n");
   EXPECT_EQ(complete(script.string(), "hypertopo discover --ufm-ti", 2), "--ufm-timeout\n");
   // A flag that takes a file completes file names.
   write_text(dir.path() / "nodes-a.json", "{}");
@@ -244,7 +245,7 @@ TEST(Completion, ValuesForSetsFilesOnlyForFileFlags) {
   EXPECT_EQ(sources.find("ib-local\n"), std::string::npos) << "a node probe offered to discover:\n"
                                                            << sources;
   EXPECT_EQ(complete(script.string(), "hypertopo probe --source \"\"", 3), "ib-local\nlldp\nnvlink\n");
-  EXPECT_EQ(complete(script.string(), "hypertopo status -o \"\"", 3), "text\njson\nhtml\n");
+  EXPECT_EQ(complete(script.string(), "hypertopo status -o \"\"", 3), "text\njson\nname\nwide\nhtml\n");
   EXPECT_EQ(complete(script.string(), "hypertopo completion \"\"", 2), "bash\nzsh\n");
   // File flags, checked or not by CLI11, complete files.
   EXPECT_EQ(complete(script.string(), "hypertopo discover --nodes " + file_prefix, 3),
