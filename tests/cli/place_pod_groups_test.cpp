@@ -20,6 +20,7 @@
 #include "cli/commands.h"
 #include "scheduler/extender/extender_service.h"
 #include "tests/cli/cluster_objects.h"
+#include "tests/cli/extender_door.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
 #include "timing/clock.h"
@@ -129,29 +130,14 @@ class PlacePodGroups : public ::testing::Test {
     }
     for (json p : members) {
       if (p["spec"].contains("nodeName")) continue;
-      auto kept = svc.filter({{"pod", p}, {"nodenames", names}});
-      EXPECT_TRUE(kept.has_value()) << (kept ? "" : kept.error().message());
-      if (!kept) return out;
-      if (!kept->contains("nodenames") || (*kept)["nodenames"].empty()) {
-        out.refusal = kept->value("error", std::string());
-        const json failed = kept->value("failedNodes", json::object());
-        for (const auto& [node, why] : failed.items())
-          if (out.refusal.empty()) out.refusal = why.get<std::string>();
+      const testing::ExtenderPick pick = testing::ask_extender(svc, p, names);
+      EXPECT_EQ(pick.error, "");
+      if (!pick.error.empty()) return out;
+      if (pick.node.empty()) {
+        out.refusal = pick.refusal;
         return out;
       }
-      std::string chosen = (*kept)["nodenames"][0].get<std::string>();
-      if ((*kept)["nodenames"].size() > 1) {
-        auto scores = svc.prioritize({{"pod", p}, {"nodenames", (*kept)["nodenames"]}});
-        EXPECT_TRUE(scores.has_value());
-        if (!scores) return out;
-        std::int64_t best = -1;
-        for (const auto& s : *scores) {
-          if (s["score"].get<std::int64_t>() > best) {
-            best = s["score"].get<std::int64_t>();
-            chosen = s["host"].get<std::string>();
-          }
-        }
-      }
+      const std::string& chosen = pick.node;
       const int rank =
           std::stoi(p["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"].get<std::string>());
       out.nodes[rank] = chosen;
