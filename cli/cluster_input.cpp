@@ -12,8 +12,9 @@ std::expected<std::shared_ptr<const scheduler::ClusterSnapshot>, ClusterInputFai
   if (!cluster) {
     if (named) return std::unexpected(ClusterInputFailure{2, cluster.error().message()});
     if (!want.nodes && !want.topology) {
-      return std::unexpected(ClusterInputFailure{
-          2, "--pod-group is read from the cluster, and a kubeconfig was not found: " + cluster.error().message()});
+      return std::unexpected(
+          ClusterInputFailure{2, "--pod-group is read from the cluster, and a kubeconfig was not found: " +
+                                     cluster.error().message()});
     }
     return std::unexpected(ClusterInputFailure{
         2, missing + " not given, and a kubeconfig was not found to read the cluster instead: " +
