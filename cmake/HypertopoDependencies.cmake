@@ -43,4 +43,9 @@ target_link_libraries(ht_ibnetdisc INTERFACE ${IBNETDISC_LIB} ${IBMAD_LIB} ${IBU
 if(HYPERTOPO_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+  # Executables of the sanitizer build are linked as position-dependent: a PIE of this size carries
+  # millions of relative relocations (ASan's global descriptors among them) that the loader applies,
+  # page by page, on every start. The tests start a process per test case and the CLI tests many
+  # more: -no-pie halves each start (cli_test 1.2 s -> 0.53 s, hypertopo 0.83 s -> 0.42 s).
+  add_link_options($<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:-no-pie>)
 endif()
