@@ -652,8 +652,9 @@ TEST(HttpServer, ABodyUnderTheFloorRateIsDroppedAfterTheGracePeriod) {
 // spin on accept() nor leave a health check unanswered until the idle connections time out: it
 // closes the longest idle one, backs off, and accepts again. The server runs in a process of its own
 // (descriptor_limit_server.cpp) whose descriptor limit is a few above what it holds, so that the
-// test's own sockets are not limited; that process is built without the sanitizer check that needs
-// a free descriptor itself, so the case runs in every build, the sanitizer build included.
+// test's own sockets are not limited; that process suppresses the sanitizer check that needs a free
+// descriptor itself where the server makes it, so the case runs in every build, the sanitizer build
+// included.
 TEST(HttpServer, OutOfDescriptorsTheServerEvictsIdleConnectionsAndKeepsAnswering) {
   int to_child[2];
   int from_child[2];
