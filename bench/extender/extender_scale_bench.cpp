@@ -288,7 +288,8 @@ BENCHMARK(BM_GangPodFilterThenPrioritize)
 
 // Watch events, one a millisecond, while another thread runs a normal pod's filter and prioritize
 // back to back (Arg: the share of the cluster each call offers). Each event's latency is its call's
-// wall time: the event in, the view updated out, the wait for the service's one lock included.
+// wall time: the event in, the view updated out, any wait for the view's lock included; snapshot_*:
+// the event in, a snapshot of its generation out (what the next verb reads), the copy included.
 void BM_WatchEventLatencyDuringFilters(benchmark::State& state) {
   Scale& s = scale();
   const auto& names = state.range(0) == 100 ? s.all_names : s.sampled_names;
@@ -311,7 +312,7 @@ void BM_WatchEventLatencyDuringFilters(benchmark::State& state) {
     }
   });
   const int nodes = node_count();
-  std::vector<double> ms, bind_ms, heartbeat_ms;
+  std::vector<double> ms, bind_ms, heartbeat_ms, snapshot_ms;
   int i = 0;
   // One event a millisecond (a busy cluster's watch rate), so that the verbs run between them.
   const auto start = std::chrono::steady_clock::now();
@@ -332,6 +333,8 @@ void BM_WatchEventLatencyDuringFilters(benchmark::State& state) {
     else
       ok = s.service->upsert_pod(doc).has_value();
     const double took = ms_since(t0);
+    ok = ok && s.service->snapshot().has_value();
+    snapshot_ms.push_back(ms_since(t0));
     ms.push_back(took);
     if (i % 4 == 0) bind_ms.push_back(took);
     if (i % 4 == 2) heartbeat_ms.push_back(took);
@@ -345,6 +348,7 @@ void BM_WatchEventLatencyDuringFilters(benchmark::State& state) {
   verbs.join();
   percentiles(state, "bind", bind_ms);
   percentiles(state, "heartbeat", heartbeat_ms);
+  percentiles(state, "snapshot", snapshot_ms);
   report_latency(state, ms);
   state.counters["verb_pairs_during"] = static_cast<double>(calls.load());
   state.counters["names"] = static_cast<double>(names.size());

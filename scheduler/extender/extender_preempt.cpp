@@ -95,7 +95,7 @@ std::expected<std::vector<PreemptedNode>, Error> ExtenderService::preempt_gang(c
   book_.check_due();
   auto plan = book_.plan_for(pod, key, &options);
   if (!plan) {
-    if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
+    if (plan.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
     return {};  // no domain holds the gang even with victims: nothing to evict
   }
   GangPlan& p = **plan;
@@ -186,15 +186,15 @@ std::vector<PreemptedNode> ExtenderService::preempt_normal(const json& pod,
 std::expected<std::vector<PreemptedNode>, Error> ExtenderService::preempt_pod(
     const json& pod, std::vector<OfferedVictims> offered) {
   if (std::string why = not_ready_reason(); !why.empty()) {
-    std::lock_guard lock(mu_);
-    ++verb_counters_.preempt_calls;
-    ++verb_counters_.not_ready_calls;
+    count(&VerbCounters::preempt_calls);
+    count(&VerbCounters::not_ready_calls);
     return fail(ErrorCode::kUnavailable, why);
   }
-  std::lock_guard lock(mu_);
-  ++verb_counters_.preempt_calls;
+  count(&VerbCounters::preempt_calls);
+  // Preemption plans gangs and reads the book: it works on the view and the book themselves.
+  auto lock = change();
   if (auto ok = book_.ensure_index(); !ok) {
-    ++verb_counters_.errors;
+    count(&VerbCounters::errors);
     return fail(ErrorCode::kUnavailable, ok.error().message());
   }
   auto key = view_.gang_key(pod);

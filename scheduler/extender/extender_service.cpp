@@ -1,5 +1,5 @@
 // The extender's parts put together (extender_service.h): watch events to the cluster view, what
-// they mean for gang slots to the gang book, all behind one lock.
+// they mean for gang slots to the gang book, each change moving the view's generation.
 #include "scheduler/extender/extender_service.h"
 
 #include <algorithm>
@@ -29,34 +29,34 @@ ExtenderService::ExtenderService(ExtenderOptions options)
 ExtenderService::~ExtenderService() = default;
 
 std::expected<void, Error> ExtenderService::set_hypernodes(const std::vector<json>& hypernodes) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   return view_.set_hypernodes(hypernodes);
 }
 
 std::expected<void, Error> ExtenderService::set_hypernode_pages(std::span<const std::string> pages) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   return view_.set_hypernode_pages(pages);
 }
 
 std::expected<void, Error> ExtenderService::upsert_hypernode(const json& hypernode) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   return view_.upsert_hypernode(hypernode);
 }
 
 void ExtenderService::remove_hypernode(const std::string& name) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.remove_hypernode(name);
 }
 
 std::expected<void, Error> ExtenderService::set_nodes(const std::vector<json>& nodes) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   if (auto ok = view_.set_nodes(nodes); !ok) return ok;
   book_.recheck_all();
   return {};
 }
 
 std::expected<void, Error> ExtenderService::set_node_pages(std::span<const std::string> pages) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   if (auto ok = view_.set_node_pages(pages); !ok) return ok;
   book_.recheck_all();
   return {};
@@ -65,7 +65,7 @@ std::expected<void, Error> ExtenderService::set_node_pages(std::span<const std::
 // A Node event checks the slots on that Node at once (a planned node may just have failed); a
 // heartbeat, which changes nothing the view reads, checks nothing.
 std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   auto changed = view_.upsert_node(node);
   if (!changed) return std::unexpected(changed.error());
   if (*changed) {
@@ -76,27 +76,27 @@ std::expected<void, Error> ExtenderService::upsert_node(const json& node) {
 }
 
 void ExtenderService::remove_node(const std::string& name) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.remove_node(name);
   book_.node_changed(name);
 }
 
 std::expected<void, Error> ExtenderService::set_pods(const std::vector<json>& pods) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   if (auto ok = view_.set_pods(pods); !ok) return ok;
   book_.resync();
   return {};
 }
 
 std::expected<void, Error> ExtenderService::set_pod_pages(std::span<const std::string> pages) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   if (auto ok = view_.set_pod_pages(pages); !ok) return ok;
   book_.resync();
   return {};
 }
 
 std::expected<void, Error> ExtenderService::upsert_pod(const json& pod) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   auto event = view_.upsert_pod(pod);
   if (!event) return std::unexpected(event.error());
   book_.apply(*event);
@@ -104,51 +104,57 @@ std::expected<void, Error> ExtenderService::upsert_pod(const json& pod) {
 }
 
 void ExtenderService::remove_pod(const json& pod) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   book_.apply(view_.remove_pod(pod));
 }
 
 void ExtenderService::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKind kind) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.set_pod_groups(pod_groups, kind);
 }
 
 void ExtenderService::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.upsert_pod_group(pod_group, kind);
 }
 
 void ExtenderService::remove_pod_group(const json& pod_group, PodGroupKind kind) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.remove_pod_group(pod_group, kind);
 }
 
 void ExtenderService::set_disruption_budgets(const std::vector<json>& budgets) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.set_disruption_budgets(budgets);
 }
 
 void ExtenderService::upsert_disruption_budget(const json& budget) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.upsert_disruption_budget(budget);
 }
 
 void ExtenderService::remove_disruption_budget(const json& budget) {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   view_.remove_disruption_budget(budget);
 }
 
 json ExtenderService::plans() {
-  std::lock_guard lock(mu_);
+  auto lock = read();
   return book_.plans_json();
 }
 
-std::expected<void, Error> ExtenderService::load_state() { return book_.load_state(); }
+// The book reads the file and takes the lock to swap the plans in; their reservations change the
+// view's index, and so its generation.
+std::expected<void, Error> ExtenderService::load_state() {
+  auto loaded = book_.load_state();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  return loaded;
+}
 
 void ExtenderService::flush_state() { book_.flush_state(); }
 
 void ExtenderService::check_plans() {
-  std::lock_guard lock(mu_);
+  auto lock = change();
   book_.check_plans();
 }
 
@@ -168,10 +174,12 @@ void ExtenderService::first_list_landed(std::string_view kind) {
   }
   // Only the call that took the last kind gets here. An index that does not build is no reason to
   // stay unready: the verbs report that error per call, as they would after any later change.
+  bool built = true;
   {
-    std::lock_guard lock(mu_);
-    if (!book_.ensure_index()) ++verb_counters_.errors;
+    auto lock = change();
+    built = book_.ensure_index().has_value();
   }
+  if (!built) count(&VerbCounters::errors);
   std::lock_guard lock(ready_mu_);
   ready_.store(true, std::memory_order_release);
 }
@@ -187,21 +195,50 @@ std::string ExtenderService::not_ready_reason() const {
 }
 
 std::size_t ExtenderService::node_count() const {
-  std::lock_guard lock(mu_);
+  auto lock = read();
   return view_.node_count();
 }
 
 ExtenderCounters ExtenderService::counters() const {
-  std::lock_guard lock(mu_);
-  return ExtenderCounters{.verbs = verb_counters_,
-                          .view = view_.counters(),
-                          .book = book_.counters(),
-                          .watch_errors = watch_errors_};
+  ExtenderCounters out;
+  {
+    auto lock = read();
+    out.view = view_.counters();
+    out.book = book_.counters();
+  }
+  std::lock_guard lock(verb_mu_);
+  out.verbs = verb_counters_;
+  out.watch_errors = watch_errors_;
+  return out;
+}
+
+void ExtenderService::count(std::int64_t VerbCounters::*field) {
+  std::lock_guard lock(verb_mu_);
+  ++(verb_counters_.*field);
+}
+
+std::expected<std::shared_ptr<const ViewSnapshot>, Error> ExtenderService::snapshot() {
+  {
+    std::lock_guard lock(snapshot_mu_);
+    if (snapshot_ && snapshot_->generation == generation()) return snapshot_;
+  }
+  // The generation moved (or nothing was published yet): the index is brought up to date and
+  // copied. Changes hold the view's lock while they move the generation, so under it the generation
+  // read is the one the copy shows.
+  std::shared_ptr<const ViewSnapshot> fresh;
+  {
+    auto lock = read();
+    if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());
+    fresh = view_.snapshot(generation());
+  }
+  std::lock_guard lock(snapshot_mu_);
+  if (!snapshot_ || snapshot_->generation < fresh->generation) snapshot_ = fresh;
+  return fresh;
 }
 
 void ExtenderService::watch_error(std::string_view resource, const std::string& what) {
   {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(verb_mu_);
     auto it = watch_errors_.find(resource);
     if (it == watch_errors_.end()) it = watch_errors_.emplace(std::string(resource), 0).first;
     ++it->second;

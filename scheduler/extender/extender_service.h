@@ -1,10 +1,14 @@
 // scheduler/extender/extender_service.h: the kube-scheduler extender's logic, free of HTTP.
 //
-// Three parts behind one lock: the cluster view (cluster_view.h: objects and the index), the gang
-// book (gang_book.h: plans and their slots' state machine, gang_slot.h) and the verbs of this class
+// Three parts: the cluster view (cluster_view.h: objects and the index), the gang book
+// (gang_book.h: plans and their slots' state machine, gang_slot.h) and the verbs of this class
 // (filter, prioritize, preempt). Watch events go to the view, and what they mean for a gang's slots
-// to the book; each verb asks the book for the gang pod's plan and slot, or the view for a normal
-// pod's fit and score.
+// to the book, under one lock; each change moves the view's generation. A gang pod's verbs ask the
+// book for its plan and slot, and preempt calls plan, under the same lock. A normal pod's filter
+// and prioritize take the view's snapshot of the current generation (ViewSnapshot: the index with
+// the book's reservations on it), published when a verb asks and the generation moved, as
+// kube-scheduler's UpdateSnapshot does at the start of a cycle, and read it with no lock held: a
+// filter over 6,000 names never holds the watch behind it.
 //
 // Holds a cluster view (HyperNodes, Nodes, Pods, PodGroups) fed by ClusterWatcher or directly by
 // tests, keeps a TopologyIndex of it, and answers the extender verbs with the JSON shapes of
@@ -72,8 +76,6 @@
 namespace hypertopo::scheduler {
 
 inline constexpr std::int64_t kMaxExtenderPriority = 10;  // extender/v1 MaxExtenderPriority
-inline constexpr const char* kRankAnnotation = "hypertopo.io/rank";
-inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
 
 struct ExtenderOptions {
   BinpackWeights binpack;
@@ -89,6 +91,9 @@ struct ExtenderOptions {
   std::chrono::milliseconds state_debounce{200};
   std::shared_ptr<timing::Clock> clock;  // null: the system clock
   telemetry::Logger log;                 // empty: logfmt lines on stderr, info and above
+  // Tests: called by a normal pod's filter with the snapshot it took, before it reads it (a test
+  // holds a filter there while watch events go on).
+  std::function<void(const ViewSnapshot&)> snapshot_taken;
 };
 
 // The verbs' own counts; the parts count the rest (ViewCounters, BookCounters).
@@ -222,8 +227,30 @@ class ExtenderService {
   // `what` naming the object, and counted (ExtenderCounters::watch_errors).
   void watch_error(std::string_view resource, const std::string& what);
   std::size_t node_count() const;
+  // The view's generation: every change of the view or the book (watch events, gang verbs, plan
+  // checks) moves it.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // The snapshot of the current generation, published now when the last one is older (the index
+  // built first when due: an index that does not build is the error). What a normal pod's verbs read.
+  std::expected<std::shared_ptr<const ViewSnapshot>, Error> snapshot();
 
  private:
+  // The lock of the view and the book, held by every call that reads or changes them; the
+  // generation moves when a change releases it.
+  struct Changing {
+    Changing(ExtenderService& s, bool moves) : service(s), moves_generation(moves), view(s.mu_) {}
+    ~Changing() {
+      if (moves_generation) service.generation_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    Changing(const Changing&) = delete;
+    Changing& operator=(const Changing&) = delete;
+    ExtenderService& service;
+    bool moves_generation;
+    std::unique_lock<std::mutex> view;
+  };
+  Changing change() { return Changing(*this, true); }
+  Changing read() const { return Changing(const_cast<ExtenderService&>(*this), false); }
+  void count(std::int64_t VerbCounters::*field);
   // The verbs on a pod and candidate names, whatever the request's encoding. reason[i] < 0: names[i]
   // passes; otherwise reasons[reason[i]] says why not. A non-empty `error` fails every node.
   struct FilterOutcome {
@@ -259,16 +286,24 @@ class ExtenderService {
     std::vector<std::uint32_t> ends;  // name i is names[ends[i-1], ends[i])
     std::vector<int> ids;
   };
-  void keep_filtered(const std::string& pod_uid, std::span<const std::string_view> names,
-                     std::span<const int> ids, std::span<const std::int32_t> reason);
-  // The node id of each name (-1: not in the index), from kept_ when the names are those filter
-  // kept for this pod.
-  std::vector<int> node_ids(const std::string& pod_uid, std::span<const std::string_view> names);
+  void keep_filtered(const std::string& pod_uid, std::int64_t index_build,
+                     std::span<const std::string_view> names, std::span<const int> ids,
+                     std::span<const std::int32_t> reason);
+  // The node id of each name (-1: not in the snapshot's index), from kept_ when the names are those
+  // filter kept for this pod on the same index build.
+  std::vector<int> node_ids(const ViewSnapshot& snap, const std::string& pod_uid,
+                            std::span<const std::string_view> names);
 
   ExtenderOptions options_;
-  mutable std::mutex mu_;  // first: the book's state writer takes it until the book is gone
+  mutable std::mutex mu_;  // first: the view and the book; the book's state writer takes it too
   ClusterView view_;
   GangBook book_;
+  std::atomic<std::uint64_t> generation_{0};
+  // The last snapshot published; verbs on many threads read it.
+  mutable std::mutex snapshot_mu_;
+  std::shared_ptr<const ViewSnapshot> snapshot_;
+  // The verbs' own state apart from the view: the last filter's kept names and the counts.
+  mutable std::mutex verb_mu_;
   KeptNodes kept_;
   // The verbs' own counts (the parts count the rest): filter, prioritize and preempt calls, errors,
   // text-path calls, prioritize calls that reused their filter's node ids.

@@ -54,43 +54,49 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
   // scheduling attempt's error, so the pod's event says why; a failedNodes entry per node would read
   // as a verdict on nodes this extender has not listed yet.
   if (std::string why = not_ready_reason(); !why.empty()) {
-    std::lock_guard lock(mu_);
-    ++verb_counters_.filter_calls;
-    ++verb_counters_.not_ready_calls;
+    count(&VerbCounters::filter_calls);
+    count(&VerbCounters::not_ready_calls);
     return FilterOutcome{.reason = {}, .reasons = {}, .error = std::move(why)};
   }
-  std::lock_guard lock(mu_);
-  ++verb_counters_.filter_calls;
+  count(&VerbCounters::filter_calls);
   FilterOutcome out;
   out.reason.assign(names.size(), -1);
-  if (auto ok = book_.ensure_index(); !ok) {
-    ++verb_counters_.errors;
-    out.error = ok.error().message();
+  auto index_error = [&](const Error& e) {
+    count(&VerbCounters::errors);
+    out.error = e.message();
     out.reason.clear();
     return out;
-  }
-  auto key = view_.gang_key(pod);
+  };
+  auto key = view_.gang_key(pod);  // reads the pod and the options alone
   if (!key) return std::unexpected(key.error());
   if (*key) {
+    // A gang pod's filter moves its slot: it works on the book and the view themselves.
+    auto lock = change();
+    if (auto ok = book_.ensure_index(); !ok) return index_error(ok.error());
     filter_gang(pod, **key, names, out);
-  } else {
-    auto ps = pod_set_request(pod, 1, false);
-    if (!ps) return std::unexpected(ps.error());
-    out.reasons = {"node not in the extender's cluster view",
-                   "pod does not fit (resources, taints, selector or node state)"};
-    std::vector<int> ids(names.size(), -1);
-    const ClusterView::ResolvedRequest request = view_.resolve(ps->per_pod);
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      const int id = view_.index().find_node(names[i]);
-      ids[i] = id;
-      if (id < 0) {
-        out.reason[i] = 0;
-      } else if (!view_.fits(id, request, &*ps)) {
-        out.reason[i] = 1;
-      }
-    }
-    keep_filtered(str_at(member(pod, "metadata"), "uid"), names, ids, out.reason);
+    return out;
   }
+  // A normal pod: the snapshot, read with no lock held.
+  auto snap = snapshot();
+  if (!snap) return index_error(snap.error());
+  const ViewSnapshot& view = **snap;
+  if (options_.snapshot_taken) options_.snapshot_taken(view);
+  auto ps = pod_set_request(pod, 1, false);
+  if (!ps) return std::unexpected(ps.error());
+  out.reasons = {"node not in the extender's cluster view",
+                 "pod does not fit (resources, taints, selector or node state)"};
+  std::vector<int> ids(names.size(), -1);
+  const ClusterView::ResolvedRequest request = ClusterView::resolve(view.index, ps->per_pod);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const int id = view.index.find_node(names[i]);
+    ids[i] = id;
+    if (id < 0) {
+      out.reason[i] = 0;
+    } else if (!ClusterView::fits(view.index, id, request, &*ps)) {
+      out.reason[i] = 1;
+    }
+  }
+  keep_filtered(str_at(member(pod, "metadata"), "uid"), view.index_build, names, ids, out.reason);
   return out;
 }
 
@@ -102,14 +108,14 @@ void ExtenderService::filter_gang(const json& pod, const std::string& key,
   book_.check_due();
   auto plan = book_.plan_for(pod, key);
   if (!plan) {
-    if (plan.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
+    if (plan.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
     out.reasons.push_back(plan.error().message());
     std::fill(out.reason.begin(), out.reason.end(), 0);
   } else {
     GangPlan& p = **plan;
     p.last_activity = options_.clock->now();
     auto taken = book_.take_slot(p, pod, names);
-    if (!taken && taken.error().code() != ErrorCode::kUnavailable) ++verb_counters_.errors;
+    if (!taken && taken.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
     PlanSlot* mine = taken ? *taken : nullptr;
     auto offered_at = [&](const std::string& node) {
       return std::find(names.begin(), names.end(), node) != names.end();
@@ -169,10 +175,12 @@ void ExtenderService::filter_gang(const json& pod, const std::string& key,
   }
 }
 
-void ExtenderService::keep_filtered(const std::string& pod_uid, std::span<const std::string_view> names,
-                                    std::span<const int> ids, std::span<const std::int32_t> reason) {
+void ExtenderService::keep_filtered(const std::string& pod_uid, std::int64_t index_build,
+                                    std::span<const std::string_view> names, std::span<const int> ids,
+                                    std::span<const std::int32_t> reason) {
+  std::lock_guard lock(verb_mu_);
   kept_.pod_uid = pod_uid;
-  kept_.index_build = view_.index_build();
+  kept_.index_build = index_build;
   kept_.names.clear();
   kept_.ends.clear();
   kept_.ids.clear();
@@ -185,10 +193,10 @@ void ExtenderService::keep_filtered(const std::string& pod_uid, std::span<const 
   }
 }
 
-std::vector<int> ExtenderService::node_ids(const std::string& pod_uid,
+std::vector<int> ExtenderService::node_ids(const ViewSnapshot& snap, const std::string& pod_uid,
                                            std::span<const std::string_view> names) {
-  const bool same_pod =
-      !pod_uid.empty() && pod_uid == kept_.pod_uid && kept_.index_build == view_.index_build();
+  std::unique_lock lock(verb_mu_);
+  const bool same_pod = !pod_uid.empty() && pod_uid == kept_.pod_uid && kept_.index_build == snap.index_build;
   if (same_pod && names.size() == kept_.ids.size()) {
     std::uint32_t begin = 0;
     bool same_names = true;
@@ -202,8 +210,9 @@ std::vector<int> ExtenderService::node_ids(const std::string& pod_uid,
       return kept_.ids;
     }
   }
+  lock.unlock();
   std::vector<int> ids(names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) ids[i] = view_.index().find_node(names[i]);
+  for (std::size_t i = 0; i < names.size(); ++i) ids[i] = snap.index.find_node(names[i]);
   return ids;
 }
 
@@ -245,19 +254,18 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
     const json& pod, std::span<const std::string_view> names) {
   if (!pod.is_object()) return fail(ErrorCode::kParse, "ExtenderArgs.pod is missing");
   if (std::string why = not_ready_reason(); !why.empty()) {
-    std::lock_guard lock(mu_);
-    ++verb_counters_.prioritize_calls;
-    ++verb_counters_.not_ready_calls;
+    count(&VerbCounters::prioritize_calls);
+    count(&VerbCounters::not_ready_calls);
     return fail(ErrorCode::kUnavailable, why);
   }
-  std::lock_guard lock(mu_);
-  ++verb_counters_.prioritize_calls;
-  if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());
+  count(&VerbCounters::prioritize_calls);
   std::vector<std::int64_t> scores(names.size(), 0);
-  auto key = view_.gang_key(pod);
+  auto key = view_.gang_key(pod);  // reads the pod and the options alone
   if (!key) return std::unexpected(key.error());
   if (*key) {
     // Gang pods: the planned node of this pod's slot scores the maximum, every other node zero.
+    auto lock = read();
+    if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());
     const std::string uid = str_at(member(pod, "metadata"), "uid");
     std::string planned;
     if (const GangPlan* plan = book_.find(**key)) {
@@ -270,14 +278,17 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
     }
     return scores;
   }
+  auto snap = snapshot();
+  if (!snap) return std::unexpected(snap.error());
+  const ViewSnapshot& view = **snap;
   auto ps = pod_set_request(pod, 1, false);
   if (!ps) return std::unexpected(ps.error());
   // Volcano's score is in [0, 1] but small on a large, empty domain; extender scores are integers
   // 0..10, so the best candidate gets the maximum and the others keep their ratio to it.
   std::vector<double> raw(names.size(), 0.0);
   double best = 0.0;
-  NormalPodScorer scorer(view_.index(), ps->per_pod, options_.binpack);
-  const std::vector<int> ids = node_ids(str_at(member(pod, "metadata"), "uid"), names);
+  NormalPodScorer scorer(view.index, ps->per_pod, options_.binpack);
+  const std::vector<int> ids = node_ids(view, str_at(member(pod, "metadata"), "uid"), names);
   for (std::size_t i = 0; i < names.size(); ++i) {
     const int id = ids[i];
     if (id >= 0 && options_.binpack.normal_pod_enable) raw[i] = scorer.score(id);

@@ -248,10 +248,7 @@ std::expected<std::string, Error> tree_path(std::string_view body,
 
 }  // namespace
 
-void ExtenderService::count_text_path() {
-  std::lock_guard lock(mu_);
-  ++verb_counters_.text_path_calls;
-}
+void ExtenderService::count_text_path() { count(&VerbCounters::text_path_calls); }
 
 std::expected<std::string, Error> ExtenderService::filter_body(std::string_view body) {
   BodyReader& reader = thread_reader();

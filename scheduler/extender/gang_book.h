@@ -80,6 +80,10 @@ struct BookCounters {
   std::int64_t slots_checked = 0, slots_searched = 0;
 };
 
+// The annotations a slot suggests to its pod (served on /plans): its rank and domain path.
+inline constexpr const char* kRankAnnotation = "hypertopo.io/rank";
+inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
+
 class GangBook {
  public:
   GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu);

@@ -9,7 +9,6 @@
 #include "io/durable_file.h"
 #include "io/json_reader.h"
 #include "io/json_writer.h"
-#include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/gang_book.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/input/pod_request.h"

@@ -83,8 +83,8 @@ void sort_by_name(std::vector<int>& ids, const std::vector<IndexDomain>& domains
 
 void TopologyIndex::finish(std::vector<NodeSpec> nodes) {
   // Node ids follow name order so that "tree order" inside a domain is name order.
-  for (auto& d : domains_) {
-    sort_by_name(d.children, domains_);
+  for (auto& d : shape_->domains) {
+    sort_by_name(d.children, shape_->domains);
     std::sort(d.nodes.begin(), d.nodes.end());
   }
   std::vector<std::string> names;
@@ -94,20 +94,20 @@ void TopologyIndex::finish(std::vector<NodeSpec> nodes) {
   names.push_back("pods");
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
-  resource_names_ = names;
-  for (std::size_t i = 0; i < names.size(); ++i) resource_by_name_[names[i]] = static_cast<int>(i);
+  shape_->resource_names = names;
+  for (std::size_t i = 0; i < names.size(); ++i) shape_->resource_by_name[names[i]] = static_cast<int>(i);
   const std::size_t r = names.size();
-  alloc_.assign(nodes_.size() * r, 0);
-  used_.assign(nodes_.size() * r, 0);
-  domain_alloc_.assign(domains_.size() * r, 0);
-  domain_used_.assign(domains_.size() * r, 0);
-  for (std::size_t n = 0; n < nodes_.size(); ++n) {
-    nodes_[n].spec = std::move(nodes[n]);
-    for (const auto& [res, v] : nodes_[n].spec.allocatable) {
-      int id = resource_by_name_[res];
-      alloc_[slot(static_cast<int>(n), id)] = v;
-      for (int d = nodes_[n].domain; d >= 0; d = domains_[static_cast<std::size_t>(d)].parent) {
-        domain_alloc_[dslot(d, id)] += v;
+  shape_->alloc.assign(shape_->nodes.size() * r, 0);
+  used_.assign(shape_->nodes.size() * r, 0);
+  shape_->domain_alloc.assign(shape_->domains.size() * r, 0);
+  domain_used_.assign(shape_->domains.size() * r, 0);
+  for (std::size_t n = 0; n < shape_->nodes.size(); ++n) {
+    shape_->nodes[n].spec = std::move(nodes[n]);
+    for (const auto& [res, v] : shape_->nodes[n].spec.allocatable) {
+      int id = shape_->resource_by_name[res];
+      shape_->alloc[slot(static_cast<int>(n), id)] = v;
+      for (int d = shape_->nodes[n].domain; d >= 0; d = shape_->domains[static_cast<std::size_t>(d)].parent) {
+        shape_->domain_alloc[dslot(d, id)] += v;
       }
     }
   }
@@ -137,12 +137,15 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     const std::vector<BoundPod>& pods) {
   TopologyIndex index;
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+  index.shape_->node_by_name.reserve(nodes.size());
+  index.shape_->domain_by_name.reserve(hypernodes.size());
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!index.node_by_name_.emplace(nodes[i].name, static_cast<int>(i)).second) {
+    if (!index.shape_->node_by_name.emplace(nodes[i].name, static_cast<int>(i)).second) {
       return fail(ErrorCode::kInvalidArgument, "node " + nodes[i].name + " is listed twice");
     }
   }
-  index.nodes_.resize(nodes.size());
+  index.shape_->nodes.resize(nodes.size());
+  index.shape_->domains.reserve(hypernodes.size() + 1);  // and the root: no domain moves as they come
   for (const HyperNodeSpec* spec : hypernodes) {
     const HyperNodeSpec& hn = *spec;
     if (hn.tier < 1) {
@@ -162,43 +165,43 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     d.tier = hn.tier;
     d.tier_name = hn.tier_name;
     d.health = hn.health;
-    int id = static_cast<int>(index.domains_.size());
-    if (!index.domain_by_name_.emplace(hn.name, id).second) {
+    int id = static_cast<int>(index.shape_->domains.size());
+    if (!index.shape_->domain_by_name.emplace(hn.name, id).second) {
       return fail(ErrorCode::kInvalidArgument, "HyperNode " + hn.name + " is listed twice");
     }
     if (!hn.tier_name.empty()) {
-      auto [it, inserted] = index.tier_by_name_.emplace(hn.tier_name, hn.tier);
+      auto [it, inserted] = index.shape_->tier_by_name.emplace(hn.tier_name, hn.tier);
       if (!inserted && it->second != hn.tier) {
         return fail(ErrorCode::kInvalidArgument, "HyperNode " + hn.name + ": tierName " + hn.tier_name +
                                                      " is used for tiers " + std::to_string(it->second) +
                                                      " and " + std::to_string(hn.tier));
       }
     }
-    index.max_tier_ = std::max(index.max_tier_, hn.tier);
-    index.domains_.push_back(std::move(d));
+    index.shape_->max_tier = std::max(index.shape_->max_tier, hn.tier);
+    index.shape_->domains.push_back(std::move(d));
   }
   auto set_parent = [&](int child, int parent) -> std::expected<void, Error> {
-    auto& c = index.domains_[static_cast<std::size_t>(child)];
-    const auto& p = index.domains_[static_cast<std::size_t>(parent)];
+    auto& c = index.shape_->domains[static_cast<std::size_t>(child)];
+    const auto& p = index.shape_->domains[static_cast<std::size_t>(parent)];
     if (c.tier >= p.tier) {
       return fail(ErrorCode::kInvalidArgument,
                   "HyperNode " + p.name + " (tier " + std::to_string(p.tier) + ") lists HyperNode " + c.name +
                       " of tier " + std::to_string(c.tier) + "; a member must be of a lower tier");
     }
     if (c.parent >= 0 && c.parent != parent) {
-      return fail(ErrorCode::kInvalidArgument, "HyperNode " + c.name + " is a member of both " +
-                                                   index.domains_[static_cast<std::size_t>(c.parent)].name +
-                                                   " and " + p.name);
+      return fail(ErrorCode::kInvalidArgument,
+                  "HyperNode " + c.name + " is a member of both " +
+                      index.shape_->domains[static_cast<std::size_t>(c.parent)].name + " and " + p.name);
     }
     c.parent = parent;
     return {};
   };
   auto add_node = [&](int node, int domain) -> std::expected<void, Error> {
-    auto& current = index.nodes_[static_cast<std::size_t>(node)].domain;
+    auto& current = index.shape_->nodes[static_cast<std::size_t>(node)].domain;
     if (current == domain) return {};
     if (current >= 0) {
-      const auto& a = index.domains_[static_cast<std::size_t>(current)];
-      const auto& b = index.domains_[static_cast<std::size_t>(domain)];
+      const auto& a = index.shape_->domains[static_cast<std::size_t>(current)];
+      const auto& b = index.shape_->domains[static_cast<std::size_t>(domain)];
       if (a.tier == b.tier) {
         return fail(ErrorCode::kInvalidArgument, "node " + nodes[static_cast<std::size_t>(node)].name +
                                                      " is a member of HyperNodes " + a.name + " and " +
@@ -266,37 +269,37 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
       }
     }
   }
-  if (auto [deep, depth] = too_deep(index.domains_); deep >= 0) {
+  if (auto [deep, depth] = too_deep(index.shape_->domains); deep >= 0) {
     return fail(ErrorCode::kInvalidArgument,
-                "HyperNode " + index.domains_[static_cast<std::size_t>(deep)].name + " is nested " +
+                "HyperNode " + index.shape_->domains[static_cast<std::size_t>(deep)].name + " is nested " +
                     std::to_string(depth) +
                     " HyperNodes deep (members of type HyperNode); HyperNodes nest at most " +
                     std::to_string(kMaxHyperNodeDepth) + " deep");
   }
   IndexDomain root;
   root.name = "cluster";
-  root.tier = index.max_tier_ + 1;
-  index.root_ = static_cast<int>(index.domains_.size());
-  index.domains_.push_back(std::move(root));
-  for (int d = 0; d < index.root_; ++d) {
-    auto& dom = index.domains_[static_cast<std::size_t>(d)];
-    if (dom.parent < 0) dom.parent = index.root_;
-    index.domains_[static_cast<std::size_t>(dom.parent)].children.push_back(d);
+  root.tier = index.shape_->max_tier + 1;
+  index.shape_->root = static_cast<int>(index.shape_->domains.size());
+  index.shape_->domains.push_back(std::move(root));
+  for (int d = 0; d < index.shape_->root; ++d) {
+    auto& dom = index.shape_->domains[static_cast<std::size_t>(d)];
+    if (dom.parent < 0) dom.parent = index.shape_->root;
+    index.shape_->domains[static_cast<std::size_t>(dom.parent)].children.push_back(d);
   }
-  for (std::size_t n = 0; n < index.nodes_.size(); ++n) {
-    auto& node = index.nodes_[n];
-    if (node.domain < 0) node.domain = index.root_;
-    index.domains_[static_cast<std::size_t>(node.domain)].nodes.push_back(static_cast<int>(n));
+  for (std::size_t n = 0; n < index.shape_->nodes.size(); ++n) {
+    auto& node = index.shape_->nodes[n];
+    if (node.domain < 0) node.domain = index.shape_->root;
+    index.shape_->domains[static_cast<std::size_t>(node.domain)].nodes.push_back(static_cast<int>(n));
   }
   // A name in degraded-members counts only for a node the HyperNode actually holds.
-  for (int d = 0; d < index.root_; ++d) {
-    for (const auto& name : index.domains_[static_cast<std::size_t>(d)].health.degraded_members) {
+  for (int d = 0; d < index.shape_->root; ++d) {
+    for (const auto& name : index.shape_->domains[static_cast<std::size_t>(d)].health.degraded_members) {
       const int n = index.find_node(name);
       if (n < 0) continue;
-      for (int up = index.nodes_[static_cast<std::size_t>(n)].domain; up >= 0;
-           up = index.domains_[static_cast<std::size_t>(up)].parent) {
+      for (int up = index.shape_->nodes[static_cast<std::size_t>(n)].domain; up >= 0;
+           up = index.shape_->domains[static_cast<std::size_t>(up)].parent) {
         if (up == d) {
-          index.nodes_[static_cast<std::size_t>(n)].link_degraded = true;
+          index.shape_->nodes[static_cast<std::size_t>(n)].link_degraded = true;
           break;
         }
       }
@@ -323,27 +326,27 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
   const auto& levels = topology.levels;
   const bool host_last = levels.back() == kHostnameLabel;
   const std::size_t domain_levels = host_last ? levels.size() - 1 : levels.size();
-  index.max_tier_ = static_cast<int>(domain_levels);
+  index.shape_->max_tier = static_cast<int>(domain_levels);
   for (std::size_t i = 0; i < levels.size(); ++i) {
     int tier = static_cast<int>(levels.size() - i) - (host_last ? 1 : 0);
-    if (!index.tier_by_name_.emplace(levels[i], tier).second) {
+    if (!index.shape_->tier_by_name.emplace(levels[i], tier).second) {
       return fail(ErrorCode::kInvalidArgument,
                   "Topology " + topology.name + " lists level " + levels[i] + " twice");
     }
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
-  index.nodes_.resize(nodes.size());
+  index.shape_->nodes.resize(nodes.size());
   IndexDomain root;
   root.name = "cluster";
-  root.tier = index.max_tier_ + 1;
-  index.domains_.push_back(std::move(root));
-  index.root_ = 0;
+  root.tier = index.shape_->max_tier + 1;
+  index.shape_->domains.push_back(std::move(root));
+  index.shape_->root = 0;
   std::unordered_map<std::string, int> by_path;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    if (!index.node_by_name_.emplace(nodes[n].name, static_cast<int>(n)).second) {
+    if (!index.shape_->node_by_name.emplace(nodes[n].name, static_cast<int>(n)).second) {
       return fail(ErrorCode::kInvalidArgument, "node " + nodes[n].name + " is listed twice");
     }
-    int parent = index.root_;
+    int parent = index.shape_->root;
     std::string key;
     std::string name;
     bool complete = true;
@@ -356,22 +359,22 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
         key += value;
         key += '\x1f';
         name += (i == 0 ? "" : "/") + value;
-        auto [it, inserted] = by_path.emplace(key, static_cast<int>(index.domains_.size()));
+        auto [it, inserted] = by_path.emplace(key, static_cast<int>(index.shape_->domains.size()));
         if (inserted) {
           IndexDomain d;
           d.name = name;
           d.tier = static_cast<int>(domain_levels - i);
           d.tier_name = levels[i];
           d.parent = parent;
-          index.domains_[static_cast<std::size_t>(parent)].children.push_back(it->second);
-          index.domain_by_name_.emplace(name, it->second);
-          index.domains_.push_back(std::move(d));
+          index.shape_->domains[static_cast<std::size_t>(parent)].children.push_back(it->second);
+          index.shape_->domain_by_name.emplace(name, it->second);
+          index.shape_->domains.push_back(std::move(d));
         }
         parent = it->second;
       }
     }
-    index.nodes_[n].domain = parent;
-    index.domains_[static_cast<std::size_t>(parent)].nodes.push_back(static_cast<int>(n));
+    index.shape_->nodes[n].domain = parent;
+    index.shape_->domains[static_cast<std::size_t>(parent)].nodes.push_back(static_cast<int>(n));
   }
   index.finish(std::move(nodes));
   if (auto ok = index.apply_pods(pods); !ok) return std::unexpected(ok.error());
@@ -379,41 +382,41 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
 }
 
 int TopologyIndex::find_domain(std::string_view name) const {
-  auto it = domain_by_name_.find(name);
-  return it == domain_by_name_.end() ? -1 : it->second;
+  auto it = shape_->domain_by_name.find(name);
+  return it == shape_->domain_by_name.end() ? -1 : it->second;
 }
 
 int TopologyIndex::find_node(std::string_view name) const {
-  auto it = node_by_name_.find(name);
-  return it == node_by_name_.end() ? -1 : it->second;
+  auto it = shape_->node_by_name.find(name);
+  return it == shape_->node_by_name.end() ? -1 : it->second;
 }
 
 std::vector<std::string> TopologyIndex::domain_path(int id) const {
   std::vector<std::string> path;
-  for (int d = id; d >= 0 && d != root_; d = domains_[static_cast<std::size_t>(d)].parent) {
-    path.push_back(domains_[static_cast<std::size_t>(d)].name);
+  for (int d = id; d >= 0 && d != shape_->root; d = shape_->domains[static_cast<std::size_t>(d)].parent) {
+    path.push_back(shape_->domains[static_cast<std::size_t>(d)].name);
   }
   std::reverse(path.begin(), path.end());
   return path;
 }
 
 std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) const {
-  // 64 bits: the cluster's tier is max_tier_ + 1, and "99999999999" is a number out of range, not a
+  // 64 bits: the cluster's tier is shape_->max_tier + 1, and "99999999999" is a number out of range, not a
   // level name.
   std::int64_t value = 0;
   auto [ptr, ec] = std::from_chars(level.data(), level.data() + level.size(), value);
   if ((ec == std::errc() || ec == std::errc::result_out_of_range) && ptr == level.data() + level.size()) {
-    const std::int64_t highest = static_cast<std::int64_t>(max_tier_) + 1;
+    const std::int64_t highest = static_cast<std::int64_t>(shape_->max_tier) + 1;
     if (ec != std::errc() || value < 0 || value > highest) {
       return fail(ErrorCode::kInvalidArgument, "tier " + std::string(level) + " is outside 0.." +
                                                    std::to_string(highest) + " of this topology");
     }
     return static_cast<int>(value);
   }
-  auto it = tier_by_name_.find(level);
-  if (it != tier_by_name_.end()) return it->second;
+  auto it = shape_->tier_by_name.find(level);
+  if (it != shape_->tier_by_name.end()) return it->second;
   std::vector<std::string> known;
-  for (const auto& [k, v] : tier_by_name_) known.push_back(k);
+  for (const auto& [k, v] : shape_->tier_by_name) known.push_back(k);
   std::sort(known.begin(), known.end());
   std::string list;
   for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
@@ -424,11 +427,11 @@ std::expected<int, Error> TopologyIndex::resolve_tier(std::string_view level) co
 std::optional<int> TopologyIndex::tier_of_label(std::string_view key) const {
   const std::string k(key);
   // Per domain: the one value its nodes carry, "" when they disagree or one lacks the label.
-  std::vector<std::optional<std::string>> value(domains_.size());
-  std::vector<bool> uniform(domains_.size(), true);
-  for (const auto& node : nodes_) {
+  std::vector<std::optional<std::string>> value(shape_->domains.size());
+  std::vector<bool> uniform(shape_->domains.size(), true);
+  for (const auto& node : shape_->nodes) {
     auto it = node.spec.labels.find(k);
-    for (int d = node.domain; d >= 0; d = domains_[static_cast<std::size_t>(d)].parent) {
+    for (int d = node.domain; d >= 0; d = shape_->domains[static_cast<std::size_t>(d)].parent) {
       const auto i = static_cast<std::size_t>(d);
       if (!uniform[i]) continue;
       if (it == node.spec.labels.end()) {
@@ -441,10 +444,10 @@ std::optional<int> TopologyIndex::tier_of_label(std::string_view key) const {
     }
   }
   std::optional<int> widest;
-  for (int t = 1; t <= max_tier_; ++t) {
+  for (int t = 1; t <= shape_->max_tier; ++t) {
     bool all = true, any = false;
-    for (std::size_t d = 0; d < domains_.size(); ++d) {
-      if (domains_[d].tier != t) continue;
+    for (std::size_t d = 0; d < shape_->domains.size(); ++d) {
+      if (shape_->domains[d].tier != t) continue;
       any = true;
       all = all && uniform[d] && value[d].has_value();
     }
@@ -455,15 +458,15 @@ std::optional<int> TopologyIndex::tier_of_label(std::string_view key) const {
 }
 
 std::string TopologyIndex::tier_name(int tier) const {
-  for (const auto& [k, v] : tier_by_name_) {
+  for (const auto& [k, v] : shape_->tier_by_name) {
     if (v == tier) return k;
   }
   return "";
 }
 
 int TopologyIndex::resource_id(std::string_view name) const {
-  auto it = resource_by_name_.find(name);
-  return it == resource_by_name_.end() ? -1 : it->second;
+  auto it = shape_->resource_by_name.find(name);
+  return it == shape_->resource_by_name.end() ? -1 : it->second;
 }
 
 std::int64_t TopologyIndex::domain_allocatable(int domain, std::string_view resource) const {
@@ -478,13 +481,13 @@ std::int64_t TopologyIndex::domain_used(int domain, std::string_view resource) c
 
 std::expected<void, Error> TopologyIndex::add_pods(int node, const ResourceAmounts& requests,
                                                    std::int64_t count) {
-  if (node < 0 || static_cast<std::size_t>(node) >= nodes_.size()) {
+  if (node < 0 || static_cast<std::size_t>(node) >= shape_->nodes.size()) {
     return fail(ErrorCode::kInvalidArgument, "node id " + std::to_string(node) + " is not in the index");
   }
   auto apply = [&](int r, std::int64_t delta) {
     used_[slot(node, r)] += delta;
-    for (int d = nodes_[static_cast<std::size_t>(node)].domain; d >= 0;
-         d = domains_[static_cast<std::size_t>(d)].parent) {
+    for (int d = shape_->nodes[static_cast<std::size_t>(node)].domain; d >= 0;
+         d = shape_->domains[static_cast<std::size_t>(d)].parent) {
       domain_used_[dslot(d, r)] += delta;
     }
   };
@@ -499,13 +502,14 @@ std::expected<void, Error> TopologyIndex::add_pods(int node, const ResourceAmoun
 
 std::size_t TopologyIndex::approximate_bytes() const {
   std::size_t bytes = sizeof(*this);
-  bytes += (alloc_.capacity() + used_.capacity() + domain_alloc_.capacity() + domain_used_.capacity()) *
+  bytes += (shape_->alloc.capacity() + used_.capacity() + shape_->domain_alloc.capacity() +
+            domain_used_.capacity()) *
            sizeof(std::int64_t);
-  for (const auto& d : domains_) {
+  for (const auto& d : shape_->domains) {
     bytes += sizeof(d) + d.name.capacity() + d.tier_name.capacity() + d.health.reason.capacity() +
              d.health.message.capacity() + (d.children.capacity() + d.nodes.capacity()) * sizeof(int);
   }
-  for (const auto& n : nodes_) {
+  for (const auto& n : shape_->nodes) {
     bytes += sizeof(n) + n.spec.name.capacity();
     for (const auto& [k, v] : n.spec.labels) bytes += 64 + k.capacity() + v.capacity();
     bytes += n.spec.allocatable.size() * 64;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -63,12 +64,12 @@ class TopologyIndex {
                                                          std::vector<NodeSpec> nodes,
                                                          const std::vector<BoundPod>& pods);
 
-  int root() const { return root_; }
-  int max_tier() const { return max_tier_; }
-  const std::vector<IndexDomain>& domains() const { return domains_; }
-  const std::vector<IndexNode>& nodes() const { return nodes_; }
-  const IndexDomain& domain(int id) const { return domains_[static_cast<std::size_t>(id)]; }
-  const IndexNode& node(int id) const { return nodes_[static_cast<std::size_t>(id)]; }
+  int root() const { return shape_->root; }
+  int max_tier() const { return shape_->max_tier; }
+  const std::vector<IndexDomain>& domains() const { return shape_->domains; }
+  const std::vector<IndexNode>& nodes() const { return shape_->nodes; }
+  const IndexDomain& domain(int id) const { return shape_->domains[static_cast<std::size_t>(id)]; }
+  const IndexNode& node(int id) const { return shape_->nodes[static_cast<std::size_t>(id)]; }
   int find_domain(std::string_view name) const;
   int find_node(std::string_view name) const;
   // Names of domains from the top real tier down to `id` (the root excluded).
@@ -87,15 +88,15 @@ class TopologyIndex {
 
   // Dense resource ids; -1 when no node offers the resource.
   int resource_id(std::string_view name) const;
-  const std::vector<std::string>& resource_names() const { return resource_names_; }
-  std::size_t resource_count() const { return resource_names_.size(); }
+  const std::vector<std::string>& resource_names() const { return shape_->resource_names; }
+  std::size_t resource_count() const { return shape_->resource_names.size(); }
 
-  std::int64_t node_allocatable(int node, int resource) const { return alloc_[slot(node, resource)]; }
+  std::int64_t node_allocatable(int node, int resource) const { return shape_->alloc[slot(node, resource)]; }
   std::int64_t node_used(int node, int resource) const { return used_[slot(node, resource)]; }
   std::int64_t domain_allocatable(int domain, std::string_view resource) const;
   std::int64_t domain_used(int domain, std::string_view resource) const;
   std::int64_t domain_allocatable(int domain, int resource) const {
-    return domain_alloc_[dslot(domain, resource)];
+    return shape_->domain_alloc[dslot(domain, resource)];
   }
   std::int64_t domain_used(int domain, int resource) const { return domain_used_[dslot(domain, resource)]; }
 
@@ -104,37 +105,53 @@ class TopologyIndex {
   std::expected<void, Error> add_pods(int node, const ResourceAmounts& requests, std::int64_t count);
 
   // A node going NotReady (false) or coming back (true); placement then skips or uses it again.
-  void set_node_ready(int node, bool ready) { nodes_[static_cast<std::size_t>(node)].spec.ready = ready; }
+  void set_node_ready(int node, bool ready) {
+    own_shape().nodes[static_cast<std::size_t>(node)].spec.ready = ready;
+  }
 
   // Bytes held by the index's own arrays and strings (an estimate for memory reports).
   std::size_t approximate_bytes() const;
 
  private:
   std::size_t slot(int node, int resource) const {
-    return static_cast<std::size_t>(node) * resource_names_.size() + static_cast<std::size_t>(resource);
+    return static_cast<std::size_t>(node) * shape_->resource_names.size() +
+           static_cast<std::size_t>(resource);
   }
   std::size_t dslot(int domain, int resource) const {
-    return static_cast<std::size_t>(domain) * resource_names_.size() + static_cast<std::size_t>(resource);
+    return static_cast<std::size_t>(domain) * shape_->resource_names.size() +
+           static_cast<std::size_t>(resource);
   }
   void finish(std::vector<NodeSpec> nodes);
   std::expected<void, Error> apply_pods(const std::vector<BoundPod>& pods);
 
-  std::vector<IndexDomain> domains_;
-  std::vector<IndexNode> nodes_;
   // Looked up by string_view without making a string: the extender resolves 6,000 names per call.
   struct NameHash {
     using is_transparent = void;
     std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
   };
   using NameMap = std::unordered_map<std::string, int, NameHash, std::equal_to<>>;
-  NameMap domain_by_name_;
-  NameMap node_by_name_;
-  NameMap tier_by_name_;
-  std::vector<std::string> resource_names_;
-  NameMap resource_by_name_;
-  std::vector<std::int64_t> alloc_, used_, domain_alloc_, domain_used_;
-  int root_ = -1;
-  int max_tier_ = 0;
+  // What a build fixes: the tree, the nodes, the names and the allocatable sums. Copies of an index
+  // share it (an extender's snapshot of 20,000 nodes copies only the usage arrays below); a change
+  // to it (set_node_ready) copies it first when another index shares it.
+  struct Shape {
+    std::vector<IndexDomain> domains;
+    std::vector<IndexNode> nodes;
+    NameMap domain_by_name;
+    NameMap node_by_name;
+    NameMap tier_by_name;
+    std::vector<std::string> resource_names;
+    NameMap resource_by_name;
+    std::vector<std::int64_t> alloc, domain_alloc;
+    int root = -1;
+    int max_tier = 0;
+  };
+  Shape& own_shape() {
+    if (shape_.use_count() > 1) shape_ = std::make_shared<Shape>(*shape_);
+    return *shape_;
+  }
+  std::shared_ptr<Shape> shape_ = std::make_shared<Shape>();
+  // What pods change, per copy.
+  std::vector<std::int64_t> used_, domain_used_;
 };
 
 }  // namespace hypertopo::scheduler
