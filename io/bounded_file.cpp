@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <istream>
@@ -75,18 +76,34 @@ std::expected<std::string, Error> read_bounded_file(const std::filesystem::path&
   const int flags = ::fcntl(fd.get(), F_GETFL);
   if (flags >= 0) ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
   std::string out;
-  // sysfs and procfs report a size that is not the content's: read until the end, bounded.
-  out.reserve(static_cast<std::size_t>(st.st_size));
-  char buffer[65536];
+  // Read straight into the string, with kReadAheadRoom spare past its end: no bounce buffer to copy
+  // from, and a parser that reads ahead (simdjson) takes the text in place instead of a copy.
+  out.reserve(static_cast<std::size_t>(st.st_size) + kReadAheadRoom);
+  char probe[65536];
   for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    // sysfs and procfs report a size that is not the content's: once the size stat gave is read,
+    // go on through `probe` until the end, bounded.
+    const std::size_t spare = out.capacity() - out.size();
+    const std::size_t room =
+        spare > kReadAheadRoom ? std::min(spare - kReadAheadRoom, max_bytes + 1 - out.size()) : 0;
+    ssize_t n = 0;
+    if (room > 0) {
+      out.resize_and_overwrite(out.size() + room, [&](char* data, std::size_t size) {
+        const std::size_t at = size - room;
+        n = ::read(fd.get(), data + at, room);
+        return at + (n > 0 ? static_cast<std::size_t>(n) : 0);
+      });
+    } else {
+      n = ::read(fd.get(), probe, sizeof probe);
+      if (n > 0 && out.size() + static_cast<std::size_t>(n) > max_bytes) return over_limit(name, max_bytes);
+      if (n > 0) out.append(probe, static_cast<std::size_t>(n));
+    }
     if (n < 0) {
       if (errno == EINTR) continue;
       return fail(ErrorCode::kUnavailable, name + ": cannot read: " + std::strerror(errno));
     }
     if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes) return over_limit(name, max_bytes);
-    out.append(buffer, static_cast<std::size_t>(n));
+    if (out.size() > max_bytes) return over_limit(name, max_bytes);
   }
   return out;
 }

@@ -29,8 +29,14 @@ inline constexpr std::size_t kDataFileLimit = std::size_t{256} << 20;
 // One sysfs attribute is at most a page.
 inline constexpr std::size_t kSysfsAttributeLimit = 4096;
 
+// What read_bounded_file leaves spare past the text of a regular file: a parser that reads up to 64
+// bytes past the end (simdjson::SIMDJSON_PADDING) takes the string in place, as a padded_string_view
+// of its capacity, instead of copying it.
+inline constexpr std::size_t kReadAheadRoom = 64;
+
 // The whole file, when it is a regular file of at most `max_bytes`. FIFOs, devices, sockets and
-// directories are refused without blocking; a missing file is kNotFound.
+// directories are refused without blocking; a missing file is kNotFound. Its capacity holds
+// kReadAheadRoom bytes past its size when the file is as long as stat says.
 std::expected<std::string, Error> read_bounded_file(const std::filesystem::path& path, std::size_t max_bytes);
 
 // Everything `in` holds up to `max_bytes` (for "-", standard input); more is an error naming `name`.
