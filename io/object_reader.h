@@ -95,6 +95,9 @@ class ObjectLedger {
   // One line per file and kind that no reader took:
   // "<file>: 2 objects of kind ConfigMap ignored (document 3, 7)".
   std::vector<std::string> warnings() const;
+  // Milliseconds spent reading the files' bytes, apart from parsing them (`place --timings`).
+  void add_read_ms(double ms) { read_ms_ += ms; }
+  double read_ms() const { return read_ms_; }
 
  private:
   struct Left {
@@ -107,6 +110,7 @@ class ObjectLedger {
     std::map<std::pair<std::size_t, std::size_t>, std::pair<std::string, Left>> left;
   };
   std::map<std::string, PerFile> files_;
+  double read_ms_ = 0;
 };
 
 }  // namespace hypertopo::io

@@ -217,14 +217,15 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     const int id = static_cast<int>(h);
     for (std::size_t m = 0; m < hn.members.size(); ++m) {
       const auto& member = hn.members[m];
-      const std::string where = "HyperNode " + hn.name + " members[" + std::to_string(m) + "]";
+      // Only an error names its place: most HyperNodes have none.
+      auto where = [&] { return "HyperNode " + hn.name + " members[" + std::to_string(m) + "]"; };
       const auto& sel = member.selector;
       if (member.type == HyperNodeMember::Type::kHyperNode) {
         if (sel.kind == MemberSelector::Kind::kExact) {
           int child = index.find_domain(sel.exact_name);
           if (child < 0) {
             return fail(ErrorCode::kInvalidArgument,
-                        where + ": HyperNode " + sel.exact_name + " does not exist");
+                        where() + ": HyperNode " + sel.exact_name + " does not exist");
           }
           if (auto ok = set_parent(child, id); !ok) return std::unexpected(ok.error());
         } else if (sel.kind == MemberSelector::Kind::kRegex) {
@@ -233,7 +234,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
           auto re = text::UserPattern::compile(sel.regex_pattern);
           if (!re) {
             return fail(ErrorCode::kInvalidArgument,
-                        where + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
+                        where() + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
           }
           for (std::size_t c = 0; c < hypernodes.size(); ++c) {
             if (c != h && re->matches_part(hypernodes[c]->name)) {
@@ -241,7 +242,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
             }
           }
         } else {
-          return fail(ErrorCode::kInvalidArgument, where + ": labelMatch is only valid for Node members");
+          return fail(ErrorCode::kInvalidArgument, where() + ": labelMatch is only valid for Node members");
         }
         continue;
       }
@@ -253,7 +254,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
         auto re = text::UserPattern::compile(sel.regex_pattern);
         if (!re) {
           return fail(ErrorCode::kInvalidArgument,
-                      where + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
+                      where() + ": invalid regexMatch pattern " + sel.regex_pattern + ": " + re.error());
         }
         for (std::size_t n = 0; n < nodes.size(); ++n) {
           if (re->matches_part(nodes[n].name)) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <limits>
 #include <sstream>
 #include <type_traits>
@@ -52,10 +53,26 @@ std::string str(const V& obj, std::string_view key) {
   return std::string(str_view(obj, key));
 }
 
+// fields() come sorted by key, each once: every one goes at the end.
 template <class V>
 std::map<std::string, std::string> string_map(const V& obj) {
   std::map<std::string, std::string> out;
-  for (const auto& [k, v] : obj.fields()) out.emplace(std::string(k), v.text());
+  for (const auto& [k, v] : obj.fields()) out.emplace_hint(out.end(), std::string(k), v.text());
+  return out;
+}
+
+// A resource list (status.allocatable) read straight into amounts: parse_resource_list's answer and
+// error for the same object, without a map of strings between.
+template <class V>
+std::expected<ResourceAmounts, Error> resource_amounts(const V& obj) {
+  ResourceAmounts out;
+  for (const auto& [k, v] : obj.fields()) {
+    std::string other;  // a value that is not a string is read as its JSON text, as string_map does
+    const std::string_view text = v.is_string() ? v.string() : std::string_view(other = v.text());
+    auto amount = parse_quantity(k, text);
+    if (!amount) return std::unexpected(amount.error());
+    out.emplace_hint(out.end(), std::string(k), *amount);
+  }
   return out;
 }
 
@@ -357,16 +374,17 @@ std::expected<NodeSpec, Error> read_node(const V& item) {
       if (t.is_object()) node.taints.push_back({str(t, "key"), str(t, "value"), str(t, "effect")});
     }
   }
-  std::map<std::string, std::string> allocatable;
   if (const auto status = object_at(item, "status")) {
-    if (auto a = object_at(*status, "allocatable")) allocatable = string_map(*a);
+    if (auto a = object_at(*status, "allocatable")) {
+      auto parsed = resource_amounts(*a);
+      if (!parsed)
+        return std::unexpected(parsed.error().context("node " + node.name + " status.allocatable"));
+      node.allocatable = std::move(*parsed);
+    }
     for (const V& c : list_at(status, "conditions")) {
       if (c.is_object() && str_view(c, "type") == "Ready") node.ready = str_view(c, "status") == "True";
     }
   }
-  auto parsed = parse_resource_list(allocatable);
-  if (!parsed) return std::unexpected(parsed.error().context("node " + node.name + " status.allocatable"));
-  node.allocatable = std::move(*parsed);
   return node;
 }
 
@@ -584,6 +602,8 @@ simdjson::dom::parser& cluster_parser() {
   return parser;
 }
 
+static_assert(io::kReadAheadRoom >= simdjson::SIMDJSON_PADDING);
+
 // A cluster file read with simdjson where simdjson takes it, so a 5 MB list costs milliseconds,
 // not the hundreds nlohmann spends building its tree. Whatever simdjson refuses (YAML, invalid
 // UTF-8, nesting past io::kMaxJsonDepth, an integer beyond 64 bits, a syntax error) goes the
@@ -599,13 +619,21 @@ template <class Read, class Gather>
 auto load_with(const std::filesystem::path& path, io::ObjectLedger* ledger,
                const std::vector<std::string>& kinds, std::string_view what, Read read, Gather gather)
     -> decltype(read(std::declval<const io::NlohmannView&>())) {
+  const auto started = std::chrono::steady_clock::now();
   auto text = io::read_bounded_file(path, io::kDataFileLimit);
+  if (ledger) {
+    ledger->add_read_ms(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
+  }
   if (!text) return std::unexpected(text.error());
   const std::string name = path.string();
   if (looks_like_json(*text)) {
     simdjson::dom::parser& parser = cluster_parser();
     simdjson::dom::element root;
-    const simdjson::padded_string padded(*text);
+    // In place: read_bounded_file leaves simdjson's padding spare past the text.
+    if (text->capacity() < text->size() + simdjson::SIMDJSON_PADDING)
+      text->reserve(text->size() + simdjson::SIMDJSON_PADDING);
+    const simdjson::padded_string_view padded(text->data(), text->size(), text->capacity());
     const bool ready =
         parser.max_depth() == io::kMaxJsonDepth || !parser.allocate(padded.size(), io::kMaxJsonDepth);
     if (ready && !parser.parse(padded).get(root)) {

@@ -136,6 +136,13 @@ TEST_F(PlaceCommandTest, AJobWithoutTasAnnotationsOnATopologyIsKueuesImpliedRequ
   auto run = place(kueue_job(3, json::object()), {"--timings"});
   ASSERT_EQ(run.code, 0) << run.err;
   EXPECT_NE(run.err.find("timings (kueue)"), std::string::npos) << run.err;
+  // Each step of the call has its own figure, in the order they run.
+  std::size_t at = run.err.find("timings (kueue)");
+  for (const char* step : {": read ", " ms, parse ", " ms, index ", " ms, place ", " ms, write "}) {
+    const std::size_t next = run.err.find(step, at);
+    ASSERT_NE(next, std::string::npos) << step << " in " << run.err;
+    at = next;
+  }
   const json ps = json::parse(run.out)["podSets"][0];
   EXPECT_EQ(ps["topologyAssignment"]["levels"], json::array({"kubernetes.io/hostname"}));
   std::int64_t pods = 0;
