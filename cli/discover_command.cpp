@@ -7,6 +7,7 @@
 #include "cli/command_errors.h"
 #include "cli/commands.h"
 #include "cli/discovery_setup.h"
+#include "cli/heap_pages.h"
 #include "cli/list_output.h"
 #include "cli/ufm_flags.h"
 #include "discoverers/ib-fabric/simulated_fabric.h"
@@ -301,7 +302,12 @@ void add_discover_command(CLI::App& app, Action& action) {
       "-o labels/labels-apply: also fabric.topograph.run/tier-N and accelerator.topograph.run/domain");
   cmd->add_option("--max-nodes-listed", opts->max_nodes_listed, "Node names shown per domain with -o tree")
       ->capture_default_str();
-  cmd->callback([opts, &action] { action = [opts] { return run_discover(*opts); }; });
+  cmd->callback([opts, &action] {
+    action = [opts] {
+      prefer_huge_pages(std::size_t{480} << 20);  // some 450 MiB for a 100,000-HCA capture
+      return run_discover(*opts);
+    };
+  });
 }
 
 }  // namespace hypertopo::cli

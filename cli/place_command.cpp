@@ -3,17 +3,13 @@
 // Exit status: 0 it fits (once the victims it names leave, when it preempts), 1 it does not fit now
 // (the reason is in the output), 2 the request or an input is invalid (one line on stderr naming the
 // file and the field), 3 the cluster could not be read (the API server unreachable or refusing).
-#include <malloc.h>
-#include <sys/mman.h>
-
 #include <chrono>
-#include <cstdint>
-#include <cstdlib>
 #include <iostream>
 
 #include "cli/cluster_input.h"
 #include "cli/command_errors.h"
 #include "cli/commands.h"
+#include "cli/heap_pages.h"
 #include "cli/list_output.h"
 #include "scheduler/input/placement_session.h"
 #include "text/terminal_safe.h"
@@ -46,33 +42,6 @@ void print_placement_list(const scheduler::PlacementReport& report, const std::s
               << " assignment(s) name a domain, not a node (the Topology's last level is not "
                  "kubernetes.io/hostname): -o wide or -o json gives their domains\n";
   }
-}
-
-// `place` builds its whole picture of the cluster at once: 6,000 Nodes and 9,510 HyperNodes touch
-// some 40 MiB of fresh memory, and on a virtual machine each first touch of a 4 KiB page is a fault
-// that costs microseconds: a third of the call's time in `perf`, half of its wall time on a loaded
-// machine. Heap that the kernel may back with 2 MiB transparent huge pages faults once per 2 MiB:
-// the heap is grown once by 120 MiB of address space, marked MADV_HUGEPAGE and kept, and large
-// blocks (the files, the JSON parser's buffers) come from it too. glibc does as much for each heap
-// extension under GLIBC_TUNABLES=glibc.malloc.hugetlb=1 (malloc/malloc.c, madvise_thp). Where the
-// kernel gives no huge pages (transparent_hugepage=never) this changes nothing; heap never touched
-// costs no memory.
-void prefer_huge_pages() {
-  constexpr std::size_t kHuge = std::size_t{2} << 20;
-  constexpr std::size_t kBlock = std::size_t{30} << 20;  // below glibc's largest mmap threshold, 32 MiB
-  constexpr int kBlocks = 4;
-  mallopt(M_MMAP_THRESHOLD, static_cast<int>(std::size_t{32} << 20));
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  void* blocks[kBlocks] = {};
-  for (auto& b : blocks) {
-    b = std::malloc(kBlock);
-    if (b == nullptr) continue;
-    const auto at = reinterpret_cast<std::uintptr_t>(b);
-    const std::uintptr_t first = (at + kHuge - 1) / kHuge * kHuge;
-    const std::uintptr_t last = (at + kBlock) / kHuge * kHuge;
-    if (last > first) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-  }
-  for (void* b : blocks) std::free(b);
 }
 
 }  // namespace
@@ -145,7 +114,7 @@ void add_place_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->callback([&action, in, format, timings, pods, config, flavor, classes, cluster, pod_group] {
     action = [in, format, timings, pods, config, flavor, classes, cluster, pod_group]() -> int {
-      prefer_huge_pages();
+      prefer_huge_pages(std::size_t{120} << 20);  // some 40 MiB at 6,000 Nodes
       if (in->job.empty() == pod_group->empty()) {
         return report_error("place",
                             "--job, --pod-group: give the gang as one of them (a file, or NAMESPACE/NAME)",
