@@ -210,7 +210,9 @@ std::expected<LoadedJob, Error> kai_pod_group_list(const json& doc) {
       return fail(ErrorCode::kInvalidArgument,
                   pwhere + ": label " + kKaiSubGroupLabel + "=" + *sub + " names no sub-group of " + where);
     }
-    const json pspec = pod->value("spec", json::object());
+    json pspec = pod->value("spec", json::object());
+    // A pod already bound is of the pod set of its pending peers: its node is no part of its request.
+    if (pspec.is_object()) pspec.erase("nodeName");
     const auto key = std::make_pair(*sub, pspec.dump());
     auto it = set_of.find(key);
     if (it != set_of.end()) {
@@ -228,6 +230,21 @@ std::expected<LoadedJob, Error> kai_pod_group_list(const json& doc) {
     if (same > 0) ps.name += "-" + std::to_string(same);
     set_of.emplace(key, out.request.pod_sets.size());
     out.request.pod_sets.push_back(std::move(ps));
+  }
+  // Without sub-groups the PodGroup's constraint binds each of its pods, as KAI's annotations on a
+  // workload's pods do (job_loader.cpp topology_annotations): a required level is the widest the
+  // pods may spread over, a preferred one how close to keep them. A gang of one spec then has the
+  // constraint its pods plan around when some run already, at both doors (around_bound.h).
+  if (out.request.sub_groups.empty()) {
+    for (auto& ps : out.request.pod_sets) {
+      if (!out.request.job_required.empty()) {
+        ps.mode = TopologyMode::kRequired;
+        ps.level = out.request.job_required;
+      } else if (!out.request.job_preferred.empty()) {
+        ps.mode = TopologyMode::kPreferred;
+        ps.level = out.request.job_preferred;
+      }
+    }
   }
   return out;
 }
