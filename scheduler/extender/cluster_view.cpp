@@ -126,24 +126,28 @@ std::map<std::string, std::string> group_topology_of(const json& object, PodGrou
   return out;
 }
 
-// KAI's spec.subGroups and Volcano's spec.subGroupPolicy, when they name any sub-group.
-bool divides_into_sub_groups(const json& pod_group, PodGroupKind kind) {
+// Whether the gang is read from its PodGroup with its pods, as `place` reads such a List
+// (kai_pod_group.h, volcano_pod_group.h, job_loader.h pod_group_list): every KAI PodGroup (its pods
+// of each spec are a pod set, sub-groups or not) and every scheduling.k8s.io one, and a Volcano
+// PodGroup whose spec.subGroupPolicy names a sub-group (without one, the Volcano gang is its pods'
+// one request).
+bool read_with_its_pods(const json& pod_group, PodGroupKind kind) {
+  if (kind == PodGroupKind::kKai || kind == PodGroupKind::kUpstream) return true;
+  if (kind != PodGroupKind::kVolcano) return false;
   const json& spec = member(pod_group, "spec");
-  const char* key = kind == PodGroupKind::kKai       ? "subGroups"
-                    : kind == PodGroupKind::kVolcano ? "subGroupPolicy"
-                                                     : nullptr;
-  if (!key || !spec.contains(key)) return false;
-  const json& groups = spec[key];
+  if (!spec.contains("subGroupPolicy")) return false;
+  const json& groups = spec["subGroupPolicy"];
   return groups.is_array() && !groups.empty();
 }
 
-// The items of a List come without kind and apiVersion; the sub-group readers know a PodGroup by them.
+// The items of a List come without kind and apiVersion; the readers know a PodGroup by them.
 json typed(const json& pod_group, PodGroupKind kind) {
   json out = pod_group;
   out["kind"] = "PodGroup";
   if (!out.contains("apiVersion") || !out["apiVersion"].is_string())
-    out["apiVersion"] =
-        kind == PodGroupKind::kKai ? "scheduling.run.ai/v2alpha2" : "scheduling.volcano.sh/v1beta1";
+    out["apiVersion"] = kind == PodGroupKind::kKai        ? "scheduling.run.ai/v2alpha2"
+                        : kind == PodGroupKind::kUpstream ? "scheduling.k8s.io/v1alpha2"
+                                                          : "scheduling.volcano.sh/v1beta1";
   return out;
 }
 
@@ -424,7 +428,7 @@ void ClusterView::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKi
   for (const auto& pg : pod_groups) {
     if (auto topology = group_topology_of(pg, kind); !topology.empty())
       group_topology_[pod_label(pg)] = std::move(topology);
-    if (divides_into_sub_groups(pg, kind)) grouped_[pod_label(pg)] = {kind, typed(pg, kind)};
+    if (read_with_its_pods(pg, kind)) grouped_[pod_label(pg)] = {kind, typed(pg, kind)};
   }
 }
 
@@ -435,8 +439,7 @@ void ClusterView::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
   for (auto& [key, n] : group_sizes_of(pod_group, kind)) group_sizes_[kind][key] = n;
   if (auto topology = group_topology_of(pod_group, kind); !topology.empty())
     group_topology_[pod_label(pod_group)] = std::move(topology);
-  if (divides_into_sub_groups(pod_group, kind))
-    grouped_[pod_label(pod_group)] = {kind, typed(pod_group, kind)};
+  if (read_with_its_pods(pod_group, kind)) grouped_[pod_label(pod_group)] = {kind, typed(pod_group, kind)};
 }
 
 void ClusterView::remove_pod_group(const json& pod_group, PodGroupKind kind) {

@@ -89,9 +89,10 @@ struct PodEvent {
   const ViewPod* pod = nullptr;  // kBound: the pod as the view holds it now
 };
 
-// A gang whose PodGroup divides it into sub-groups (KAI's spec.subGroups, Volcano's
-// spec.subGroupPolicy): the PodGroup and the request documents of the gang's pending pods, which
-// the sub-group readers (scheduler/input/kai_pod_group.h, volcano_pod_group.h) take as one List.
+// A gang read from its PodGroup with its pods, as `place` reads them (a KAI PodGroup, a
+// scheduling.k8s.io one, a Volcano one with spec.subGroupPolicy): the PodGroup and the request
+// documents of the gang's pending pods, which the readers (scheduler/input/kai_pod_group.h,
+// volcano_pod_group.h, job_loader.h) take as one List.
 struct GroupedGang {
   PodGroupKind kind = PodGroupKind::kKai;
   const nlohmann::json* pod_group = nullptr;
@@ -182,7 +183,8 @@ class ClusterView {
   // The gang's pods the view holds: bound and not terminating, or pending (watched or filtered).
   std::size_t gang_members_seen(const std::string& key) const;
   const std::map<std::string, std::string>* group_topology(const std::string& key) const;
-  // The gang's PodGroup when it divides the gang into sub-groups, with its pending pods' documents.
+  // The gang's PodGroup when the gang is read with its pods (GroupedGang), with its pending pods'
+  // documents.
   // `with_pending` false: the PodGroup alone (which sub-group a pod joins needs no other pod).
   std::optional<GroupedGang> grouped_gang(const std::string& key, bool with_pending = true) const;
   bool grouped(const std::string& key) const { return grouped_.contains(key); }

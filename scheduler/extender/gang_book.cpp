@@ -14,6 +14,7 @@
 
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/index/node_affinity.h"
+#include "scheduler/input/job_loader.h"
 #include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
@@ -182,6 +183,55 @@ void GangBook::record_victims(GangPlan& plan, const std::vector<PreemptionCandid
   counters_.victims_planned += static_cast<std::int64_t>(plan.victims.size());
 }
 
+namespace {
+
+// Whether the gang's PodGroup divides it into sub-groups (KAI's spec.subGroups, Volcano's
+// spec.subGroupPolicy).
+bool divides(const GroupedGang& gang) {
+  const json& spec = member(*gang.pod_group, "spec");
+  const char* key = gang.kind == PodGroupKind::kKai       ? "subGroups"
+                    : gang.kind == PodGroupKind::kVolcano ? "subGroupPolicy"
+                                                          : nullptr;
+  return key && spec.contains(key) && spec[key].is_array() && !spec[key].empty();
+}
+
+// The PodGroup and its pending pods' request documents as one List, read by the reader `place`
+// reads such a List with (job_loader.h parse_job: kai_pod_group.h, volcano_pod_group.h, an
+// upstream PodGroup's pod_group_list). A gang of one spec without sub-groups counts its bound pods
+// too, as `place` counts every pod of the List: they are of the same gang and, bound, no longer
+// have a request document here.
+std::expected<JobRequest, Error> read_whole(const ClusterView& view, const std::string& key,
+                                            const GroupedGang& gang, std::int32_t count) {
+  const std::size_t seen = view.gang_members_seen(key);
+  if (std::cmp_less(seen, count))
+    return fail(ErrorCode::kUnavailable, gang_waits_for_pods(key, seen, count, divides(gang)));
+  json items = json::array({*gang.pod_group});
+  const std::string group = str_at(member(*gang.pod_group, "metadata"), "name");
+  for (const json* doc : gang.pending) {
+    json pod = *doc;
+    pod["kind"] = "Pod";
+    // request_source keeps what the requests read; the upstream reader checks the group it names.
+    if (gang.kind == PodGroupKind::kUpstream) pod["spec"]["schedulingGroup"] = {{"podGroupName", group}};
+    items.push_back(std::move(pod));
+  }
+  auto loaded = parse_job(json{{"kind", "List"}, {"items", std::move(items)}}, {});
+  if (!loaded) {
+    return fail(ErrorCode::kUnavailable, "gang " + key + ": it cannot be planned from the " +
+                                             std::to_string(gang.pending.size()) +
+                                             " pending pods seen so far: " + loaded.error().message());
+  }
+  JobRequest job = std::move(loaded->request);
+  job.name = key;
+  if (!divides(gang) && job.pod_sets.size() == 1 && gang.kind == PodGroupKind::kKai) {
+    std::int32_t bound = 0;
+    for (const auto& [id, p] : view.pods()) bound += p.gang == key && !p.terminating;
+    job.pod_sets.front().count += bound;
+  }
+  return job;
+}
+
+}  // namespace
+
 std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::string& key,
                                                    const PreemptionOptions* preempting) {
   ensure_lookups();
@@ -206,15 +256,15 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   // Pods of a Volcano Job, a KAI workload or an upstream PodGroup carry no topology: their PodGroup
   // does (group_topology_of). Read there, it is kept as the pod-level keys say it, unless the pod
   // states its own.
+  bool has_own = false;
+  for (const auto& [k, v] : member(member(plan.pod_doc, "metadata"), "annotations").items()) {
+    has_own = has_own || k == "volcano.sh/network-topology-mode" ||
+              k == "hypertopo.io/network-topology-mode" || k.starts_with("kai.scheduler/topology") ||
+              k.starts_with("kueue.x-k8s.io/podset-");
+  }
   if (const auto* topology = view_.group_topology(key)) {
     json& annotations = plan.pod_doc["metadata"]["annotations"];
     if (!annotations.is_object()) annotations = json::object();
-    bool has_own = false;
-    for (const auto& [k, v] : annotations.items()) {
-      has_own = has_own || k == "volcano.sh/network-topology-mode" ||
-                k == "hypertopo.io/network-topology-mode" || k.starts_with("kai.scheduler/topology") ||
-                k.starts_with("kueue.x-k8s.io/podset-");
-    }
     if (!has_own) {
       for (const auto& [k, v] : *topology) annotations[k] = v;
     }
@@ -225,16 +275,45 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   // reads it (label_levels.h).
   resolve_label_level(view_.index(), request->level);
   plan.request = *request;
-  // A PodGroup with sub-groups, none of whose pods is bound yet: each sub-group's pods get their own
-  // slots in the domain its constraint allows. With pods bound and no plan (a restart without the
-  // state file), the rest are planned around them as one pod set (adopt_bound).
   bool any_bound = false;
   for (const auto& [id, p] : view_.pods()) any_bound = any_bound || p.gang == key;
-  if (view_.grouped(key) && !any_bound) {
+  std::int32_t size = *count;
+  bool by_groups = false;
+  if (view_.grouped(key)) {
+    // A gang read from its PodGroup with its pods (a KAI or scheduling.k8s.io PodGroup, a Volcano one
+    // with subGroupPolicy) is planned from what `place` reads of the same objects, not from the pod
+    // asking: the PodGroup and every pod of it seen so far, read by the same reader (parse_job).
     view_.note_pending(pod, key, /*replace=*/false);
-    auto ok = make_grouped_plan(plan, *view_.grouped_gang(key), *count);
+    const GroupedGang gang = *view_.grouped_gang(key);
+    if (divides(gang)) {
+      // Each sub-group's pods get their own slots in the domain its constraint allows. With pods
+      // bound and no plan (a restart without the state file), the rest are planned around them as
+      // one pod set (adopt_bound).
+      by_groups = !any_bound;
+    } else {
+      auto whole = read_whole(view_, plan.key, gang, *count);
+      if (!whole) return std::unexpected(whole.error());
+      if (whole->pod_sets.size() == 1) {
+        // One spec: the gang's pod set as `place` reads it, its ranks kept, planned around its bound
+        // pods when it has some, as `place` plans it. A pod stating its own topology keeps it (it
+        // wins over its group's); the gang's size is still the PodGroup's with its pods.
+        if (!has_own) {
+          plan.request = whole->pod_sets.front();
+          resolve_label_level(view_.index(), plan.request.level);
+        }
+        size = plan.request.count = whole->pod_sets.front().count;
+      } else {
+        // Pods of several specs (a leader and its workers): one pod set each, placed together as
+        // `place` places them; a slot goes to a pod of its spec. Planning around bound pods knows
+        // one pod set, at both doors: with some bound, the rest are planned as the pod asking.
+        by_groups = !any_bound;
+      }
+    }
+  }
+  if (by_groups) {
+    auto ok = make_grouped_plan(plan, *view_.grouped_gang(key), size);
     if (!ok) return std::unexpected(ok.error());
-  } else if (auto ok = adopt_bound(plan, *count, preempting); !ok) {
+  } else if (auto ok = adopt_bound(plan, size, preempting); !ok) {
     return std::unexpected(ok.error());
   }
   ++counters_.plans_made;
@@ -247,10 +326,12 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
 namespace {
 
 // The sub-group a pod document belongs to under its PodGroup: KAI names it in a label, Volcano
-// selects it by its subGroupPolicy (scheduler/input/volcano_pod_group.h).
+// selects it by its subGroupPolicy (scheduler/input/volcano_pod_group.h); an upstream PodGroup has
+// none.
 std::expected<std::string, Error> sub_group_of(const GroupedGang& gang, const json& pod) {
   const json& labels = member(member(pod, "metadata"), "labels");
   if (gang.kind == PodGroupKind::kKai) return str_at(labels, kKaiSubGroupLabel);
+  if (gang.kind == PodGroupKind::kUpstream) return std::string();
   std::map<std::string, std::string> values;
   for (const auto& [k, v] : labels.items()) {
     if (v.is_string()) values[k] = v.get<std::string>();
@@ -260,47 +341,32 @@ std::expected<std::string, Error> sub_group_of(const GroupedGang& gang, const js
 
 }  // namespace
 
-// The gang as its PodGroup divides it: the PodGroup and the pods' request documents read as the
-// `place` command reads such a List (kai_pod_group.h, volcano_pod_group.h), placed group by group
-// (sub_group_placement.h); each pod set becomes a PlanGroup whose slots stay in its domain.
+// The gang as its PodGroup divides it (sub-groups, or pods of several specs): the PodGroup and the
+// pods' request documents read as the `place` command reads such a List (read_whole), placed as
+// the engine places such a job (sub_group_placement.h for a grouped one); each pod set becomes a
+// PlanGroup whose slots stay in its domain.
 std::expected<void, Error> GangBook::make_grouped_plan(GangPlan& plan, const GroupedGang& gang,
                                                        std::int32_t count) {
   // The controller makes the pods together, but the watch delivers them one by one: a plan made
   // from fewer pods than the gang's minimum would leave the others without slots.
   if (static_cast<std::int64_t>(gang.pending.size()) < count) {
     return fail(ErrorCode::kUnavailable,
-                gang_waits_for_pods(plan.key, gang.pending.size(), count, /*sub_groups=*/true));
+                gang_waits_for_pods(plan.key, gang.pending.size(), count, divides(gang)));
   }
-  json items = json::array({*gang.pod_group});
-  for (const json* doc : gang.pending) {
-    json pod = *doc;
-    pod["kind"] = "Pod";
-    items.push_back(std::move(pod));
-  }
-  const json list{{"kind", "List"}, {"items", std::move(items)}};
-  auto loaded = gang.kind == PodGroupKind::kKai ? kai_pod_group_list(list) : volcano_pod_group_list(list);
-  if (!loaded) {
-    return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": its sub-groups cannot be planned from the " +
-                                             std::to_string(gang.pending.size()) +
-                                             " pending pods seen so far: " + loaded.error().message());
-  }
-  JobRequest& job = loaded->request;
-  job.name = plan.key;
-  resolve_label_level(view_.index(), job.job_required);
-  resolve_label_level(view_.index(), job.job_preferred);
-  for (auto& sg : job.sub_groups) {
-    resolve_label_level(view_.index(), sg.required);
-    resolve_label_level(view_.index(), sg.preferred);
-  }
+  auto whole = read_whole(view_, plan.key, gang, count);
+  if (!whole) return std::unexpected(whole.error());
+  JobRequest& job = *whole;
+  resolve_label_levels(view_.index(), job);
   PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
-  auto placed = place_sub_groups(engine, view_.index(), job);
+  auto placed = engine.place(job);  // a grouped job goes to place_sub_groups
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
   std::int32_t pods = 0;
   for (const auto& ps : job.pod_sets) pods += ps.count;
   if (!placed->fit) {
+    const std::string parts = job.sub_groups.empty() ? std::to_string(job.pod_sets.size()) + " pod sets"
+                                                     : std::to_string(job.sub_groups.size()) + " sub-groups";
     return fail(ErrorCode::kUnavailable, "gang " + plan.key + " (" + std::to_string(pods) + " pods in " +
-                                             std::to_string(job.sub_groups.size()) +
-                                             " sub-groups) does not fit: " + placed->reason);
+                                             parts + ") does not fit: " + placed->reason);
   }
   // Each pod set's request document: the k-th distinct spec among its sub-group's pods is the
   // sub-group's k-th pod set (the readers make pod sets in the order specs first appear).
@@ -556,7 +622,27 @@ std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank
   }
   const PodSetRequest& request =
       group >= 0 ? plan.groups[static_cast<std::size_t>(group)].request : plan.request;
-  const int found = find_room(plan, request, common, limit, -1, {});
+  int found = -1;
+  if (group < 0 && plan.groups.empty() && plan.partition_tier <= 0 && view_.index_current()) {
+    // The gang's own pods grow as `place` grows an elastic gang: the placement layer's grow_elastic
+    // (around_bound.h), from the slots the gang holds and the domain its minimum was planned in.
+    AroundBound around;
+    for (const auto& s : plan.slots) {
+      if (s.state != SlotState::kDone)
+        around.slots.push_back({.rank = s.rank, .node = s.node, .domain_path = s.domain_path});
+    }
+    const int job_domain = plan.job_domain.empty() ? -1 : view_.index().find_domain(plan.job_domain);
+    const std::int32_t ranks[] = {rank};
+    if (grow_elastic(view_.index(), around, request, job_domain, ranks).empty()) {
+      for (const auto& s : around.slots) {
+        if (s.rank == rank) found = view_.index().find_node(s.node);
+      }
+      // grow_elastic put the pod's request on the node; the slot's reservation below holds it.
+      if (found >= 0) (void)view_.index().add_pods(found, request.per_pod, -1);
+    }
+  } else {
+    found = find_room(plan, request, common, limit, -1, {});
+  }
   if (found < 0) {
     return fail(ErrorCode::kUnavailable,
                 "gang " + plan.key + ": rank " + std::to_string(rank) + " joins the " +

@@ -1,4 +1,4 @@
-// tests/cli/differential_case.h: a seeded generator of clusters and Volcano Jobs for comparing doors.
+// tests/cli/differential_case.h: a seeded generator of clusters and gangs for comparing doors.
 //
 // One seed gives one case, the same on every run (std::mt19937_64 and libstdc++'s distributions):
 // a tree of 2 to 4 tiers of HyperNodes (one or two tops, 2 or 3 children each, leaves of 1 to 5
@@ -9,9 +9,12 @@
 // Volcano's job controller makes them (volcano-sh/volcano pkg/controllers/job/job_controller_util.go
 // createJobPod: the group-name annotation, the job-name label, the task index;
 // job_controller_actions.go createOrUpdatePodGroup: minMember from minAvailable, the Job's
-// networkTopology).
+// networkTopology). The same cluster may hold, instead, a PodGroup of another kind with its pods
+// (GangKind: KAI's with or without sub-groups, the upstream scheduling.k8s.io/v1alpha2 one, Volcano's
+// with subGroupPolicy), its level a node label that names the tier.
 //
-//   DifferentialCase c = differential_case(seed);
+//   DifferentialCase c = differential_case(seed);                       // a Volcano Job
+//   DifferentialCase k = differential_case(seed, GangKind::kKai);       // the same cluster, a KAI gang
 //   place(c.nodes, c.hypernodes, c.pods, c.job);  extender(c.hypernodes, c.nodes, c.pods, c.pod_group);
 #pragma once
 
@@ -29,12 +32,51 @@
 
 namespace hypertopo::testing {
 
+// The gang's kind: what the job's controller makes and which PodGroup the extender watches.
+//  - kVolcanoJob: a Volcano Job (batch.volcano.sh/v1alpha1) and the PodGroup its controller makes;
+//  - kKai: a KAI-Scheduler PodGroup (scheduling.run.ai/v2alpha2) without sub-groups, its
+//    topologyConstraint a node label's level, sometimes with a leader pod asking for other GPUs;
+//  - kKaiSubGroups: the same with two sub-groups (kai.scheduler/subgroup-name), each under its own
+//    required level;
+//  - kUpstream: a scheduling.k8s.io/v1alpha2 PodGroup (Kubernetes 1.36 Workload API) whose pods name
+//    it in spec.schedulingGroup.podGroupName, its schedulingConstraints.topology[0].key a node label;
+//  - kVolcanoSubGroups: a Volcano PodGroup whose subGroupPolicy splits the pods into sub-groups of
+//    subGroupSize by a replica label, each inside one leaf.
+enum class GangKind { kVolcanoJob, kKai, kKaiSubGroups, kUpstream, kVolcanoSubGroups };
+
+inline const char* to_string(GangKind k) {
+  switch (k) {
+    case GangKind::kVolcanoJob:
+      return "Volcano Job";
+    case GangKind::kKai:
+      return "KAI PodGroup";
+    case GangKind::kKaiSubGroups:
+      return "KAI PodGroup with sub-groups";
+    case GangKind::kUpstream:
+      return "scheduling.k8s.io/v1alpha2 PodGroup";
+    case GangKind::kVolcanoSubGroups:
+      return "Volcano PodGroup with subGroupPolicy";
+  }
+  return "?";
+}
+
+// The node label that names a node's tier-t HyperNode (the level KAI's and the upstream PodGroup's
+// constraints name; label_levels.h reads it as that tier).
+inline std::string tier_label(int tier) { return "topo.example.com/tier-" + std::to_string(tier); }
+
 struct DifferentialCase {
   std::uint64_t seed = 0;
+  GangKind kind = GangKind::kVolcanoJob;
   int tiers = 2;
   std::vector<nlohmann::json> hypernodes, nodes;
   std::vector<nlohmann::json> pods;  // other pods, then the job's pods by rank (bound or pending)
+  // `place --job`: the Volcano Job, or a List of the PodGroup and its pods; the PodGroup the
+  // extender is given.
   nlohmann::json job, pod_group;
+  // The sub-group of each rank ("" for none); a leader's GPUs (rank 0 asks for these, 0: as the
+  // others), a sub-group's size (kVolcanoSubGroups) and level (kKaiSubGroups).
+  std::vector<std::string> sub_group_of;
+  int leader_gpus = 0, sub_group_size = 0, sub_group_tier = 0;
   // What describe() prints.
   std::string mode;
   int tier = 1, size = 0, min_available = 0, gpus = 0, priority = 0;
@@ -51,10 +93,16 @@ struct DifferentialCase {
     return out;
   }
   std::size_t pod_position(int rank) const { return pods.size() - static_cast<std::size_t>(size - rank); }
+  // Whether each rank is its own slot in both doors' plans (one pod set, indexed pods), else the
+  // pods of a sub-group (or of one spec) are interchangeable and compared as a multiset.
+  bool per_rank() const {
+    return kind == GangKind::kVolcanoJob || kind == GangKind::kUpstream ||
+           (kind == GangKind::kKai && leader_gpus == 0);
+  }
 
   std::string describe() const {
     std::ostringstream out;
-    out << "tiers " << tiers << ", " << nodes.size() << " nodes;";
+    out << to_string(kind) << "; tiers " << tiers << ", " << nodes.size() << " nodes;";
     for (const auto& h : hypernodes) {
       out << " " << h["metadata"]["name"].get<std::string>() << "{";
       for (const auto& m : h["spec"]["members"])
@@ -70,7 +118,11 @@ struct DifferentialCase {
     out << "; degraded:";
     for (const auto& n : degraded) out << " " << n;
     out << "; job " << mode << " tier " << tier << " size " << size << " minAvailable " << min_available
-        << " gpus " << gpus << " priority " << priority << (tolerates ? " tolerating" : "") << "; bound:";
+        << " gpus " << gpus << " priority " << priority << (tolerates ? " tolerating" : "");
+    if (leader_gpus > 0) out << " leader gpus " << leader_gpus;
+    if (sub_group_size > 0) out << " sub-groups of " << sub_group_size;
+    if (sub_group_tier > 0) out << " sub-groups at tier " << sub_group_tier;
+    out << "; bound:";
     for (const auto& [r, n] : bound) out << " " << r << "@" << n;
     return out.str();
   }
@@ -83,8 +135,9 @@ inline nlohmann::json gpu_requests(int gpus) {
           {"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}};
 }
 
-inline nlohmann::json job_pod_spec(const DifferentialCase& c) {
-  nlohmann::json spec{{"containers", {{{"name", "main"}, {"resources", gpu_requests(c.gpus)}}}}};
+inline nlohmann::json job_pod_spec(const DifferentialCase& c, int gpus = 0) {
+  nlohmann::json spec{
+      {"containers", {{{"name", "main"}, {"resources", gpu_requests(gpus > 0 ? gpus : c.gpus)}}}}};
   if (c.tolerates)
     spec["tolerations"] = {
         {{"key", "dedicated"}, {"operator", "Equal"}, {"value", "infra"}, {"effect", "NoSchedule"}}};
@@ -94,8 +147,12 @@ inline nlohmann::json job_pod_spec(const DifferentialCase& c) {
 }  // namespace differential
 
 inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> others);
+inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> others, std::mt19937_64& rng);
 
-inline DifferentialCase differential_case(std::uint64_t seed) {
+// Every draw of a Volcano Job's case comes first, in the same order for every kind, so a seed gives
+// the same cluster whatever the kind, and the Volcano Job cases stay as they were before the other
+// kinds came; a PodGroup's own choices are drawn after.
+inline DifferentialCase differential_case(std::uint64_t seed, GangKind kind = GangKind::kVolcanoJob) {
   using nlohmann::json;
   DifferentialCase c;
   c.seed = seed;
@@ -208,7 +265,12 @@ inline DifferentialCase differential_case(std::uint64_t seed) {
     }
   }
 
-  add_volcano_job(c, std::move(others));
+  c.kind = kind;
+  if (kind == GangKind::kVolcanoJob) {
+    add_volcano_job(c, std::move(others));
+  } else {
+    add_pod_group(c, std::move(others), rng);
+  }
   return c;
 }
 
@@ -232,6 +294,7 @@ inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> oth
                  {"spec", {{"minMember", c.min_available}, {"networkTopology", topology}}},
                  {"status", {{"phase", "Inqueue"}}}};
   c.pods = std::move(others);
+  c.sub_group_of.assign(static_cast<std::size_t>(c.size), "");
   for (int rank = 0; rank < c.size; ++rank) {
     json spec = template_spec;
     spec["priority"] = c.priority;
@@ -255,6 +318,145 @@ inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> oth
     }
     c.pods.push_back(std::move(pod));
   }
+}
+
+// The PodGroup of c's fields and its pods, after `others` in c.pods, for every kind but kVolcanoJob;
+// `rng` draws what only a PodGroup has (a leader, sub-groups). Each Node is labelled with the names
+// of the HyperNodes above it (tier_label), the level KAI's and the upstream constraints name. A
+// gang of several pod sets (sub-groups, a leader) has no pod bound: `place` plans such a job whole
+// (placement_session.cpp), where the extender's gang book adopts the bound pods as one pod set.
+inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> others, std::mt19937_64& rng) {
+  using nlohmann::json;
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
+  std::map<std::string, std::pair<std::string, int>> parent;  // member -> (HyperNode, its tier)
+  for (const auto& h : c.hypernodes) {
+    for (const auto& m : h["spec"]["members"])
+      parent[m["selector"]["exactMatch"]["name"].get<std::string>()] = {h["metadata"]["name"],
+                                                                        h["spec"]["tier"].get<int>()};
+  }
+  for (auto& n : c.nodes) {
+    for (auto it = parent.find(n["metadata"]["name"].get<std::string>()); it != parent.end();
+         it = parent.find(it->second.first))
+      n["metadata"]["labels"][tier_label(it->second.second)] = it->second.first;
+  }
+  const bool sub_grouped = c.kind == GangKind::kKaiSubGroups || c.kind == GangKind::kVolcanoSubGroups;
+  if (sub_grouped || c.kind == GangKind::kUpstream) c.min_available = c.size;
+  if (sub_grouped) c.bound.clear();
+  const json meta{{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}};
+  c.sub_group_of.assign(static_cast<std::size_t>(c.size), "");
+  switch (c.kind) {
+    case GangKind::kKai: {
+      if (chance(0.35)) {
+        const std::vector<int> other{1, 2, 4, 8};
+        do c.leader_gpus = other[static_cast<std::size_t>(pick(0, 3))];
+        while (c.leader_gpus == c.gpus);
+        c.bound.clear();  // two pod sets: as a sub-grouped gang, none bound
+      }
+      [[fallthrough]];
+    }
+    case GangKind::kKaiSubGroups: {
+      json spec{{"minMember", c.min_available}};
+      json constraint{{"topology", "default"}};
+      constraint[c.mode == "hard" ? "requiredTopologyLevel" : "preferredTopologyLevel"] = tier_label(c.tier);
+      spec["topologyConstraint"] = constraint;
+      if (c.kind == GangKind::kKaiSubGroups) {
+        c.sub_group_tier = pick(1, c.tier);
+        spec["subGroups"] = json::array();
+        for (const char* name : {"decode", "prefill"}) {
+          spec["subGroups"].push_back(
+              {{"name", name},
+               {"topologyConstraint", {{"requiredTopologyLevel", tier_label(c.sub_group_tier)}}}});
+        }
+        for (int r = 0; r < c.size; ++r)
+          c.sub_group_of[static_cast<std::size_t>(r)] = r < c.size / 2 ? "decode" : "prefill";
+      }
+      c.pod_group = {{"apiVersion", "scheduling.run.ai/v2alpha2"},
+                     {"kind", "PodGroup"},
+                     {"metadata", meta},
+                     {"spec", spec}};
+      break;
+    }
+    case GangKind::kUpstream: {
+      json spec{{"schedulingPolicy", {{"gang", {{"minCount", c.size}}}}}};
+      if (c.mode == "hard") spec["schedulingConstraints"] = {{"topology", {{{"key", tier_label(c.tier)}}}}};
+      c.pod_group = {{"apiVersion", "scheduling.k8s.io/v1alpha2"},
+                     {"kind", "PodGroup"},
+                     {"metadata", meta},
+                     {"spec", spec}};
+      break;
+    }
+    case GangKind::kVolcanoSubGroups: {
+      std::vector<int> divisors;
+      for (int k = 1; k <= c.size; ++k)
+        if (c.size % k == 0) divisors.push_back(k);
+      c.sub_group_size = divisors[static_cast<std::size_t>(pick(0, static_cast<int>(divisors.size()) - 1))];
+      c.sub_group_tier = pick(1, c.tier);
+      const json topology{{"mode", c.mode}, {"highestTierAllowed", c.tier}};
+      c.pod_group = {
+          {"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata", meta},
+          {"spec",
+           {{"minMember", c.size},
+            {"networkTopology", topology},
+            {"subGroupPolicy",
+             {{{"name", "workers"},
+               {"subGroupSize", c.sub_group_size},
+               {"labelSelector", {{"matchLabels", {{"example.com/role", "worker"}}}}},
+               {"matchLabelKeys", {"example.com/replica"}},
+               {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", c.sub_group_tier}}}}}}}},
+          {"status", {{"phase", "Inqueue"}}}};
+      for (int r = 0; r < c.size; ++r)
+        c.sub_group_of[static_cast<std::size_t>(r)] = "workers/" + std::to_string(r / c.sub_group_size);
+      break;
+    }
+    case GangKind::kVolcanoJob:
+      break;
+  }
+  c.pods = std::move(others);
+  json items = json::array({c.pod_group});
+  for (int rank = 0; rank < c.size; ++rank) {
+    json spec = differential::job_pod_spec(c, rank == 0 ? c.leader_gpus : 0);
+    spec["priority"] = c.priority;
+    json labels{{"batch.kubernetes.io/job-completion-index", std::to_string(rank)}};
+    json annotations = json::object();
+    const std::string& sub = c.sub_group_of[static_cast<std::size_t>(rank)];
+    switch (c.kind) {
+      case GangKind::kKai:
+      case GangKind::kKaiSubGroups:
+        annotations["pod-group-name"] = "train";
+        if (!sub.empty()) labels["kai.scheduler/subgroup-name"] = sub;
+        break;
+      case GangKind::kUpstream:
+        spec["schedulingGroup"] = {{"podGroupName", "train"}};
+        break;
+      case GangKind::kVolcanoSubGroups:
+        annotations["scheduling.k8s.io/group-name"] = "train";
+        labels["example.com/role"] = "worker";
+        labels["example.com/replica"] = std::to_string(rank / c.sub_group_size);
+        break;
+      case GangKind::kVolcanoJob:
+        break;
+    }
+    json pod{{"apiVersion", "v1"},
+             {"kind", "Pod"},
+             {"metadata",
+              {{"name", "train-" + std::to_string(rank)},
+               {"namespace", "ml"},
+               {"uid", "uid-train-" + std::to_string(rank)},
+               {"labels", labels},
+               {"annotations", annotations}}},
+             {"spec", spec},
+             {"status", {{"phase", "Pending"}}}};
+    if (auto it = c.bound.find(rank); it != c.bound.end()) {
+      pod["spec"]["nodeName"] = it->second;
+      pod["status"]["phase"] = "Running";
+    }
+    items.push_back(pod);
+    c.pods.push_back(std::move(pod));
+  }
+  c.job = cluster_list(std::move(items));
 }
 
 }  // namespace hypertopo::testing

@@ -1,21 +1,26 @@
-// `place` against the extender on generated clusters: issue #39's "one answer through both doors".
+// `place` against the extender on generated clusters: one answer through both doors.
 //
 // A seeded generator (differential_case.h) makes a cluster of 2 to 4 tiers of HyperNodes over
 // leaves of 1 to 5 Nodes, Nodes partly taken by other pods, some cordoned or tainted, some leaves
-// FabricDegraded, and a Volcano Job (hard or soft, highestTierAllowed, elastic through
-// minAvailable, a priority) whose pods are partly bound already. Each case goes through both doors
+// FabricDegraded, and a gang whose pods are partly bound already: a Volcano Job (hard or soft,
+// highestTierAllowed, elastic through minAvailable, a priority), or a PodGroup with its pods (KAI's
+// with or without sub-groups and sometimes a leader of its own spec, the upstream
+// scheduling.k8s.io/v1alpha2 one, Volcano's with subGroupPolicy). Each case goes through both doors
 // with the same objects:
-//   - `place` as the CLI: the HyperNodes, Nodes, every Pod and the Job as files;
+//   - `place` as the CLI: the HyperNodes, Nodes, every Pod and the Job (or a List of the PodGroup
+//     and its pods) as files;
 //   - the extender fed the objects its watch lists (ExtenderService set_* calls: HyperNodes, Nodes,
-//     Pods, and the PodGroup Volcano's job controller makes of the Job), then asked for each pending
-//     pod in rank order as kube-scheduler asks (kube_scheduler_standin.h: the framework's Filter
-//     plugins first, the extender's filter over the nodes they pass, prioritize when more than one
-//     is kept, the highest score, the bind seen as a Pod update).
-// Each pending rank must get the same node through both doors, or both must refuse it (the
-// sentences differ: `place` words the whole job, the extender each pod, so only the outcome per
-// rank is compared; a mismatch prints both).
+//     Pods, and the PodGroup, the one Volcano's job controller makes of a Job), then asked for each
+//     pending pod in rank order as kube-scheduler asks (kube_scheduler_standin.h: the framework's
+//     Filter plugins first, the extender's filter over the nodes they pass, prioritize when more
+//     than one is kept, the highest score, the bind seen as a Pod update).
+// Each pending rank must get the same node through both doors, or both must refuse it; where the
+// pods of a sub-group (or of one spec) are interchangeable, the nodes each sub-group's pods get
+// are compared as a multiset. The sentences differ (`place` words the whole job, the extender each
+// pod), so only the outcome is compared; a mismatch prints the seed, the objects and both answers
+// side by side.
 // The extender is fed in process, not through the loopback API server and its HTTP routes: a case
-// there costs seconds under ASan (GangLifecycleTest), and 300 must run in well under a minute.
+// there costs seconds under ASan (GangLifecycleTest), and the cases must run in about a minute.
 // The watch path and the HTTP verbs have their own tests (cluster_watcher_test, extender_http_test).
 //
 // Left out, and why:
@@ -23,8 +28,9 @@
 //     kube-scheduler's PostFilter evicts and the pod binds in a later cycle (place_preemption_test
 //     and the extender's preemption_test cover each door). Other pods here never have a priority
 //     below the job's, so neither door preempts.
-//   - sub-groups: `place` plans a job of sub-groups whole and does not plan around its bound pods
-//     (placement_session.cpp), where the extender's gang book adopts them.
+//   - bound pods of a sub-grouped gang, or of a KAI gang with a leader: planning around bound pods
+//     knows one pod set at both doors (around_bound.h); `place` plans a job of several pod sets
+//     whole (placement_session.cpp), where the extender's gang book adopts the bound pods.
 //
 // HYPERTOPO_DIFFERENTIAL_SEED=<seed> runs that one case alone and prints it.
 #include <gtest/gtest.h>
@@ -35,6 +41,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -56,19 +63,63 @@ using nlohmann::json;
 using scheduler::ExtenderOptions;
 using scheduler::ExtenderService;
 using testing::DifferentialCase;
+using testing::GangKind;
 
-// Each pending rank's node, "" when that rank is refused; `refusal` the first sentence given.
+// What a door gave the gang's pending pods. One slot per rank ("rank 3": its node, "" when refused)
+// when each rank has its own slot in both doors' plans; else, for pods that are interchangeable
+// (a sub-group's, or a KAI gang with a leader of its own spec), one entry per sub-group ("group
+// decode", "group -" for the gang's own pods): its pods' nodes, sorted, "" for each refused.
+// `refusal` is the first sentence given.
 struct Answer {
-  std::map<int, std::string> nodes;
+  std::map<std::string, std::vector<std::string>> nodes;
   std::string refusal;
   bool broken = false;  // the door gave no answer at all (an error, not a refusal)
   bool operator==(const Answer& o) const { return !broken && !o.broken && nodes == o.nodes; }
+  bool any_placed() const {
+    for (const auto& [key, list] : nodes)
+      for (const auto& n : list)
+        if (!n.empty()) return true;
+    return false;
+  }
 };
 
-std::string show(const Answer& a) {
+std::string rank_key(int rank) { return "rank " + std::to_string(rank); }
+std::string group_key(const std::string& sub) { return "group " + (sub.empty() ? std::string("-") : sub); }
+
+// Every pending pod's entry, none placed yet.
+Answer unplaced(const DifferentialCase& c, const std::string& node) {
+  Answer out;
+  for (int rank : c.pending_ranks()) {
+    if (c.per_rank()) {
+      out.nodes[rank_key(rank)] = {node};
+    } else {
+      out.nodes[group_key(c.sub_group_of[static_cast<std::size_t>(rank)])].push_back(node);
+    }
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& nodes) {
+  std::string out;
+  for (const auto& n : nodes) out += (out.empty() ? "" : ",") + (n.empty() ? std::string("-") : n);
+  return out;
+}
+
+// The two answers side by side, one line per rank or sub-group, the differing ones marked.
+std::string diff(const Answer& place, const Answer& ext) {
   std::ostringstream out;
-  for (const auto& [rank, node] : a.nodes) out << rank << "->" << (node.empty() ? "-" : node) << " ";
-  if (!a.refusal.empty()) out << "(" << a.refusal << ")";
+  std::set<std::string> keys;
+  for (const auto& [k, v] : place.nodes) keys.insert(k);
+  for (const auto& [k, v] : ext.nodes) keys.insert(k);
+  for (const auto& k : keys) {
+    const auto p = place.nodes.find(k);
+    const auto e = ext.nodes.find(k);
+    const std::string pv = p == place.nodes.end() ? "(none)" : join(p->second);
+    const std::string ev = e == ext.nodes.end() ? "(none)" : join(e->second);
+    out << "\n    " << (pv == ev ? "  " : "! ") << k << ": place " << pv << " | extender " << ev;
+  }
+  out << "\n  place's reason:    " << (place.refusal.empty() ? "-" : place.refusal);
+  out << "\n  extender's reason: " << (ext.refusal.empty() ? "-" : ext.refusal);
   return out.str();
 }
 
@@ -81,46 +132,89 @@ Answer through_place(const DifferentialCase& c, const testing::TempDir& dir) {
       run_cli, {"place", "--nodes", file("nodes.json", testing::cluster_list(c.nodes)), "--topology",
                 file("hn.json", testing::cluster_list(c.hypernodes)), "--pods",
                 file("pods.json", testing::cluster_list(c.pods)), "--job", file("job.json", c.job)});
-  Answer out;
   const json doc = json::parse(run.out, nullptr, false);
   if (!doc.is_object() || !doc.contains("fit")) {
+    Answer out = unplaced(c, "?");
     out.refusal = "no answer: exit " + std::to_string(run.code) + " " + run.err;
     out.broken = true;
-    for (int rank : c.pending_ranks()) out.nodes[rank] = "?";
     return out;
   }
-  for (int rank : c.pending_ranks()) out.nodes[rank] = "";
-  if (!doc["fit"].get<bool>()) {
-    out.refusal = doc.value("reason", std::string());
-    return out;
-  }
+  Answer out = unplaced(c, "");
   out.refusal = doc.value("reason", std::string());
-  for (const auto& a : doc["podSets"][0]["assignment"]) {
-    if (a.value("bound", false)) continue;
-    for (int i = 0; i < a["count"].get<int>(); ++i) out.nodes[a["firstRank"].get<int>() + i] = a["node"];
+  if (!doc["fit"].get<bool>()) return out;
+  if (c.per_rank()) {
+    for (const auto& a : doc["podSets"][0]["assignment"]) {
+      if (a.value("bound", false)) continue;
+      for (int i = 0; i < a["count"].get<int>(); ++i)
+        out.nodes[rank_key(a["firstRank"].get<int>() + i)] = {a["node"]};
+    }
+    return out;
+  }
+  // A pod set is named after its sub-group (the gang's name for its own pods), "-<k>" added for
+  // the k-th other spec among them (kai_pod_group.h, volcano_pod_group.h).
+  std::map<std::string, std::vector<std::string>> placed;
+  for (const auto& ps : doc["podSets"]) {
+    const std::string name = ps.value("name", std::string());
+    std::string group = "?" + name;
+    for (const auto& sub : c.sub_group_of) {
+      const std::string base = sub.empty() ? c.pod_group["metadata"]["name"].get<std::string>() : sub;
+      if (name == base || name.starts_with(base + "-")) group = sub;
+    }
+    for (const auto& a : ps["assignment"]) {
+      if (a.value("bound", false)) continue;
+      for (int i = 0; i < a["count"].get<int>(); ++i) placed[group_key(group)].push_back(a["node"]);
+    }
+  }
+  for (auto& [key, list] : placed) {
+    std::vector<std::string>& mine = out.nodes[key];
+    const std::size_t pending = mine.size();
+    list.resize(std::max(pending, list.size()));  // the refused ones: ""
+    std::sort(list.begin(), list.end());
+    mine = list;
   }
   return out;
 }
 
+scheduler::PodGroupKind pod_group_kind(const DifferentialCase& c) {
+  switch (c.kind) {
+    case GangKind::kKai:
+    case GangKind::kKaiSubGroups:
+      return scheduler::PodGroupKind::kKai;
+    case GangKind::kUpstream:
+      return scheduler::PodGroupKind::kUpstream;
+    case GangKind::kVolcanoJob:
+    case GangKind::kVolcanoSubGroups:
+      break;
+  }
+  return scheduler::PodGroupKind::kVolcano;
+}
+
 Answer through_extender(const DifferentialCase& c) {
   ExtenderService svc(ExtenderOptions{.clock = std::make_shared<timing::ManualClock>()});
-  Answer out;
   auto failed = [&](const std::string& what) {
+    Answer out = unplaced(c, "?");
     out.refusal = "extender: " + what;
     out.broken = true;
-    for (int rank : c.pending_ranks()) out.nodes.emplace(rank, "?");
     return out;
   };
   // What the watch's first lists bring (cluster_watcher.cpp relist).
   if (auto r = svc.set_hypernodes(c.hypernodes); !r) return failed(r.error().message());
   if (auto r = svc.set_nodes(c.nodes); !r) return failed(r.error().message());
   if (auto r = svc.set_pods(c.pods); !r) return failed(r.error().message());
-  svc.set_pod_groups({c.pod_group}, scheduler::PodGroupKind::kVolcano);
+  svc.set_pod_groups({c.pod_group}, pod_group_kind(c));
   // The job controller's pending pods, as the watch delivers them once created: Volcano places none
   // of the gang's pods before minMember of them exist, and neither does the extender.
   for (int rank : c.pending_ranks()) {
     if (auto r = svc.upsert_pod(c.pods[c.pod_position(rank)]); !r) return failed(r.error().message());
   }
+  Answer out;
+  auto give = [&](int rank, const std::string& node) {
+    if (c.per_rank()) {
+      out.nodes[rank_key(rank)] = {node};
+    } else {
+      out.nodes[group_key(c.sub_group_of[static_cast<std::size_t>(rank)])].push_back(node);
+    }
+  };
   std::vector<json> pods_now = c.pods;
   for (int rank : c.pending_ranks()) {
     json& pod = pods_now[c.pod_position(rank)];
@@ -131,59 +225,75 @@ Answer through_extender(const DifferentialCase& c) {
         names.push_back(node["metadata"]["name"]);
     }
     if (names.empty()) {
-      out.nodes[rank] = "";
+      give(rank, "");
       if (out.refusal.empty()) out.refusal = "no node passes the framework's filters";
       continue;
     }
     const testing::ExtenderPick pick = testing::ask_extender(svc, pod, names);
     if (!pick.error.empty()) return failed(pick.error);
     if (pick.node.empty()) {
-      out.nodes[rank] = "";
+      give(rank, "");
       if (out.refusal.empty()) out.refusal = pick.refusal;
       continue;
     }
     const std::string& chosen = pick.node;
-    out.nodes[rank] = chosen;
+    give(rank, chosen);
     pod["spec"]["nodeName"] = chosen;
     pod["status"]["phase"] = "Running";
     if (auto r = svc.upsert_pod(pod); !r) return failed(r.error().message());
   }
+  for (auto& [key, list] : out.nodes) std::sort(list.begin(), list.end());
   return out;
 }
 
-std::uint64_t seed_of(int i) { return 0x5eed0000u + static_cast<std::uint64_t>(i); }
+// Seeds 0x5eed0000 + i are Volcano Jobs (the cases this test began with, unchanged); seeds from
+// 0x5eed1000 on are the PodGroup kinds in turn, so a seed alone names its case.
+constexpr std::uint64_t kFirstSeed = 0x5eed0000u, kFirstPodGroupSeed = 0x5eed1000u;
+constexpr int kVolcanoJobCases = 300, kPodGroupCases = 120;
+
+GangKind kind_of(std::uint64_t seed) {
+  if (seed < kFirstPodGroupSeed) return GangKind::kVolcanoJob;
+  constexpr GangKind kinds[] = {GangKind::kKai, GangKind::kKaiSubGroups, GangKind::kUpstream,
+                                GangKind::kVolcanoSubGroups};
+  return kinds[(seed - kFirstPodGroupSeed) % 4];
+}
 
 TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThroughBothDoors) {
   std::vector<std::uint64_t> seeds;
   if (const char* one = std::getenv("HYPERTOPO_DIFFERENTIAL_SEED")) {
     seeds.push_back(std::strtoull(one, nullptr, 0));
   } else {
-    for (int i = 0; i < 300; ++i) seeds.push_back(seed_of(i));
+    for (int i = 0; i < kVolcanoJobCases; ++i) seeds.push_back(kFirstSeed + static_cast<std::uint64_t>(i));
+    for (int i = 0; i < kPodGroupCases; ++i)
+      seeds.push_back(kFirstPodGroupSeed + static_cast<std::uint64_t>(i));
   }
   testing::TempDir dir;
   int same = 0, placed = 0, refused = 0, bound = 0;
+  std::map<GangKind, std::pair<int, int>> by_kind;  // kind -> (same, cases)
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t seed : seeds) {
-    const DifferentialCase c = testing::differential_case(seed);
+    const DifferentialCase c = testing::differential_case(seed, kind_of(seed));
     if (seeds.size() == 1) std::cout << c.describe() << "\n";
     const Answer place = through_place(c, dir);
     const Answer ext = through_extender(c);
+    ++by_kind[c.kind].second;
     if (place == ext) {
       ++same;
-      bool any = false;
-      for (const auto& [rank, node] : place.nodes) any = any || !node.empty();
-      ++(any ? placed : refused);
+      ++by_kind[c.kind].first;
+      ++(place.any_placed() ? placed : refused);
       bound += c.bound_count() > 0 ? 1 : 0;
       continue;
     }
     ADD_FAILURE() << "seed " << seed << " (HYPERTOPO_DIFFERENTIAL_SEED=" << seed << "): " << c.describe()
-                  << "\n  place:    " << show(place) << "\n  extender: " << show(ext);
+                  << diff(place, ext);
   }
   const auto ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   std::cout << "place = extender: " << same << "/" << seeds.size() << "\n";
   std::cout << "  (" << placed << " placed, " << refused << " refused, " << bound << " with bound pods; "
             << ms << " ms)\n";
+  for (const auto& [kind, counts] : by_kind)
+    std::cout << "  " << testing::to_string(kind) << ": " << counts.first << "/" << counts.second << "\n";
   EXPECT_EQ(same, static_cast<int>(seeds.size()));
   if (seeds.size() > 1) {
     // The generator must exercise both outcomes and the bound gangs, or the comparison says little.
@@ -213,11 +323,12 @@ TEST(PlaceExtenderDifferential, AnElasticGangIsPlacedForItsMinimumAndGrowsInside
   testing::TempDir dir;
   const Answer place = through_place(c, dir);
   const Answer ext = through_extender(c);
-  EXPECT_EQ(place.nodes, ext.nodes) << show(place) << "\n" << show(ext);
+  EXPECT_EQ(place.nodes, ext.nodes) << diff(place, ext);
   // The minimum's leaf is leaf-a (the fuller domain the binpack score prefers for one pod): four
   // pods fill a1 and the fifth waits there, though leaf-b would hold all five.
-  const std::map<int, std::string> expected{{0, "a1"}, {1, "a1"}, {2, "a1"}, {3, "a1"}, {4, ""}};
-  EXPECT_EQ(place.nodes, expected) << show(place);
+  const std::map<std::string, std::vector<std::string>> expected{
+      {"rank 0", {"a1"}}, {"rank 1", {"a1"}}, {"rank 2", {"a1"}}, {"rank 3", {"a1"}}, {"rank 4", {""}}};
+  EXPECT_EQ(place.nodes, expected) << diff(place, ext);
   EXPECT_NE(place.refusal.find("placed 4 of 5 pods (minAvailable 1)"), std::string::npos) << place.refusal;
 }
 

@@ -761,11 +761,18 @@ TEST(ExtenderService, UpstreamPodGroupsAndWorkloadsNameAndSizeGangs) {
   const std::map<std::string, std::string> hard{{"hypertopo.io/network-topology-mode", "hard"},
                                                 {"hypertopo.io/highest-tier-allowed", "1"}};
   std::set<std::string> leaves;
+  // The PodGroup's gang is planned once minCount of its pods are seen (KEP-4671: a gang waits for
+  // all its pods to be created), as `place` reads the PodGroup with its pods.
+  std::vector<json> members;
   for (int i = 0; i < 4; ++i) {
     json pod = pod_object("sg-" + std::to_string(i), "sg-" + std::to_string(i), "8", hard);
     pod["spec"]["schedulingGroup"] = {{"podGroupName", "trainer-0"}};
+    ASSERT_TRUE(f.service->upsert_pod(pod).has_value());
+    members.push_back(std::move(pod));
+  }
+  for (const json& pod : members) {
     const std::string node = f.place(pod);
-    ASSERT_FALSE(node.empty()) << i;
+    ASSERT_FALSE(node.empty()) << pod["metadata"]["name"];
     leaves.insert(f.cluster.leaf_of[node]);
   }
   EXPECT_EQ(leaves.size(), 1u);
