@@ -219,6 +219,37 @@ h1 { font-size: 17px; margin: 0 0 2px 0; }
 .node.off { text-decoration: line-through; color: #666; }
 .hit { outline: 3px solid #1f6fd0; outline-offset: 1px; }
 .more { font-size: 12px; }
+h2 { font-size: 15px; margin: 8px 0 4px 0; }
+#overview { padding: 4px 12px 8px 12px; border-bottom: 1px solid #ccc; }
+#list-title { padding: 0 12px; }
+#ov-note, #gang-answer { margin: 2px 0; color: #333; }
+#gang { display: flex; gap: 6px; flex-wrap: wrap; align-items: center; margin: 4px 0; }
+#gang input { width: 5.5em; padding: 2px 4px; }
+#gang-answer { font-weight: bold; }
+#gang-domains { list-style: none; margin: 2px 0; padding: 0; max-height: 5.5em; overflow: auto; font-size: 12px; }
+#gang-domains li { display: inline-block; margin: 0 8px 0 0; }
+#ov-legend { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; font-size: 12px; margin: 4px 0; }
+#ov-legend .blk { display: inline-block; width: 14px; height: 14px; vertical-align: middle; }
+#ov-map { display: flex; flex-wrap: wrap; gap: 8px; align-items: flex-start; margin: 6px 0; }
+.panel { border: 1px solid #999; border-radius: 4px; padding: 2px 4px 4px 4px; background: #fafafa; }
+.panel.deg { border: 2px solid #d94801; }
+.panel.fit { border: 3px solid #31a354; }
+.panel h3 { font-size: 12px; margin: 0; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; cursor: pointer; }
+.pmeta { font-size: 11px; color: #444; margin: 0 0 2px 0; white-space: nowrap; }
+.blocks { display: flex; flex-wrap: wrap; gap: 2px; }
+.blk { box-sizing: border-box; border: 1px solid #666; cursor: pointer; overflow: hidden; font-size: 11px; padding: 1px 3px; color: #111; }
+.blk.deg { border: 2px solid #d94801; }
+.blk.fit { outline: 3px solid #31a354; outline-offset: -3px; }
+.i0 { background: #eff3ff; }
+.i1 { background: #bdd7e7; }
+.i2 { background: #6baed6; }
+.i3 { background: #3182bd; color: #fff; }
+.i4 { background: #08519c; color: #fff; }
+.iz { background: #d9d9d9; }
+#free { font-size: 13px; margin: 2px 0; }
+#free-blocks { display: inline; margin: 0; padding: 0; list-style: none; }
+#free-blocks li { display: inline; margin: 0 0 0 8px; }
+#free-blocks li + li::before { content: "\00b7  "; }
 )CSS";
 
 // The page's behaviour. Every text from the data goes through textContent or an attribute value,
@@ -237,6 +268,7 @@ constexpr std::string_view kScript = R"JS(
   var tree = document.getElementById('tree');
   var search = document.getElementById('search');
   var results = document.getElementById('results');
+  var listTitle = document.getElementById('list-title');
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -464,6 +496,236 @@ constexpr std::string_view kScript = R"JS(
   document.getElementById('collapse').addEventListener('click', collapseAll);
   document.getElementById('expand-all').addEventListener('click', expandAll);
 
+  // ---- The overview: where the free nodes are, and where a gang fits. ----
+  // Per domain, from the nodes under it: nodes, idle nodes (GPUs, none in use, not cordoned or
+  // NotReady: whole free nodes), free GPUs. Domains are summed from the lowest tier up.
+  var order = D.map(function (d, i) { return i; });
+  order.sort(function (x, y) { return D[x].t - D[y].t || x - y; });
+  var idle = new Array(D.length).fill(0), free = new Array(D.length).fill(0);
+  function nodeFree(nd) { return nd.x || nd.a === undefined ? 0 : Math.max(nd.a - nd.u, 0); }
+  order.forEach(function (i) {
+    D[i].nodes.forEach(function (nd) {
+      if (!nd.x && nd.a > 0 && nd.u === 0) ++idle[i];
+      free[i] += nodeFree(nd);
+    });
+    if (D[i].p >= 0) { idle[D[i].p] += idle[i]; free[D[i].p] += free[i]; }
+  });
+  function idleClass(i) {
+    var d = D[i];
+    if (!data.coloured || !(d.a > 0) || !d.k) return 'iz';
+    var f = idle[i] / d.k;
+    return f >= 0.75 ? 'i4' : f >= 0.5 ? 'i3' : f >= 0.25 ? 'i2' : f > 0 ? 'i1' : 'i0';
+  }
+  function about(i) {
+    var d = D[i];
+    var t = d.n + ' (' + d.tn + ', tier ' + d.t + '): ' + plural(d.k, 'node', 'nodes');
+    if (data.coloured) t += ', ' + idle[i] + ' idle, ' + free[i] + ' GPUs free';
+    if (d.deg) t += ', DEGRADED ' + d.deg.r;
+    if (gangCap && D[i].t <= gangCap.tier) t += '; the gang: room for ' + gangCap.cap[i] + ' of its ' + gangCap.pods + ' pods';
+    return t;
+  }
+  function openInList(i) { go({domain: i}); }
+
+  // Panels: the top tier, or the level below a lone root; in each, one block per member domain.
+  var ovMap = document.getElementById('ov-map');
+  var ovBlocks = [];  // [element, domain]
+  var panelsOf = data.roots.slice();
+  while (panelsOf.length === 1 && D[panelsOf[0]].c.length) panelsOf = D[panelsOf[0]].c.slice();
+  var MAX_BLOCKS = 4000;
+  var members = 0;
+  panelsOf.forEach(function (i) { members += Math.max(D[i].c.length, 1); });
+  var flat = members > MAX_BLOCKS;
+  function drawOverview() {
+    var kmax = 1, weight = 0;
+    panelsOf.forEach(function (i) {
+      (flat || !D[i].c.length ? [i] : D[i].c).forEach(function (j) { kmax = Math.max(kmax, D[j].k); });
+    });
+    panelsOf.forEach(function (i) {
+      (flat || !D[i].c.length ? [i] : D[i].c).forEach(function (j) { weight += Math.max(D[j].k, 1) / kmax; });
+    });
+    // Areas by node count, scaled so that the map takes about the window below the header.
+    var area = Math.max(window.innerWidth - 60, 300) * Math.max(window.innerHeight * 0.55, 240);
+    var side = Math.max(6, Math.min(96, Math.floor(0.6 * Math.sqrt(area / Math.max(weight, 1)))));
+    panelsOf.forEach(function (i) {
+      var d = D[i];
+      var panel = el('div', 'panel' + (d.deg ? ' deg' : ''));
+      panel.setAttribute('data-panel', d.n);
+      var kids = flat || !d.c.length ? [i] : d.c;
+      var cols = Math.ceil(Math.sqrt(kids.length));
+      panel.style.width = Math.max(cols * (side + 2), 140) + 'px';
+      var head = el('h3', null, d.n);
+      head.addEventListener('click', function () { openInList(i); });
+      head.addEventListener('mouseenter', function () { head.title = about(i); });
+      panel.appendChild(head);
+      panel.appendChild(el('div', 'pmeta', plural(d.k, 'node', 'nodes') + (data.coloured ? ', ' + idle[i] + ' idle' : '')));
+      var blocks = el('div', 'blocks');
+      kids.forEach(function (j) {
+        var s = Math.max(4, Math.round(side * Math.sqrt(Math.max(D[j].k, 1) / kmax)));
+        var b = el('div', 'blk ' + idleClass(j) + (D[j].deg ? ' deg' : ''), s >= 64 ? D[j].n : undefined);
+        b.setAttribute('data-domain', D[j].n);
+        b.style.width = s + 'px';
+        b.style.height = s + 'px';
+        b.addEventListener('mouseenter', function () { b.title = about(j); });
+        b.addEventListener('click', function () { openInList(j); });
+        blocks.appendChild(b);
+        ovBlocks.push([b, j]);
+      });
+      ovBlocks.push([panel, i]);
+      panel.appendChild(blocks);
+      ovMap.appendChild(panel);
+    });
+    var lone = data.roots.length === 1 && panelsOf[0] !== data.roots[0] ? D[data.roots[0]] : null;
+    var some = panelsOf.length ? D[panelsOf[0]] : null;
+    var note = some ? 'One panel per ' + some.tn + ' (tier ' + some.t + ')' +
+        (lone ? ' under ' + lone.n : '') + (flat ? '' : ', one block per member domain') +
+        '; block area by node count' + (data.coloured ? ', colour by idle nodes (GPU nodes with no GPU in use)' : '') +
+        '. Click a block to open it in the list below.' : 'The tree is empty.';
+    document.getElementById('ov-note').textContent = note;
+  }
+
+  // The largest free block per tier: the domain with the most free GPUs, the first in tree order
+  // on a tie (as `hypertopo status -o text` lists it).
+  function freeBlocks() {
+    if (!data.coloured) return;
+    var best = {};
+    D.forEach(function (d, i) {
+      if (best[d.t] === undefined || free[i] > free[best[d.t]]) best[d.t] = i;
+    });
+    var list = document.getElementById('free-blocks');
+    Object.keys(best).map(Number).sort(function (x, y) { return y - x; }).forEach(function (t) {
+      var i = best[t];
+      var li = el('li', null, 'tier ' + t + ' (' + D[i].tn + '): ' + D[i].n + ', ' +
+                  plural(free[i], 'GPU', 'GPUs') + ' free, ' + plural(idle[i], 'idle node', 'idle nodes'));
+      li.setAttribute('data-tier', String(t));
+      li.setAttribute('data-block', D[i].n);
+      list.appendChild(li);
+    });
+  }
+
+  // The gang: P pods of G GPUs each, all inside one domain of tier <= T (a required topology, as
+  // `hypertopo place` takes it). A node holds floor(free GPUs / G) pods; a domain the sum over its
+  // nodes. Like place, the answer is the lowest tier <= T where some domain holds all P; the
+  // domains of that tier that hold them are the ones place chooses among.
+  var GANG_LIST_LIMIT = 1000;
+  var gangCap = null;
+  var gPods = document.getElementById('gang-pods'), gGpus = document.getElementById('gang-gpus');
+  var gTier = document.getElementById('gang-tier');
+  var gAnswer = document.getElementById('gang-answer'), gDomains = document.getElementById('gang-domains');
+  var tiers = [];
+  D.forEach(function (d) { if (tiers.indexOf(d.t) < 0) tiers.push(d.t); });
+  tiers.sort(function (x, y) { return x - y; });
+  tiers.forEach(function (t) {
+    var name = '';
+    for (var i = 0; i < D.length && !name; ++i) if (D[i].t === t) name = D[i].tn;
+    var o = el('option', null, t + ' (' + name + ')');
+    o.value = String(t);
+    gTier.appendChild(o);
+  });
+  if (tiers.length) gTier.value = String(tiers[tiers.length - 1]);
+
+  function gangAnswer(pods, gpus, tier) {
+    var cap = new Array(D.length).fill(0);
+    order.forEach(function (i) {
+      D[i].nodes.forEach(function (nd) { cap[i] += Math.floor(nodeFree(nd) / gpus); });
+      if (D[i].p >= 0) cap[D[i].p] += cap[i];
+    });
+    var answer = {pods: pods, gpus: gpus, tier: tier, cap: cap, at: -1, fits: [], largest: -1};
+    for (var k = 0; k < tiers.length && tiers[k] <= tier && answer.at < 0; ++k) {
+      D.forEach(function (d, i) {
+        if (d.t === tiers[k] && cap[i] >= pods) answer.fits.push(i);
+      });
+      if (answer.fits.length) answer.at = tiers[k];
+    }
+    D.forEach(function (d, i) {
+      if (d.t <= tier && (answer.largest < 0 || cap[i] > cap[answer.largest])) answer.largest = i;
+    });
+    return answer;
+  }
+  function showGang(answer) {
+    gangCap = answer;
+    gDomains.textContent = '';
+    ovBlocks.forEach(function (pair) { pair[0].classList.remove('fit'); });
+    var where = new Array(D.length).fill(0);
+    answer.fits.forEach(function (i) { for (var j = i; j >= 0; j = D[j].p) ++where[j]; });
+    ovBlocks.forEach(function (pair) { if (where[pair[1]]) pair[0].classList.add('fit'); });
+    var gang = answer.pods + ' x ' + plural(answer.gpus, 'GPU', 'GPUs');
+    var text;
+    if (answer.at >= 0) {
+      text = 'The gang (' + gang + ') fits: inside one domain of tier ' + answer.at + ', ' +
+          plural(answer.fits.length, 'domain has', 'domains have') + ' room for it (marked)';
+    } else {
+      text = 'The gang (' + gang + ') does not fit: no domain at tier <= ' + answer.tier + ' holds ' +
+          answer.pods + ' pods' + (answer.largest >= 0 ? '; the largest, ' + D[answer.largest].n + ', holds ' +
+          answer.cap[answer.largest] : '');
+    }
+    gAnswer.textContent = text + '.';
+    gAnswer.setAttribute('data-fit', answer.at >= 0 ? 'true' : 'false');
+    gAnswer.setAttribute('data-tier', String(answer.at));
+    gAnswer.setAttribute('data-count', String(answer.fits.length));
+    answer.fits.slice(0, GANG_LIST_LIMIT).forEach(function (i) {
+      var li = el('li');
+      li.appendChild(button('hitlink', D[i].n, function () { openInList(i); }));
+      li.setAttribute('data-fits', D[i].n);
+      gDomains.appendChild(li);
+    });
+    if (answer.fits.length > GANG_LIST_LIMIT) {
+      gDomains.appendChild(el('li', null, 'and ' + (answer.fits.length - GANG_LIST_LIMIT) + ' more'));
+    }
+  }
+  function whole(text, lo, hi) {
+    var v = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN;
+    return v >= lo && v <= hi ? v : NaN;
+  }
+  function runGang() {
+    var pods = whole(gPods.value, 1, 1000000), gpus = whole(gGpus.value, 1, 1024), tier = Number(gTier.value);
+    if (isNaN(pods) || isNaN(gpus) || !tiers.length) {
+      gangCap = null;
+      gAnswer.textContent = 'Give the pods (1 to 1000000) and the GPUs of each pod (1 to 1024).';
+      gAnswer.removeAttribute('data-fit');
+      return null;
+    }
+    var answer = gangAnswer(pods, gpus, tier);
+    showGang(answer);
+    return answer;
+  }
+  function clearGang() {
+    gangCap = null;
+    gDomains.textContent = '';
+    gAnswer.textContent = '';
+    gAnswer.removeAttribute('data-fit');
+    ovBlocks.forEach(function (pair) { pair[0].classList.remove('fit'); });
+  }
+  document.getElementById('gang-go').addEventListener('click', runGang);
+  document.getElementById('gang-clear').addEventListener('click', clearGang);
+  [gPods, gGpus].forEach(function (input) {
+    input.addEventListener('keydown', function (e) { if (e.key === 'Enter') runGang(); });
+  });
+  // #gang=PxG@T;PxG@T...: each gang is put into the box in turn and its answer kept in a log
+  // (the last one stays shown), so that one opening answers many.
+  function gangsFromHash(spec) {
+    var log = document.getElementById('gang-log');
+    spec.split(';').slice(0, 200).forEach(function (one) {
+      var m = /^(\d+)x(\d+)(?:@(\d+))?$/.exec(one.trim());
+      var li = el('li');
+      li.setAttribute('data-gang', one.trim());
+      if (!m) { li.setAttribute('data-fit', 'invalid'); log.appendChild(li); return; }
+      gPods.value = m[1];
+      gGpus.value = m[2];
+      gTier.value = m[3] !== undefined ? m[3] : String(tiers[tiers.length - 1]);
+      var answer = tiers.indexOf(Number(gTier.value)) >= 0 ? runGang() : null;
+      if (!answer) { li.setAttribute('data-fit', 'invalid'); log.appendChild(li); return; }
+      li.setAttribute('data-fit', answer.at >= 0 ? 'true' : 'false');
+      li.setAttribute('data-tier', String(answer.at));
+      li.setAttribute('data-count', String(answer.fits.length));
+      li.textContent = answer.fits.slice(0, GANG_LIST_LIMIT).map(function (i) { return D[i].n; }).join(' ');
+      log.appendChild(li);
+    });
+  }
+  if (!data.coloured) {
+    document.getElementById('gang').hidden = true;
+    gAnswer.textContent = 'Without GPU data (give --nodes and --pods, or --assume-gpus-per-node) the page cannot say where a gang fits.';
+  }
+
   var summary = D.length + ' domains in ' + plural(data.tiers, 'tier', 'tiers') + ', ' +
       plural(data.nodeCount, 'node', 'nodes');
   if (data.coloured) summary += ', GPUs ' + data.gpus.used + '/' + data.gpus.allocatable + ' used';
@@ -472,24 +734,68 @@ constexpr std::string_view kScript = R"JS(
   document.getElementById('summary').textContent = summary + '.';
   if (!D.length) tree.appendChild(el('p', null, 'The tree is empty.'));
   data.roots.forEach(function (i) { tree.appendChild(domainEl(i)); });
+  drawOverview();
+  freeBlocks();
   openToFit();
 
   var hash = '';
   try { hash = decodeURIComponent(location.hash.slice(1)); } catch (e) { hash = ''; }
   var m = /^expand=(\d+)$/.exec(hash);
+  // A fragment that asks for the list shows the list; #gang= fills the gang box.
   if (hash === 'expand=all') {
     expandAll();
+    listTitle.scrollIntoView();
   } else if (m) {
     collapseAll();
     for (var t = 0; t < Number(m[1]); ++t) expandTier();
+    listTitle.scrollIntoView();
   } else if (hash.indexOf('search=') === 0) {
     search.value = hash.slice(7);
     find(search.value);
     if (hits.length) go(hits[0]);
+  } else if (hash.indexOf('gang=') === 0 && data.coloured) {
+    gangsFromHash(hash.slice(5));
   }
+  // How long the page took to open, layout included: from the start of navigation to here.
+  void ovMap.getBoundingClientRect().height;
+  body.setAttribute('data-open-ms', String(Math.round(performance.now())));
+  window.addEventListener('load', function () {
+    body.setAttribute('data-load-ms', String(Math.round(performance.now())));
+  });
   body.setAttribute('data-state', 'ready');
 })();
 )JS";
+
+// The overview above the list: the gang box, the map of the top tiers, the largest free blocks.
+constexpr std::string_view kOverview = R"HTML(<section id="overview" aria-label="Overview">
+<h2>Overview</h2>
+<div id="gang" role="group" aria-label="Where does a gang fit">
+<span>Gang:</span>
+<input id="gang-pods" type="text" inputmode="numeric" placeholder="pods" aria-label="pods" autocomplete="off">
+<span>pods x</span>
+<input id="gang-gpus" type="text" inputmode="numeric" placeholder="GPUs" aria-label="GPUs per pod" autocomplete="off">
+<span>GPUs per pod, all inside one domain of tier &lt;=</span>
+<select id="gang-tier" aria-label="highest tier allowed"></select>
+<button id="gang-go" type="button">Mark where it fits</button>
+<button id="gang-clear" type="button">Clear</button>
+</div>
+<p id="gang-answer" role="status"></p>
+<ul id="gang-domains"></ul>
+<ol id="gang-log" hidden></ol>
+<p id="ov-note"></p>
+<div id="ov-legend"><span>Idle nodes:</span>
+<span><span class="blk i4"></span> 75% or more</span>
+<span><span class="blk i3"></span> 50% to 75%</span>
+<span><span class="blk i2"></span> 25% to 50%</span>
+<span><span class="blk i1"></span> under 25%</span>
+<span><span class="blk i0"></span> none</span>
+<span><span class="blk iz"></span> no GPUs / unknown</span>
+<span><span class="blk i4 fit"></span> the gang fits in it</span>
+</div>
+<div id="free"><span>Largest free block per tier:</span><ul id="free-blocks"></ul></div>
+<div id="ov-map"></div>
+</section>
+)HTML";
 
 }  // namespace
 
@@ -535,7 +841,9 @@ std::string render_capacity_html(const Tree& tree, const GpuUsage& usage,
          ">degraded links or uplinks (FabricDegraded)</span>\n"
          "<span class=\"node bad\">node with a bad own link</span>\n";
   if (!options.unavailable_nodes.empty()) out += "<span class=\"node off\">cordoned or NotReady</span>\n";
-  out += "</div>\n</header>\n<ul id=\"results\" hidden></ul>\n<main id=\"tree\" role=\"tree\"></main>\n";
+  out += "</div>\n</header>\n<ul id=\"results\" hidden></ul>\n";
+  out += kOverview;
+  out += "<h2 id=\"list-title\">All domains</h2>\n<main id=\"tree\" role=\"tree\"></main>\n";
   out +=
       "<noscript><p>This page draws the tree with JavaScript; hypertopo discover -o tree prints it as "
       "text.</p></noscript>\n";
