@@ -7,15 +7,17 @@ namespace hypertopo::cli {
 std::expected<std::shared_ptr<const scheduler::ClusterSnapshot>, ClusterInputFailure> read_cluster_inputs(
     const std::string& missing, const ClusterFlags& flags, const scheduler::ClusterReadRequest& want) {
   const bool named = !flags.kubeconfig.empty() || !flags.context.empty();
-  if (!want.nodes && !want.topology && want.pod_group.empty() && !named) return nullptr;
+  const bool required = want.nodes || want.topology || want.hypernode_objects;
+  if (!required && want.pod_group.empty() && !named) return nullptr;
   auto cluster = resolve_cluster(flags);
   if (!cluster) {
     if (named) return std::unexpected(ClusterInputFailure{2, cluster.error().message()});
-    if (!want.nodes && !want.topology) {
+    if (!required) {
       return std::unexpected(
           ClusterInputFailure{2, "--pod-group is read from the cluster, and a kubeconfig was not found: " +
                                      cluster.error().message()});
     }
+    if (missing.empty()) return std::unexpected(ClusterInputFailure{2, cluster.error().message()});
     return std::unexpected(ClusterInputFailure{
         2, missing + " not given, and a kubeconfig was not found to read the cluster instead: " +
                cluster.error().message()});

@@ -2,7 +2,8 @@
 //
 // The kinds no file flag gives are listed from the cluster that --kubeconfig / --context name, found
 // as kubectl finds it (cluster_flags.h resolve_cluster). The cluster is read only when a required
-// kind has no file (--nodes, --topology), a PodGroup is asked of it (place --pod-group) or
+// kind has no file (--nodes, --topology; status's HyperNode objects), a PodGroup is asked of it (place
+// --pod-group) or
 // --kubeconfig / --context is given; with every file given and neither flag, the command reads files
 // alone, as before.
 //
@@ -25,7 +26,8 @@ struct ClusterInputFailure {
   std::string message;
 };
 
-// `missing`: the flag to name when no file and no cluster gives a required kind ("--nodes").
+// `missing`: the flag to name when no file and no cluster gives a required kind ("--nodes"); "" when
+// the command reads the cluster alone (`status`): the error is then where the kubeconfig was sought.
 std::expected<std::shared_ptr<const scheduler::ClusterSnapshot>, ClusterInputFailure> read_cluster_inputs(
     const std::string& missing, const ClusterFlags& flags, const scheduler::ClusterReadRequest& want);
 

@@ -5,21 +5,27 @@
 // and Volcano's discoverers write) and checked with the same check_invariants() the agent runs before
 // it writes, so what this prints is what Volcano's scheduler will accept or refuse. A HyperNode whose
 // FabricDegraded condition is True is marked with the condition's reason and message.
+//
+// The cluster is read as `place` reads it (cli/cluster_input.h, scheduler/input/cluster_snapshot.h):
+// Nodes and Pods a page at a time, each Pod kept as placement keeps it, and the HyperNode objects
+// from the same list. GPUs in use are counted by placement's rule (requested_per_node over the bound,
+// unfinished pods), and a node that takes no new pod is found by placement's own check
+// (check_node_for_any_pod): the largest free blocks are what `place` finds for a gang of pods
+// without tolerations.
 #include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
 
+#include "cli/cluster_input.h"
 #include "cli/command_errors.h"
 #include "cli/commands.h"
-#include "cli/discovery_setup.h"
 #include "cli/list_output.h"
 #include "io/json_view.h"
 #include "io/json_writer.h"
-#include "k8s/client/kube_client.h"
-#include "k8s/client/kube_config.h"
-#include "k8s/objects/node_list.h"
+#include "scheduler/index/node_affinity.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/cluster_snapshot.h"
 #include "text/terminal_safe.h"
 #include "topology/exporters/capacity_dot.h"
 #include "topology/exporters/capacity_html.h"
@@ -32,9 +38,6 @@ namespace hypertopo::cli {
 namespace {
 
 using nlohmann::json;
-
-const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
-const k8s::Resource kPods{"", "v1", "pods", true};
 
 struct StatusOptions {
   std::string kubeconfig;
@@ -122,18 +125,16 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
 // Node members chosen by regex or labels: the scheduler's index already resolves every selector
 // kind against the Nodes, so it decides which nodes those HyperNodes hold.
 void resolve_selector_members(LiveTree& live, const std::vector<json>& hypernodes,
-                              const std::vector<json>& nodes) {
+                              const std::vector<scheduler::NodeSpec>& nodes) {
   if (live.selector_members.empty()) return;
   auto fail = [&](const Error& e) {
     for (const auto& name : live.selector_members) {
       live.problems.push_back(name + ": regexMatch/labelMatch members not resolved: " + e.message());
     }
   };
-  auto topology = scheduler::parse_topology(json{{"kind", "HyperNodeList"}, {"items", hypernodes}});
-  if (!topology) return fail(topology.error());
-  auto specs = scheduler::parse_nodes(json{{"kind", "NodeList"}, {"items", nodes}});
+  auto specs = scheduler::parse_hypernode_items(hypernodes);
   if (!specs) return fail(specs.error());
-  auto index = scheduler::TopologyIndex::from_hypernodes(topology->hypernodes, std::move(*specs), {});
+  auto index = scheduler::TopologyIndex::from_hypernodes(*specs, nodes, {});
   if (!index) return fail(index.error());
   for (const auto& name : live.selector_members) {
     auto id = live.tree.find(name);
@@ -226,34 +227,50 @@ void print_domain_text(const LiveTree& live, topology::DomainId root,
   }
 }
 
+// What status says of a node that takes no new pod, from the check that decides it.
+std::string unavailable_reason(const scheduler::NodeConstraintCheck& check) {
+  using Kind = scheduler::NodeConstraintCheck::Kind;
+  switch (check.kind) {
+    case Kind::kUnschedulable:
+      return "cordoned";
+    case Kind::kNotReady:
+      return "NotReady";
+    case Kind::kTaint:
+      return "taint " + check.taint->key + (check.taint->value.empty() ? "" : "=" + check.taint->value) +
+             ":" + check.taint->effect;
+    case Kind::kPass:
+    case Kind::kAffinity:
+      break;
+  }
+  return check.message();
+}
+
 int run_status(const StatusOptions& opts) {
   auto error = [](const Error& e) { return report_error("status", e); };
-  // The API server failed to answer: a runtime failure, whatever the error's code.
-  auto api_error = [](const Error& e) { return report_error("status", e, kExitRuntime); };
-  auto client = connect_with_kubeconfig(opts.kubeconfig, opts.context);
-  if (!client) return error(client.error());
-  auto hypernodes = (*client)->list(kHyperNodes, "");
-  if (!hypernodes) return api_error(hypernodes.error().error.context("listing HyperNodes"));
-  auto node_items = (*client)->list(k8s::kNodesResource, "");
-  if (!node_items) return api_error(node_items.error().error.context("listing Nodes"));
-  auto pod_items = (*client)->list(kPods, "");
-  if (!pod_items) return api_error(pod_items.error().error.context("listing Pods"));
+  // The cluster read as place reads it (cluster_snapshot.h): Nodes and Pods a page at a time, a Pod
+  // kept as placement reads it, and the HyperNode objects themselves for the tree.
+  auto snapshot = read_cluster_inputs("", {.kubeconfig = opts.kubeconfig, .context = opts.context},
+                                      {.nodes = true,
+                                       .pods = true,
+                                       .disruption_budgets = false,
+                                       .topology = false,
+                                       .hypernode_objects = true,
+                                       .priority_classes = false});
+  if (!snapshot) return report_error("status", snapshot.error().message, snapshot.error().exit_code);
+  const scheduler::ClusterSnapshot& cluster = **snapshot;
+  const auto gpu = topology::exporters::kGpuResource;
+  // GPUs in use as placement counts them: the requests of the bound, unfinished pods.
+  const auto usage = scheduler::gpu_usage_per_node(
+      cluster.nodes, scheduler::requested_per_node(std::span<const scheduler::ListedPod>(cluster.pods), gpu),
+      gpu);
 
-  auto nodes = k8s::parse_node_list(json{{"kind", "NodeList"}, {"items", node_items->items}});
-  if (!nodes) return error(nodes.error().context("the cluster's Node list"));
-  const json pods{{"items", pod_items->items}};
-  auto requested = scheduler::requested_per_node(pods, topology::exporters::kGpuResource);
-  if (!requested) return error(requested.error().context("the cluster's Pod list"));
-  auto usage = scheduler::gpu_usage_per_node(*nodes, *requested, topology::exporters::kGpuResource);
-  if (!usage) return error(usage.error());
-
-  std::vector<json> items = hypernodes->items;
+  std::vector<json> items = cluster.hypernode_objects;
   std::ranges::sort(items, [](const json& a, const json& b) {
     return a.value("/metadata/name"_json_pointer, std::string()) <
            b.value("/metadata/name"_json_pointer, std::string());
   });
   LiveTree live = rebuild_tree(items);
-  resolve_selector_members(live, items, node_items->items);
+  resolve_selector_members(live, items, cluster.nodes);
   if (auto ok = topology::check_invariants(live.tree); !ok) live.problems.push_back(ok.error().message());
   if (auto [deep, depth] = deepest_domain(live.tree); depth > kMaxNesting) {
     return error(Error(ErrorCode::kInvalidArgument,
@@ -262,26 +279,25 @@ int run_status(const StatusOptions& opts) {
                            std::to_string(kMaxNesting) + " deep (members of type HyperNode)"));
   }
   const auto& tree = live.tree;
-  // A cordoned or NotReady node's free GPUs take no new pod (kube-scheduler's NodeUnschedulable,
-  // and the node lifecycle controller's not-ready taint): the free blocks leave them out, as
-  // placement does. The tree still shows what they hold.
-  std::vector<std::string> unavailable;
-  auto schedulable = *usage;
-  for (const auto& n : node_items->items) {
-    const json& meta = n.value("metadata", json::object());
-    const std::string name = meta.value("name", std::string());
-    const bool cordoned = n.value("spec", json::object()).value("unschedulable", false);
-    bool ready = false;
-    for (const auto& c : n.value("status", json::object()).value("conditions", json::array())) {
-      if (c.value("type", std::string()) == "Ready") ready = c.value("status", std::string()) == "True";
-    }
-    if (!cordoned && ready) continue;
-    unavailable.push_back(name);
-    if (auto it = schedulable.find(name); it != schedulable.end()) it->second.used = it->second.allocatable;
+  // A node that takes no new pod (cordoned, NotReady, a NoSchedule or NoExecute taint: the check
+  // placement and the extender make of each node) adds nothing to a free block, and a node holds no
+  // less than nothing free: the blocks are what a gang of pods without tolerations finds. The tree
+  // still shows what the nodes hold.
+  std::map<std::string, std::string> unavailable;  // node -> why
+  auto schedulable = usage;
+  for (const auto& n : cluster.nodes) {
+    auto& u = schedulable[n.name];
+    u.used = std::min(u.used, u.allocatable);
+    const auto check = scheduler::check_node_for_any_pod(n);
+    if (check.passed()) continue;
+    unavailable[n.name] = unavailable_reason(check);
+    u.used = u.allocatable;
   }
+  std::vector<std::string> unavailable_names;
+  for (const auto& [name, why] : unavailable) unavailable_names.push_back(name);
   const auto blocks = largest_free_blocks(tree, schedulable);
   std::int64_t alloc = 0, used = 0;
-  for (const auto& [name, u] : *usage) {
+  for (const auto& [name, u] : usage) {
     alloc += u.allocatable;
     used += u.used;
   }
@@ -298,7 +314,7 @@ int run_status(const StatusOptions& opts) {
       std::cout << hypernode_names(std::move(names));
       return 0;
     }
-    std::cout << hypernode_table(tree, &*usage, [&](const topology::Domain& d) {
+    std::cout << hypernode_table(tree, &usage, [&](const topology::Domain& d) {
       if (auto it = live.degraded.find(d.name); it != live.degraded.end())
         return it->second.reason.empty() ? std::string(topology::kFabricDegradedCondition)
                                          : it->second.reason;
@@ -310,21 +326,21 @@ int run_status(const StatusOptions& opts) {
     topology::exporters::CapacityHtmlOptions page{
         .title = "hypertopo status",
         .subtitle = std::to_string(items.size()) + " HyperNodes (" + std::to_string(live.foreign.size()) +
-                    " not ours), " + std::to_string(nodes->items.size()) + " Nodes, read at " +
+                    " not ours), " + std::to_string(cluster.nodes.size()) + " Nodes, read at " +
                     topology::rfc3339(std::chrono::system_clock::now()) +
                     (live.problems.empty() ? std::string()
                                            : "; " + std::to_string(live.problems.size()) +
                                                  " problem(s), listed by hypertopo status")};
     for (const auto& [name, d] : live.degraded) page.degraded[name] = {d.reason, d.message};
-    page.unavailable_nodes.insert(unavailable.begin(), unavailable.end());
-    std::cout << topology::exporters::render_capacity_html(tree, *usage, page);
+    for (const auto& [name, why] : unavailable) page.unavailable_nodes.insert(name);
+    std::cout << topology::exporters::render_capacity_html(tree, usage, page);
     return 0;
   }
   if (opts.output == "json") {
     json domains = json::array();
     for (topology::DomainId id = 0; id < tree.size(); ++id) {
       const auto& d = tree.domain(id);
-      const auto t = topology::exporters::domain_gpu_totals(tree, id, *usage);
+      const auto t = topology::exporters::domain_gpu_totals(tree, id, usage);
       json domain = {{"name", d.name},
                      {"tier", d.tier},
                      {"tierName", d.tier_name},
@@ -345,11 +361,12 @@ int run_status(const StatusOptions& opts) {
                       {"idleNodes", b.idle_nodes}});
     }
     std::cout << io::json_text(json{{"hyperNodes", items.size()},
-                                    {"nodes", nodes->items.size()},
+                                    {"nodes", cluster.nodes.size()},
                                     {"gpus", {{"allocatable", alloc}, {"used", used}}},
                                     {"domains", domains},
                                     {"largestFreeBlocks", free},
-                                    {"unschedulableNodes", unavailable},
+                                    {"unschedulableNodes", unavailable_names},
+                                    {"unschedulableReasons", unavailable},
                                     {"degraded", live.degraded.size()},
                                     {"notOurs", live.foreign},
                                     {"problems", live.problems}},
@@ -358,15 +375,24 @@ int run_status(const StatusOptions& opts) {
     return 0;
   }
   std::cout << "HyperNodes: " << items.size() << " (" << live.foreign.size() << " not ours, "
-            << live.degraded.size() << " degraded), Nodes: " << nodes->items.size() << ", GPUs: " << used
+            << live.degraded.size() << " degraded), Nodes: " << cluster.nodes.size() << ", GPUs: " << used
             << "/" << alloc << " used\n\n";
   std::vector<topology::DomainId> roots = tree.roots();
   std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
-  for (auto r : roots) print_domain_text(live, r, *usage, std::cout);
+  for (auto r : roots) print_domain_text(live, r, usage, std::cout);
   std::cout << "\nLargest free block per tier";
   if (!unavailable.empty()) {
+    // Counted by why: "1 cordoned, 2 NotReady, 3 tainted".
+    std::map<std::string, std::size_t> why;
+    for (const auto& [name, reason] : unavailable) ++why[reason.starts_with("taint ") ? "tainted" : reason];
     std::cout << " (leaving out " << unavailable.size() << (unavailable.size() == 1 ? " node" : " nodes")
-              << " cordoned or NotReady)";
+              << " that take no new pod:";
+    const char* sep = " ";
+    for (const auto& [reason, count] : why) {
+      std::cout << sep << count << " " << reason;
+      sep = ", ";
+    }
+    std::cout << ")";
   }
   std::cout << ":\n";
   for (const auto& b : blocks) {

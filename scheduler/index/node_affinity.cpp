@@ -103,6 +103,10 @@ NodeConstraintCheck check_node_constraints(const NodeSpec& node,
   return {};
 }
 
+NodeConstraintCheck check_node_for_any_pod(const NodeSpec& node) {
+  return check_node_constraints(node, {}, {}, {});
+}
+
 std::string NodeConstraintCheck::message() const {
   switch (kind) {
     case Kind::kPass:

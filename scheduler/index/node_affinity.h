@@ -76,6 +76,11 @@ NodeConstraintCheck check_node_constraints(const NodeSpec& node,
                                            const std::map<std::string, std::string>& selector,
                                            const NodeAffinity& affinity,
                                            const std::vector<Toleration>& tolerations);
+// Whether a node takes a new pod that states no node constraints (no nodeSelector, affinity or
+// toleration), and if not, why: cordoned, NotReady, or a NoSchedule/NoExecute taint. It is
+// check_node_constraints for such a pod, the question placement and the extender ask of every node
+// for a gang's pods; `status` leaves what it refuses out of the free blocks it reports.
+NodeConstraintCheck check_node_for_any_pod(const NodeSpec& node);
 
 // Untolerated PreferNoSchedule taints on the node (TaintToleration's score counts these).
 int intolerable_prefer_no_schedule(const NodeSpec& node, const std::vector<Toleration>& tolerations);

@@ -870,12 +870,45 @@ std::expected<std::map<std::string, std::int64_t>, Error> requested_per_node(con
                                                                              std::string_view resource) {
   auto bound = parse_pods(pods);
   if (!bound) return std::unexpected(bound.error());
+  return requested_per_node(std::span<const BoundPod>(*bound), resource);
+}
+
+namespace {
+// Requests only, as kube-scheduler's NodeResourcesFit counts a node's pods (noderesources/fit.go).
+template <class Pods, class Bound>
+std::map<std::string, std::int64_t> sum_requests(const Pods& pods, std::string_view resource, Bound bound) {
   std::map<std::string, std::int64_t> out;
-  for (const auto& pod : *bound) {
-    if (auto it = pod.requests.find(std::string(resource)); it != pod.requests.end())
-      out[pod.node] += it->second;
+  const std::string key(resource);
+  for (const auto& p : pods) {
+    const BoundPod& pod = bound(p);
+    if (auto it = pod.requests.find(key); it != pod.requests.end()) out[pod.node] += it->second;
   }
   return out;
+}
+}  // namespace
+
+std::map<std::string, std::int64_t> requested_per_node(std::span<const BoundPod> pods,
+                                                       std::string_view resource) {
+  return sum_requests(pods, resource, [](const BoundPod& p) -> const BoundPod& { return p; });
+}
+
+std::map<std::string, std::int64_t> requested_per_node(std::span<const ListedPod> pods,
+                                                       std::string_view resource) {
+  return sum_requests(pods, resource, [](const ListedPod& p) -> const BoundPod& { return p.bound; });
+}
+
+topology::exporters::GpuUsage gpu_usage_per_node(std::span<const NodeSpec> nodes,
+                                                 const std::map<std::string, std::int64_t>& used_per_node,
+                                                 std::string_view resource) {
+  topology::exporters::GpuUsage usage;
+  const std::string key(resource);
+  for (const auto& n : nodes) {
+    topology::exporters::NodeGpuUsage u;
+    if (auto it = n.allocatable.find(key); it != n.allocatable.end()) u.allocatable = it->second;
+    if (auto it = used_per_node.find(n.name); it != used_per_node.end()) u.used = it->second;
+    usage[n.name] = u;
+  }
+  return usage;
 }
 
 std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(

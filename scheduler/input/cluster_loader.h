@@ -74,6 +74,10 @@ std::expected<std::vector<BoundPod>, Error> load_pods(const std::filesystem::pat
 std::expected<topology::exporters::GpuUsage, Error> gpu_usage_per_node(
     const k8s::NodeList& nodes, const std::map<std::string, std::int64_t>& used_per_node,
     std::string_view resource);
+// The same picture of Nodes as placement has read them (NodeSpec::allocatable, canonical amounts).
+topology::exporters::GpuUsage gpu_usage_per_node(std::span<const NodeSpec> nodes,
+                                                 const std::map<std::string, std::int64_t>& used_per_node,
+                                                 std::string_view resource);
 
 struct TopologySource {
   enum class Kind { kHyperNodes, kLevels };
@@ -120,6 +124,12 @@ struct ListedPod {
   std::string start_time;
   std::map<std::string, std::string> labels;
 };
+// requested_per_node's sum over pods already read: BoundPods (parse_pods, load_pods) or the bound
+// pods of a live cluster as listed (ClusterSnapshot::pods), which are not copied.
+std::map<std::string, std::int64_t> requested_per_node(std::span<const BoundPod> pods,
+                                                       std::string_view resource);
+std::map<std::string, std::int64_t> requested_per_node(std::span<const ListedPod> pods,
+                                                       std::string_view resource);
 std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
 std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);
 // The Pods of a file (any form load_pods reads), each with its identity; objects of other kinds

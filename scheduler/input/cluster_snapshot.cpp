@@ -80,14 +80,20 @@ std::expected<std::optional<std::vector<nlohmann::json>>, ClusterReadError> list
 std::expected<void, ClusterReadError> read_topology(k8s::KubeClient& client,
                                                     const ClusterReadRequest& request,
                                                     const std::string& source, ClusterSnapshot& out) {
-  auto hypernodes = client.list_pages(kHyperNodes, "", {.page_size = request.page_size});
-  if (!hypernodes && !hypernodes.error().not_found())
-    return std::unexpected(api_error(hypernodes.error(), kHyperNodes));
-  if (hypernodes) {
-    auto read = parse_hypernode_pages(hypernodes->pages);
-    if (!read) return std::unexpected(object_error(read.error(), kHyperNodes, source));
+  // The HyperNodes: read from the objects when they were listed as such, else listed a page at a time.
+  std::optional<std::expected<std::vector<HyperNodeSpec>, Error>> specs;
+  if (out.has_hypernode_objects) {
+    specs = parse_hypernode_items(out.hypernode_objects);
+  } else {
+    auto hypernodes = client.list_pages(kHyperNodes, "", {.page_size = request.page_size});
+    if (!hypernodes && !hypernodes.error().not_found())
+      return std::unexpected(api_error(hypernodes.error(), kHyperNodes));
+    if (hypernodes) specs = parse_hypernode_pages(hypernodes->pages);
+  }
+  if (specs) {
+    if (!*specs) return std::unexpected(object_error(specs->error(), kHyperNodes, source));
     out.topology.kind = TopologySource::Kind::kHyperNodes;
-    out.topology.hypernodes = std::move(*read);
+    out.topology.hypernodes = std::move(**specs);
     out.topology_from = "HyperNodes";
     if (!out.topology.hypernodes.empty()) return {};
   }
@@ -216,9 +222,17 @@ std::expected<ClusterSnapshot, ClusterReadError> read_cluster(k8s::KubeClient& c
     if (!pods) return std::unexpected(pods.error());
     out.pods = std::move(*pods);
     out.has_pods = true;
+  }
+  if (request.pods && request.disruption_budgets) {
     auto budgets = list_optional(client, kBudgets, request.page_size);
     if (!budgets) return std::unexpected(budgets.error());
     if (*budgets) out.disruption_budgets = std::move(**budgets);
+  }
+  if (request.hypernode_objects) {
+    auto hypernodes = list_optional(client, kHyperNodes, request.page_size);
+    if (!hypernodes) return std::unexpected(hypernodes.error());
+    if (*hypernodes) out.hypernode_objects = std::move(**hypernodes);
+    out.has_hypernode_objects = true;
   }
   if (request.topology) {
     if (auto ok = read_topology(client, request, out.source, out); !ok) return std::unexpected(ok.error());

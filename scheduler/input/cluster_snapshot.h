@@ -8,7 +8,10 @@
 //     before the next is fetched, so a list of any length costs one page of JSON text; a Pod keeps
 //     only what placement and preemption read (ListedPod).
 //   - HyperNodes (topology.volcano.sh/v1alpha1); an absent CRD (404) is no HyperNodes, as the
-//     extender treats it.
+//     extender treats it. Asked for (hypernode_objects), the objects themselves are kept as listed,
+//     unread: `status` rebuilds its tree from them, ownership labels and FabricDegraded conditions
+//     included, and names a HyperNode that does not read instead of failing; a topology asked for
+//     beside them is read from the same list.
 //   - Kueue Topologies (kueue.x-k8s.io v1beta2, then v1beta1), only when the cluster has no
 //     HyperNodes: one Topology is the topology, several are an error asking for --topology.
 //   - PriorityClasses (scheduling.k8s.io/v1) and PodDisruptionBudgets (policy/v1), whole.
@@ -50,8 +53,10 @@ inline constexpr int kClusterPageSize = 500;
 // Which kinds to read: a kind a file gives is not listed.
 struct ClusterReadRequest {
   bool nodes = true;
-  bool pods = true;  // with the PodDisruptionBudgets
+  bool pods = true;
+  bool disruption_budgets = true;  // with the Pods
   bool topology = true;
+  bool hypernode_objects = false;  // the HyperNode objects as listed (ClusterSnapshot::hypernode_objects)
   bool priority_classes = true;
   std::string pod_group;  // "namespace/name": that PodGroup and its Pods; "" none
   int page_size = kClusterPageSize;
@@ -59,11 +64,13 @@ struct ClusterReadRequest {
 
 struct ClusterSnapshot {
   std::string source;  // where the cluster came from ("--kubeconfig k.yaml"), for messages
-  bool has_nodes = false, has_pods = false, has_topology = false, has_priority_classes = false;
+  bool has_nodes = false, has_pods = false, has_topology = false, has_priority_classes = false,
+       has_hypernode_objects = false;
   std::vector<NodeSpec> nodes;
   std::vector<ListedPod> pods;  // bound and unfinished, as parse_pod_pages reads them
   TopologySource topology;
-  std::string topology_from;  // "HyperNodes", "Topology <name> (kueue.x-k8s.io/v1beta2)"
+  std::string topology_from;                      // "HyperNodes", "Topology <name> (kueue.x-k8s.io/v1beta2)"
+  std::vector<nlohmann::json> hypernode_objects;  // as listed, when asked; none without the CRD
   std::vector<nlohmann::json> priority_classes;
   std::vector<nlohmann::json> disruption_budgets;
   // The asked PodGroup (ClusterReadRequest::pod_group) and its Pods as a List; null when not asked.

@@ -335,7 +335,7 @@ TEST_F(ContractTest, EverySubcommandEndsEachClassOfBadInputWithItsStatusAndOneEr
       {"no kubeconfig file", "status --kubeconfig " + no_kubeconfig, 2, "--kubeconfig " + no_kubeconfig},
       {"malformed kubeconfig", "status --kubeconfig " + at("bad.yaml"), 2, at("bad.yaml")},
       {"no cluster anywhere", "status", 2, "no Kubernetes cluster to talk to"},
-      {"cluster fails", "status --kubeconfig " + at("dead.yaml"), 3, "listing HyperNodes"},
+      {"cluster fails", "status --kubeconfig " + at("dead.yaml"), 3, "listing nodes"},
 
       {"unknown flag", "apply --source demo:model --no-such-flag", 2, "--no-such-flag"},
       {"value out of its set", "apply --source demo:model -o table", 2, "--output"},

@@ -145,8 +145,11 @@ TEST_F(StatusCommandTest, CordonedAndNotReadyNodesAreNotCountedAsFreeBlocks) {
   for (const auto& d : out["domains"]) domains[d["name"]] = d;
   EXPECT_EQ(domains["leaf-b"]["gpus"]["free"], 28);  // the tree still says what the nodes hold
   auto text = status("text");
-  EXPECT_NE(text.out.find("Largest free block per tier (leaving out 2 nodes cordoned or NotReady):"),
-            std::string::npos)
+  EXPECT_EQ(out["unschedulableReasons"], json({{"n6", "cordoned"}, {"n7", "NotReady"}}));
+  EXPECT_NE(
+      text.out.find("Largest free block per tier (leaving out 2 nodes that take no new pod: 1 NotReady, "
+                    "1 cordoned):"),
+      std::string::npos)
       << text.out;
 }
 
@@ -407,8 +410,12 @@ TEST_F(StatusCommandTest, UnreachableServerIsAnError) {
       "    server: http://127.0.0.1:1\ncontexts:\n- name: x\n  context: {cluster: x, user: me}\n"
       "users:\n- name: me\n  user: {token: t}\n");
   auto r = status("text");
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.err.find("HyperNodes"), std::string::npos) << r.err;
+  EXPECT_EQ(r.code, 3);
+  // Read as place reads the cluster: the first list it asks for is the Nodes'.
+  EXPECT_NE(r.err.find("reading the cluster of --kubeconfig " + (dir_.path() / "config").string() +
+                       ": listing nodes"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace
