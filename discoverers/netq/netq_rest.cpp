@@ -283,7 +283,7 @@ std::expected<Discovery, Error> discover_netq(const NetqConfig& config, const Ne
   const std::string origin_url = url->origin();
   NetqClient client(std::move(*url), std::move(*transport), user, password, origin, config, deps);
   auto found = client.run();
-  if (!found) return found;
+  if (!found) return std::unexpected(fabric_answer_failure(found.error()));
   if (insecure_tls) found->warnings.push_back("netq: TLS certificate verification is off for " + origin_url);
   if (cleartext)
     found->warnings.push_back("netq: the NetQ credentials went in clear text to " + origin_url +

@@ -96,4 +96,13 @@ std::expected<net::TransportConfig, Error> rest_transport_config(const net::Http
                                                                  const RestEndpoint& endpoint,
                                                                  const RestService& service);
 
+// A fabric manager's answer that does not read (not JSON, not the shape its API documents, no port
+// at all) is a failure of that fabric, as an unreachable one is, never a fault of the caller's input:
+// kParse becomes kUnavailable (exit 3 of the command contract), the message unchanged. Errors of
+// the caller's settings (a malformed URL, a missing credential) are not passed through this.
+inline Error fabric_answer_failure(Error e) {
+  if (e.code() != ErrorCode::kParse) return e;
+  return Error(ErrorCode::kUnavailable, e.message());
+}
+
 }  // namespace hypertopo::discoverers

@@ -86,16 +86,17 @@ std::expected<Discovery, Error> discover_ufm(const UfmClientOptions& options, Uf
   auto fetched = (*client)->fetch_ports(state.fabric);
   if (fetched) fetched = (*client)->fetch_links(state.fabric);
   if (stats) *stats = (*client)->stats();
-  if (!fetched) return std::unexpected(fetched.error());
+  if (!fetched) return std::unexpected(fabric_answer_failure(fetched.error()));
   const UfmFetchStats& s = (*client)->stats();
   if (ports.empty() && s.skipped_records > 0) {
-    return fail(ErrorCode::kParse,
+    return fail(ErrorCode::kUnavailable,
                 "UFM at " + (*client)->base_url() + ": no usable port record: " + s.skip_reasons.front());
   }
   // A fabric with no ports is no fabric: an empty answer is a UFM that lost its view (or the wrong
   // UFM), as an empty capture is, and must not publish an empty tree.
   if (ports.empty()) {
-    return fail(ErrorCode::kParse, "UFM at " + (*client)->base_url() + ": resources/ports returned no ports");
+    return fail(ErrorCode::kUnavailable,
+                "UFM at " + (*client)->base_url() + ": resources/ports returned no ports");
   }
   Discovery found;
   found.warnings = s.skip_reasons;

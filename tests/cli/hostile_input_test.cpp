@@ -587,6 +587,9 @@ TEST(HostileCapture, GuidMapAndAnnotationConflicts) {
 
 // --- UFM answers that hold no fabric --------------------------------------------------------------
 
+// A UFM that answers, but with no fabric in it (no port, a page short of its count, text that is not
+// JSON), failed as an unreachable one does: exit 3 of the command contract, not 2, which is for the
+// caller's own input.
 TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
   TempDir dir;
   write_text(dir.path() / "creds" / "token", "t0ken\n");
@@ -604,7 +607,7 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
                                         "--ufm-ca",
                                         (dir.path() / "ca.pem").string()};
   auto empty = run(ufm);
-  EXPECT_EQ(empty.code, 2);
+  EXPECT_EQ(empty.code, 3);
   EXPECT_TRUE(contains(empty.err, "resources/ports returned no ports")) << empty.err;
 
   auto fabric =
@@ -615,9 +618,15 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
   auto paged = ufm;
   paged.insert(paged.end(), {"--ufm-page-size", "20"});
   auto missing = run(paged);
-  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.code, 3);
   EXPECT_TRUE(contains(missing.err, "total_resources is 999999999 but the answer ends after 0 record(s)"))
       << missing.err;
+
+  server.script({.status = 200, .body = "<html>maintenance</html>"});
+  auto garbage = run(ufm);
+  EXPECT_EQ(garbage.code, 3);
+  EXPECT_TRUE(contains(garbage.err, "hypertopo discover: error: ")) << garbage.err;
+  EXPECT_TRUE(contains(garbage.err, "/resources/ports: not valid JSON")) << garbage.err;
 }
 
 // --- a pod list that is not one -------------------------------------------------------------------
