@@ -23,6 +23,7 @@
 #include "cli/list_output.h"
 #include "io/json_view.h"
 #include "io/json_writer.h"
+#include "io/object_reader.h"
 #include "scheduler/index/node_affinity.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/cluster_snapshot.h"
@@ -43,6 +44,10 @@ struct StatusOptions {
   std::string kubeconfig;
   std::string context;
   std::string output = "text";
+  // Files that stand in for the cluster's objects of their kind, as place's flags of the same names.
+  std::string nodes;
+  std::string pods;
+  std::string topology;
 };
 
 // The tree the HyperNodes describe, and what could not be represented or checked.
@@ -248,29 +253,61 @@ std::string unavailable_reason(const scheduler::NodeConstraintCheck& check) {
 int run_status(const StatusOptions& opts) {
   auto error = [](const Error& e) { return report_error("status", e); };
   // The cluster read as place reads it (cluster_snapshot.h): Nodes and Pods a page at a time, a Pod
-  // kept as placement reads it, and the HyperNode objects themselves for the tree.
-  auto snapshot = read_cluster_inputs("", {.kubeconfig = opts.kubeconfig, .context = opts.context},
-                                      {.nodes = true,
-                                       .pods = true,
+  // kept as placement reads it, and the HyperNode objects themselves for the tree. A file flag gives
+  // its kind instead, as place's do; with --nodes and --topology and no --kubeconfig or --context,
+  // the files alone.
+  const bool no_files = opts.nodes.empty() && opts.pods.empty() && opts.topology.empty();
+  auto snapshot = read_cluster_inputs(no_files             ? ""
+                                      : opts.nodes.empty() ? "--nodes"
+                                                           : "--topology",
+                                      {.kubeconfig = opts.kubeconfig, .context = opts.context},
+                                      {.nodes = opts.nodes.empty(),
+                                       .pods = opts.pods.empty(),
                                        .disruption_budgets = false,
                                        .topology = false,
-                                       .hypernode_objects = true,
+                                       .hypernode_objects = opts.topology.empty(),
                                        .priority_classes = false});
   if (!snapshot) return report_error("status", snapshot.error().message, snapshot.error().exit_code);
-  const scheduler::ClusterSnapshot& cluster = **snapshot;
+  const scheduler::ClusterSnapshot* cluster = snapshot->get();  // null: files alone
   const auto gpu = topology::exporters::kGpuResource;
+  io::ObjectLedger ledger;
+  std::vector<scheduler::NodeSpec> file_nodes;
+  if (!opts.nodes.empty()) {
+    auto read = scheduler::load_nodes(opts.nodes, &ledger);
+    if (!read) return error(read.error());
+    file_nodes = std::move(*read);
+  }
+  const std::vector<scheduler::NodeSpec>& nodes = opts.nodes.empty() ? cluster->nodes : file_nodes;
   // GPUs in use as placement counts them: the requests of the bound, unfinished pods.
-  const auto usage = scheduler::gpu_usage_per_node(
-      cluster.nodes, scheduler::requested_per_node(std::span<const scheduler::ListedPod>(cluster.pods), gpu),
-      gpu);
+  std::map<std::string, std::int64_t> requested;
+  if (!opts.pods.empty()) {
+    auto read = scheduler::load_pods(opts.pods, &ledger);
+    if (!read) return error(read.error());
+    requested = scheduler::requested_per_node(std::span<const scheduler::BoundPod>(*read), gpu);
+  } else if (cluster && cluster->has_pods) {
+    requested = scheduler::requested_per_node(std::span<const scheduler::ListedPod>(cluster->pods), gpu);
+  }
+  const auto usage = scheduler::gpu_usage_per_node(nodes, requested, gpu);
 
-  std::vector<json> items = cluster.hypernode_objects;
+  std::vector<json> items;
+  if (!opts.topology.empty()) {
+    auto file = io::read_objects(opts.topology);
+    if (!file) return error(file.error());
+    for (const auto& o : file->objects) {
+      if (o.kind == "HyperNode" || o.kind.empty()) items.push_back(*o.object);
+    }
+    ledger.record(*file, {"HyperNode", ""});
+  } else {
+    items = cluster->hypernode_objects;
+  }
+  for (const auto& w : ledger.warnings())
+    std::cerr << "hypertopo status: warning: " << text::terminal_safe(w) << "\n";
   std::ranges::sort(items, [](const json& a, const json& b) {
     return a.value("/metadata/name"_json_pointer, std::string()) <
            b.value("/metadata/name"_json_pointer, std::string());
   });
   LiveTree live = rebuild_tree(items);
-  resolve_selector_members(live, items, cluster.nodes);
+  resolve_selector_members(live, items, nodes);
   if (auto ok = topology::check_invariants(live.tree); !ok) live.problems.push_back(ok.error().message());
   if (auto [deep, depth] = deepest_domain(live.tree); depth > kMaxNesting) {
     return error(Error(ErrorCode::kInvalidArgument,
@@ -285,7 +322,7 @@ int run_status(const StatusOptions& opts) {
   // still shows what the nodes hold.
   std::map<std::string, std::string> unavailable;  // node -> why
   auto schedulable = usage;
-  for (const auto& n : cluster.nodes) {
+  for (const auto& n : nodes) {
     auto& u = schedulable[n.name];
     u.used = std::min(u.used, u.allocatable);
     const auto check = scheduler::check_node_for_any_pod(n);
@@ -326,7 +363,7 @@ int run_status(const StatusOptions& opts) {
     topology::exporters::CapacityHtmlOptions page{
         .title = "hypertopo status",
         .subtitle = std::to_string(items.size()) + " HyperNodes (" + std::to_string(live.foreign.size()) +
-                    " not ours), " + std::to_string(cluster.nodes.size()) + " Nodes, read at " +
+                    " not ours), " + std::to_string(nodes.size()) + " Nodes, read at " +
                     topology::rfc3339(std::chrono::system_clock::now()) +
                     (live.problems.empty() ? std::string()
                                            : "; " + std::to_string(live.problems.size()) +
@@ -361,7 +398,7 @@ int run_status(const StatusOptions& opts) {
                       {"idleNodes", b.idle_nodes}});
     }
     std::cout << io::json_text(json{{"hyperNodes", items.size()},
-                                    {"nodes", cluster.nodes.size()},
+                                    {"nodes", nodes.size()},
                                     {"gpus", {{"allocatable", alloc}, {"used", used}}},
                                     {"domains", domains},
                                     {"largestFreeBlocks", free},
@@ -375,8 +412,8 @@ int run_status(const StatusOptions& opts) {
     return 0;
   }
   std::cout << "HyperNodes: " << items.size() << " (" << live.foreign.size() << " not ours, "
-            << live.degraded.size() << " degraded), Nodes: " << cluster.nodes.size() << ", GPUs: " << used
-            << "/" << alloc << " used\n\n";
+            << live.degraded.size() << " degraded), Nodes: " << nodes.size() << ", GPUs: " << used << "/"
+            << alloc << " used\n\n";
   std::vector<topology::DomainId> roots = tree.roots();
   std::ranges::sort(roots, [&](auto a, auto b) { return tree.domain(a).name < tree.domain(b).name; });
   for (auto r : roots) print_domain_text(live, r, usage, std::cout);
@@ -424,6 +461,17 @@ void add_status_command(CLI::App& app, Action& action) {
                   "kubeconfig file (default: as kubectl: $KUBECONFIG, then ~/.kube/config, then the pod's "
                   "service account)");
   cmd->add_option("--context", opts->context, "kubeconfig context (default: its current-context)");
+  cmd->add_option("--nodes", opts->nodes,
+                  "Nodes (kubectl get nodes -o json|yaml) instead of the cluster's, as place reads them")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--pods", opts->pods,
+                  "Pods (kubectl get pods -A -o json|yaml) instead of the cluster's: bound, unfinished pods "
+                  "count as used")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--topology", opts->topology,
+                  "HyperNodes (kubectl get hn -o json|yaml, discover -o yaml) instead of the cluster's; "
+                  "with --nodes and no --kubeconfig or --context, status reads the files alone")
+      ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", opts->output,
                   "Output format (html: one self-contained page of the tree, coloured by GPU use, degraded "
                   "HyperNodes and cordoned or NotReady nodes marked, expandable and searchable; name: one "

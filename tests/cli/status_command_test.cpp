@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "k8s/client/kube_client.h"
+#include "tests/cli/cluster_objects.h"
 #include "tests/cli/headless_browser.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/fixtures.h"
@@ -401,6 +402,38 @@ TEST_F(StatusCommandTest, HtmlPageMarksDegradedHyperNodesAndCordonedNodes) {
             std::string::npos);
   EXPECT_NE(run.dom.find("class=\"node off\" data-node=\"n6\""), std::string::npos);
   EXPECT_EQ(testing::count_of(run.dom, "data-node=\""), 8u);
+}
+
+// --nodes, --pods and --topology stand in for the cluster's objects of their kind, as place's do:
+// the cluster's own objects exported to files give the same answer, and a topology file beside
+// --kubeconfig replaces the cluster's HyperNodes alone.
+TEST_F(StatusCommandTest, FilesStandInForTheClustersObjectsOfTheirKind) {
+  auto exported = [&](const std::string& name, const std::string& collection) {
+    testing::write_text(dir_.path() / name,
+                        testing::cluster_list(server_.store().objects(collection)).dump());
+    return (dir_.path() / name).string();
+  };
+  const auto live = status("json");
+  ASSERT_EQ(live.code, 0) << live.err;
+  auto files = testing::run_captured(
+      run_cli,
+      {"status", "--nodes", exported("nodes.json", "/v1/nodes"), "--pods", exported("pods.json", "/v1/pods"),
+       "--topology", exported("hn.json", "topology.volcano.sh/v1alpha1/hypernodes"), "-o", "json"});
+  ASSERT_EQ(files.code, 0) << files.err;
+  EXPECT_EQ(json::parse(files.out), json::parse(live.out));
+
+  testing::write_text(dir_.path() / "leaf-b.json",
+                      hypernode("leaf-b", 1, "leaf", "Node", {"n5", "n6", "n7", "n8"}).dump());
+  auto beside =
+      testing::run_captured(run_cli, {"status", "--kubeconfig", (dir_.path() / "config").string(),
+                                      "--topology", (dir_.path() / "leaf-b.json").string(), "-o", "json"});
+  ASSERT_EQ(beside.code, 0) << beside.err;
+  const json out = json::parse(beside.out);
+  EXPECT_EQ(out["hyperNodes"], 1);
+  EXPECT_EQ(out["nodes"], 8);  // the cluster's Nodes and Pods still
+  ASSERT_EQ(out["largestFreeBlocks"].size(), 1u);
+  EXPECT_EQ(out["largestFreeBlocks"][0]["domain"], "leaf-b");
+  EXPECT_EQ(out["largestFreeBlocks"][0]["freeGpus"], 28);
 }
 
 TEST_F(StatusCommandTest, UnreachableServerIsAnError) {
