@@ -205,12 +205,14 @@ class ClusterView {
     int pods = -1;         // the "pods" resource when the request does not name it: one slot
     bool unknown = false;  // a resource no node has: fits nowhere
   };
-  ResolvedRequest resolve(const ResourceAmounts& request) const;
+  ResolvedRequest resolve(const ResourceAmounts& request) const { return resolve(*index_, request); }
   // Node `node` of the index has room for the request and passes kube-scheduler's node filters
   // for the pod set `ps` (readiness, cordon, selector and affinity, taints; without `ps` only
   // NoSchedule/NoExecute taints are checked).
-  bool fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const;
-  // The same on another copy of the index (a ViewSnapshot's, read on another thread): they read
+  bool fits(int node, const ResolvedRequest& request, const PodSetRequest* ps) const {
+    return fits(*index_, node, request, ps);
+  }
+  // The same on any copy of the index (a ViewSnapshot's, read on another thread): they read
   // nothing of the view itself (view_snapshot.cpp).
   static ResolvedRequest resolve(const TopologyIndex& index, const ResourceAmounts& request);
   static bool fits(const TopologyIndex& index, int node, const ResolvedRequest& request,
