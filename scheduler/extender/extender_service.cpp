@@ -24,7 +24,7 @@ ExtenderService::ExtenderService(ExtenderOptions options)
                                .clock = options_.clock,
                                .log = options_.log};
           }(),
-          view_, mu_) {}
+          view_) {}
 
 ExtenderService::~ExtenderService() = default;
 
@@ -143,9 +143,10 @@ json ExtenderService::plans() {
   return book_.plans_json();
 }
 
-// The book reads the file and takes the lock to swap the plans in; their reservations change the
-// view's index, and so its generation.
+// The book reads the file and takes its own lock to swap the plans in; their reservations change
+// the view's index, so the view's lock is held around it, and its generation moves.
 std::expected<void, Error> ExtenderService::load_state() {
+  std::lock_guard lock(mu_);
   auto loaded = book_.load_state();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   return loaded;

@@ -1,10 +1,11 @@
 // scheduler/extender/extender_service.h: the kube-scheduler extender's logic, free of HTTP.
 //
 // Three parts: the cluster view (cluster_view.h: objects and the index), the gang book
-// (gang_book.h: plans and their slots' state machine, gang_slot.h) and the verbs of this class
-// (filter, prioritize, preempt). Watch events go to the view, and what they mean for a gang's slots
-// to the book, under one lock; each change moves the view's generation. A gang pod's verbs ask the
-// book for its plan and slot, and preempt calls plan, under the same lock. A normal pod's filter
+// (gang_book.h: plans and their slots' state machine, gang_slot.h, behind a lock of its own) and
+// the verbs of this class (filter, prioritize, preempt). Watch events go to the view, and what they
+// mean for a gang's slots to the book, under the view's lock and the book's; each change moves the
+// view's generation. A gang pod's verbs ask the book for its plan and slot, and preempt calls plan,
+// under the same two locks. A normal pod's filter
 // and prioritize take the view's snapshot of the current generation (ViewSnapshot: the index with
 // the book's reservations on it), published when a verb asks and the generation moved, as
 // kube-scheduler's UpdateSnapshot does at the start of a cycle, and read it with no lock held: a
@@ -235,10 +236,11 @@ class ExtenderService {
   std::expected<std::shared_ptr<const ViewSnapshot>, Error> snapshot();
 
  private:
-  // The lock of the view and the book, held by every call that reads or changes them; the
-  // generation moves when a change releases it.
+  // The view's lock and the book's, held by every call that reads or changes them together; the
+  // generation moves when a change releases them.
   struct Changing {
-    Changing(ExtenderService& s, bool moves) : service(s), moves_generation(moves), view(s.mu_) {}
+    Changing(ExtenderService& s, bool moves)
+        : service(s), moves_generation(moves), view(s.mu_), book(s.book_.lock()) {}
     ~Changing() {
       if (moves_generation) service.generation_.fetch_add(1, std::memory_order_acq_rel);
     }
@@ -247,6 +249,7 @@ class ExtenderService {
     ExtenderService& service;
     bool moves_generation;
     std::unique_lock<std::mutex> view;
+    std::unique_lock<std::mutex> book;
   };
   Changing change() { return Changing(*this, true); }
   Changing read() const { return Changing(const_cast<ExtenderService&>(*this), false); }
@@ -295,7 +298,7 @@ class ExtenderService {
                             std::span<const std::string_view> names);
 
   ExtenderOptions options_;
-  mutable std::mutex mu_;  // first: the view and the book; the book's state writer takes it too
+  mutable std::mutex mu_;  // the view (and, with the book's own lock, what the book does to it)
   ClusterView view_;
   GangBook book_;
   std::atomic<std::uint64_t> generation_{0};

@@ -29,8 +29,7 @@ namespace hypertopo::scheduler {
 using nlohmann::json;
 using namespace fields;
 
-GangBook::GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu)
-    : options_(std::move(options)), view_(view), owner_mu_(owner_mu) {
+GangBook::GangBook(BookOptions options, ClusterView& view) : options_(std::move(options)), view_(view) {
   if (!options_.clock) options_.clock = std::make_shared<timing::SystemClock>();
   if (!options_.log) options_.log = telemetry::make_stderr_logger(telemetry::LogLevel::kInfo);
   if (!options_.state_file.empty()) saver_ = std::jthread([this](std::stop_token stop) { run_saver(stop); });

@@ -11,13 +11,15 @@
 // does: a pod's slot is found by its uid in one hash lookup, a Node event checks the slots on that
 // node (and the slots already waiting for room), and expiry runs at most once per expiry interval
 // of the injected clock, not on every call. Its plans are served on /plans and cached in the state
-// file, written off the request path by a thread of its own. Not thread-safe except load_state()
-// and flush_state(): its owner holds `owner_mu` around every other call, and those two take it.
+// file, written off the request path by a thread of its own, which takes the book's own lock only
+// to copy the plans as text and writes that copy with no lock held. The lock is the book's own:
+// every call but load_state() and flush_state() is made holding lock() (those two take it), with
+// the view serialized by the owner, since the book reads the view and keeps its reservations on
+// the view's index.
 //
-//   std::mutex mu;
 //   ClusterView view;
-//   GangBook book({.binpack = w, .clock = clock}, view, mu);
-//   std::lock_guard lock(mu);
+//   GangBook book({.binpack = w, .clock = clock}, view);
+//   auto lock = book.lock();
 //   if (auto ok = book.ensure_index(); ok) {
 //     auto plan = book.plan_for(pod, "ml/train");           // GangPlan*, or why it does not fit
 //     auto slot = book.take_slot(**plan, pod, offered);     // PlanSlot*: the pod's node
@@ -86,7 +88,7 @@ inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
 
 class GangBook {
  public:
-  GangBook(BookOptions options, ClusterView& view, std::mutex& owner_mu);
+  GangBook(BookOptions options, ClusterView& view);
   ~GangBook();
   GangBook(const GangBook&) = delete;
   GangBook& operator=(const GangBook&) = delete;
@@ -135,12 +137,15 @@ class GangBook {
   // {"gangs": [{"key", "jobDomain", "fabricHealth", "subGroups", "slots": [...], "victims"...}]}
   nlohmann::json plans_json() const;
   // Loads plans from the state file (a missing file is no error; one that does not parse is set
-  // aside). Takes owner_mu.
+  // aside). Takes lock(); the owner holds the view.
   std::expected<void, Error> load_state();
-  // Writes the state file now when the plans changed since it was last written. Takes owner_mu.
+  // Writes the state file now when the plans changed since it was last written. Takes lock() while it
+  // copies the plans as text, none while it writes.
   void flush_state();
 
   const BookCounters& counters() const { return counters_; }
+  // The book's own lock, held around every call but load_state() and flush_state().
+  [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mu_); }
 
  private:
   std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
@@ -189,7 +194,7 @@ class GangBook {
 
   BookOptions options_;
   ClusterView& view_;
-  std::mutex& owner_mu_;
+  mutable std::mutex mu_;  // before every member the state writer reads
   std::map<std::string, GangPlan> plans_;
   BookCounters counters_;
   // A plan's entries in the lookups, to take them out again when it changes.

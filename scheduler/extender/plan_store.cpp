@@ -192,7 +192,7 @@ class StateCounter : public json::json_sax_t {
 }  // namespace
 
 // What replanning needs of each plan (the request's sources, the slots), as one line of JSON,
-// written as text: it runs under the service's lock, and a tree of 2,000 plans costs a filter call
+// written as text: it runs under the book's lock, and a tree of 2,000 plans costs a gang filter call
 // several times over. Each plan's pod document never changes, so its text is kept.
 std::string GangBook::state_text() const {
   std::string out = R"({"apiVersion":"hypertopo.io/v1alpha1","kind":"ExtenderState","plans":[)";
@@ -284,7 +284,7 @@ void GangBook::write_state(const std::string& text) {
   // leaves the old or the new file whole, and no planted link is followed.
   if (auto ok = io::write_file_durably(options_.state_file, text); !ok) {
     options_.log(telemetry::LogLevel::kError, "hypertopo extender: state not saved: " + ok.error().message());
-    std::lock_guard lock(owner_mu_);
+    std::lock_guard lock(mu_);
     ++counters_.errors;
   }
 }
@@ -300,7 +300,7 @@ void GangBook::flush_state() {
   }
   std::string text;
   {
-    std::lock_guard lock(owner_mu_);
+    std::lock_guard lock(mu_);
     text = state_text();
   }
   write_state(text);
@@ -465,12 +465,12 @@ std::expected<void, Error> GangBook::load_state() {
     options_.log(telemetry::LogLevel::kWarn, "hypertopo extender: " + loaded.error().message() +
                                                  "; set aside as " + moved->string() +
                                                  ", starting without saved plans");
-    std::lock_guard lock(owner_mu_);
+    std::lock_guard lock(mu_);
     ++counters_.errors;
     return {};
   }
   {
-    std::lock_guard lock(owner_mu_);
+    std::lock_guard lock(mu_);
     for (const auto& [key, plan] : plans_) reserve(plan, -1);
     plans_ = std::move(*loaded);
     for (const auto& [key, plan] : plans_) reserve(plan, +1);

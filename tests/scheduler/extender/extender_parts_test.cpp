@@ -6,7 +6,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <string>
 
 #include "scheduler/extender/cluster_view.h"
@@ -161,8 +160,8 @@ class GangBookTest : public ClusterViewTest {
  protected:
   void SetUp() override {
     ClusterViewTest::SetUp();
-    book_ = std::make_unique<GangBook>(BookOptions{.plan_ttl = std::chrono::seconds(60), .clock = clock_},
-                                       view_, mu_);
+    book_ =
+        std::make_unique<GangBook>(BookOptions{.plan_ttl = std::chrono::seconds(60), .clock = clock_}, view_);
     ASSERT_TRUE(book_->ensure_index().has_value());
   }
 
@@ -176,7 +175,6 @@ class GangBookTest : public ClusterViewTest {
   }
 
   std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
-  std::mutex mu_;
   std::unique_ptr<GangBook> book_;
 };
 
@@ -282,8 +280,7 @@ TEST_F(GangBookTest, AStateFileWhoseSlotNamesAMissingSubGroupIsSetAsideNamingThe
     std::ofstream out(state);
     out << doc.dump();
   }
-  std::mutex mu;
-  GangBook book(BookOptions{.state_file = state, .clock = clock_}, view_, mu);
+  GangBook book(BookOptions{.state_file = state, .clock = clock_}, view_);
   ::testing::internal::CaptureStderr();
   ASSERT_TRUE(book.load_state().has_value());  // the plans are a cache: start without them
   const std::string err = ::testing::internal::GetCapturedStderr();

@@ -42,7 +42,7 @@ class StateFileTest : public ::testing::Test {
   }
 
   std::unique_ptr<GangBook> book() {
-    return std::make_unique<GangBook>(BookOptions{.state_file = state_, .clock = clock_}, *view_, mu_);
+    return std::make_unique<GangBook>(BookOptions{.state_file = state_, .clock = clock_}, *view_);
   }
 
   std::int64_t gpus_used_anywhere() {
@@ -79,7 +79,6 @@ class StateFileTest : public ::testing::Test {
   testing::TempDir dir_;
   std::filesystem::path state_ = dir_.path() / "state.json";
   std::shared_ptr<timing::ManualClock> clock_ = std::make_shared<timing::ManualClock>();
-  std::mutex mu_;
 };
 
 // A file past the size bound is refused from its size alone (a sparse file: nothing is read), named
