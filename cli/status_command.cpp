@@ -63,6 +63,7 @@ struct LiveTree {
   std::vector<std::string> problems;         // "<hypernode>: what is wrong"
   std::vector<std::string> foreign;          // "<hypernode> (managed-by: X)"
   std::set<std::string> selector_members;    // HyperNodes with regexMatch/labelMatch Node members
+  std::set<std::string> selector_children;   // HyperNodes with regexMatch/labelMatch HyperNode members
   std::set<std::string> assessed;            // HyperNodes that carry a FabricDegraded condition
 };
 
@@ -96,9 +97,10 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
       if (exact.empty()) {
         if (type == "Node") {
           live.selector_members.insert(name);
+        } else if (type == "HyperNode") {
+          live.selector_children.insert(name);
         } else {
-          live.problems.push_back(name +
-                                  ": a HyperNode member chosen by regexMatch/labelMatch (not resolved)");
+          live.problems.push_back(name + ": member type '" + type + "' is neither Node nor HyperNode");
         }
         continue;
       }
@@ -127,14 +129,16 @@ LiveTree rebuild_tree(const std::vector<json>& hypernodes) {
   return live;
 }
 
-// Node members chosen by regex or labels: the scheduler's index already resolves every selector
-// kind against the Nodes, so it decides which nodes those HyperNodes hold.
+// Members chosen by regex or labels: the scheduler's index already resolves every selector kind,
+// Node members against the Nodes and HyperNode members against the other HyperNodes, so it decides
+// which nodes and which child HyperNodes those HyperNodes hold, as place and the extender see them.
 void resolve_selector_members(LiveTree& live, const std::vector<json>& hypernodes,
                               const std::vector<scheduler::NodeSpec>& nodes) {
-  if (live.selector_members.empty()) return;
+  if (live.selector_members.empty() && live.selector_children.empty()) return;
   auto fail = [&](const Error& e) {
-    for (const auto& name : live.selector_members) {
-      live.problems.push_back(name + ": regexMatch/labelMatch members not resolved: " + e.message());
+    for (const auto* set : {&live.selector_members, &live.selector_children}) {
+      for (const auto& name : *set)
+        live.problems.push_back(name + ": regexMatch/labelMatch members not resolved: " + e.message());
     }
   };
   auto specs = scheduler::parse_hypernode_items(hypernodes);
@@ -149,6 +153,22 @@ void resolve_selector_members(LiveTree& live, const std::vector<json>& hypernode
     for (int n : index->domain(at).nodes) members.push_back(index->node(n).spec.name);
     std::ranges::sort(members);
     members.erase(std::unique(members.begin(), members.end()), members.end());
+  }
+  for (const auto& name : live.selector_children) {
+    auto id = live.tree.find(name);
+    const int at = index->find_domain(name);
+    if (!id || at < 0) continue;
+    for (int child : index->domain(at).children) {
+      const std::string& child_name = index->domain(child).name;
+      auto c = live.tree.find(child_name);
+      if (!c) continue;
+      if (live.tree.domain(*c).parent) {
+        if (*live.tree.domain(*c).parent != *id)
+          live.problems.push_back(child_name + ": member of more than one HyperNode (second: " + name + ")");
+        continue;
+      }
+      live.tree.attach(*id, *c);
+    }
   }
 }
 

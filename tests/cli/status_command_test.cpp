@@ -347,6 +347,54 @@ TEST_F(StatusCommandTest, RegexMembersAreResolvedThroughTheSchedulerIndex) {
   EXPECT_TRUE(found);
 }
 
+// A HyperNode member chosen by regexMatch is resolved by the same index place builds: the leaves it
+// names are the spine's children in status as in place's answer (they were shown without a parent).
+TEST_F(StatusCommandTest, RegexHyperNodeMembersGetTheParentPlaceGivesThem) {
+  json spine = *client_->get(kHyperNodes, "", "spine");
+  spine["spec"]["members"] = {
+      {{"type", "HyperNode"}, {"selector", {{"regexMatch", {{"pattern", "^leaf-[ab]$"}}}}}}};
+  ASSERT_TRUE(client_->update(kHyperNodes, "", spine).has_value());
+  auto r = status("json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json out = json::parse(r.out);
+  EXPECT_TRUE(out["problems"].empty()) << out["problems"].dump();
+  int children = 0;
+  for (const auto& d : out["domains"]) {
+    if (d["name"] == "leaf-a" || d["name"] == "leaf-b") {
+      EXPECT_EQ(d["parent"], "spine") << d.dump();
+      ++children;
+    }
+    if (d["name"] == "spine") {
+      EXPECT_EQ(d["nodes"], 8) << d.dump();
+    }
+  }
+  EXPECT_EQ(children, 2);
+
+  // place on the same cluster: 4 whole nodes are free, 1 in leaf-a and 3 in leaf-b, so a 4-pod gang
+  // of 8 GPUs each fits only in the spine, and its path runs through it.
+  testing::write_text(dir_.path() / "job.json",
+                      json{{"apiVersion", "hypertopo.io/v1alpha1"},
+                           {"kind", "PlacementRequest"},
+                           {"name", "wide"},
+                           {"podSets",
+                            {{{"name", "w"},
+                              {"count", 4},
+                              {"requests", {{"nvidia.com/gpu", "8"}}},
+                              {"topology", {{"mode", "required"}, {"level", "2"}}}}}}}
+                          .dump());
+  auto placed = testing::run_captured(run_cli, {"place", "--kubeconfig", (dir_.path() / "config").string(),
+                                                "--job", (dir_.path() / "job.json").string(), "-o", "json"});
+  ASSERT_EQ(placed.code, 0) << placed.err << placed.out;
+  const json plan = json::parse(placed.out);
+  ASSERT_FALSE(plan["podSets"].empty()) << placed.out;
+  int pods = 0;
+  for (const auto& a : plan["podSets"][0]["assignment"]) {
+    EXPECT_EQ(a["path"][0], "spine") << placed.out;
+    pods += a["count"].get<int>();
+  }
+  EXPECT_EQ(pods, 4) << placed.out;
+}
+
 // `status -o html`: the live tree as one page, the HyperNode whose FabricDegraded condition is True
 // framed with its reason and links, a cordoned node marked, opened in headless Chromium.
 TEST_F(StatusCommandTest, HtmlPageMarksDegradedHyperNodesAndCordonedNodes) {
