@@ -3,6 +3,7 @@
 // list of keys, so the two cannot drift), `apply` holds deletions at the agent's share; errors carry
 // one "source X:" prefix, and counts read "1 HyperNode", "2 HyperNodes".
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <string>
 
@@ -155,13 +155,11 @@ TEST(Version, NamesTheVersionTheCommitAndTheBuildDay) {
   std::ifstream in(std::filesystem::path(HYPERTOPO_SOURCE_DIR) / "CMakeLists.txt");
   std::stringstream text;
   text << in.rdbuf();
-  std::smatch version;
-  const std::string cmake = text.str();
-  ASSERT_TRUE(std::regex_search(cmake, version, std::regex(R"(project\(hypertopo VERSION ([0-9.]+))")));
-  EXPECT_TRUE(std::regex_match(
-      r.out,
-      std::regex("hypertopo " + std::regex_replace(version[1].str(), std::regex(R"(\.)"), R"(\.)") +
-                 R"( \(commit ([0-9a-f]{12}(-dirty)?|unknown), built [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n)")))
+  std::string version;
+  ASSERT_TRUE(RE2::PartialMatch(text.str(), R"(project\(hypertopo VERSION ([0-9.]+))", &version));
+  EXPECT_TRUE(RE2::FullMatch(
+      r.out, "hypertopo " + RE2::QuoteMeta(version) +
+                 R"( \(commit ([0-9a-f]{12}(-dirty)?|unknown), built [0-9]{4}-[0-9]{2}-[0-9]{2}\)\n)"))
       << r.out;
 }
 
