@@ -46,7 +46,9 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows) {
 std::string hypernode_names(std::vector<std::string> names) {
   std::ranges::sort(names);
   std::string out;
-  for (const auto& n : names) out += std::string(kHyperNodeResource) + "/" + text::terminal_safe(n) + "\n";
+  for (const auto& n : names) {
+    out.append(kHyperNodeResource).append("/").append(text::terminal_safe(n)).append("\n");
+  }
   return out;
 }
 
