@@ -13,7 +13,7 @@ namespace {
 
 constexpr unsigned kNodeTypeCa = 1;  // NodeInfo.NodeType: 1 CA, 2 switch, 3 router
 
-std::string guid_text(std::uint64_t network_order) {
+std::string network_order_guid_text(std::uint64_t network_order) {
   char text[24];
   std::snprintf(text, sizeof text, "0x%016" PRIx64, static_cast<std::uint64_t>(be64toh(network_order)));
   return text;
@@ -84,14 +84,14 @@ std::expected<std::vector<topology::HcaDevice>, Error> list_umad_cas() {
     if (ca.node_type == kNodeTypeCa) {
       topology::HcaDevice device;
       device.name = bounded_text(ca.ca_name, sizeof ca.ca_name);
-      device.node_guid = guid_text(ca.node_guid);
-      device.sys_image_guid = guid_text(ca.system_guid);
+      device.node_guid = network_order_guid_text(ca.node_guid);
+      device.sys_image_guid = network_order_guid_text(ca.system_guid);
       for (int p = 1; p <= ca.numports && p < UMAD_CA_MAX_PORTS; ++p) {
         const umad_port_t* port = ca.ports[p];
         if (port == nullptr) continue;
         topology::HcaPort out_port;
         out_port.number = port->portnum;
-        out_port.port_guid = guid_text(port->port_guid);
+        out_port.port_guid = network_order_guid_text(port->port_guid);
         out_port.state = port_state_name(port->state);
         out_port.phys_state = port_phys_state_name(port->phys_state);
         out_port.link_layer = link_layer_of(bounded_text(port->link_layer, sizeof port->link_layer));
