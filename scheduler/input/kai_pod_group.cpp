@@ -24,13 +24,14 @@ std::expected<std::string, Error> string_at(const json& obj, const char* key, co
   return obj[key].get<std::string>();
 }
 
-struct Levels {
+struct TopologyConstraintLevels {
   std::string required;
   std::string preferred;
 };
 
-std::expected<Levels, Error> topology_constraint(const json& owner, const std::string& where) {
-  Levels out;
+std::expected<TopologyConstraintLevels, Error> topology_constraint(const json& owner,
+                                                                   const std::string& where) {
+  TopologyConstraintLevels out;
   if (!owner.contains("topologyConstraint") || owner["topologyConstraint"].is_null()) return out;
   const json& tc = owner["topologyConstraint"];
   const std::string at = where + ".topologyConstraint";

@@ -23,16 +23,16 @@ std::optional<std::int64_t> whole_number(const std::string& v, std::int64_t min,
   return n;
 }
 
-constexpr std::int64_t kInt32Max = 2147483647;
+constexpr std::int64_t kLargestInt32 = 2147483647;
 
 }  // namespace
 
 std::expected<std::int32_t, Error> positive_count(const std::string& value, const std::string& key,
                                                   const std::string& where) {
-  auto n = whole_number(value, 1, kInt32Max);
+  auto n = whole_number(value, 1, kLargestInt32);
   if (!n) {
     return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be an integer from 1 to " +
-                                                 std::to_string(kInt32Max) + ", got '" + value + "'");
+                                                 std::to_string(kLargestInt32) + ", got '" + value + "'");
   }
   return static_cast<std::int32_t>(*n);
 }
@@ -91,7 +91,7 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
     for (const json* where : {&labels, &annotations}) {
       const std::string v = str_at(*where, key);
       if (v.empty()) continue;
-      auto n = whole_number(v, 0, kInt32Max - 1);
+      auto n = whole_number(v, 0, kLargestInt32 - 1);
       if (!n) {
         return fail(ErrorCode::kInvalidArgument,
                     who + ": " + (where == &annotations ? "annotation " : "label ") + key +
@@ -130,7 +130,7 @@ std::expected<std::optional<PodIndex>, Error> pod_index(const json& pod) {
   if (!replica) return std::unexpected(replica.error());
   if (*replica) {
     if (const std::string rank = env_value(pod, "RANK"); !rank.empty()) {
-      auto n = whole_number(rank, 0, kInt32Max - 1);
+      auto n = whole_number(rank, 0, kLargestInt32 - 1);
       if (!n) {
         return fail(
             ErrorCode::kInvalidArgument,
@@ -178,7 +178,7 @@ std::expected<PodSetRequest, Error> pod_set_request(const json& pod, std::int32_
     return {};
   };
   auto tier_number = [&](const std::pair<std::string, std::string>& kv) -> std::expected<std::string, Error> {
-    auto n = whole_number(kv.second, 0, kInt32Max);
+    auto n = whole_number(kv.second, 0, kLargestInt32);
     if (!n) {
       return fail(ErrorCode::kInvalidArgument, where + ": annotation " + kv.first +
                                                    " must be a tier number (an integer from 0), got '" +

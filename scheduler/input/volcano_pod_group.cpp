@@ -23,37 +23,37 @@ bool is_volcano_pod_group(const json& item) {
          item["apiVersion"].get<std::string>().starts_with("scheduling.volcano.sh/");
 }
 
-std::unexpected<Error> bad(const std::string& where, const std::string& what) {
+std::unexpected<Error> invalid_field(const std::string& where, const std::string& what) {
   return std::unexpected(Error(ErrorCode::kInvalidArgument, where + ": " + what));
 }
 
-struct Levels {
+struct NetworkTopologyLevels {
   std::string required;
   std::string preferred;
 };
 
 // networkTopology {mode, highestTierAllowed | highestTierName}: hard -> required, soft -> preferred.
-std::expected<Levels, Error> network_topology(const json& owner, const std::string& where) {
-  Levels out;
+std::expected<NetworkTopologyLevels, Error> network_topology(const json& owner, const std::string& where) {
+  NetworkTopologyLevels out;
   if (!owner.contains("networkTopology") || owner["networkTopology"].is_null()) return out;
   const json& nt = owner["networkTopology"];
   const std::string at = where + ".networkTopology";
-  if (!nt.is_object()) return bad(at, "must be an object");
+  if (!nt.is_object()) return invalid_field(at, "must be an object");
   const bool has_allowed = nt.contains("highestTierAllowed") && !nt["highestTierAllowed"].is_null();
   const bool has_name = nt.contains("highestTierName") && !nt["highestTierName"].is_null();
   if (has_allowed && has_name)
-    return bad(at, "highestTierAllowed and highestTierName are mutually exclusive");
+    return invalid_field(at, "highestTierAllowed and highestTierName are mutually exclusive");
   const json mode_value = nt.value("mode", json("hard"));
   if (!mode_value.is_string() || (mode_value != "hard" && mode_value != "soft"))
-    return bad(at + ".mode", "must be hard or soft");
+    return invalid_field(at + ".mode", "must be hard or soft");
   std::string level;
   if (has_allowed) {
     if (!nt["highestTierAllowed"].is_number_integer() || nt["highestTierAllowed"].get<std::int64_t>() < 0 ||
         nt["highestTierAllowed"].get<std::int64_t>() > 1000)
-      return bad(at + ".highestTierAllowed", "must be an integer in 0..1000");
+      return invalid_field(at + ".highestTierAllowed", "must be an integer in 0..1000");
     level = std::to_string(nt["highestTierAllowed"].get<std::int64_t>());
   } else if (has_name) {
-    if (!nt["highestTierName"].is_string()) return bad(at + ".highestTierName", "must be a string");
+    if (!nt["highestTierName"].is_string()) return invalid_field(at + ".highestTierName", "must be a string");
     level = nt["highestTierName"].get<std::string>();
   }
   (mode_value == "hard" ? out.required : out.preferred) = level;
@@ -68,7 +68,7 @@ std::expected<std::optional<std::int32_t>, Error> count_field(const json& owner,
   const json& v = owner[key];
   if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > 2147483647u) ||
       (!v.is_number_unsigned() && (v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > 2147483647)))
-    return bad(where + "." + key, "must be an integer in 0..2147483647, got " + v.dump());
+    return invalid_field(where + "." + key, "must be an integer in 0..2147483647, got " + v.dump());
   return std::optional<std::int32_t>(v.get<std::int32_t>());
 }
 
@@ -95,28 +95,29 @@ std::map<std::string, std::string> labels_of(const json& pod) {
 std::expected<bool, Error> selects(const json& selector, const std::map<std::string, std::string>& labels,
                                    const std::string& where) {
   if (selector.is_null()) return true;
-  if (!selector.is_object()) return bad(where, "must be an object");
+  if (!selector.is_object()) return invalid_field(where, "must be an object");
   if (selector.contains("matchLabels")) {
-    if (!selector["matchLabels"].is_object()) return bad(where + ".matchLabels", "must be an object");
+    if (!selector["matchLabels"].is_object())
+      return invalid_field(where + ".matchLabels", "must be an object");
     for (const auto& [k, v] : selector["matchLabels"].items()) {
-      if (!v.is_string()) return bad(where + ".matchLabels." + k, "must be a string");
+      if (!v.is_string()) return invalid_field(where + ".matchLabels." + k, "must be a string");
       auto it = labels.find(k);
       if (it == labels.end() || it->second != v.get<std::string>()) return false;
     }
   }
   if (selector.contains("matchExpressions")) {
     const json& exprs = selector["matchExpressions"];
-    if (!exprs.is_array()) return bad(where + ".matchExpressions", "must be a list");
+    if (!exprs.is_array()) return invalid_field(where + ".matchExpressions", "must be a list");
     for (std::size_t i = 0; i < exprs.size(); ++i) {
       const std::string at = where + ".matchExpressions[" + std::to_string(i) + "]";
       const json& e = exprs[i];
       if (!e.is_object() || !e.contains("key") || !e["key"].is_string() || !e.contains("operator") ||
           !e["operator"].is_string())
-        return bad(at, "needs key and operator");
+        return invalid_field(at, "needs key and operator");
       const std::string key = e["key"], op = e["operator"];
       std::vector<std::string> values;
       for (const auto& v : e.value("values", json::array())) {
-        if (!v.is_string()) return bad(at + ".values", "must be strings");
+        if (!v.is_string()) return invalid_field(at + ".values", "must be strings");
         values.push_back(v);
       }
       auto it = labels.find(key);
@@ -127,7 +128,7 @@ std::expected<bool, Error> selects(const json& selector, const std::map<std::str
       if (op == "Exists" && !has) return false;
       if (op == "DoesNotExist" && has) return false;
       if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist")
-        return bad(at + ".operator", "must be In, NotIn, Exists or DoesNotExist");
+        return invalid_field(at + ".operator", "must be In, NotIn, Exists or DoesNotExist");
     }
   }
   return true;
@@ -140,17 +141,17 @@ struct Policy {
 };
 
 std::expected<Policy, Error> read_policy(const json& p, std::size_t i, const std::string& at) {
-  if (!p.is_object()) return bad(at, "must be an object");
+  if (!p.is_object()) return invalid_field(at, "must be an object");
   Policy out{"policy-" + std::to_string(i), {}};
   if (p.contains("name") && !p["name"].is_null()) {
     if (!p["name"].is_string() || p["name"].get<std::string>().empty())
-      return bad(at + ".name", "must be a non-empty string");
+      return invalid_field(at + ".name", "must be a non-empty string");
     out.name = p["name"].get<std::string>();
   }
   const json keys = p.value("matchLabelKeys", json::array());
-  if (!keys.is_array()) return bad(at + ".matchLabelKeys", "must be a list");
+  if (!keys.is_array()) return invalid_field(at + ".matchLabelKeys", "must be a list");
   for (const auto& k : keys) {
-    if (!k.is_string()) return bad(at + ".matchLabelKeys", "must be strings");
+    if (!k.is_string()) return invalid_field(at + ".matchLabelKeys", "must be strings");
     out.keys.push_back(k);
   }
   return out;
@@ -201,24 +202,24 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
   for (std::size_t i = 0; i < doc["items"].size(); ++i) {
     const json& item = doc["items"][i];
     if (is_volcano_pod_group(item)) {
-      if (group) return bad("the List", "holds more than one Volcano PodGroup");
+      if (group) return invalid_field("the List", "holds more than one Volcano PodGroup");
       group = &item;
     } else if (item.is_object() && item.value("kind", "") == "Pod") {
       pods.push_back(&item);
     } else {
-      return bad("items[" + std::to_string(i) + "]",
-                 "a List for a Volcano PodGroup holds only the PodGroup and its Pods");
+      return invalid_field("items[" + std::to_string(i) + "]",
+                           "a List for a Volcano PodGroup holds only the PodGroup and its Pods");
     }
   }
   const json meta = group->value("metadata", json::object());
   if (!meta.contains("name") || !meta["name"].is_string())
-    return bad("PodGroup metadata", "name is required");
+    return invalid_field("PodGroup metadata", "name is required");
   LoadedJob out;
   out.format = "volcano";
   out.request.name = meta["name"];
   const std::string where = "PodGroup " + out.request.name;
   const json spec = group->value("spec", json::object());
-  if (!spec.is_object()) return bad(where, "spec must be an object");
+  if (!spec.is_object()) return invalid_field(where, "spec must be an object");
   // minMember: the pods the gang needs (Volcano's JobInfo.MinAvailable; absent = 0, as in Volcano).
   auto min_member = count_field(spec, "minMember", where + " spec");
   if (!min_member) return std::unexpected(min_member.error());
@@ -227,12 +228,12 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
   if (!job_levels) return std::unexpected(job_levels.error());
   out.request.job_required = job_levels->required;
   out.request.job_preferred = job_levels->preferred;
-  if (pods.empty()) return bad(where, "the List holds none of its Pods (they carry the requests)");
+  if (pods.empty()) return invalid_field(where, "the List holds none of its Pods (they carry the requests)");
   // Which sub-group each pod joins: the first policy whose selector matches it, split by the values
   // of the policy's matchLabelKeys.
   std::vector<std::string> sub_of(pods.size());
   const json policies = spec.value("subGroupPolicy", json::array());
-  if (!policies.is_array()) return bad(where, "spec.subGroupPolicy must be a list");
+  if (!policies.is_array()) return invalid_field(where, "spec.subGroupPolicy must be a list");
   std::map<std::string, std::size_t> members;  // sub-group -> pods
   std::map<std::string, std::int64_t> size_of;
   // Volcano's sub-job order (pkg/scheduler/framework/session_plugins.go SubJobOrderFn without
@@ -250,7 +251,7 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
     if (p.contains("subGroupSize") && !p["subGroupSize"].is_null()) {
       if (!p["subGroupSize"].is_number_integer() || p["subGroupSize"].get<std::int64_t>() < 1 ||
           p["subGroupSize"].get<std::int64_t>() > 1'000'000)
-        return bad(at + ".subGroupSize", "must be an integer in 1..1000000");
+        return invalid_field(at + ".subGroupSize", "must be an integer in 1..1000000");
       size = p["subGroupSize"].get<std::int64_t>();
     }
     // minSubGroups: that many sub-groups of this policy start the gang; the rest are placed where
@@ -285,8 +286,8 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
                    });
   for (const auto& [sub, n] : members) {
     if (size_of[sub] > 0 && static_cast<std::int64_t>(n) != size_of[sub]) {
-      return bad(where, "sub-group " + sub + " has " + std::to_string(n) + " pods, its subGroupSize is " +
-                            std::to_string(size_of[sub]));
+      return invalid_field(where, "sub-group " + sub + " has " + std::to_string(n) +
+                                      " pods, its subGroupSize is " + std::to_string(size_of[sub]));
     }
   }
   std::map<std::pair<std::string, std::string>, std::size_t> set_of;
@@ -300,8 +301,8 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
     const json annotations = pmeta.value("annotations", json::object());
     if (annotations.is_object() && annotations.contains(kVolcanoGroupNameAnnotation) &&
         annotations[kVolcanoGroupNameAnnotation] != out.request.name) {
-      return bad(pwhere,
-                 std::string("its ") + kVolcanoGroupNameAnnotation + " annotation names another PodGroup");
+      return invalid_field(
+          pwhere, std::string("its ") + kVolcanoGroupNameAnnotation + " annotation names another PodGroup");
     }
     const json pspec = pod.value("spec", json::object());
     const auto key = std::make_pair(sub_of[j], pspec.dump());
@@ -339,7 +340,7 @@ std::expected<std::string, Error> volcano_sub_group_of(const json& pod_group,
   const std::string where = "PodGroup " + pod_group.value("metadata", json::object()).value("name", "");
   const json spec = pod_group.value("spec", json::object());
   const json policies = spec.is_object() ? spec.value("subGroupPolicy", json::array()) : json::array();
-  if (!policies.is_array()) return bad(where, "spec.subGroupPolicy must be a list");
+  if (!policies.is_array()) return invalid_field(where, "spec.subGroupPolicy must be a list");
   for (std::size_t i = 0; i < policies.size(); ++i) {
     const json& p = policies[i];
     const std::string at = where + " spec.subGroupPolicy[" + std::to_string(i) + "]";
