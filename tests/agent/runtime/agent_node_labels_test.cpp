@@ -30,8 +30,8 @@ using namespace std::chrono_literals;
 using json = nlohmann::json;
 using Labels = std::map<std::string, std::string>;
 
-constexpr const char* kNamespace = "hypertopo-system";
-constexpr const char* kHyperNodes = "topology.volcano.sh/v1alpha1/hypernodes";
+constexpr const char* kAgentNamespace = "hypertopo-system";
+constexpr const char* kHyperNodesStorePath = "topology.volcano.sh/v1alpha1/hypernodes";
 constexpr const char* kNodes = "/v1/nodes";
 constexpr const char* kGpu = "nvidia.com/gpu.present";
 
@@ -129,7 +129,7 @@ class AgentNodeLabels : public ::testing::Test {
   // found by walking members up from the one that lists the Node itself.
   std::map<int, json> branch_of(const std::string& node) {
     std::map<int, json> out;
-    const auto all = server_.store().objects(kHyperNodes);
+    const auto all = server_.store().objects(kHyperNodesStorePath);
     std::string child = node, type = "Node";
     for (bool found = true; found;) {
       found = false;
@@ -159,7 +159,7 @@ class AgentNodeLabels : public ::testing::Test {
     auto config = parse_agent_config(yaml, "config.yaml");
     ASSERT_TRUE(config) << config.error().message();
     daemon_ =
-        std::make_unique<AgentDaemon>(*config, AgentIdentity{"gpu-node-1", "agent-a", kNamespace},
+        std::make_unique<AgentDaemon>(*config, AgentIdentity{"gpu-node-1", "agent-a", kAgentNamespace},
                                       AgentDeps{.client = agent_client_.get(),
                                                 .election_client = election_client_.get(),
                                                 .label_client = label_client_.get(),
@@ -175,13 +175,13 @@ class AgentNodeLabels : public ::testing::Test {
   void another_rebuild(const std::string& report_name) {
     json report = {{"apiVersion", "hypertopo.io/v1alpha1"},
                    {"kind", "NodeReport"},
-                   {"metadata", {{"name", report_name}, {"namespace", kNamespace}}},
+                   {"metadata", {{"name", report_name}, {"namespace", kAgentNamespace}}},
                    {"spec",
                     {{"nodeName", report_name},
                      {"probedAt", "2026-11-24T05:00:00Z"},
                      {"hcas", json::array()},
                      {"roce", json::array()}}}};
-    ASSERT_TRUE(client_->create(kNodeReportsResource, kNamespace, report));
+    ASSERT_TRUE(client_->create(kNodeReportsResource, kAgentNamespace, report));
     const std::string seen = "(" + std::to_string(++reports_written_) + " NodeReports";
     ASSERT_TRUE(eventually([&] { return !lines_matching(seen).empty(); }));
     // The line is logged inside the cycle; its counters show once the cycle has ended.
@@ -436,13 +436,13 @@ TEST_F(AgentNodeLabels, WithNoFabricSourceTheLeaderSaysSoOnceAndStillCleansUp) {
   ASSERT_TRUE(eventually([&] { return daemon_->counters().rebuilds >= 1; }));
   json report = {{"apiVersion", "hypertopo.io/v1alpha1"},
                  {"kind", "NodeReport"},
-                 {"metadata", {{"name", "other"}, {"namespace", kNamespace}}},
+                 {"metadata", {{"name", "other"}, {"namespace", kAgentNamespace}}},
                  {"spec",
                   {{"nodeName", "other"},
                    {"probedAt", "2026-11-24T05:00:00Z"},
                    {"hcas", json::array()},
                    {"roce", json::array()}}}};
-  ASSERT_TRUE(client_->create(kNodeReportsResource, kNamespace, report));
+  ASSERT_TRUE(client_->create(kNodeReportsResource, kAgentNamespace, report));
   ASSERT_TRUE(eventually([&] { return daemon_->counters().rebuilds >= 2; }));
   EXPECT_EQ(lines_matching("no enabled leader source").size(), 1u);
   EXPECT_NE(metrics_.render().find("hypertopo_reconcile_failures_total 0"), std::string::npos)
