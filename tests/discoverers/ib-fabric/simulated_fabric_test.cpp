@@ -18,7 +18,7 @@ using hypertopo::testing::TempDir;
 
 const std::vector<std::string> kWalker = {HT_IB_WALKER};
 
-#define HT_REQUIRE_SIMULATOR() HT_REQUIRE(simulator_missing().empty(), "ibsim: " + simulator_missing())
+#define HT_REQUIRE_IBSIM() HT_REQUIRE(simulator_missing().empty(), "ibsim: " + simulator_missing())
 
 bool socket_listed(const std::string& name) {
   std::ifstream in("/proc/net/unix");
@@ -81,7 +81,7 @@ TEST(SimulatedFabric, MissingSimulatorIsUnavailable) {
 }
 
 TEST(SimulatedFabric, BrokenNetFileFailsWithTheSimulatorsReason) {
-  HT_REQUIRE_SIMULATOR();
+  HT_REQUIRE_IBSIM();
   auto sim = SimulatedFabric::start("Switch 8 \"S1\"\n[1] \"nowhere\"[1]\n");
   ASSERT_FALSE(sim.has_value());
   EXPECT_EQ(sim.error().code(), ErrorCode::kUnavailable);
@@ -89,7 +89,7 @@ TEST(SimulatedFabric, BrokenNetFileFailsWithTheSimulatorsReason) {
 }
 
 TEST(SimulatedFabric, ServesWalksTakesCommandsAndAlwaysStops) {
-  HT_REQUIRE_SIMULATOR();
+  HT_REQUIRE_IBSIM();
   std::string socket;
   {
     auto sim = SimulatedFabric::start(kTwoSwitches);
@@ -140,7 +140,7 @@ TEST(SimulatedFabric, ServesWalksTakesCommandsAndAlwaysStops) {
 }
 
 TEST(SimulatedFabric, WalkerFailuresAreReported) {
-  HT_REQUIRE_SIMULATOR();
+  HT_REQUIRE_IBSIM();
   auto sim = SimulatedFabric::start(kTwoSwitches);
   ASSERT_TRUE(sim.has_value());
   auto missing = (*sim)->walk({"/nonexistent/walker"});
@@ -153,7 +153,7 @@ TEST(SimulatedFabric, WalkerFailuresAreReported) {
 }
 
 TEST(SimulatedFabric, ShippedExampleMatchesStockIbnetdiscover) {
-  HT_REQUIRE_SIMULATOR();
+  HT_REQUIRE_IBSIM();
   HT_REQUIRE_FIXTURE(netfile, "ibsim/ibsim-net.txt");
   auto sim = SimulatedFabric::start_file(netfile);
   ASSERT_TRUE(sim.has_value()) << sim.error().message();
@@ -177,7 +177,7 @@ TEST(SimulatedFabric, ShippedExampleMatchesStockIbnetdiscover) {
 
 // The built-in demo fabric, simulated and walked live as `--source demo` does when ibsim is there.
 TEST(SimulatedFabric, DemoFabricWalksLiveIntoTheSameFabric) {
-  HT_REQUIRE_SIMULATOR();
+  HT_REQUIRE_IBSIM();
   DemoFabricSpec spec;
   auto model = generate_demo_fabric(spec);
   auto live = walk_simulated_graph(model, kWalker);
