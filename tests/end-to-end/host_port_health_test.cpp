@@ -26,7 +26,7 @@ std::string short_guid(const std::string& hex) { return hex.substr(hex.find_firs
 std::string sysfs_guid(const std::string& hex) {
   return hex.substr(0, 4) + ":" + hex.substr(4, 4) + ":" + hex.substr(8, 4) + ":" + hex.substr(12, 4);
 }
-std::string host_name(int l, int h) { return "node-" + std::to_string(l) + std::to_string(h); }
+std::string leaf_host_name(int l, int h) { return "node-" + std::to_string(l) + std::to_string(h); }
 
 // `ibnetdiscover` text of two leaves with two hosts each under one spine, every link at 4xEDR.
 std::string capture() {
@@ -39,7 +39,7 @@ std::string capture() {
             ":MQM8700/U1\" enhanced port 0 lid " + std::to_string(l) + " lmc 0\n";
     for (int h = 1; h <= 2; ++h) {
       text += "[" + std::to_string(h) + "]\t\"H-" + guid_hex(l, h, 0) + "\"[1](" +
-              short_guid(guid_hex(l, h, 1)) + ")\t\t# \"" + host_name(l, h) + " mlx5_0\" lid " +
+              short_guid(guid_hex(l, h, 1)) + ")\t\t# \"" + leaf_host_name(l, h) + " mlx5_0\" lid " +
               std::to_string(10 * l + h) + " 4xEDR\n";
     }
     text +=
@@ -56,7 +56,7 @@ std::string capture() {
     for (int h = 1; h <= 2; ++h) {
       text += "vendid=0x2c9\ndevid=0x101b\nsysimgguid=0x" + guid_hex(l, h, 0) + "\ncaguid=0x" +
               guid_hex(l, h, 0) + "\n";
-      text += "Ca\t1 \"H-" + guid_hex(l, h, 0) + "\"\t\t# \"" + host_name(l, h) + " mlx5_0\"\n";
+      text += "Ca\t1 \"H-" + guid_hex(l, h, 0) + "\"\t\t# \"" + leaf_host_name(l, h) + " mlx5_0\"\n";
       text += "[1](" + short_guid(guid_hex(l, h, 1)) + ")\t\"S-" + leaf(l) + "\"[" + std::to_string(h) +
               "]\t\t# lid " + std::to_string(10 * l + h) + " lmc 0 \"MF0;leaf-" + std::to_string(l) +
               ":MQM8700/U1\" lid " + std::to_string(l) + " 4xEDR\n\n";
@@ -77,7 +77,7 @@ void write_host_sysfs(const std::filesystem::path& root, int l, int h, const std
   testing::write_fake_hca(root, {.name = "mlx5_0",
                                  .node_guid = sysfs_guid(guid_hex(l, h, 0)),
                                  .sys_image_guid = sysfs_guid(guid_hex(l, h, 0)),
-                                 .node_desc = host_name(l, h) + " mlx5_0",
+                                 .node_desc = leaf_host_name(l, h) + " mlx5_0",
                                  .ports = {port}});
 }
 
@@ -118,15 +118,15 @@ TEST(HostPortHealth, ProbedReportMarksTheLeafOfAHostWhoseLinkTrainedLow) {
   // What each host's agent would probe: node-12's own link trained at one lane, the others at four.
   for (int l = 1; l <= 2; ++l) {
     for (int h = 1; h <= 2; ++h) {
-      const auto root = dir.path() / ("root-" + host_name(l, h));
+      const auto root = dir.path() / ("root-" + leaf_host_name(l, h));
       const bool narrow = l == 1 && h == 2;
       write_host_sysfs(root, l, h, narrow ? "25 Gb/sec (1X EDR)" : "100 Gb/sec (4X EDR)");
       auto probed = run({"probe", "--source", "ib-local", "--root", root.string(), "--node-name",
-                         host_name(l, h), "-o", "yaml"});
+                         leaf_host_name(l, h), "-o", "yaml"});
       ASSERT_EQ(probed.code, 0) << probed.err;
       EXPECT_NE(probed.out.find(narrow ? "25 Gb/sec (1X EDR)" : "100 Gb/sec (4X EDR)"), std::string::npos)
           << probed.out;
-      testing::write_text(reports / (host_name(l, h) + ".yaml"), probed.out);
+      testing::write_text(reports / (leaf_host_name(l, h) + ".yaml"), probed.out);
     }
   }
   testing::write_text(dir.path() / "fabric.out", capture());
@@ -148,9 +148,9 @@ TEST(HostPortHealth, ProbedReportMarksTheLeafOfAHostWhoseLinkTrainedLow) {
   // A host whose own port went down (the capture was taken before) is a link down of its leaf.
   write_host_sysfs(dir.path() / "root-down", 2, 1, "100 Gb/sec (4X EDR)", "1: DOWN", "2: Polling");
   auto down = run({"probe", "--source", "ib-local", "--root", (dir.path() / "root-down").string(),
-                   "--node-name", host_name(2, 1), "-o", "yaml"});
+                   "--node-name", leaf_host_name(2, 1), "-o", "yaml"});
   ASSERT_EQ(down.code, 0) << down.err;
-  testing::write_text(reports / (host_name(2, 1) + ".yaml"), down.out);
+  testing::write_text(reports / (leaf_host_name(2, 1) + ".yaml"), down.out);
   auto json = run({"discover", "--source", "reports:" + reports.string(), "--source",
                    "ibnetdiscover:" + (dir.path() / "fabric.out").string(), "-o", "json"});
   ASSERT_EQ(json.code, 0) << json.err;
