@@ -87,6 +87,11 @@ struct SubGroupRequest {
   std::int32_t min_member = 0;  // 0 = every pod of the sub-group
   // The Volcano subGroupPolicy it comes from ("" = none); see JobRequest::min_sub_groups.
   std::string policy;
+  // One sub-group per domain of its `required` level: no other exclusive sub-group of the same
+  // parent shares that domain (LeaderWorkerSet's exclusive-topology, where each group's leader holds
+  // a required pod anti-affinity against every other group's pods on the topology key:
+  // kubernetes-sigs/lws pkg/webhooks/pod_webhook.go, SetExclusiveAffinities).
+  bool exclusive = false;
 };
 
 struct JobRequest {

@@ -20,7 +20,8 @@ struct Group {
   int preferred = -1;  // tier, -1 = none
   std::string required_name;
   std::int32_t min_member = 0;
-  std::string policy;  // Volcano subGroupPolicy, "" = none
+  std::string policy;      // Volcano subGroupPolicy, "" = none
+  bool exclusive = false;  // one per domain of its required level among its siblings
   std::vector<int> children;
   std::vector<int> pod_sets;
 };
@@ -135,6 +136,7 @@ class SubGroupPlacer {
       g.name = sg.name;
       g.min_member = sg.min_member;
       g.policy = sg.policy;
+      g.exclusive = sg.exclusive;
       auto req = tier_of(sg.required, what + " required topology level");
       if (!req) return std::unexpected(req.error());
       auto pref = tier_of(sg.preferred, what + " preferred topology level");
@@ -357,6 +359,28 @@ class SubGroupPlacer {
     return out;
   }
 
+  // The domain of the required level that holds `d` (d itself when it is at that level or above).
+  int required_domain(int d, int required) const {
+    while (index_.domain(d).parent >= 0 && index_.domain(index_.domain(d).parent).tier <= required)
+      d = index_.domain(d).parent;
+    return d;
+  }
+
+  // Whether an exclusive group's candidate `d` lies in the required-level domain an exclusive
+  // sibling already holds.
+  bool held_by_sibling(int g, int d) const {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    if (!group.exclusive || group.required < 0) return false;
+    const int mine = required_domain(d, group.required);
+    for (int s : groups_[static_cast<std::size_t>(group.parent)].children) {
+      const Group& sibling = groups_[static_cast<std::size_t>(s)];
+      const int at = anchor_[static_cast<std::size_t>(s)];
+      if (s == g || !sibling.exclusive || at < 0 || sibling.required != group.required) continue;
+      if (required_domain(at, group.required) == mine) return true;
+    }
+    return false;
+  }
+
   std::string group_label(int g) const {
     return g == 0 ? "job " + job_.name : "sub-group " + groups_[static_cast<std::size_t>(g)].name;
   }
@@ -394,7 +418,7 @@ class SubGroupPlacer {
         for (int c : group.children)
           if (!optional(c)) add_request(c, needed);
         for (int d : packing_order(search, lo, hi, request))
-          if (ratio(needed, d) <= 1.0) candidates.push_back(d);
+          if (ratio(needed, d) <= 1.0 && !held_by_sibling(g, d)) candidates.push_back(d);
       }
     }
     const std::vector<int> order = child_order(group);
@@ -483,7 +507,15 @@ class SubGroupPlacer {
       std::string level = group.required_name.empty() ? std::string("the cluster") : group.required_name;
       reason_ = group_label(g) + ": no domain at " + level + " holds its " + std::to_string(request["pods"]) +
                 (request["pods"] == 1 ? " pod" : " pods");
-      if (candidates.empty()) reason_ += " (no domain has the free resources)";
+      bool siblings_hold = false;
+      for (int s : groups_[static_cast<std::size_t>(std::max(group.parent, 0))].children) {
+        siblings_hold |= group.exclusive && s != g && groups_[static_cast<std::size_t>(s)].exclusive &&
+                         anchor_[static_cast<std::size_t>(s)] >= 0;
+      }
+      if (siblings_hold) reason_ += " apart from those its exclusive siblings hold (one group per domain)";
+      if (candidates.empty())
+        reason_ += siblings_hold ? " (no other domain has the free resources)"
+                                 : " (no domain has the free resources)";
     }
     return false;
   }
