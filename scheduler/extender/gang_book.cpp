@@ -54,7 +54,6 @@ std::expected<void, Error> GangBook::ensure_index() {
 }
 
 void GangBook::apply(const PodEvent& event) {
-  ensure_lookups();
   switch (event.kind) {
     case PodEvent::Kind::kBound:
       if (event.pod) record_binding(*event.pod);
@@ -73,7 +72,6 @@ void GangBook::apply(const PodEvent& event) {
 void GangBook::resync() {
   // A relist (start-up after a state file, a watch gap): slots whose pod is no longer bound in the
   // cluster were released while unseen.
-  ensure_lookups();
   std::vector<std::string> gone;
   for (const auto& [key, plan] : plans_) {
     for (const auto& slot : plan.slots) {
@@ -233,7 +231,6 @@ std::expected<JobRequest, Error> read_whole(const ClusterView& view, const std::
 
 std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::string& key,
                                                    const PreemptionOptions* preempting) {
-  ensure_lookups();
   if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
   std::optional<PodGroupKind> sized_by;
   auto count = view_.gang_size(pod, key, &sized_by);
@@ -317,7 +314,7 @@ std::expected<GangPlan*, Error> GangBook::plan_for(const json& pod, const std::s
   }
   ++counters_.plans_made;
   auto [it, inserted] = plans_.emplace(key, std::move(plan));
-  index_plan(key);
+  enter(it->second);
   mark_changed();
   return &it->second;
 }
@@ -478,8 +475,7 @@ std::expected<void, Error> GangBook::adopt_bound(GangPlan& plan, std::int32_t co
     PlanSlot slot{.rank = s.rank, .node = s.node, .domain_path = s.domain_path};
     if (s.bound >= 0) {
       const ViewPod* p = bound[static_cast<std::size_t>(s.bound)];
-      scheduler::bind(slot, p->uid, p->node);
-      slot.claim = s.by_index ? SlotClaim::kPodIndex : SlotClaim::kArrivalOrder;
+      scheduler::bind(slot, p->uid, p->node, s.by_index ? SlotClaim::kPodIndex : SlotClaim::kArrivalOrder);
     }
     plan.slots.push_back(std::move(slot));
   }
@@ -559,7 +555,6 @@ std::string domain_label(const TopologyIndex& index, int d) {
 }  // namespace
 
 bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed) {
-  ensure_lookups();
   const int limit = constraint_domain(plan, slot);
   const int old_node = view_.index().find_node(slot.node);
   if (limit < 0) return false;  // the constraint domain itself is gone
@@ -573,13 +568,12 @@ bool GangBook::relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool
   }
   const int found = find_room(plan, plan.request_of(slot), start, limit, old_node, allowed);
   if (found < 0) return false;
-  set_reservation(plan, slot, -1);
-  scheduler::move(slot, view_.index().node(found).spec.name,
-                  view_.index().domain_path(view_.index().node(found).domain));
-  set_reservation(plan, slot, +1);
+  step(plan, slot, [&](PlanSlot& s) {
+    return scheduler::move(s, view_.index().node(found).spec.name,
+                           view_.index().domain_path(view_.index().node(found).domain));
+  });
   ++plan.swaps;
   ++counters_.swaps;
-  index_plan(plan.key);
   mark_changed();
   return true;
 }
@@ -653,34 +647,26 @@ std::expected<PlanSlot*, Error> GangBook::grow(GangPlan& plan, std::int32_t rank
                 .node = view_.index().node(found).spec.name,
                 .domain_path = view_.index().domain_path(view_.index().node(found).domain)};
   slot.group = group;
-  set_reservation(plan, slot, +1);
+  // A new slot is born planned, holding its reservation, and enters the ledger so.
+  set_reservation(plan, slot.group, slot.node, +1);
   plan.slots.push_back(std::move(slot));
   std::sort(plan.slots.begin(), plan.slots.end(),
             [](const PlanSlot& a, const PlanSlot& b) { return a.rank < b.rank; });
   ++plan.grown;
   ++counters_.slots_grown;
-  for (auto& s : plan.slots) {
-    if (s.rank == rank) return &s;
-  }
-  return fail(ErrorCode::kInternal, "gang " + plan.key + ": grown slot lost");
+  PlanSlot* grown = slot_at(plan, rank);
+  if (!grown) return fail(ErrorCode::kInternal, "gang " + plan.key + ": grown slot lost");
+  note(plan.key, *grown, true);
+  return grown;
 }
 
 std::expected<PlanSlot*, Error> GangBook::take_slot(GangPlan& plan, const json& pod,
                                                     std::span<const std::string_view> offered) {
-  ensure_lookups();
-  auto taken = take_slot_of(plan, pod, offered);
-  index_plan(plan.key);  // a slot reserved, grown or placed: the pointer it returns stays valid
-  return taken;
-}
-
-std::expected<PlanSlot*, Error> GangBook::take_slot_of(GangPlan& plan, const json& pod,
-                                                       std::span<const std::string_view> offered) {
   const std::string uid = str_at(member(pod, "metadata"), "uid");
-  for (auto& slot : plan.slots) {
-    if (!uid.empty() && slot.pod_uid == uid &&
-        (slot.state == SlotState::kReserved || slot.state == SlotState::kBound))
-      return &slot;
-  }
+  GangPlan* held_in = nullptr;
+  if (PlanSlot* own = uid.empty() ? nullptr : slot_of(uid, &held_in);
+      own && held_in == &plan && (own->state == SlotState::kReserved || own->state == SlotState::kBound))
+    return own;
   if (!plan.groups.empty()) return take_group_slot(plan, pod, offered);
   auto index = pod_index(pod);
   if (!index) return std::unexpected(index.error());
@@ -691,9 +677,7 @@ std::expected<PlanSlot*, Error> GangBook::take_slot_of(GangPlan& plan, const jso
     // index / partitionSize lands in its partition's domain whatever the arrival order, and a
     // pod recreated with the same index takes its predecessor's slot back.
     const std::int32_t rank = (*index)->rank_in(plan.request.count);
-    for (auto& slot : plan.slots) {
-      if (slot.rank == rank) mine = &slot;
-    }
+    mine = slot_at(plan, rank);
     if (!mine) {
       auto grown = grow(plan, rank);
       if (!grown) return std::unexpected(grown.error());
@@ -704,11 +688,8 @@ std::expected<PlanSlot*, Error> GangBook::take_slot_of(GangPlan& plan, const jso
                                                " is held by pod " + mine->pod_uid + " (" +
                                                to_string(mine->state) + " on " + mine->node + ")");
     }
-    if (mine->state == SlotState::kDone) {
-      // The rank runs again after it succeeded (a Job whose success policy restarted it).
-      mine->state = SlotState::kPlanned;
-      set_reservation(plan, *mine, +1);
-    }
+    // The rank runs again after it succeeded (a Job whose success policy restarted it).
+    if (mine->state == SlotState::kDone) step(plan, *mine, [](PlanSlot& s) { return scheduler::reopen(s); });
   } else {
     claim = SlotClaim::kArrivalOrder;
     // No index: the first offered node (kube-scheduler's order) that still has a free planned slot.
@@ -731,7 +712,7 @@ std::expected<PlanSlot*, Error> GangBook::take_slot_of(GangPlan& plan, const jso
                   "gang " + plan.key + ": no free planned slot among the offered nodes");
     }
   }
-  scheduler::reserve(*mine, uid, claim);
+  step(plan, *mine, [&](PlanSlot& s) { return scheduler::reserve(s, uid, claim); });
   mark_changed();
   return mine;
 }
@@ -765,6 +746,7 @@ std::expected<void, Error> GangBook::place_group(GangPlan& plan, std::int32_t g)
       PlanSlot slot{.rank = rank++, .node = a.node_name, .domain_path = a.domain_path};
       slot.group = g;
       plan.slots.push_back(std::move(slot));
+      note(plan.key, plan.slots.back(), true);  // born planned: the engine put its request on the node
       ++plan.grown;
       ++counters_.slots_grown;
     }
@@ -820,7 +802,7 @@ std::expected<PlanSlot*, Error> GangBook::take_group_slot(GangPlan& plan, const 
   }
   if (!mine)
     return fail(ErrorCode::kUnavailable, "gang " + plan.key + ": every slot of " + label + " is held");
-  scheduler::reserve(*mine, uid, SlotClaim::kArrivalOrder);
+  step(plan, *mine, [&](PlanSlot& s) { return scheduler::reserve(s, uid, SlotClaim::kArrivalOrder); });
   mark_changed();
   return mine;
 }
@@ -831,9 +813,8 @@ void GangBook::expire_plans() {
   for (auto it = plans_.begin(); it != plans_.end();) {
     if (now - it->second.last_activity > options_.plan_ttl) {
       reserve(it->second, -1);
-      const std::string key = it->first;
+      leave(it->second);
       it = plans_.erase(it);
-      index_plan(key);
       ++counters_.plans_expired;
       changed = true;
     } else {
@@ -844,7 +825,6 @@ void GangBook::expire_plans() {
 }
 
 void GangBook::check_plans() {
-  ensure_lookups();
   if (!ensure_index()) return;
   expire_plans();
   last_expiry_ = options_.clock->now();
@@ -868,7 +848,6 @@ void GangBook::expire_when_due() {
 }
 
 void GangBook::check_due() {
-  ensure_lookups();
   if (!ensure_index()) return;  // nodes_due_ and all_due_ stay for the next call
   expire_when_due();
   if (all_due_) {
@@ -881,7 +860,8 @@ void GangBook::check_due() {
   }
   std::set<std::string> due;
   due.swap(nodes_due_);  // a check that moves a slot notes its new node for the next call
-  std::set<std::string> keys(waiting_plans_.begin(), waiting_plans_.end());
+  std::set<std::string> keys;
+  for (const auto& [key, n] : waiting_plans_) keys.insert(key);
   for (const auto& node : due) {
     if (auto it = by_node_.find(node); it != by_node_.end()) {
       for (const auto& [key, n] : it->second) keys.insert(key);
@@ -893,7 +873,6 @@ void GangBook::check_due() {
 }
 
 void GangBook::node_changed(const std::string& node) {
-  ensure_lookups();
   auto it = by_node_.find(node);
   if ((it == by_node_.end() || it->second.empty()) && waiting_plans_.empty()) return;
   if (!ensure_index()) {
@@ -901,7 +880,8 @@ void GangBook::node_changed(const std::string& node) {
     return;
   }
   nodes_due_.erase(node);
-  std::set<std::string> keys(waiting_plans_.begin(), waiting_plans_.end());
+  std::set<std::string> keys;
+  for (const auto& [key, n] : waiting_plans_) keys.insert(key);
   if (it != by_node_.end()) {
     for (const auto& [key, n] : it->second) keys.insert(key);
   }
@@ -921,7 +901,7 @@ void GangBook::check_plan(const std::string& key, const std::function<bool(const
     ++counters_.slots_checked;
     if (view_.node_usable_for(plan.request_of(slot), slot.node)) {
       if (!slot.waiting.empty()) {
-        slot.waiting.clear();
+        step(plan, slot, [](PlanSlot& s) { return scheduler::wait(s, std::string()); });
         mark_changed();
       }
       continue;
@@ -942,7 +922,7 @@ void GangBook::check_plan(const std::string& key, const std::function<bool(const
         ", and no other node there that passes the pod's node constraints has room; the gang's pods stay "
         "inside its domain";
     if (slot.waiting != why) {
-      scheduler::wait(slot, why);
+      step(plan, slot, [&](PlanSlot& s) { return scheduler::wait(s, why); });
       mark_changed();
     }
   }
@@ -951,10 +931,10 @@ void GangBook::check_plan(const std::string& key, const std::function<bool(const
     reserve(plan, -1);
     if (!plan.groups.empty()) {
       // Sub-groups are planned from their PodGroup and pods: the gang's next pod plans it afresh.
+      leave(plan);
       plans_.erase(found);
       ++counters_.replans;
       mark_changed();
-      index_plan(key);
       return;
     }
     GangPlan fresh = plan;
@@ -963,13 +943,24 @@ void GangBook::check_plan(const std::string& key, const std::function<bool(const
     if (make_plan(fresh, count)) {
       fresh.replans = plan.replans + 1;
       ++counters_.replans;
+      // The new plan's slots are due on the nodes where they hold a reservation the old ones did not.
+      std::set<std::pair<std::int32_t, std::string>> held;
+      for (const auto& slot : plan.slots) {
+        if (slot.holds_reservation()) held.emplace(slot.rank, slot.node);
+      }
+      const std::set<std::string> due_before = nodes_due_;
+      leave(plan);
       plan = std::move(fresh);
+      enter(plan);
+      nodes_due_ = due_before;
+      for (const auto& slot : plan.slots) {
+        if (slot.holds_reservation() && !held.contains({slot.rank, slot.node})) nodes_due_.insert(slot.node);
+      }
       mark_changed();
     } else {
       reserve(plan, +1);  // keep the old plan; filter reports that its pods do not fit
     }
   }
-  index_plan(key);
 }
 
 // A gang pod seen bound: its slot goes kBound and stops being a reservation (the pod itself counts).
@@ -981,44 +972,36 @@ void GangBook::record_binding(const ViewPod& pod) {
   GangPlan* by_rank_plan = nullptr;
   if (!pod.gang.empty() && pod.index) {
     if (auto it = plans_.find(pod.gang); it != plans_.end() && it->second.groups.empty()) {
-      const std::int32_t rank = pod.index->rank_in(it->second.request.count);
-      for (auto& slot : it->second.slots) {
-        if (slot.rank == rank && slot.state == SlotState::kPlanned) {
-          by_rank = &slot;
-          by_rank_plan = &it->second;
-        }
+      PlanSlot* slot = slot_at(it->second, pod.index->rank_in(it->second.request.count));
+      if (slot && slot->state == SlotState::kPlanned) {
+        by_rank = slot;
+        by_rank_plan = &it->second;
       }
     }
   }
   GangPlan* held_in = nullptr;
   if (PlanSlot* slot = slot_of(pod.uid, &held_in)) {
     if (slot->state == SlotState::kReserved) {
-      set_reservation(*held_in, *slot, -1);
-      scheduler::bind(*slot, pod.uid, pod.node);
-      if (view_.index_current()) {
-        if (const int n = view_.index().find_node(pod.node); n >= 0)
-          slot->domain_path = view_.index().domain_path(view_.index().node(n).domain);
-      }
-      held_in->last_activity = options_.clock->now();
-      index_plan(held_in->key);
-      mark_changed();
+      bind_to(*held_in, *slot, pod, SlotClaim::kNone);
       return;
     }
     if (held_in == by_rank_plan) return;  // already bound (a status update)
   }
-  if (!by_rank) return;
-  {
-    set_reservation(*by_rank_plan, *by_rank, -1);
-    scheduler::bind(*by_rank, pod.uid, pod.node);
-    by_rank->claim = SlotClaim::kPodIndex;
+  if (by_rank) bind_to(*by_rank_plan, *by_rank, pod, SlotClaim::kPodIndex);
+}
+
+// The slot goes kBound on the pod's node (its domain path that node's when the index knows it).
+void GangBook::bind_to(GangPlan& plan, PlanSlot& slot, const ViewPod& pod, SlotClaim claim) {
+  step(plan, slot, [&](PlanSlot& s) {
+    if (!scheduler::bind(s, pod.uid, pod.node, claim)) return false;
     if (view_.index_current()) {
       if (const int n = view_.index().find_node(pod.node); n >= 0)
-        by_rank->domain_path = view_.index().domain_path(view_.index().node(n).domain);
+        s.domain_path = view_.index().domain_path(view_.index().node(n).domain);
     }
-    by_rank_plan->last_activity = options_.clock->now();
-    index_plan(by_rank_plan->key);
-    mark_changed();
-  }
+    return true;
+  });
+  plan.last_activity = options_.clock->now();
+  mark_changed();
 }
 
 // The pod `uid` went away (deleted, failed, evicted, terminating) or succeeded: its slot is free
@@ -1030,117 +1013,117 @@ void GangBook::release_slot_of(const std::string& uid, bool succeeded) {
   if (!slot) return;
   GangPlan& plan = *held_in;
   const std::string key = plan.key;
-  if (succeeded && scheduler::complete(*slot)) {
+  if (succeeded && step(plan, *slot, [](PlanSlot& s) { return scheduler::complete(s); })) {
     mark_changed();
     return;
   }
   const bool was_bound = slot->state == SlotState::kBound;
-  if (!scheduler::release(*slot)) return;
-  if (was_bound) {
-    set_reservation(plan, *slot, +1);
-    ++counters_.slots_released;
-  }
+  // A bound slot holds a reservation again, and is checked on its node next time.
+  if (!step(plan, *slot, [](PlanSlot& s) { return scheduler::release(s); })) return;
+  if (was_bound) ++counters_.slots_released;
   if (was_bound && plan.abandoned()) {
     // Every pod of the gang went away (the whole gang restarts, or it was deleted): nothing is
     // left to keep together, and its reservations would hold a whole domain for nobody. The
     // next pod plans the gang afresh.
     reserve(plan, -1);
+    leave(plan);
     plans_.erase(key);
   }
-  index_plan(key);  // a slot that holds a reservation again is checked on its node next time
   mark_changed();
 }
 
-// The lookups: a plan's entries come out and go back in whenever its slots change, so that finding
-// a pod's slot, or the slots on a node, never walks every plan.
-void GangBook::index_plan(const std::string& key) {
-  Indexed old;
-  if (auto it = indexed_.find(key); it != indexed_.end()) {
-    old = std::move(it->second);
-    indexed_.erase(it);
-  }
-  for (const auto& uid : old.uids) {
-    if (auto it = by_uid_.find(uid); it != by_uid_.end() && it->second.first == key) by_uid_.erase(it);
-  }
-  for (const auto& [rank, node] : old.held) {
-    auto it = by_node_.find(node);
-    if (it == by_node_.end()) continue;
-    if (--it->second[key] <= 0) it->second.erase(key);
-    if (it->second.empty()) by_node_.erase(it);
-  }
-  waiting_plans_.erase(key);
-  auto found = plans_.find(key);
-  if (found == plans_.end()) return;
-  const GangPlan& plan = found->second;
-  Indexed now{.plan = &plan};
-  bool waiting = false;
-  for (const auto& slot : plan.slots) {
-    if (!slot.pod_uid.empty()) {
-      by_uid_.insert_or_assign(slot.pod_uid, std::make_pair(key, slot.rank));
-      now.uids.push_back(slot.pod_uid);
-    }
-    if (!slot.holds_reservation()) continue;
-    ++by_node_[slot.node][key];
-    now.held.emplace_back(slot.rank, slot.node);
-    waiting = waiting || !slot.waiting.empty();
-  }
+// The ledger: each slot's entries follow its transitions (step), and a plan's come in and go out
+// with it (enter, leave), so that finding a pod's slot, or the slots on a node, never walks every plan.
+bool GangBook::step(GangPlan& plan, PlanSlot& slot, const std::function<bool(PlanSlot&)>& transition) {
+  const PlanSlot before = slot;
+  if (!transition(slot)) return false;
+  forget(plan.key, before);
+  const bool held = before.holds_reservation(), holds = slot.holds_reservation();
+  const bool moved = slot.node != before.node;
+  if (held && (!holds || moved)) set_reservation(plan, before.group, before.node, -1);
+  if (holds && (!held || moved)) set_reservation(plan, slot.group, slot.node, +1);
   // A slot that holds a reservation on a node it did not hold one on before (a bound pod went away
   // from a node that may have failed meanwhile, a done rank running again, a slot moved) was never
   // checked there: the next check looks.
-  std::sort(old.held.begin(), old.held.end());
-  for (const auto& held : now.held) {
-    if (!std::binary_search(old.held.begin(), old.held.end(), held)) nodes_due_.insert(held.second);
+  note(plan.key, slot, holds && (!held || moved));
+  return true;
+}
+
+void GangBook::note(const std::string& key, const PlanSlot& slot, bool due) {
+  if (!slot.pod_uid.empty()) by_uid_.insert_or_assign(slot.pod_uid, std::make_pair(key, slot.rank));
+  if (!slot.holds_reservation()) return;
+  ++by_node_[slot.node][key];
+  if (!slot.waiting.empty()) ++waiting_plans_[key];
+  if (due) nodes_due_.insert(slot.node);
+}
+
+void GangBook::forget(const std::string& key, const PlanSlot& slot) {
+  if (!slot.pod_uid.empty()) {
+    auto it = by_uid_.find(slot.pod_uid);
+    if (it != by_uid_.end() && it->second.first == key && it->second.second == slot.rank) by_uid_.erase(it);
   }
-  if (waiting) waiting_plans_.insert(key);
-  indexed_.emplace(key, std::move(now));
+  if (!slot.holds_reservation()) return;
+  if (auto it = by_node_.find(slot.node); it != by_node_.end()) {
+    auto n = it->second.find(key);
+    if (n != it->second.end() && --n->second <= 0) it->second.erase(n);
+    if (it->second.empty()) by_node_.erase(it);
+  }
+  if (slot.waiting.empty()) return;
+  if (auto it = waiting_plans_.find(key); it != waiting_plans_.end() && --it->second <= 0)
+    waiting_plans_.erase(it);
+}
+
+void GangBook::enter(GangPlan& plan) {
+  if (!std::is_sorted(plan.slots.begin(), plan.slots.end(),
+                      [](const PlanSlot& a, const PlanSlot& b) { return a.rank < b.rank; }))
+    std::stable_sort(plan.slots.begin(), plan.slots.end(),
+                     [](const PlanSlot& a, const PlanSlot& b) { return a.rank < b.rank; });
+  for (const auto& slot : plan.slots) note(plan.key, slot, true);
+}
+
+void GangBook::leave(const GangPlan& plan) {
+  for (const auto& slot : plan.slots) forget(plan.key, slot);
 }
 
 void GangBook::reindex() {
-  indexed_.clear();
   by_uid_.clear();
   by_node_.clear();
   waiting_plans_.clear();
-  for (const auto& [key, plan] : plans_) index_plan(key);
+  for (auto& [key, plan] : plans_) enter(plan);
   all_due_ = true;  // plans read back from the state file were checked against no node yet
 }
 
-void GangBook::ensure_lookups() {
-  // load_state (plan_store.cpp) replaces plans_ whole: plans that are other objects than those
-  // indexed (or more or fewer of them) are indexed again.
-  bool current = indexed_.size() == plans_.size();
-  if (current && !plans_.empty()) {
-    auto it = indexed_.find(plans_.begin()->first);
-    current = it != indexed_.end() && it->second.plan == &plans_.begin()->second;
-  }
-  if (!current) reindex();
+PlanSlot* GangBook::slot_at(GangPlan& plan, std::int32_t rank) {
+  auto it = std::lower_bound(plan.slots.begin(), plan.slots.end(), rank,
+                             [](const PlanSlot& s, std::int32_t r) { return s.rank < r; });
+  return it != plan.slots.end() && it->rank == rank ? &*it : nullptr;
 }
 
 PlanSlot* GangBook::slot_of(const std::string& uid, GangPlan** plan) {
-  ensure_lookups();
   auto ref = by_uid_.find(uid);
   if (ref == by_uid_.end()) return nullptr;
   auto found = plans_.find(ref->second.first);
   if (found == plans_.end()) return nullptr;
-  for (auto& slot : found->second.slots) {
-    ++counters_.slots_searched;
-    if (slot.rank == ref->second.second && slot.pod_uid == uid) {
-      *plan = &found->second;
-      return &slot;
-    }
-  }
-  return nullptr;
+  ++counters_.slots_searched;
+  PlanSlot* slot = slot_at(found->second, ref->second.second);
+  if (!slot || slot->pod_uid != uid) return nullptr;
+  *plan = &found->second;
+  return slot;
 }
 
-void GangBook::set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign) {
+void GangBook::set_reservation(const GangPlan& plan, std::int32_t group, const std::string& node, int sign) {
   if (!view_.index_current()) return;  // the rebuild reserves every slot that holds a reservation
-  const int id = view_.index().find_node(slot.node);
-  if (id >= 0) (void)view_.index().add_pods(id, plan.request_of(slot).per_pod, sign);
+  const int id = view_.index().find_node(node);
+  const PodSetRequest& request = group >= 0 && static_cast<std::size_t>(group) < plan.groups.size()
+                                     ? plan.groups[static_cast<std::size_t>(group)].request
+                                     : plan.request;
+  if (id >= 0) (void)view_.index().add_pods(id, request.per_pod, sign);
 }
 
 void GangBook::reserve(const GangPlan& plan, int sign) {
   if (!view_.index_current()) return;
   for (const auto& slot : plan.slots) {
-    if (slot.holds_reservation()) set_reservation(plan, slot, sign);
+    if (slot.holds_reservation()) set_reservation(plan, slot.group, slot.node, sign);
   }
 }
 

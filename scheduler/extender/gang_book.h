@@ -156,19 +156,31 @@ class GangBook {
   void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
                       const PreemptionPlan& victims);
   void record_binding(const ViewPod& pod);
+  void bind_to(GangPlan& plan, PlanSlot& slot, const ViewPod& pod, SlotClaim claim);
   void release_slot_of(const std::string& uid, bool succeeded);
-  std::expected<PlanSlot*, Error> take_slot_of(GangPlan& plan, const nlohmann::json& pod,
-                                               std::span<const std::string_view> offered);
   // Checks the slots of plan `key` that hold a reservation and that `pick` chooses (all when empty).
   void check_plan(const std::string& key, const std::function<bool(const PlanSlot&)>& pick);
   void expire_when_due();
-  // The lookups below, kept in step with every slot transition: index_plan() after a plan's slots
-  // changed (or it went), reindex() for all plans.
-  void index_plan(const std::string& key);
+  // The slot ledger. Every transition of a slot of a held plan goes through step(): it runs the
+  // transition (gang_slot.h) and, only when it succeeds, applies what it changes beside the slot in
+  // the same place: the reservation (off the node when the slot stops holding one or moves, on the
+  // node when it starts or moves) and the lookups below (the pod uid's entry, the node's slots, the
+  // plan's waiting slots; a node where the slot newly holds a reservation is due for a check).
+  bool step(GangPlan& plan, PlanSlot& slot, const std::function<bool(PlanSlot&)>& transition);
+  // A plan comes into the book (made, made again, read back) or leaves it (expired, abandoned,
+  // dropped for a re-plan): its slots' entries go in or out; enter() also sorts its slots by rank and
+  // marks the nodes where they hold reservations due. note() enters one new slot of a held plan.
+  void enter(GangPlan& plan);
+  void leave(const GangPlan& plan);
+  void note(const std::string& key, const PlanSlot& slot, bool due);
+  void forget(const std::string& key, const PlanSlot& slot);
+  // Every plan entered again (the state file read back): every slot is due.
   void reindex();
-  void ensure_lookups();
-  // The slot a pod holds (reserved, bound or done) and its plan; null when none.
+  // The slot a pod holds (reserved, bound or done) and its plan, from the pod's uid and the slot's
+  // rank: one hash lookup and a binary search in its plan's slots; null when none.
   PlanSlot* slot_of(const std::string& uid, GangPlan** plan);
+  // The slot of `rank` in a plan (its slots are kept sorted by rank); null when none.
+  static PlanSlot* slot_at(GangPlan& plan, std::int32_t rank);
   // The plan's sub-group a pod belongs to (an index into plan.groups), or why none.
   std::expected<int, Error> group_of(const GangPlan& plan, const nlohmann::json& pod) const;
   int find_room(const GangPlan& plan, const PodSetRequest& request, int start, int limit, int exclude,
@@ -184,7 +196,7 @@ class GangBook {
   std::expected<void, Error> place_group(GangPlan& plan, std::int32_t group);
   std::expected<PlanSlot*, Error> take_group_slot(GangPlan& plan, const nlohmann::json& pod,
                                                   std::span<const std::string_view> offered);
-  void set_reservation(const GangPlan& plan, const PlanSlot& slot, int sign);
+  void set_reservation(const GangPlan& plan, std::int32_t group, const std::string& node, int sign);
   void reserve(const GangPlan& plan, int sign);
   void expire_plans();
   void mark_changed();
@@ -197,17 +209,12 @@ class GangBook {
   mutable std::mutex mu_;  // before every member the state writer reads
   std::map<std::string, GangPlan> plans_;
   BookCounters counters_;
-  // A plan's entries in the lookups, to take them out again when it changes.
-  struct Indexed {
-    const GangPlan* plan = nullptr;
-    std::vector<std::string> uids;
-    std::vector<std::pair<std::int32_t, std::string>> held;  // (rank, node) of slots holding a reservation
-  };
-  std::unordered_map<std::string, Indexed> indexed_;                              // by plan key
+  // The ledger's lookups (step, enter, leave).
   std::unordered_map<std::string, std::pair<std::string, std::int32_t>> by_uid_;  // pod uid -> (plan, rank)
   // node -> plan key -> the plan's slots there that hold a reservation.
   std::unordered_map<std::string, std::map<std::string, int>> by_node_;
-  std::set<std::string> waiting_plans_;  // plans with a slot waiting for room
+  std::map<std::string, int>
+      waiting_plans_;  // plan key -> its slots (holding a reservation) waiting for room
   // Nodes whose slots the next check_due() checks; every slot when all_due_.
   std::set<std::string> nodes_due_;
   bool all_due_ = false;

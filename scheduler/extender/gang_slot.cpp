@@ -56,9 +56,10 @@ bool reserve(PlanSlot& slot, const std::string& pod_uid, SlotClaim claim) {
   return true;
 }
 
-bool bind(PlanSlot& slot, const std::string& pod_uid, const std::string& node) {
+bool bind(PlanSlot& slot, const std::string& pod_uid, const std::string& node, SlotClaim claim) {
   if (slot.state != SlotState::kReserved && slot.state != SlotState::kPlanned) return false;
   if (slot.state == SlotState::kReserved && slot.pod_uid != pod_uid) return false;
+  if (slot.state == SlotState::kPlanned) slot.claim = claim;
   slot.state = SlotState::kBound;
   slot.pod_uid = pod_uid;
   slot.node = node;
@@ -81,6 +82,14 @@ bool complete(PlanSlot& slot) {
   return true;
 }
 
+bool reopen(PlanSlot& slot) {
+  if (slot.state != SlotState::kDone) return false;
+  slot.state = SlotState::kPlanned;
+  slot.pod_uid.clear();
+  slot.claim = SlotClaim::kNone;
+  return true;
+}
+
 bool move(PlanSlot& slot, const std::string& node, std::vector<std::string> domain_path) {
   if (!slot.holds_reservation()) return false;
   slot.node = node;
@@ -93,6 +102,20 @@ bool wait(PlanSlot& slot, std::string why) {
   if (!slot.holds_reservation()) return false;
   slot.waiting = std::move(why);
   return true;
+}
+
+bool restore(PlanSlot& slot, SlotState state, const std::string& pod_uid, SlotClaim claim) {
+  switch (state) {
+    case SlotState::kPlanned:
+      return true;
+    case SlotState::kReserved:
+      return !pod_uid.empty() && reserve(slot, pod_uid, claim);
+    case SlotState::kBound:
+      return !pod_uid.empty() && scheduler::bind(slot, pod_uid, slot.node, claim);
+    case SlotState::kDone:
+      return scheduler::bind(slot, pod_uid, slot.node, claim) && complete(slot);
+  }
+  return false;
 }
 
 }  // namespace hypertopo::scheduler

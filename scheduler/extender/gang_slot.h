@@ -21,6 +21,8 @@
 //               that replaces it (same rank; Job, JobSet, PyTorchJob and
 //               LeaderWorkerSet restarts keep the index)
 //   kBound      the pod succeeded                                        kDone       complete()
+//   kDone       a pod of the slot's rank filters again (a Job whose      kPlanned    reopen()
+//               success policy restarted the rank)
 //   kPlanned,   the slot's node is gone, NotReady, unschedulable,       same state  move()
 //   kReserved   tainted against the pod or no longer selected: the slot  (new node)
 //               moves to a node with room inside the innermost
@@ -32,8 +34,11 @@
 //
 // A bound slot whose node fails keeps its state: the pod is still there until the node lifecycle
 // controller (or a person) deletes it, and then release() and move() take over.
-// The GangBook (gang_book.h) applies each transition's effect on the TopologyIndex: a slot in kPlanned or
-// kReserved holds a reservation of the plan's per-pod request on its node, kBound and kDone hold none.
+// Each transition's effect on the TopologyIndex follows from the states and nodes before and after it
+// (holds_reservation): a slot in kPlanned or kReserved holds a reservation of the plan's per-pod
+// request on its node, kBound and kDone hold none. The GangBook's ledger (gang_book.h) runs every
+// transition through one function that applies that delta and its lookups with the state change.
+// A slot read back from the state file reaches its saved state through the same table (restore()).
 //
 //   PlanSlot slot{.rank = 3, .node = "n-1"};
 //   reserve(slot, "uid-7", SlotClaim::kPodIndex);     // kPlanned -> kReserved
@@ -135,10 +140,17 @@ struct GangPlan {
 // The transitions. Each returns false (and changes nothing) when the slot is not in a state the
 // transition starts from.
 bool reserve(PlanSlot& slot, const std::string& pod_uid, SlotClaim claim);
-bool bind(PlanSlot& slot, const std::string& pod_uid, const std::string& node);
+// From kPlanned the slot takes `claim` (how the bound pod came to it); from kReserved it keeps its own.
+bool bind(PlanSlot& slot, const std::string& pod_uid, const std::string& node,
+          SlotClaim claim = SlotClaim::kNone);
 bool release(PlanSlot& slot);
 bool complete(PlanSlot& slot);
+bool reopen(PlanSlot& slot);
 bool move(PlanSlot& slot, const std::string& node, std::vector<std::string> domain_path);
 bool wait(PlanSlot& slot, std::string why);
+// A new kPlanned slot walked through the table to `state` (a slot read back from the state file):
+// kReserved by reserve(), kBound by bind(), kDone by bind() and complete(). False when kReserved or
+// kBound is asked with an empty `pod_uid` (the slot stays kPlanned).
+bool restore(PlanSlot& slot, SlotState state, const std::string& pod_uid, SlotClaim claim);
 
 }  // namespace hypertopo::scheduler

@@ -421,20 +421,20 @@ std::expected<void, Error> GangBook::load_state() {
           PlanSlot slot;
           slot.rank = s.value("rank", 0);
           slot.node = str_at(s, "node");
-          slot.pod_uid = str_at(s, "podUID");
-          if (auto state = slot_state_from(str_at(s, "state"))) {
-            slot.state = *state;
-          } else {  // files written before slots had states
-            slot.state = s.value("bound", false) ? SlotState::kBound
-                         : slot.pod_uid.empty()  ? SlotState::kPlanned
-                                                 : SlotState::kReserved;
+          const std::string uid = str_at(s, "podUID");
+          std::optional<SlotState> state = slot_state_from(str_at(s, "state"));
+          if (!state) {  // files written before slots had states
+            state = s.value("bound", false) ? SlotState::kBound
+                    : uid.empty()           ? SlotState::kPlanned
+                                            : SlotState::kReserved;
           }
-          if ((slot.state == SlotState::kReserved || slot.state == SlotState::kBound) && slot.pod_uid.empty())
-            slot.state = SlotState::kPlanned;
           const std::string claim = str_at(s, "takenBy");
-          slot.claim = claim == "podIndex"       ? SlotClaim::kPodIndex
-                       : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
-                                                 : SlotClaim::kNone;
+          // The saved state is reached through the slot table; a reserved or bound one that names no
+          // pod stays planned.
+          (void)restore(slot, *state, uid,
+                        claim == "podIndex"       ? SlotClaim::kPodIndex
+                        : claim == "arrivalOrder" ? SlotClaim::kArrivalOrder
+                                                  : SlotClaim::kNone);
           slot.releases = s.value("releases", 0);
           slot.group = s.value("group", -1);
           if (slot.group >= static_cast<std::int32_t>(plan.groups.size()) || slot.group < -1) {
@@ -474,6 +474,7 @@ std::expected<void, Error> GangBook::load_state() {
     for (const auto& [key, plan] : plans_) reserve(plan, -1);
     plans_ = std::move(*loaded);
     for (const auto& [key, plan] : plans_) reserve(plan, +1);
+    reindex();  // the ledger holds the plans read, every slot checked on the next call
   }
   // A file from before the state kept only the annotations it reads: written again without the rest.
   if (dropped_annotations) mark_changed();

@@ -415,6 +415,82 @@ TEST_F(ServiceEventsTest, APodsSlotIsFoundByItsUidWithoutReadingOtherPlans) {
   EXPECT_LE(service_.counters().book.slots_searched - release_before.book.slots_searched, 2);
 }
 
+// A normal pod of 8 GPUs passes the filter on `node` alone.
+bool normal_pod_fits(ExtenderService& service, const std::string& node, const std::string& uid) {
+  auto r = service.filter(testing::args_by_name(pod_object(uid, uid, "8"), {node}));
+  return r.has_value() && (*r)["nodenames"].size() == 1;
+}
+
+TEST_F(ServiceEventsTest, ARankThatRunsAgainAfterItSucceededHoldsItsNodeAgain) {
+  const std::string node = admitted(gang_pod(0, 0));
+  ASSERT_FALSE(node.empty());
+  ASSERT_FALSE(admitted(gang_pod(0, 1)).empty());
+  ASSERT_TRUE(service_.upsert_pod(testing::bound(gang_pod(0, 0), node)).has_value());
+  EXPECT_FALSE(normal_pod_fits(service_, node, "web-0")) << "the bound rank's pod counts";
+  json done = testing::bound(gang_pod(0, 0), node);
+  done["status"]["phase"] = "Succeeded";
+  ASSERT_TRUE(service_.upsert_pod(done).has_value());
+  EXPECT_TRUE(normal_pod_fits(service_, node, "web-1")) << "a done slot holds nothing";
+  // Rank 0 again (a Job's success policy restarted it): done -> planned -> reserved, on its node.
+  json again = gang_pod(0, 0);
+  again["metadata"]["uid"] = "u-g0-0-again";
+  again["metadata"]["name"] = "g0-0-again";
+  EXPECT_EQ(admitted(again), node);
+  EXPECT_FALSE(normal_pod_fits(service_, node, "web-2")) << "the slot holds its reservation again";
+  bool seen = false;
+  const json plans = service_.plans();
+  for (const auto& g : plans["gangs"]) {
+    for (const auto& s : g["slots"]) {
+      if (s["rank"] != 0) continue;
+      seen = true;
+      EXPECT_EQ(s["state"], "reserved");
+      EXPECT_EQ(s["podUID"], "u-g0-0-again");
+    }
+  }
+  EXPECT_TRUE(seen);
+  // The pod that went before is no slot's any more: its deletion releases nothing.
+  const auto before = service_.counters();
+  service_.remove_pod(done);
+  EXPECT_EQ(service_.counters().book.slots_released, before.book.slots_released);
+}
+
+TEST_F(ServiceEventsTest, PlansReadBackFromTheStateFileFindTheirPodsByUid) {
+  testing::TempDir dir;
+  const auto state = dir.path() / "state.json";
+  std::string node;
+  {
+    ExtenderService first{
+        ExtenderOptions{.plan_ttl = std::chrono::seconds(60), .state_file = state, .clock = clock_}};
+    ASSERT_TRUE(first.set_hypernodes(cluster_.hypernodes).has_value());
+    ASSERT_TRUE(first.set_nodes(cluster_.nodes).has_value());
+    ASSERT_TRUE(first.set_pods({}).has_value());
+    auto r = first.filter(testing::args_by_name(gang_pod(3, 0), cluster_.node_names));
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ((*r)["nodenames"].size(), 1u);
+    node = (*r)["nodenames"][0].get<std::string>();
+    ASSERT_TRUE(first.filter(testing::args_by_name(gang_pod(3, 1), cluster_.node_names)).has_value());
+    first.flush_state();
+  }
+  ExtenderService second{
+      ExtenderOptions{.plan_ttl = std::chrono::seconds(60), .state_file = state, .clock = clock_}};
+  ASSERT_TRUE(second.set_hypernodes(cluster_.hypernodes).has_value());
+  ASSERT_TRUE(second.set_nodes(cluster_.nodes).has_value());
+  ASSERT_TRUE(second.load_state().has_value());
+  ASSERT_TRUE(second.set_pods({}).has_value());
+  EXPECT_FALSE(normal_pod_fits(second, node, "web-0")) << "the reserved slot read back holds its node";
+  const auto before = second.counters();
+  ASSERT_TRUE(second.upsert_pod(testing::bound(gang_pod(3, 0), node)).has_value());
+  const auto after = second.counters();
+  EXPECT_EQ(after.book.slots_searched - before.book.slots_searched, 1);
+  EXPECT_EQ(second.plans()["gangs"][0]["slots"][0]["state"], "bound");
+  second.remove_pod(testing::bound(gang_pod(3, 0), node));
+  EXPECT_EQ(second.counters().book.slots_released, after.book.slots_released + 1);
+  // Rank 1 still holds its slot: the plan stays, rank 0's slot waits for its replacement.
+  EXPECT_EQ(second.plans()["gangs"][0]["slots"][0]["state"], "planned");
+  EXPECT_EQ(second.plans()["gangs"][0]["slots"][1]["state"], "reserved");
+  EXPECT_FALSE(normal_pod_fits(second, node, "web-1")) << "the released slot holds its node again";
+}
+
 TEST_F(ServiceEventsTest, AnIdlePlanExpiresOnALaterCallWithoutAnExplicitCheck) {
   ASSERT_FALSE(admitted(gang_pod(0, 0)).empty());
   clock_->sleep_for(std::chrono::seconds(61));
