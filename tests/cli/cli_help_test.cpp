@@ -21,14 +21,14 @@
 namespace hypertopo::testing {
 namespace {
 
-struct Result {
+struct HelpResult {
   int code = -1;
   std::string out;  // stdout and stderr
 };
 
-Result hypertopo(const std::string& args) {
+HelpResult run_help(const std::string& args) {
   const std::string command = std::string(HT_HYPERTOPO_BINARY) + " " + args + " 2>&1";
-  Result r;
+  HelpResult r;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;
   char buf[4096];
@@ -57,7 +57,7 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
 }
 
 TEST(Help, PlaceNamesEveryJobKindAndItsDefaults) {
-  const Result r = hypertopo("place --help");
+  const HelpResult r = run_help("place --help");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* kind :
        {"Volcano Job", "batch/v1 Job", "JobSet", "KaiwoJob", "PodGroup", "PlacementRequest"})
@@ -72,14 +72,14 @@ TEST(Help, ExtenderDocumentsEveryKeyItsConfigLoaderKnows) {
   TempDir dir;
   const auto config = dir.path() / "extender.yaml";
   write_text(config, "noSuchKey: 1\n");
-  const Result refused = hypertopo("extender --config " + config.string());
+  const HelpResult refused = run_help("extender --config " + config.string());
   EXPECT_EQ(refused.code, 2) << refused.out;
   const std::string marker = "unknown key (known: ";
   const auto at = refused.out.find(marker);
   ASSERT_NE(at, std::string::npos) << refused.out;
   const std::string list =
       refused.out.substr(at + marker.size(), refused.out.find(')', at) - at - marker.size());
-  const Result help = hypertopo("extender --help");
+  const HelpResult help = run_help("extender --help");
   ASSERT_EQ(help.code, 0);
   std::stringstream keys(list);
   std::size_t documented = 0;
@@ -105,13 +105,13 @@ TEST(Help, ApplyHoldsDeletionsAtTheAgentsShare) {
   const std::string agent_share =
       text.str().substr(at + key.size(), text.str().find('\n', at) - at - key.size());
   EXPECT_EQ(agent_share, "0.3");
-  const Result r = hypertopo("apply --help");
+  const HelpResult r = run_help("apply --help");
   EXPECT_NE(r.out.find("--max-delete-fraction FLOAT:FLOAT in [0 - 1]=" + agent_share), std::string::npos)
       << r.out;
 }
 
 TEST(Messages, ASourceErrorCarriesItsSourceOnce) {
-  const Result r = hypertopo("discover --source ibnetdisc-cache:/nonexistent/cache.db");
+  const HelpResult r = run_help("discover --source ibnetdisc-cache:/nonexistent/cache.db");
   EXPECT_NE(r.code, 0);
   EXPECT_EQ(occurrences(r.out, "source ibnetdisc-cache:/nonexistent/cache.db"), 1u) << r.out;
   EXPECT_NE(r.out.find("hypertopo discover: error: source ibnetdisc-cache:/nonexistent/cache.db: "),
@@ -132,14 +132,14 @@ TEST(Messages, CountsAreSingularForOne) {
   write_text(dir.path() / "two.json", R"({"apiVersion":"v1","kind":"List","items":[)" + node("n1", "r1") +
                                           "," + node("n2", "r1") + "," + node("n3", "r2") + "]}");
   const std::string labels = (dir.path() / "labels.yaml").string();
-  Result r =
-      hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "one.json").string());
+  HelpResult r =
+      run_help("discover --source labels:" + labels + " --nodes " + (dir.path() / "one.json").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("): 1 HyperNode, 1 node, 1 tier\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("labels.yaml: 1 topology type, 1 HyperNode from the labels of 1 node\n"),
             std::string::npos)
       << r.out;
-  r = hypertopo("discover --source labels:" + labels + " --nodes " + (dir.path() / "two.json").string());
+  r = run_help("discover --source labels:" + labels + " --nodes " + (dir.path() / "two.json").string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("): 2 HyperNodes, 3 nodes, 1 tier\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("labels.yaml: 1 topology type, 2 HyperNodes from the labels of 3 nodes\n"),
@@ -148,7 +148,7 @@ TEST(Messages, CountsAreSingularForOne) {
 }
 
 TEST(Version, NamesTheVersionTheCommitAndTheBuildDay) {
-  const Result r = hypertopo("--version");
+  const HelpResult r = run_help("--version");
   ASSERT_EQ(r.code, 0) << r.out;
   // The version is the project's (CMakeLists.txt), the commit a 12-digit hash (or "unknown" outside
   // a checkout), the day the build ran.
@@ -189,11 +189,11 @@ TEST(Version, TheCommitComesFromTheEnvironmentWhereThereIsNoCheckout) {
 
 // The script is bash's own completion function; run it as bash does, on the words typed so far.
 std::string complete(const std::string& script, const std::string& words, int cword) {
-  const Result r = [&] {
+  const HelpResult r = [&] {
     const std::string command = "bash --norc -c 'source " + script + "; COMP_WORDS=(" + words +
                                 "); COMP_CWORD=" + std::to_string(cword) +
                                 "; _hypertopo; printf \"%s\\n\" \"${COMPREPLY[@]}\"' 2>&1";
-    Result out;
+    HelpResult out;
     FILE* pipe = popen(command.c_str(), "r");
     char buf[4096];
     for (std::size_t n; pipe != nullptr && (n = fread(buf, 1, sizeof buf, pipe)) > 0;) out.out.append(buf, n);
@@ -206,7 +206,7 @@ std::string complete(const std::string& script, const std::string& words, int cw
 TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
   TempDir dir;
   const auto script = dir.path() / "hypertopo.bash";
-  const Result r = hypertopo("completion bash");
+  const HelpResult r = run_help("completion bash");
   ASSERT_EQ(r.code, 0) << r.out;
   write_text(script, r.out);
   EXPECT_EQ(complete(script.string(), "hypertopo pla", 1), "place\n");
@@ -221,12 +221,12 @@ TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
   EXPECT_EQ(complete(script.string(), "hypertopo place --nodes " + (dir.path() / "nodes-").string(), 3),
             (dir.path() / "nodes-a.json").string() + "\n");
   // zsh gets the same function through bashcompinit.
-  const Result zsh = hypertopo("completion zsh");
+  const HelpResult zsh = run_help("completion zsh");
   ASSERT_EQ(zsh.code, 0);
   EXPECT_TRUE(zsh.out.starts_with("# hypertopo completion for zsh")) << zsh.out;
   EXPECT_NE(zsh.out.find("autoload -U +X bashcompinit && bashcompinit\n"), std::string::npos);
   EXPECT_NE(zsh.out.find(r.out), std::string::npos);
-  EXPECT_EQ(hypertopo("completion fish").code, 2);
+  EXPECT_EQ(run_help("completion fish").code, 2);
 }
 
 // Values where a flag takes one of a set (output formats, --source's kinds and label presets, a
@@ -234,7 +234,7 @@ TEST(Completion, BashCompletesSubcommandsFlagsAndTheirValues) {
 TEST(Completion, ValuesForSetsFilesOnlyForFileFlags) {
   TempDir dir;
   const auto script = dir.path() / "hypertopo.bash";
-  write_text(script, hypertopo("completion bash").out);
+  write_text(script, run_help("completion bash").out);
   write_text(dir.path() / "nodes-a.json", "{}");
   const std::string file_prefix = (dir.path() / "nodes-").string();
   const std::string sources = complete(script.string(), "hypertopo discover --source \"\"", 3);

@@ -24,8 +24,8 @@ json node(const std::string& name) {
             {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
 }
 
-json hypernode(const std::string& name, int tier, const std::string& type,
-               const std::vector<std::string>& members) {
+json health_hypernode(const std::string& name, int tier, const std::string& type,
+                      const std::vector<std::string>& members) {
   json m = json::array();
   for (const auto& x : members) m.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
   return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
@@ -93,9 +93,9 @@ class FabricHealthPlacementTest : public ::testing::Test {
   testing::CapturedRun place(const json& job, const json& pods, std::vector<std::string> extra = {}) {
     json nodes = list(json::array({node("h1"), node("h2"), node("h3"), node("h4")}));
     json hns = list(json::array(
-        {hypernode("leaf-a", 1, "Node", {"h1", "h2"}),
-         degraded(hypernode("leaf-b", 1, "Node", {"h3", "h4"}), "DegradedLinkWidth", kUplinkMessage),
-         degraded(hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"}), "DegradedLinkWidth",
+        {health_hypernode("leaf-a", 1, "Node", {"h1", "h2"}),
+         degraded(health_hypernode("leaf-b", 1, "Node", {"h3", "h4"}), "DegradedLinkWidth", kUplinkMessage),
+         degraded(health_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"}), "DegradedLinkWidth",
                   kUplinkMessage)}));
     std::vector<std::string> args{"place",
                                   "--nodes",
@@ -189,7 +189,7 @@ TEST_F(FabricHealthPlacementTest, WithExcludeAGangThatFitsOnlyInTheDegradedLeafD
 TEST_F(FabricHealthPlacementTest, ANodeWhoseOwnLinkIsDegradedIsGivenLast) {
   // One leaf of three nodes; h1's HCA link trained at 1x: the agent names it in the leaf's
   // degraded-members annotation and the leaf is FabricDegraded for that internal link.
-  json leaf = degraded(hypernode("leaf-a", 1, "Node", {"h1", "h2", "h3"}), "DegradedLinkWidth",
+  json leaf = degraded(health_hypernode("leaf-a", 1, "Node", {"h1", "h2", "h3"}), "DegradedLinkWidth",
                        "h1 mlx5_0[1] - leaf-a[1]: DegradedLinkWidth, 1x, expected 4x");
   leaf["metadata"]["annotations"] = {{"hypertopo.io/degraded-members", "h1"}};
   const std::vector<std::string> common{
@@ -241,7 +241,7 @@ TEST_F(FabricHealthPlacementTest, ABadModeIsAnInputErrorNamingTheFlagOrTheKey) {
             std::string::npos)
       << bad_key.err;
   // A condition of the wrong shape names the HyperNode and the field.
-  json hn = hypernode("leaf-a", 1, "Node", {"h1"});
+  json hn = health_hypernode("leaf-a", 1, "Node", {"h1"});
   hn["status"] = {{"conditions", {{{"type", "FabricDegraded"}, {"status", true}}}}};
   auto bad_condition = testing::run_captured(
       run_cli, {"place", "--nodes", file("n1.json", list(json::array({node("h1")}))), "--topology",
@@ -256,10 +256,11 @@ TEST_F(FabricHealthPlacementTest, ABadModeIsAnInputErrorNamingTheFlagOrTheKey) {
 // default and is never admitted under exclude, with the reason.
 TEST_F(FabricHealthPlacementTest, SimulateExcludesTheDegradedLeafAndSaysWhy) {
   json nodes = list(json::array({node("h1"), node("h2"), node("h3"), node("h4"), node("h5")}));
-  json hns = list(json::array({hypernode("leaf-a", 1, "Node", {"h1", "h2"}),
-                               degraded(hypernode("leaf-b", 1, "Node", {"h3", "h4", "h5"}), "MissingUplinks",
-                                        "leaf-b - spine: MissingUplinks, 1 uplink, expected 2 uplinks"),
-                               hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
+  json hns =
+      list(json::array({health_hypernode("leaf-a", 1, "Node", {"h1", "h2"}),
+                        degraded(health_hypernode("leaf-b", 1, "Node", {"h3", "h4", "h5"}), "MissingUplinks",
+                                 "leaf-b - spine: MissingUplinks, 1 uplink, expected 2 uplinks"),
+                        health_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})}));
   auto event = [](int time, const std::string& id, int pods) {
     return json{{"time", time}, {"job", id}, {"duration", 100}, {"arrive", gang(pods)}}.dump() + "\n";
   };

@@ -29,7 +29,7 @@ namespace {
 using hypertopo::testing::TempDir;
 using hypertopo::testing::write_text;
 
-hypertopo::testing::CapturedRun run(std::vector<std::string> args) {
+hypertopo::testing::CapturedRun run_hostile(std::vector<std::string> args) {
   return hypertopo::testing::run_captured(run_cli, std::move(args));
 }
 
@@ -89,7 +89,8 @@ TEST(HostilePatterns, DiscoverWithHostilePatternsAndDescriptions) {
   write_text(config,
              "hostDescriptionPattern: '^(\\S+) '\n"
              "excludedSwitchPatterns: ['^l+$', '^((a+)+)$']\n");
-  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--config", config.string()});
+  auto r =
+      run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string(), "--config", config.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "3 node description(s) longer than InfiniBand's 64 bytes")) << r.err;
   EXPECT_TRUE(contains(r.err, "1 switch(es) excluded by name pattern")) << r.err;
@@ -102,7 +103,7 @@ TEST(HostilePatterns, InvalidRe2SyntaxNamesTheFileAndKey) {
   TempDir dir;
   const auto config = dir.path() / "agent.yaml";
   write_text(config, "sources:\n  - kind: demo\nexcludedSwitchPatterns: ['ok', '(a)\\1']\n");
-  auto r = run({"agent", "--config", config.string(), "--check"});
+  auto r = run_hostile({"agent", "--config", config.string(), "--check"});
   EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, config.string())) << r.err;
   EXPECT_TRUE(contains(r.err, "excludedSwitchPatterns[1] '(a)\\1': not a valid RE2")) << r.err;
@@ -110,7 +111,7 @@ TEST(HostilePatterns, InvalidRe2SyntaxNamesTheFileAndKey) {
 
   const auto builder = dir.path() / "discover.yaml";
   write_text(builder, "hostDescriptionPattern: '^(?<host>\\S+)(?=\\s)'\n");
-  auto d = run({"discover", "--source", "demo", "--config", builder.string()});
+  auto d = run_hostile({"discover", "--source", "demo", "--config", builder.string()});
   EXPECT_EQ(d.code, 2);
   EXPECT_TRUE(contains(d.err, builder.string() + ": hostDescriptionPattern: ")) << d.err;
   EXPECT_EQ(count_lines(d.err), 1u) << d.err;
@@ -212,8 +213,8 @@ TEST(HostileYaml, CommandsRefuseTheLoopingInputsQuickly) {
   for (const std::string text : {"\"a\",\n", "!t,\n", "! |\n?\n"}) {
     const auto job = (dir.path() / "job.yaml").string();
     write_text(job, text);
-    auto p = run({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
-                  "examples/simulate/hypernodes.json", "--job", job});
+    auto p = run_hostile({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
+                          "examples/simulate/hypernodes.json", "--job", job});
     EXPECT_NE(p.code, 0) << text;
     EXPECT_TRUE(contains(p.err, job + ":")) << p.err;
     EXPECT_TRUE(contains(p.err, "not valid YAML: ")) << p.err;
@@ -221,7 +222,7 @@ TEST(HostileYaml, CommandsRefuseTheLoopingInputsQuickly) {
 
     const auto agent = (dir.path() / "agent.yaml").string();
     write_text(agent, "sources:\n  - kind: demo\n---\n" + text);
-    auto a = run({"agent", "--config", agent, "--check"});
+    auto a = run_hostile({"agent", "--config", agent, "--check"});
     EXPECT_NE(a.code, 0) << text;
     EXPECT_TRUE(contains(a.err, agent + ":")) << a.err;
     EXPECT_TRUE(contains(a.err, "not valid YAML: ")) << a.err;
@@ -234,7 +235,7 @@ TEST(HostileYaml, EveryYamlInputRefusesTheBomb) {
   const auto bomb = (dir.path() / "bomb.yaml").string();
   write_text(bomb, alias_bomb());
   auto expect_refused = [&](std::vector<std::string> args) {
-    auto r = run(args);
+    auto r = run_hostile(args);
     EXPECT_NE(r.code, 0) << args[0];
     EXPECT_TRUE(contains(r.err, bomb + ":")) << args[0] << ": " << r.err;
     EXPECT_TRUE(contains(r.err, "aliases expanded; refused")) << args[0] << ": " << r.err;
@@ -255,7 +256,7 @@ TEST(HostileYaml, EveryYamlInputRefusesTheBomb) {
   std::istringstream lines(alias_bomb());
   for (std::string line; std::getline(lines, line);) inline_bomb += "      " + line + "\n";
   write_text(agent, inline_bomb);
-  auto r = run({"agent", "--config", agent, "--check"});
+  auto r = run_hostile({"agent", "--config", agent, "--check"});
   EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, agent + ":")) << r.err;
   EXPECT_TRUE(contains(r.err, "aliases expanded; refused")) << r.err;
@@ -264,7 +265,7 @@ TEST(HostileYaml, EveryYamlInputRefusesTheBomb) {
   const auto reports = dir.path() / "reports";
   std::filesystem::create_directories(reports);
   write_text(reports / "node-1.yaml", alias_bomb());
-  auto d = run({"discover", "--source", "reports:" + reports.string()});
+  auto d = run_hostile({"discover", "--source", "reports:" + reports.string()});
   EXPECT_NE(d.code, 0);
   EXPECT_TRUE(contains(d.err, "node-1.yaml")) << d.err;
   EXPECT_TRUE(contains(d.err, "aliases expanded; refused")) << d.err;
@@ -276,15 +277,15 @@ TEST(HostileJson, ADeepTraceLineIsAnErrorWithFileAndLine) {
   TempDir dir;
   const auto trace = (dir.path() / "jobs.jsonl").string();
   write_text(trace, "\n" + std::string(100'000, '[') + "\n");
-  auto r = run({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
-                "examples/simulate/hypernodes.json", "--trace", trace});
+  auto r = run_hostile({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+                        "examples/simulate/hypernodes.json", "--trace", trace});
   EXPECT_NE(r.code, 0);
   EXPECT_TRUE(contains(r.err, trace + ":2: nested deeper than 128 levels")) << r.err;
 
   const auto job = (dir.path() / "job.json").string();
   write_text(job, std::string(100'000, '[') + std::string(100'000, ']'));
-  auto p = run({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
-                "examples/simulate/hypernodes.json", "--job", job});
+  auto p = run_hostile({"place", "--nodes", "examples/simulate/nodes.json", "--topology",
+                        "examples/simulate/hypernodes.json", "--job", job});
   EXPECT_NE(p.code, 0);
   EXPECT_TRUE(contains(p.err, job + ": nested deeper than 128 levels")) << p.err;
 }
@@ -306,7 +307,9 @@ TEST(HostileJson, ClusterFilesSimdjsonRefusesAreOneErrorOrPlaceAsBefore) {
            R"(}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110",
            "nvidia.com/gpu": "8"}}}]})";
   };
-  auto place = [&] { return run({"place", "--nodes", nodes, "--topology", hypernodes, "--job", job}); };
+  auto place = [&] {
+    return run_hostile({"place", "--nodes", nodes, "--topology", hypernodes, "--job", job});
+  };
   for (const auto& [label, message] : std::vector<std::pair<std::string, std::string>>{
            {"\"r\xff\"", nodes + ": not valid JSON: "},
            {std::string(300, '[') + std::string(300, ']'), nodes + ": nested deeper than 128 levels"},
@@ -365,7 +368,7 @@ TEST(HostileFiles, DevZeroFifosAndHugeFilesAreOneErrorEach) {
        "UFM token: " + (credentials / "token").string() + ": is a character device"},
   };
   for (const auto& c : cases) {
-    auto r = run(c.args);
+    auto r = run_hostile(c.args);
     EXPECT_NE(r.code, 0) << c.args[1] << " " << c.args.back();
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
     EXPECT_EQ(count_lines(r.err), 1u) << r.err;
@@ -391,7 +394,7 @@ TEST(HostileFiles, AFifoAsSysfsNodeDescDoesNotHangTheProbe) {
   hypertopo::testing::write_fake_hca(root.path(), hca);
   const auto desc = root.path() / "sys/class/infiniband/mlx5_0/node_desc";
   ASSERT_EQ(::mkfifo(desc.c_str(), 0600), 0);
-  auto r = run(
+  auto r = run_hostile(
       {"probe", "--source", "ib-local", "--root", root.path().string(), "--node-name", "n1", "-o", "json"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "node_desc: is a FIFO, not a regular file")) << r.err;
@@ -408,7 +411,7 @@ TEST(HostileText, NonUtf8NodeDescriptionsAndConfigsStillGiveJson) {
       .node_desc = "dgx-01 \xff\xfe mlx5_0",
       .ports = {hypertopo::testing::FakePort{.gid0 = "fe80:0000:0000:0000:a088:c203:00a1:b000"}}};
   hypertopo::testing::write_fake_hca(root.path(), hca);
-  auto probe = run(
+  auto probe = run_hostile(
       {"probe", "--source", "ib-local", "--root", root.path().string(), "--node-name", "n1", "-o", "json"});
   ASSERT_EQ(probe.code, 0) << probe.err;
   EXPECT_TRUE(contains(probe.out, "dgx-01 \xEF\xBF\xBD\xEF\xBF\xBD mlx5_0")) << probe.out;
@@ -417,7 +420,7 @@ TEST(HostileText, NonUtf8NodeDescriptionsAndConfigsStillGiveJson) {
   TempDir dir;
   const auto capture = dir.path() / "fabric.out";
   write_text(capture, two_switch_capture("leaf-\xe9", "spine", "host-c mlx5_0"));
-  auto d = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "-o", "json"});
+  auto d = run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string(), "-o", "json"});
   ASSERT_EQ(d.code, 0) << d.err;
   auto list = nlohmann::json::parse(d.out, nullptr, false);
   ASSERT_FALSE(list.is_discarded()) << d.out;
@@ -425,8 +428,8 @@ TEST(HostileText, NonUtf8NodeDescriptionsAndConfigsStillGiveJson) {
   // ASCII is refused at load, naming the file and the key, not replaced.
   const auto config = dir.path() / "discover.yaml";
   write_text(config, "tierNames: [\"r\xe9seau\", spine]\n");
-  auto bad = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--config", config.string(),
-                  "-o", "json"});
+  auto bad = run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string(), "--config",
+                          config.string(), "-o", "json"});
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find(config.string() + ": tierNames[0]:"), std::string::npos) << bad.err;
 }
@@ -459,8 +462,8 @@ TEST(HostileText, NonUtf8NamesInPlaceAndSimulateStillGiveJson) {
   const std::string topology_file = (dir.path() / "hypernodes.yaml").string();
 
   for (const char* format : {"json", "yaml"}) {
-    auto p = run({"place", "--nodes", nodes_file, "--topology", topology_file, "--job",
-                  (dir.path() / "job.json").string(), "-o", format});
+    auto p = run_hostile({"place", "--nodes", nodes_file, "--topology", topology_file, "--job",
+                          (dir.path() / "job.json").string(), "-o", format});
     ASSERT_EQ(p.code, 0) << format << ": " << p.err;
     if (std::string(format) == "yaml") continue;
     auto placed = nlohmann::json::parse(p.out, nullptr, false);
@@ -474,8 +477,8 @@ TEST(HostileText, NonUtf8NamesInPlaceAndSimulateStillGiveJson) {
   const std::string trace = (dir.path() / "jobs-\xfe.jsonl").string();
   write_text(trace, R"({"time": 0, "job": "two", "duration": 60, "arrive": )" +
                         nlohmann::json::parse(request).dump() + "}\n");
-  auto s =
-      run({"simulate", "--nodes", nodes_file, "--topology", topology_file, "--trace", trace, "-o", "json"});
+  auto s = run_hostile(
+      {"simulate", "--nodes", nodes_file, "--topology", topology_file, "--trace", trace, "-o", "json"});
   ASSERT_EQ(s.code, 0) << s.err;
   auto report = nlohmann::json::parse(s.out, nullptr, false);
   ASSERT_FALSE(report.is_discarded()) << s.out;
@@ -501,7 +504,7 @@ TEST(HostileText, WrongTypesInAConfigNameTheFileAndKey) {
   };
   for (const auto& [text, message] : cases) {
     write_text(config, text);
-    auto r = run({"discover", "--source", "demo", "--config", config});
+    auto r = run_hostile({"discover", "--source", "demo", "--config", config});
     EXPECT_EQ(r.code, 2) << text;
     EXPECT_TRUE(contains(r.err, message)) << text << r.err;
     EXPECT_EQ(count_lines(r.err), 1u) << r.err;
@@ -515,7 +518,7 @@ TEST(HostileCapture, ATruncatedCaptureFailsNamingTheMissingSwitch) {
   const auto capture = dir.path() / "cut.out";
   std::string whole = two_switch_capture("leaf", "spine", "host-c mlx5_0");
   write_text(capture, whole.substr(0, whole.find("\n\n")));  // the spine's block never came
-  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string()});
+  auto r = run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string()});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(
       contains(r.err, capture.string() + ":2: 1 switch(es) are named by port lines but never described"))
@@ -543,7 +546,7 @@ TEST(HostileCapture, ConflictsFailAndRepeatsWarnOnce) {
   };
   for (const auto& c : cases) {
     write_text(capture, c.text);
-    auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string()});
+    auto r = run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string()});
     EXPECT_EQ(r.code, 2) << c.message;
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
   }
@@ -553,7 +556,7 @@ TEST(HostileCapture, ConflictsFailAndRepeatsWarnOnce) {
   const std::string spine_block = base.substr(base.find("\n\n") + 1);
   for (int i = 0; i < 2000; ++i) repeated += "\n" + spine_block;
   write_text(capture, repeated);
-  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string()});
+  auto r = run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string()});
   ASSERT_EQ(r.code, 0) << r.err.substr(0, 2000);
   EXPECT_TRUE(
       contains(r.err, "appears twice; the later block is merged into the first (and 1999 more like it)"))
@@ -567,7 +570,8 @@ TEST(HostileCapture, GuidMapAndAnnotationConflicts) {
   write_text(capture, two_switch_capture("leaf", "spine", "host-c mlx5_0"));
   const auto map = dir.path() / "guids.txt";
   write_text(map, "0x0000000000000101 node-a\n0x0000000000000201 node-b\n0x101 node-c\n");
-  auto r = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--guid-map", map.string()});
+  auto r =
+      run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string(), "--guid-map", map.string()});
   EXPECT_EQ(r.code, 2);
   EXPECT_TRUE(
       contains(r.err, map.string() + ":3: GUID 0x101 is mapped to node-c here and to node-a on line 1"))
@@ -577,7 +581,8 @@ TEST(HostileCapture, GuidMapAndAnnotationConflicts) {
   write_text(nodes, R"({"kind":"NodeList","items":[
     {"kind":"Node","metadata":{"name":"host-a"}},
     {"kind":"Node","metadata":{"name":"host-b","annotations":{"hypertopo.io/ib-port-guids":"0xzz, 0x0000000000000201, guid"}}}]})");
-  auto n = run({"discover", "--source", "ibnetdiscover:" + capture.string(), "--nodes", nodes.string()});
+  auto n =
+      run_hostile({"discover", "--source", "ibnetdiscover:" + capture.string(), "--nodes", nodes.string()});
   EXPECT_EQ(n.code, 0) << n.err;
   EXPECT_TRUE(contains(n.err,
                        "2 entr(ies) of hypertopo.io/ib-port-guids annotations are not GUIDs and were "
@@ -606,7 +611,7 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
                                         (dir.path() / "creds").string(),
                                         "--ufm-ca",
                                         (dir.path() / "ca.pem").string()};
-  auto empty = run(ufm);
+  auto empty = run_hostile(ufm);
   EXPECT_EQ(empty.code, 3);
   EXPECT_TRUE(contains(empty.err, "resources/ports returned no ports")) << empty.err;
 
@@ -617,13 +622,13 @@ TEST(HostileUfm, AnEmptyAnswerOrAMissingPageIsAnError) {
   server.script({.status = 200, .body = R"({"total_resources": 999999999, "data": []})"});
   auto paged = ufm;
   paged.insert(paged.end(), {"--ufm-page-size", "20"});
-  auto missing = run(paged);
+  auto missing = run_hostile(paged);
   EXPECT_EQ(missing.code, 3);
   EXPECT_TRUE(contains(missing.err, "total_resources is 999999999 but the answer ends after 0 record(s)"))
       << missing.err;
 
   server.script({.status = 200, .body = "<html>maintenance</html>"});
-  auto garbage = run(ufm);
+  auto garbage = run_hostile(ufm);
   EXPECT_EQ(garbage.code, 3);
   EXPECT_TRUE(contains(garbage.err, "hypertopo discover: error: ")) << garbage.err;
   EXPECT_TRUE(contains(garbage.err, "/resources/ports: not valid JSON")) << garbage.err;
@@ -638,8 +643,8 @@ TEST(HostilePods, DiscoverDotRefusesPodsThatAreNotAPodList) {
   const auto pods = (dir.path() / "pods.txt").string();
   for (const std::string text : {"just some text\n", "[1, 2]\n", R"({"kind": "NodeList", "items": []})"}) {
     write_text(pods, text);
-    auto r =
-        run({"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", pods});
+    auto r = run_hostile(
+        {"discover", "--source", "demo", "-o", "dot", "--assume-gpus-per-node", "8", "--pods", pods});
     EXPECT_NE(r.code, 0) << text << r.out;
     // After the discovery's own warnings, one error naming the file.
     EXPECT_TRUE(contains(r.err, "error: --pods: " + pods + ":")) << r.err;
@@ -709,29 +714,32 @@ TEST(HostileLabels, KubernetesRulesForKeysValuesAndUniqueTierNames) {
   TempDir dir;
   const auto config = (dir.path() / "discover.yaml").string();
   write_text(config, "source: my source\n");
-  auto source = run({"discover", "--source", "demo", "--config", config});
+  auto source = run_hostile({"discover", "--source", "demo", "--config", config});
   EXPECT_EQ(source.code, 2);
   EXPECT_TRUE(contains(source.err, config + ": source: 'my source' is not a Kubernetes label value"))
       << source.err;
 
   write_text(config, "tierNames: [leaf, leaf]\n");
-  auto tiers = run({"discover", "--source", "demo", "--config", config});
+  auto tiers = run_hostile({"discover", "--source", "demo", "--config", config});
   EXPECT_EQ(tiers.code, 2);
   EXPECT_TRUE(contains(tiers.err, config + ": tierNames[1]: 'leaf' is named twice")) << tiers.err;
 
-  auto prefix = run({"discover", "--source", "demo", "-o", "labels", "--label-prefix", "bad prefix!/"});
+  auto prefix =
+      run_hostile({"discover", "--source", "demo", "-o", "labels", "--label-prefix", "bad prefix!/"});
   EXPECT_EQ(prefix.code, 2);
   EXPECT_TRUE(contains(prefix.err, "--label-prefix: 'bad prefix!/1' is not a Kubernetes label key"))
       << prefix.err;
 
   const auto kubeconfig = (dir.path() / "kubeconfig").string();
   write_text(kubeconfig, "");
-  auto label = run({"apply", "--source", "demo", "--kubeconfig", kubeconfig, "--source-label", "bad value!"});
+  auto label =
+      run_hostile({"apply", "--source", "demo", "--kubeconfig", kubeconfig, "--source-label", "bad value!"});
   EXPECT_EQ(label.code, 2);
   EXPECT_TRUE(contains(label.err, "--source-label: 'bad value!' is not a Kubernetes label value"))
       << label.err;
 
-  auto fine = run({"discover", "--source", "demo", "-o", "labels", "--label-prefix", "example.com/rack-"});
+  auto fine =
+      run_hostile({"discover", "--source", "demo", "-o", "labels", "--label-prefix", "example.com/rack-"});
   EXPECT_EQ(fine.code, 0) << fine.err;
   EXPECT_TRUE(contains(fine.out, "example.com/rack-1")) << fine.out;
 }
@@ -765,7 +773,7 @@ TEST_P(UnknownConfigKey, TheErrorNamesTheFileTheKeyPathAndTheKnownKeys) {
     if (auto at = a.find("@file"); at != std::string::npos) a.replace(at, 5, file);
     if (a == "@job") a = job;
   }
-  auto r = run(args);
+  auto r = run_hostile(args);
   EXPECT_NE(r.code, 0) << r.out;
   const std::string expected = file + c.where + ": " + c.key_path + ": unknown key (known: " + c.known + ")";
   EXPECT_TRUE(contains(r.err, expected)) << "expected: " << expected << "\nstderr: " << r.err;

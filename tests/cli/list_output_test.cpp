@@ -24,9 +24,9 @@ using Captured = testing::CapturedRun;
 
 const std::string kHyperNodePrefix = "hypernode.topology.volcano.sh/";
 
-Captured run(std::vector<std::string> args) { return testing::run_captured(run_cli, std::move(args)); }
+Captured run_list(std::vector<std::string> args) { return testing::run_captured(run_cli, std::move(args)); }
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> output_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -35,7 +35,7 @@ std::vector<std::string> lines_of(const std::string& text) {
 
 // A kubectl table: each row by its header, cells split at runs of spaces (no cell holds one).
 std::vector<std::map<std::string, std::string>> table_of(const std::string& text) {
-  const auto lines = lines_of(text);
+  const auto lines = output_lines(text);
   std::vector<std::map<std::string, std::string>> rows;
   if (lines.empty()) return rows;
   auto cells = [](const std::string& line) {
@@ -57,7 +57,7 @@ std::vector<std::map<std::string, std::string>> table_of(const std::string& text
 
 // The columns start where the header's words start, in every row (kubectl's tabwriter layout).
 void expect_aligned(const std::string& text) {
-  const auto lines = lines_of(text);
+  const auto lines = output_lines(text);
   ASSERT_FALSE(lines.empty());
   std::vector<std::size_t> starts;
   for (std::size_t i = 0; i < lines.front().size(); ++i) {
@@ -157,7 +157,7 @@ std::vector<json> discovered_items(const std::vector<std::string>& source_args) 
   std::vector<std::string> args{"discover"};
   args.insert(args.end(), source_args.begin(), source_args.end());
   args.insert(args.end(), {"-o", "json"});
-  auto r = run(args);
+  auto r = run_list(args);
   EXPECT_EQ(r.code, 0) << r.err;
   return json::parse(r.out)["items"].get<std::vector<json>>();
 }
@@ -170,14 +170,14 @@ TEST(ListOutput, DiscoverNamePrintsOneResourceLinePerHyperNodeSortedByName) {
   std::vector<std::string> expected;
   for (const auto& h : items) expected.push_back(kHyperNodePrefix + h["metadata"]["name"].get<std::string>());
   std::ranges::sort(expected);
-  auto r = run({"discover", "--source", "demo:model", "-o", "name"});
+  auto r = run_list({"discover", "--source", "demo:model", "-o", "name"});
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(lines_of(r.out), expected) << r.out;
+  EXPECT_EQ(output_lines(r.out), expected) << r.out;
 }
 
 TEST(ListOutput, DiscoverWideIsATableOfTheHyperNodesWithGpusWhereTheyAreGiven) {
   const auto items = discovered_items({"--source", "demo:model"});
-  auto plain = run({"discover", "--source", "demo:model", "-o", "wide"});
+  auto plain = run_list({"discover", "--source", "demo:model", "-o", "wide"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   expect_hypernode_table(plain.out, items, {});
 
@@ -187,7 +187,7 @@ TEST(ListOutput, DiscoverWideIsATableOfTheHyperNodesWithGpusWhereTheyAreGiven) {
     for (const auto& m : h["spec"]["members"])
       if (m["type"] == "Node") gpus[m["selector"]["exactMatch"]["name"]] = {8, 0};
   }
-  auto wide = run({"discover", "--source", "demo:model", "--assume-gpus-per-node", "8", "-o", "wide"});
+  auto wide = run_list({"discover", "--source", "demo:model", "--assume-gpus-per-node", "8", "-o", "wide"});
   ASSERT_EQ(wide.code, 0) << wide.err;
   const auto rows = expect_hypernode_table(wide.out, items, gpus);
   for (const auto& [name, row] : rows) EXPECT_NE(row.at("HEALTH"), "<none>") << name;
@@ -197,7 +197,7 @@ TEST(ListOutput, DiscoverWideNamesTheFabricDegradedReasonOfEachDegradedHyperNode
   HT_REQUIRE_FIXTURE(capture, "ibnetdiscover/topograph-example.out");
   const std::string source = "ibnetdiscover:" + capture.string();
   const auto items = discovered_items({"--source", source});
-  auto wide = run({"discover", "--source", source, "-o", "wide"});
+  auto wide = run_list({"discover", "--source", source, "-o", "wide"});
   ASSERT_EQ(wide.code, 0) << wide.err;
   const auto rows = expect_hypernode_table(wide.out, items, {});
   std::size_t degraded = 0;
@@ -217,9 +217,9 @@ TEST(ListOutput, DiscoverWideNamesTheFabricDegradedReasonOfEachDegradedHyperNode
 
 // ---- status ----
 
-const k8s::Resource kNodes{"", "v1", "nodes", false};
-const k8s::Resource kPods{"", "v1", "pods", true};
-const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kNodesResource{"", "v1", "nodes", false};
+const k8s::Resource kPodsResource{"", "v1", "pods", true};
+const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 
 class StatusListTest : public ::testing::Test {
  protected:
@@ -233,13 +233,13 @@ class StatusListTest : public ::testing::Test {
     // Two leaves of three 8-GPU nodes under a spine; a fourth node in no HyperNode.
     for (int i = 1; i <= 7; ++i) {
       const std::string name = "gpu-" + std::to_string(i);
-      auto made = client_->create(kNodes, "",
+      auto made = client_->create(kNodesResource, "",
                                   {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}});
       ASSERT_TRUE(made.has_value());
       json node = *made;
       node["status"] = {{"allocatable", {{"nvidia.com/gpu", "8"}}},
                         {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
-      ASSERT_TRUE(client_->update_status(kNodes, "", node).has_value());
+      ASSERT_TRUE(client_->update_status(kNodesResource, "", node).has_value());
       gpus_[name] = {8, 0};
     }
     add(hypernode("leaf-west", 1, "leaf", "Node", {"gpu-1", "gpu-2", "gpu-3"}),
@@ -257,7 +257,7 @@ class StatusListTest : public ::testing::Test {
            {{"nodeName", node},
             {"containers", {{{"name", "c"}, {"resources", {{"requests", {{"nvidia.com/gpu", count}}}}}}}}}},
           {"status", {{"phase", "Running"}}}};
-      ASSERT_TRUE(client_->create(kPods, "ml", pod).has_value());
+      ASSERT_TRUE(client_->create(kPodsResource, "ml", pod).has_value());
       gpus_[node].second = count;
     }
     testing::write_text(dir_.path() / "config",
@@ -280,19 +280,19 @@ class StatusListTest : public ::testing::Test {
   }
   // Created, then its condition written through /status as the agent writes it.
   void add(json h, const json& condition) {
-    auto made = client_->create(kHyperNodes, "", h);
+    auto made = client_->create(kHyperNodesResource, "", h);
     ASSERT_TRUE(made.has_value());
     if (!condition.is_null()) {
       json with_status = *made;
       with_status["status"] = {{"conditions", {condition}}};
-      ASSERT_TRUE(client_->update_status(kHyperNodes, "", with_status).has_value());
+      ASSERT_TRUE(client_->update_status(kHyperNodesResource, "", with_status).has_value());
       h["status"] = with_status["status"];
     }
     items_.push_back(std::move(h));
   }
 
   Captured status(const std::string& format) {
-    return run({"status", "--kubeconfig", (dir_.path() / "config").string(), "-o", format});
+    return run_list({"status", "--kubeconfig", (dir_.path() / "config").string(), "-o", format});
   }
 
   testing::LoopbackApiServer server_;
@@ -309,7 +309,7 @@ TEST_F(StatusListTest, NamePrintsEveryHyperNodeOfTheClusterAsKubectlGetDoes) {
   std::ranges::sort(expected);
   auto r = status("name");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(lines_of(r.out), expected) << r.out;
+  EXPECT_EQ(output_lines(r.out), expected) << r.out;
   EXPECT_EQ(r.err, "");
 }
 
@@ -329,7 +329,7 @@ TEST_F(StatusListTest, AHyperNodeThatBreaksTheRulesIsListedByNameAndNamedOnStder
   add(hypernode("leaf-lost", 1, "leaf", "HyperNode", {"no-such-hypernode"}), json());
   auto name = status("name");
   ASSERT_EQ(name.code, 0) << name.err;
-  const auto lines = lines_of(name.out);
+  const auto lines = output_lines(name.out);
   EXPECT_NE(std::ranges::find(lines, kHyperNodePrefix + "leaf-lost"), lines.end()) << name.out;
   EXPECT_NE(name.err.find("hypertopo status: warning: leaf-lost: member HyperNode no-such-hypernode"),
             std::string::npos)
@@ -346,8 +346,8 @@ class PlaceListTest : public ::testing::Test {
  protected:
   Captured place(const std::string& job, const std::string& format) {
     const std::string src = HYPERTOPO_SOURCE_DIR;
-    return run({"place", "--nodes", src + "/examples/place/nodes.json", "--topology",
-                src + "/examples/place/hypernodes.yaml", "--job", job, "-o", format});
+    return run_list({"place", "--nodes", src + "/examples/place/nodes.json", "--topology",
+                     src + "/examples/place/hypernodes.yaml", "--job", job, "-o", format});
   }
   std::string job(const std::string& name, int replicas, int highest_tier) {
     const std::string text =
@@ -378,7 +378,7 @@ TEST_F(PlaceListTest, NamePrintsEachNodeTheGangLandsOnOnceInRankOrder) {
   ASSERT_GT(expected.size(), 1u) << answer.out;
   auto r = place(spread, "name");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(lines_of(r.out), expected) << r.out;
+  EXPECT_EQ(output_lines(r.out), expected) << r.out;
 }
 
 TEST_F(PlaceListTest, WideIsOneRowPerPodWithItsNodeAndDomainsFromTheTop) {
@@ -438,7 +438,7 @@ TEST_F(PlaceListTest, KueueDomainsWithoutANodeAreNamedOnStderrAndShownInTheTable
   auto with = [&](const std::string& format) {
     auto a = args;
     a.insert(a.end(), {"-o", format});
-    return run(a);
+    return run_list(a);
   };
   auto answer = with("json");
   ASSERT_EQ(answer.code, 0) << answer.err;
@@ -474,7 +474,7 @@ TEST(ListOutput, ABadOutputValueNamesTheSetWithNameAndWide) {
            {"discover", "--source", "demo:model", "-o", "table"},
            {"status", "--kubeconfig", "/nonexistent", "-o", "table"},
            {"place", "--job", src + "/examples/place/volcano-job.yaml", "-o", "table"}}) {
-    auto r = run(args);
+    auto r = run_list(args);
     EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
     EXPECT_NE(r.err.find("hypertopo " + args[0] + ": error: --output: table not in {"), std::string::npos)
         << r.err;

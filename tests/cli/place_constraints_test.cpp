@@ -21,8 +21,8 @@ using testing::gpu_node;
 using testing::spine_of_two_leaves;
 
 // A Volcano Job (batch.volcano.sh/v1alpha1): one task of `replicas` pods of `gpus` GPUs, hard tier 1.
-json volcano_job(int replicas, const std::string& gpus, json pod_spec_extra = json::object(),
-                 int min_available = 0) {
+json constrained_volcano_job(int replicas, const std::string& gpus, json pod_spec_extra = json::object(),
+                             int min_available = 0) {
   json spec{{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", gpus}}}}}}}}};
   for (const auto& [k, v] : pod_spec_extra.items()) spec[k] = v;
   json job{{"apiVersion", "batch.volcano.sh/v1alpha1"},
@@ -92,19 +92,21 @@ class PlaceConstraintsTest : public ::testing::Test {
 };
 
 TEST_F(PlaceConstraintsTest, RequiredAffinityExcludingTheBinpackFavouritePlacesTheGangInTheOtherLeaf) {
-  auto plain = place(volcano_job(4, "4"));
+  auto plain = place(constrained_volcano_job(4, "4"));
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_TRUE(all_in(nodes_of(plain), 'a')) << plain.out;  // the favourite
   const json not_reserved =
       json::array({{{"matchExpressions",
                      json::array({{{"key", "pool"}, {"operator", "NotIn"}, {"values", {"reserved"}}}})}}});
-  auto moved = place(volcano_job(4, "4", required(not_reserved)));
+  auto moved = place(constrained_volcano_job(4, "4", required(not_reserved)));
   ASSERT_EQ(moved.code, 0) << moved.err;
   EXPECT_TRUE(all_in(nodes_of(moved), 'b')) << moved.out;
 }
 
 TEST_F(PlaceConstraintsTest, EveryOperatorAndMatchFieldsAsKubeSchedulerReadsThem) {
-  auto lands_on = [&](const json& terms) { return nodes_of(place(volcano_job(1, "8", required(terms)))); };
+  auto lands_on = [&](const json& terms) {
+    return nodes_of(place(constrained_volcano_job(1, "8", required(terms))));
+  };
   auto expr = [](const std::string& key, const std::string& op, json values) {
     json e{{"key", key}, {"operator", op}};
     if (!values.is_null()) e["values"] = values;
@@ -114,7 +116,9 @@ TEST_F(PlaceConstraintsTest, EveryOperatorAndMatchFieldsAsKubeSchedulerReadsThem
   EXPECT_TRUE(all_in(lands_on(expr("pool", "In", {"shared"})), 'b'));
   EXPECT_TRUE(all_in(lands_on(expr("pool", "NotIn", {"shared"})), 'a'));
   EXPECT_TRUE(all_in(lands_on(expr("gpu-gen", "Exists", nullptr)), 'a'));  // every node: the favourite
-  EXPECT_TRUE(nodes_of(place(volcano_job(1, "8", required(expr("pool", "DoesNotExist", nullptr))))).empty());
+  EXPECT_TRUE(
+      nodes_of(place(constrained_volcano_job(1, "8", required(expr("pool", "DoesNotExist", nullptr)))))
+          .empty());
   const auto newer = lands_on(expr("gpu-gen", "Gt", {"8"}));
   EXPECT_TRUE(newer == std::set<std::string>{"b1"} || newer == std::set<std::string>{"b3"});
   const auto older = lands_on(expr("gpu-gen", "Lt", {"9"}));
@@ -137,9 +141,9 @@ TEST_F(PlaceConstraintsTest, EveryOperatorAndMatchFieldsAsKubeSchedulerReadsThem
   const auto both = lands_on(and_term);
   EXPECT_TRUE(both == std::set<std::string>{"b2"} || both == std::set<std::string>{"b4"});
   // An empty term matches nothing (component-helpers nodeaffinity), an unknown operator is refused.
-  auto none = place(volcano_job(1, "8", required(json::array({json::object()}))));
+  auto none = place(constrained_volcano_job(1, "8", required(json::array({json::object()}))));
   EXPECT_EQ(none.code, 1) << none.out << none.err;
-  auto bad = place(volcano_job(1, "8", required(expr("pool", "Near", {"x"}))));
+  auto bad = place(constrained_volcano_job(1, "8", required(expr("pool", "Near", {"x"}))));
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("operator must be In, NotIn, Exists, DoesNotExist, Gt or Lt, got 'Near'"),
             std::string::npos)
@@ -152,21 +156,21 @@ TEST_F(PlaceConstraintsTest, TaintsTolerationsAndCordonedNodes) {
       n["spec"]["taints"] =
           json::array({{{"key", "maintenance"}, {"value", "yes"}, {"effect", "NoSchedule"}}});
   }
-  auto tainted = place(volcano_job(4, "4"));
+  auto tainted = place(constrained_volcano_job(4, "4"));
   ASSERT_EQ(tainted.code, 0) << tainted.err;
   EXPECT_TRUE(all_in(nodes_of(tainted), 'b')) << tainted.out;
   const json tolerate{
       {"tolerations",
        json::array(
            {{{"key", "maintenance"}, {"operator", "Equal"}, {"value", "yes"}, {"effect", "NoSchedule"}}})}};
-  auto tolerated = place(volcano_job(4, "4", tolerate));
+  auto tolerated = place(constrained_volcano_job(4, "4", tolerate));
   ASSERT_EQ(tolerated.code, 0) << tolerated.err;
   EXPECT_TRUE(all_in(nodes_of(tolerated), 'a')) << tolerated.out;
   // leaf-b cordoned too: nothing fits, and the reason counts what kube-scheduler's filters exclude.
   for (auto& n : nodes_) {
     if (n["metadata"]["name"].get<std::string>()[0] == 'b') n["spec"]["unschedulable"] = true;
   }
-  auto none = place(volcano_job(4, "4"));
+  auto none = place(constrained_volcano_job(4, "4"));
   EXPECT_EQ(none.code, 1) << none.out;
   const std::string reason = json::parse(none.out)["reason"];
   EXPECT_NE(
@@ -178,9 +182,9 @@ TEST_F(PlaceConstraintsTest, TaintsTolerationsAndCordonedNodes) {
 
 TEST_F(PlaceConstraintsTest, AVolcanoJobWithMinAvailableStartsWithWhatFitsInOneLeaf) {
   // Eight 8-GPU pods do not fit in a leaf of four nodes; with minAvailable 4 the job starts with 4.
-  auto whole = place(volcano_job(8, "8"));
+  auto whole = place(constrained_volcano_job(8, "8"));
   EXPECT_EQ(whole.code, 1) << whole.out;
-  auto elastic = place(volcano_job(8, "8", json::object(), 4));
+  auto elastic = place(constrained_volcano_job(8, "8", json::object(), 4));
   ASSERT_EQ(elastic.code, 0) << elastic.out << elastic.err;
   const json ps = json::parse(elastic.out)["podSets"][0];
   EXPECT_EQ(ps["placed"], 4) << elastic.out;
@@ -190,7 +194,7 @@ TEST_F(PlaceConstraintsTest, AVolcanoJobWithMinAvailableStartsWithWhatFitsInOneL
   // A task's own minAvailable is read the same; one above the replicas is refused. Three pods fit in
   // leaf-a's three free nodes, which the binpack score prefers: Volcano picks the gang's HyperNode for
   // its minimum alone (allocate.go: the tasks stop at JobReady) and the others wait for room there.
-  json per_task = volcano_job(8, "8");
+  json per_task = constrained_volcano_job(8, "8");
   per_task["spec"]["tasks"][0]["minAvailable"] = 3;
   auto task_min = place(per_task);
   ASSERT_EQ(task_min.code, 0) << task_min.out << task_min.err;
@@ -205,7 +209,7 @@ TEST_F(PlaceConstraintsTest, AVolcanoJobWithMinAvailableStartsWithWhatFitsInOneL
 // volcano-sh/volcano pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate). `place`
 // refuses it as input (exit 2) naming the field, never "fit".
 TEST_F(PlaceConstraintsTest, AJobMinAvailableAboveItsReplicasIsRefusedAsInput) {
-  const auto run = place(volcano_job(4, "8", json::object(), 6));
+  const auto run = place(constrained_volcano_job(4, "8", json::object(), 6));
   EXPECT_EQ(run.code, 2) << run.out << run.err;
   EXPECT_NE(run.err.find("minAvailable must be from 0 to 4, got 6"), std::string::npos) << run.err;
 }
@@ -218,12 +222,13 @@ TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {
                      json::array({{{"key", "pool"}, {"operator", "In"}, {"values", {"nowhere"}}}})}}});
   const std::string trace = (dir_.path() / "jobs.jsonl").string();
   testing::write_text(
-      trace, json{{"time", 0}, {"job", "fits"}, {"duration", 10}, {"arrive", volcano_job(2, "8")}}.dump() +
+      trace, json{{"time", 0}, {"job", "fits"}, {"duration", 10}, {"arrive", constrained_volcano_job(2, "8")}}
+                     .dump() +
                  "\n" +
                  json{{"time", 0},
                       {"job", "pinned"},
                       {"duration", 10},
-                      {"arrive", volcano_job(1, "8", required(nowhere))}}
+                      {"arrive", constrained_volcano_job(1, "8", required(nowhere))}}
                      .dump() +
                  "\n");
   const json hns = spine_of_two_leaves();
@@ -240,9 +245,11 @@ TEST_F(PlaceConstraintsTest, SimulateKeepsNodeAffinityInBothPolicies) {
 TEST_F(PlaceConstraintsTest, SimulateReplaysANodeFailureFromTheTrace) {
   const std::string trace = (dir_.path() / "failures.jsonl").string();
   testing::write_text(
-      trace, json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", volcano_job(4, "8")}}.dump() +
-                 "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n" +
-                 R"({"time": 20, "node": "zz", "event": "recover"})" + "\n");
+      trace,
+      json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", constrained_volcano_job(4, "8")}}
+              .dump() +
+          "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n" +
+          R"({"time": 20, "node": "zz", "event": "recover"})" + "\n");
   const json hns = spine_of_two_leaves();
   const std::vector<std::string> args{
       "simulate", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology", file("hn.json", hns),
@@ -252,8 +259,10 @@ TEST_F(PlaceConstraintsTest, SimulateReplaysANodeFailureFromTheTrace) {
   EXPECT_NE(unknown.err.find("failures.jsonl:3: node zz is not in --nodes"), std::string::npos)
       << unknown.err;
   testing::write_text(
-      trace, json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", volcano_job(4, "8")}}.dump() +
-                 "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n");
+      trace,
+      json{{"time", 0}, {"job", "train"}, {"duration", 100}, {"arrive", constrained_volcano_job(4, "8")}}
+              .dump() +
+          "\n" + R"({"time": 10, "node": "a1", "event": "fail"})" + "\n");
   auto r = testing::run_captured(run_cli, args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("node failures / pods lost / pods replaced"), std::string::npos) << r.out;

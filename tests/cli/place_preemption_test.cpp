@@ -48,7 +48,8 @@ json priority_class(const std::string& name, int value, json extra = json::objec
 
 // A Volcano Job of `replicas` 8-GPU pods, hard inside one tier-1 domain; `template_extra` adds to
 // the task's pod spec, `job_extra` to the Job's spec.
-json volcano_job(int replicas, json template_extra = json::object(), json job_extra = json::object()) {
+json preemption_volcano_job(int replicas, json template_extra = json::object(),
+                            json job_extra = json::object()) {
   json spec{{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", "8"}}}}}}}}};
   for (const auto& [k, v] : template_extra.items()) spec[k] = v;
   json job_spec{{"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}},
@@ -116,7 +117,7 @@ const std::set<std::string> kLeafB{"b1", "b2", "b3", "b4"};
 // pods of one leaf is enough, and nothing outside it is touched.
 TEST_F(PlacePreemptionTest, AHighPriorityGangOnAFullClusterEvictsThePodsOfOneLeaf) {
   json items = full_cluster_pods({{"priority", 0}});
-  auto run = place(volcano_job(4, {{"priority", 1000}}), items);
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
   ASSERT_TRUE(result.contains("preemption")) << run.out;
@@ -146,14 +147,14 @@ TEST_F(PlacePreemptionTest, AHighPriorityGangOnAFullClusterEvictsThePodsOfOneLea
 // Every output format shows the victims and why.
 TEST_F(PlacePreemptionTest, TextAndYamlShowTheVictimsAndTheCost) {
   json items = full_cluster_pods({{"priority", 0}});
-  auto text = place(volcano_job(4, {{"priority", 1000}}), items, {"-o", "text"});
+  auto text = place(preemption_volcano_job(4, {{"priority", 1000}}), items, {"-o", "text"});
   ASSERT_EQ(text.code, 0) << text.err << text.out;
   EXPECT_EQ(text.out.rfind("fit after preempting 4 pods\n", 0), 0u) << text.out;
   EXPECT_NE(text.out.find("preemption (priority 1000): evict 4 pods in leaf-"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("  batch/low-a1  on a1  priority 0\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("  why: leaf-a (tier 1) is the cheapest of"), std::string::npos) << text.out;
-  auto yaml = place(volcano_job(4, {{"priority", 1000}}), items, {"-o", "yaml"});
+  auto yaml = place(preemption_volcano_job(4, {{"priority", 1000}}), items, {"-o", "yaml"});
   ASSERT_EQ(yaml.code, 0) << yaml.err;
   EXPECT_NE(yaml.out.find("preemption:"), std::string::npos) << yaml.out;
   EXPECT_NE(yaml.out.find("name: \"low-a1\""), std::string::npos) << yaml.out;
@@ -166,7 +167,7 @@ TEST_F(PlacePreemptionTest, PriorityClassesInThePodsListResolveTheClassNames) {
   json items = full_cluster_pods({{"priorityClassName", "batch-low"}});
   items.push_back(priority_class("batch-low", 10));
   items.push_back(priority_class("train-high", 100000));
-  auto run = place(volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}), items);
+  auto run = place(preemption_volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}), items);
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
   ASSERT_EQ(result["preemption"]["victims"].size(), 4u) << run.out;
@@ -218,7 +219,7 @@ TEST_F(PlacePreemptionTest, PriorityClassNameResolvedFromAPriorityClassesFile) {
 }
 
 TEST_F(PlacePreemptionTest, AnUnknownPriorityClassIsAnErrorNamingTheClassAndTheJob) {
-  auto run = place(volcano_job(4, json::object(), {{"priorityClassName", "no-such-class"}}),
+  auto run = place(preemption_volcano_job(4, json::object(), {{"priorityClassName", "no-such-class"}}),
                    full_cluster_pods({{"priority", 0}}));
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.err.find("priorityClassName 'no-such-class' matches no PriorityClass"), std::string::npos)
@@ -226,7 +227,7 @@ TEST_F(PlacePreemptionTest, AnUnknownPriorityClassIsAnErrorNamingTheClassAndTheJ
   EXPECT_NE(run.err.find("Volcano Job train spec"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("job.json"), std::string::npos) << run.err;
   // A --priority-classes file holding something else is refused, naming the item.
-  auto bad = place(volcano_job(4, {{"priority", 1000}}), full_cluster_pods({{"priority", 0}}),
+  auto bad = place(preemption_volcano_job(4, {{"priority", 1000}}), full_cluster_pods({{"priority", 0}}),
                    {"--priority-classes", file("classes.json", cluster_list(json::array({gpu_node("x")})))});
   EXPECT_EQ(bad.code, 2) << bad.out;
   EXPECT_NE(bad.err.find("items[0]: expected kind PriorityClass, got 'Node'"), std::string::npos) << bad.err;
@@ -234,7 +235,7 @@ TEST_F(PlacePreemptionTest, AnUnknownPriorityClassIsAnErrorNamingTheClassAndTheJ
 
 TEST_F(PlacePreemptionTest, PreemptionPolicyNeverEvictsNothing) {
   const json items = full_cluster_pods({{"priority", 0}});
-  auto run = place(volcano_job(4, {{"priority", 1000}, {"preemptionPolicy", "Never"}}), items);
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}, {"preemptionPolicy", "Never"}}), items);
   EXPECT_EQ(run.code, 1) << run.err << run.out;
   json result = parsed(run);
   EXPECT_FALSE(result.contains("preemption")) << run.out;
@@ -244,7 +245,7 @@ TEST_F(PlacePreemptionTest, PreemptionPolicyNeverEvictsNothing) {
   // The same from the PriorityClass's preemptionPolicy.
   json with_class = items;
   with_class.push_back(priority_class("no-preempt", 1000, {{"preemptionPolicy", "Never"}}));
-  run = place(volcano_job(4, {{"priorityClassName", "no-preempt"}}), with_class);
+  run = place(preemption_volcano_job(4, {{"priorityClassName", "no-preempt"}}), with_class);
   EXPECT_EQ(run.code, 1) << run.err << run.out;
   result = parsed(run);
   EXPECT_FALSE(result.contains("preemption")) << run.out;
@@ -253,7 +254,7 @@ TEST_F(PlacePreemptionTest, PreemptionPolicyNeverEvictsNothing) {
 }
 
 TEST_F(PlacePreemptionTest, EqualPriorityEvictsNothing) {
-  auto run = place(volcano_job(4, {{"priority", 1000}}), full_cluster_pods({{"priority", 1000}}));
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}}), full_cluster_pods({{"priority", 1000}}));
   EXPECT_EQ(run.code, 1) << run.err << run.out;
   const json result = parsed(run);
   EXPECT_FALSE(result.contains("preemption")) << run.out;
@@ -267,8 +268,8 @@ TEST_F(PlacePreemptionTest, EqualPriorityEvictsNothing) {
 TEST_F(PlacePreemptionTest, AGangThatFitsPreemptsNothing) {
   json items = full_cluster_pods({{"priority", 0}});
   items.erase(items.begin() + 4, items.end());  // leaf-b is empty
-  auto plain = place(volcano_job(4), items);
-  auto high = place(volcano_job(4, {{"priority", 1000}}), items);
+  auto plain = place(preemption_volcano_job(4), items);
+  auto high = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   ASSERT_EQ(high.code, 0) << high.err;
   EXPECT_FALSE(parsed(high).contains("preemption")) << high.out;
   EXPECT_EQ(high.out, plain.out);
@@ -281,7 +282,7 @@ TEST_F(PlacePreemptionTest, APodDisruptionBudgetInThePodsListMovesTheVictimsToTh
   json items = json::array();
   for (const auto& n : node_names())
     items.push_back(pod("low-" + n, n, {{"priority", 0}}, {{"app", n[0] == 'a' ? "serving" : "batch"}}));
-  auto unprotected = place(volcano_job(4, {{"priority", 1000}}), items);
+  auto unprotected = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   ASSERT_EQ(unprotected.code, 0) << unprotected.err;
   EXPECT_EQ(victim_nodes(parsed(unprotected)), kLeafA) << unprotected.out;
   items.push_back({{"apiVersion", "policy/v1"},
@@ -289,7 +290,7 @@ TEST_F(PlacePreemptionTest, APodDisruptionBudgetInThePodsListMovesTheVictimsToTh
                    {"metadata", {{"name", "serving"}, {"namespace", "batch"}}},
                    {"spec", {{"minAvailable", 4}, {"selector", {{"matchLabels", {{"app", "serving"}}}}}}},
                    {"status", {{"disruptionsAllowed", 0}}}});
-  auto run = place(volcano_job(4, {{"priority", 1000}}), items);
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
   EXPECT_EQ(victim_nodes(result), kLeafB) << run.out;
@@ -304,7 +305,7 @@ TEST_F(PlacePreemptionTest, AWholeLowerPriorityGangIsTakenBeforeSeveralAreBroken
     const std::string gang = n[0] == 'a' ? "small-" + n : "big";
     items.push_back(pod("low-" + n, n, {{"priority", 0}}, {{"scheduling.x-k8s.io/pod-group", gang}}));
   }
-  auto run = place(volcano_job(4, {{"priority", 1000}}), items);
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
   EXPECT_EQ(victim_nodes(result), kLeafB) << run.out;
@@ -315,8 +316,8 @@ TEST_F(PlacePreemptionTest, AWholeLowerPriorityGangIsTakenBeforeSeveralAreBroken
 
 // Five 8-GPU pods never fit in a leaf of four nodes: the no-fit reason adds the planner's.
 TEST_F(PlacePreemptionTest, WhenEvenPreemptionDoesNotHelpTheReasonSaysWhy) {
-  auto run =
-      place(volcano_job(5, {{"priority", 1000}}), full_cluster_pods({{"priority", 0}}), {"-o", "text"});
+  auto run = place(preemption_volcano_job(5, {{"priority", 1000}}), full_cluster_pods({{"priority", 0}}),
+                   {"-o", "text"});
   EXPECT_EQ(run.code, 1) << run.err << run.out;
   EXPECT_EQ(run.out.rfind("no fit: ", 0), 0u) << run.out;
   EXPECT_NE(
@@ -336,7 +337,7 @@ TEST_F(PlacePreemptionTest, PriorityClassesInTheNodesListCount) {
       run_cli,
       {"place", "--nodes", file("nodes.json", cluster_list(nodes)), "--topology", file("hn.json", hns),
        "--pods", file("pods.json", cluster_list(full_cluster_pods({{"priority", 0}}))), "--job",
-       file("job.json", volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}))});
+       file("job.json", preemption_volcano_job(4, json::object(), {{"priorityClassName", "train-high"}}))});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   EXPECT_EQ(parsed(run)["preemption"]["priority"], 5000);
 }
@@ -358,7 +359,7 @@ TEST_F(PlacePreemptionTest, AYamlPodsListAndASinglePriorityClassFile) {
   auto run = testing::run_captured(
       run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes)), "--topology",
                 file("hn.json", hns), "--pods", (dir_.path() / "pods.yaml").string(), "--job",
-                file("job.json", volcano_job(4, {{"priority", 1000}})), "--priority-classes",
+                file("job.json", preemption_volcano_job(4, {{"priority", 1000}})), "--priority-classes",
                 file("low.json", priority_class("low", -5))});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   const json result = parsed(run);
@@ -372,10 +373,10 @@ TEST_F(PlacePreemptionTest, PodsAlreadyTerminatingAreNoVictims) {
   json items = full_cluster_pods({{"priority", 0}});
   for (std::size_t i = 4; i < items.size(); ++i)
     items[i]["metadata"]["deletionTimestamp"] = "2026-11-27T00:00:00Z";  // leaf-b's
-  auto run = place(volcano_job(4, {{"priority", 1000}}), items, {"-o", "text"});
+  auto run = place(preemption_volcano_job(4, {{"priority", 1000}}), items, {"-o", "text"});
   ASSERT_EQ(run.code, 0) << run.err << run.out;
   EXPECT_EQ(run.out.rfind("fit once the terminating pods leave\n", 0), 0u) << run.out;
-  run = place(volcano_job(4, {{"priority", 1000}}), items);
+  run = place(preemption_volcano_job(4, {{"priority", 1000}}), items);
   const json result = parsed(run);
   EXPECT_TRUE(result["preemption"]["victims"].empty()) << run.out;
   EXPECT_EQ(assigned_nodes(result), kLeafB) << run.out;

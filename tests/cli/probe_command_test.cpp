@@ -22,7 +22,9 @@ using hypertopo::testing::TempDir;
 
 using Run = hypertopo::testing::CapturedRun;
 
-Run run(std::vector<std::string> args) { return hypertopo::testing::run_captured(run_cli, std::move(args)); }
+Run run_probe(std::vector<std::string> args) {
+  return hypertopo::testing::run_captured(run_cli, std::move(args));
+}
 
 std::string fake_nvml(const std::string& scenario) {
   return std::string(HT_FAKE_NVML_ROOT) + "/" + scenario + "/libnvidia-ml.so.1";
@@ -42,9 +44,9 @@ void write_one_hca(const TempDir& root) {
 TEST(ProbeCommand, IbLocalAndNvmlMakeOneReport) {
   TempDir root;
   write_one_hca(root);
-  auto r =
-      run({"probe", "--source", "ib-local", "--source", "nvlink", "--root", root.path().string(),
-           "--node-name", "gb200-r07-t03", "--nvml-library", fake_nvml("gb200_completed"), "-o", "json"});
+  auto r = run_probe({"probe", "--source", "ib-local", "--source", "nvlink", "--root", root.path().string(),
+                      "--node-name", "gb200-r07-t03", "--nvml-library", fake_nvml("gb200_completed"), "-o",
+                      "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto report = topology::parse_node_report_text(r.out);
   ASSERT_TRUE(report.has_value()) << report.error().message() << "\n" << r.out;
@@ -59,8 +61,8 @@ TEST(ProbeCommand, IbLocalAndNvmlMakeOneReport) {
 TEST(ProbeCommand, YamlOutputParsesBack) {
   TempDir root;
   write_one_hca(root);
-  auto r = run({"probe", "--source", "ib-local", "--root", root.path().string(), "--node-name", "dgx-001",
-                "-o", "yaml"});
+  auto r = run_probe({"probe", "--source", "ib-local", "--root", root.path().string(), "--node-name",
+                      "dgx-001", "-o", "yaml"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto report = topology::parse_node_report_text(r.out);
   ASSERT_TRUE(report.has_value()) << report.error().message() << "\n" << r.out;
@@ -70,8 +72,8 @@ TEST(ProbeCommand, YamlOutputParsesBack) {
 
 TEST(ProbeCommand, NoNvmlIsAReportWithoutNvlink) {
   TempDir root;
-  auto r = run({"probe", "--source", "nvlink", "--node-name", "cpu-01", "--nvml-library",
-                (root.path() / "libnvidia-ml.so.1").string(), "-v"});
+  auto r = run_probe({"probe", "--source", "nvlink", "--node-name", "cpu-01", "--nvml-library",
+                      (root.path() / "libnvidia-ml.so.1").string(), "-v"});
   ASSERT_EQ(r.code, 0) << r.err;
   auto report = topology::parse_node_report_text(r.out);
   ASSERT_TRUE(report.has_value()) << report.error().message();
@@ -80,16 +82,16 @@ TEST(ProbeCommand, NoNvmlIsAReportWithoutNvlink) {
 }
 
 TEST(ProbeCommand, ErrorsAreOneLineAndNonZero) {
-  auto bad_source = run({"probe", "--source", "ufm", "--node-name", "n1"});
+  auto bad_source = run_probe({"probe", "--source", "ufm", "--node-name", "n1"});
   EXPECT_EQ(bad_source.code, 2);
   EXPECT_NE(bad_source.err.find("'ufm' is not a node probe"), std::string::npos) << bad_source.err;
 
-  auto bad_name = run({"probe", "--source", "nvlink", "--node-name", "Not_A_Name"});
+  auto bad_name = run_probe({"probe", "--source", "nvlink", "--node-name", "Not_A_Name"});
   EXPECT_EQ(bad_name.code, 2);
   EXPECT_NE(bad_name.err.find("Not_A_Name"), std::string::npos) << bad_name.err;
 
-  auto broken_nvml =
-      run({"probe", "--source", "nvlink", "--node-name", "n1", "--nvml-library", fake_nvml("init_fails")});
+  auto broken_nvml = run_probe(
+      {"probe", "--source", "nvlink", "--node-name", "n1", "--nvml-library", fake_nvml("init_fails")});
   EXPECT_EQ(broken_nvml.code, 3);
   EXPECT_NE(broken_nvml.err.find("Driver Not Loaded"), std::string::npos) << broken_nvml.err;
   EXPECT_EQ(broken_nvml.out, "");
@@ -107,7 +109,7 @@ TEST(ProbeCommand, ASilentLldpdSocketEndsWithinTheTimeoutWithOneError) {
   ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(::listen(listener, 4), 0);  // connections wait in the backlog, never accepted
   auto probe = std::async(std::launch::async, [&] {
-    return run({"probe", "--source", "lldp", "--node-name", "n1", "--lldpd-socket", path});
+    return run_probe({"probe", "--source", "lldp", "--node-name", "n1", "--lldpd-socket", path});
   });
   const bool ended = probe.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
   ::close(listener);  // resets a connection still waiting, so that a hung probe returns after all

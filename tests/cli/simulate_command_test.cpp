@@ -16,12 +16,12 @@ namespace {
 using nlohmann::json;
 using ::testing::ContainsRegex;
 
-testing::CapturedRun run(std::vector<std::string> args) {
+testing::CapturedRun run_simulate(std::vector<std::string> args) {
   return testing::run_captured(run_cli, std::move(args));
 }
 
-json hypernode(const std::string& name, int tier, const std::string& tier_name, const std::string& type,
-               const std::vector<std::string>& members) {
+json simulated_hypernode(const std::string& name, int tier, const std::string& tier_name,
+                         const std::string& type, const std::vector<std::string>& members) {
   json m = json::array();
   for (const auto& x : members) m.push_back({{"type", type}, {"selector", {{"exactMatch", {{"name", x}}}}}});
   return {{"apiVersion", "topology.volcano.sh/v1alpha1"},
@@ -54,9 +54,9 @@ class SimulateCommandTest : public ::testing::Test {
     json hns = {{"apiVersion", "v1"},
                 {"kind", "List"},
                 {"items",
-                 {hypernode("leaf-a", 1, "leaf", "Node", {"n1", "n2"}),
-                  hypernode("leaf-b", 1, "leaf", "Node", {"n3", "n4"}),
-                  hypernode("spine", 2, "spine", "HyperNode", {"leaf-a", "leaf-b"})}}};
+                 {simulated_hypernode("leaf-a", 1, "leaf", "Node", {"n1", "n2"}),
+                  simulated_hypernode("leaf-b", 1, "leaf", "Node", {"n3", "n4"}),
+                  simulated_hypernode("spine", 2, "spine", "HyperNode", {"leaf-a", "leaf-b"})}}};
     testing::write_text(path("nodes.json"), nodes.dump());
     testing::write_text(path("hn.json"), hns.dump());
     // The hand-computed scenario of trace_simulator_test: first fit splits j2 over both leaves.
@@ -73,7 +73,7 @@ class SimulateCommandTest : public ::testing::Test {
 TEST_F(SimulateCommandTest, JsonReportsBothPoliciesSideBySide) {
   auto a = args("jobs.jsonl");
   a.insert(a.end(), {"-o", "json"});
-  auto r = run(a);
+  auto r = run_simulate(a);
   ASSERT_EQ(r.code, 0) << r.err;
   auto out = json::parse(r.out);
   EXPECT_EQ(out["cluster"]["gpus"], 32);
@@ -95,7 +95,7 @@ TEST_F(SimulateCommandTest, JsonReportsBothPoliciesSideBySide) {
 }
 
 TEST_F(SimulateCommandTest, TextIsATableWithOneColumnPerPolicy) {
-  auto r = run(args("jobs.jsonl"));
+  auto r = run_simulate(args("jobs.jsonl"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("4 jobs on 4 nodes, 32 nvidia.com/gpu; tiers 1=leaf 2=spine (span 3 = whole cluster)"),
             std::string::npos)
@@ -110,7 +110,7 @@ TEST_F(SimulateCommandTest, TextIsATableWithOneColumnPerPolicy) {
 TEST_F(SimulateCommandTest, ProgressGoesToStderr) {
   auto a = args("jobs.jsonl");
   a.insert(a.end(), {"--progress-every", "4"});
-  auto r = run(a);
+  auto r = run_simulate(a);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("simulate [topology-aware]: 4 events"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("simulate [first-fit]: 8 events, t=200s"), std::string::npos) << r.err;
@@ -119,7 +119,7 @@ TEST_F(SimulateCommandTest, ProgressGoesToStderr) {
 TEST_F(SimulateCommandTest, TraceErrorNamesTheLineAndExitsTwo) {
   testing::write_text(path("bad.jsonl"),
                       event(0, "j1", 100, 1, 4) + R"({"time": 3, "job": "j2", "arrive": {}})" + "\n");
-  auto r = run(args("bad.jsonl"));
+  auto r = run_simulate(args("bad.jsonl"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("hypertopo simulate: error: " + path("bad.jsonl") + ":2: duration: is required"),
             std::string::npos)
@@ -133,21 +133,21 @@ TEST_F(SimulateCommandTest, ATimeOrDurationThatWouldOverflowTheClockIsRefused) {
   const std::string big = "9223372036854775000";
   testing::write_text(path("late.jsonl"), event(0, "j0", 100, 1, 4) + R"({"time": )" + big +
                                               R"(, "job": "j1", "duration": 1000, "arrive": {}})" + "\n");
-  auto late = run(args("late.jsonl"));
+  auto late = run_simulate(args("late.jsonl"));
   EXPECT_EQ(late.code, 2);
   EXPECT_NE(late.err.find(path("late.jsonl") + ":2: time: must be at most 1000000000000 seconds"),
             std::string::npos)
       << late.err;
   testing::write_text(path("long.jsonl"),
                       R"({"time": 5, "job": "j1", "duration": )" + big + R"(, "arrive": {}})" + "\n");
-  auto long_job = run(args("long.jsonl"));
+  auto long_job = run_simulate(args("long.jsonl"));
   EXPECT_EQ(long_job.code, 2);
   EXPECT_NE(long_job.err.find(path("long.jsonl") + ":1: duration: must be at most"), std::string::npos)
       << long_job.err;
 }
 
 TEST_F(SimulateCommandTest, HelpNamesTheFlags) {
-  auto r = run({"simulate", "--help"});
+  auto r = run_simulate({"simulate", "--help"});
   EXPECT_EQ(r.code, 0);
   for (const char* flag : {"--nodes", "--topology", "--trace", "--pods", "--scheduler-config", "--resource",
                            "--progress-every", "--output"}) {
@@ -173,7 +173,7 @@ TEST(SimulatePreemption, TheShippedTraceWithPrioritiesReportsVictimsPerPreemptio
                                          "examples/simulate/jobs-priorities.jsonl"};
   auto json_args = base;
   json_args.insert(json_args.end(), {"-o", "json"});
-  auto r = run(json_args);
+  auto r = run_simulate(json_args);
   ASSERT_EQ(r.code, 0) << r.err;
   const json out = json::parse(r.out);
   ASSERT_EQ(out["policies"].size(), 2u);
@@ -186,14 +186,14 @@ TEST(SimulatePreemption, TheShippedTraceWithPrioritiesReportsVictimsPerPreemptio
     // its gang's constraint allows; first fit takes them wherever each pod finds the cheapest.
     EXPECT_GE(p["victimDomainsPerPreemption"].get<double>(), 1.0) << p["policy"];
   }
-  auto text = run(base);
+  auto text = run_simulate(base);
   ASSERT_EQ(text.code, 0) << text.err;
   EXPECT_THAT(text.out,
               ContainsRegex("\npreemptions / victim pods / jobs broken +[0-9]+ / [0-9]+ / [0-9]+ +"));
   EXPECT_THAT(text.out, ContainsRegex("\nvictims per preemption / lowest domains +[0-9.]+ / [0-9.]+ +"));
   // The trace without priorities has no preemption rows.
-  auto plain = run({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
-                    "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs.jsonl"});
+  auto plain = run_simulate({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+                             "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs.jsonl"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_EQ(plain.out.find("preemptions"), std::string::npos);
 }
@@ -228,13 +228,13 @@ TEST(SimulateDoc, TheExamplesShowWhatSimulatePrints) {
   words >> word;  // hypertopo
   while (words >> word) args.push_back(word);
   const std::string shown = doc.substr(eol + 1, doc.find("```", eol) - eol - 1);
-  auto r = run(args);
+  auto r = run_simulate(args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, shown);
 
-  auto prio =
-      run({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
-           "examples/simulate/hypernodes.json", "--trace", "examples/simulate/jobs-priorities.jsonl"});
+  auto prio = run_simulate({"simulate", "--nodes", "examples/simulate/nodes.json", "--topology",
+                            "examples/simulate/hypernodes.json", "--trace",
+                            "examples/simulate/jobs-priorities.jsonl"});
   ASSERT_EQ(prio.code, 0) << prio.err;
   const std::string quoted_from = "`generate_cluster.py --priorities`):\n\n```\n";
   const std::size_t q = doc.find(quoted_from);

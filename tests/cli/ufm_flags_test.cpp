@@ -10,7 +10,7 @@
 namespace hypertopo::cli {
 namespace {
 
-testing::CapturedRun run(std::vector<std::string> args) {
+testing::CapturedRun run_ufm(std::vector<std::string> args) {
   return testing::run_captured(run_cli, std::move(args));
 }
 
@@ -26,9 +26,9 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
   ASSERT_TRUE(server.start().has_value());
   testing::write_text(dir.path() / "ca.pem", server.ca_pem());
 
-  auto found = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
-                    (dir.path() / "creds").string(), "--ufm-ca", (dir.path() / "ca.pem").string(),
-                    "--ufm-page-size", "20"});
+  auto found = run_ufm({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
+                        (dir.path() / "creds").string(), "--ufm-ca", (dir.path() / "ca.pem").string(),
+                        "--ufm-page-size", "20"});
   ASSERT_EQ(found.code, 0) << found.err;
   EXPECT_NE(found.out.find("node-11"), std::string::npos) << found.out;
   EXPECT_NE(found.out.find("leaf"), std::string::npos);
@@ -36,13 +36,13 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
   EXPECT_NE(server.targets().front().find("rpp=20"), std::string::npos);
 
   // Without the CA the certificate is not trusted, and the error says what to do.
-  auto untrusted = run(
+  auto untrusted = run_ufm(
       {"discover", "--source", "ufm:" + server.url(), "--ufm-credentials", (dir.path() / "creds").string()});
   EXPECT_EQ(untrusted.code, 3);
   EXPECT_NE(untrusted.err.find("--ufm-ca"), std::string::npos) << untrusted.err;
 
-  auto insecure = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
-                       (dir.path() / "creds").string(), "--ufm-insecure"});
+  auto insecure = run_ufm({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
+                           (dir.path() / "creds").string(), "--ufm-insecure"});
   EXPECT_EQ(insecure.code, 0) << insecure.err;
   EXPECT_NE(insecure.err.find("hypertopo: warning: ufm: TLS certificate verification is off"),
             std::string::npos)
@@ -52,7 +52,7 @@ TEST(UfmCli, DiscoverTakesTheUfmFlags) {
 
 // A password written into the URL is refused, and no message repeats it (it was printed twice).
 TEST(UfmCli, APasswordInTheUrlIsRefusedAndRedacted) {
-  auto r = run({"discover", "--source", "ufm:https://admin:Hunter2-in-url@ufm.example"});
+  auto r = run_ufm({"discover", "--source", "ufm:https://admin:Hunter2-in-url@ufm.example"});
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.err.find("Hunter2-in-url"), std::string::npos) << r.err;
   EXPECT_EQ(r.out.find("Hunter2-in-url"), std::string::npos) << r.out;
@@ -70,19 +70,19 @@ TEST(UfmCli, PlainHttpNeedsTheInsecureFlag) {
   server.set_records("ports", fabric.ports);
   server.set_records("links", fabric.links);
   ASSERT_TRUE(server.start().has_value());
-  auto refused = run(
+  auto refused = run_ufm(
       {"discover", "--source", "ufm:" + server.url(), "--ufm-credentials", (dir.path() / "creds").string()});
   EXPECT_EQ(refused.code, 2);
   EXPECT_NE(refused.err.find("clear text"), std::string::npos) << refused.err;
   EXPECT_EQ(server.requests(), 0);
-  auto allowed = run({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
-                      (dir.path() / "creds").string(), "--ufm-insecure"});
+  auto allowed = run_ufm({"discover", "--source", "ufm:" + server.url(), "--ufm-credentials",
+                          (dir.path() / "creds").string(), "--ufm-insecure"});
   EXPECT_EQ(allowed.code, 0) << allowed.err;
   EXPECT_NE(allowed.err.find("clear text"), std::string::npos) << allowed.err;
 }
 
 TEST(UfmCli, UfmFlagsWithoutAUfmSourceAreAnError) {
-  auto r = run({"discover", "--source", "demo:model", "--ufm-insecure"});
+  auto r = run_ufm({"discover", "--source", "demo:model", "--ufm-insecure"});
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--source ufm:"), std::string::npos) << r.err;
 }
