@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/process/loopback_port.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -32,18 +33,6 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-std::uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 TEST(AgentLldp, ASilentLldpdNeverHoldsUpTheAgentAndSigtermReleasesTheLease) {
   LoopbackApiServer api({.bearer_token = "t0ken"});

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "discoverers/ib-fabric/simulated_fabric.h"
+#include "tests/process/loopback_port.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -40,18 +41,6 @@ bool eventually_here(F done, std::chrono::milliseconds limit = std::chrono::seco
 }
 
 using namespace std::chrono_literals;
-
-std::uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 // One HTTP/1.0 GET on 127.0.0.1; "" when nothing answers. Returns the status line and body.
 std::string http_get(std::uint16_t port, const std::string& path) {

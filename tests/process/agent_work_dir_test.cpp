@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/process/loopback_port.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -39,18 +40,6 @@ bool listening(std::uint16_t port) {
   const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   close(fd);
   return ok;
-}
-
-std::uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 mode_t mode_of(const fs::path& path) {

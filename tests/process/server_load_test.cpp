@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "net/http_limits.h"
+#include "tests/process/loopback_port.h"
 #include "tests/support/apiserver/loopback_apiserver.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fixtures.h"
@@ -212,18 +213,6 @@ std::string kubeconfig_text(const LoopbackApiServer& api) {
   return "apiVersion: v1\nkind: Config\nclusters:\n- name: loop\n  cluster:\n    server: " + api.url() +
          "\nusers:\n- name: me\n  user:\n    token: t0ken\ncontexts:\n- name: loop\n"
          "  context:\n    cluster: loop\n    user: me\ncurrent-context: loop\n";
-}
-
-std::uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 TEST(ServerLoad, TheAgentHoldsTwoHundredFiftySlowMaximalBodiesUnder256MiAndAnswersHealth) {
