@@ -63,7 +63,7 @@ void cable_uplinks(Fabric& f, int skip_leaf = -1, int skip_spine = -1, PortFacts
   }
 }
 
-Tree build(const FabricGraph& graph, bool assess = true) {
+Tree build_assessed(const FabricGraph& graph, bool assess = true) {
   TreeBuilderOptions options;
   options.assess_health = assess;
   auto builder = TreeBuilder::create(options);
@@ -82,7 +82,7 @@ const DomainHealth& health_of(const Tree& tree, const std::string& name) {
 TEST(FabricHealth, HealthyFabricHasNoBadLinks) {
   auto f = fat_tree(3, 2);
   cable_uplinks(f);
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   for (const auto& d : tree.domains()) {
     EXPECT_TRUE(d.health.assessed) << d.name;
     EXPECT_FALSE(d.health.degraded()) << d.name << ": " << d.health.message();
@@ -96,7 +96,7 @@ TEST(FabricHealth, HealthyFabricHasNoBadLinks) {
 TEST(FabricHealth, UplinkAtOneLaneDegradesItsLeafAndTheSpineDomain) {
   auto f = fat_tree(3, 2);
   cable_uplinks(f, -1, -1, ndr(1), /*odd_leaf=*/1);
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   const auto& leaf = health_of(tree, "leaf-leaf-1");
   ASSERT_TRUE(leaf.degraded());
   EXPECT_EQ(leaf.reason(), HealthReason::kDegradedLinkWidth);
@@ -148,7 +148,7 @@ TEST(FabricHealth, UplinkAtOneLaneDegradesItsLeafAndTheSpineDomain) {
 TEST(FabricHealth, AHostLinkAtOneLaneNamesTheHostOnItsLeaf) {
   auto f = fat_tree(3, 2, "node-2-1");
   cable_uplinks(f);
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   const auto& leaf = health_of(tree, "leaf-leaf-2");
   ASSERT_EQ(leaf.bad_links.size(), 1u);
   EXPECT_FALSE(leaf.bad_links[0].uplink);
@@ -161,14 +161,14 @@ TEST(FabricHealth, AHostLinkAtOneLaneNamesTheHostOnItsLeaf) {
   // An uplink names no host: the healthy-host tree renders without the annotation.
   auto uplink = fat_tree(3, 2);
   cable_uplinks(uplink, -1, -1, ndr(1), /*odd_leaf=*/1);
-  const auto degraded_uplink = build(uplink.graph);
+  const auto degraded_uplink = build_assessed(uplink.graph);
   EXPECT_EQ(degraded_members(degraded_uplink.domain(*degraded_uplink.find("leaf-leaf-1"))), "");
 }
 
 TEST(FabricHealth, SlowerSpeedAndLinkDownAreTheirOwnReasons) {
   auto f = fat_tree(3, 2);
   cable_uplinks(f, -1, -1, ndr(4, 53125), /*odd_leaf=*/0);
-  auto slow = build(f.graph);
+  auto slow = build_assessed(f.graph);
   EXPECT_EQ(health_of(slow, "leaf-leaf-0").reason(), HealthReason::kDegradedLinkSpeed);
   EXPECT_EQ(health_of(slow, "leaf-leaf-0").bad_links[0].seen, "HDR");
   EXPECT_EQ(health_of(slow, "leaf-leaf-0").bad_links[0].expected, "NDR");
@@ -178,7 +178,7 @@ TEST(FabricHealth, SlowerSpeedAndLinkDownAreTheirOwnReasons) {
   down.state = 1;
   down.phys_state = 2;
   cable_uplinks(g, -1, -1, down, /*odd_leaf=*/2);
-  auto tree = build(g.graph);
+  auto tree = build_assessed(g.graph);
   EXPECT_EQ(health_of(tree, "leaf-leaf-2").reason(), HealthReason::kLinkDown);
   EXPECT_DOUBLE_EQ(health_of(tree, "leaf-leaf-2").uplink_healthy, 0.5);
 }
@@ -189,7 +189,7 @@ TEST(FabricHealth, WidthBelowWhatBothEndsEnableIsDegradedEvenWhenEverySiblingIs)
   for (std::size_t l = 0; l < f.leaves.size(); ++l) {
     f.graph.add_link(f.leaves[l], 11, f.spines[0], 1 + static_cast<int>(l), "2xNDR", ndr(2), ndr(2));
   }
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   EXPECT_EQ(health_of(tree, "leaf-leaf-0").reason(), HealthReason::kDegradedLinkWidth);
   EXPECT_EQ(health_of(tree, "leaf-leaf-1").bad_links.at(0).expected, "4x");
 }
@@ -197,7 +197,7 @@ TEST(FabricHealth, WidthBelowWhatBothEndsEnableIsDegradedEvenWhenEverySiblingIs)
 TEST(FabricHealth, LeafWithFewerUplinksThanItsSiblingsMissesThem) {
   auto f = fat_tree(3, 2);
   cable_uplinks(f, /*skip_leaf=*/2, /*skip_spine=*/1);
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   const auto& leaf = health_of(tree, "leaf-leaf-2");
   ASSERT_TRUE(leaf.degraded());
   EXPECT_EQ(leaf.reason(), HealthReason::kMissingUplinks);
@@ -218,7 +218,7 @@ TEST(FabricHealth, RateTextAloneIsJudgedAgainstSiblings) {
                        l == 1 && s == 1 ? "1xNDR" : "4xNDR");
     }
   }
-  auto tree = build(f.graph);
+  auto tree = build_assessed(f.graph);
   EXPECT_EQ(health_of(tree, "leaf-leaf-1").reason(), HealthReason::kDegradedLinkWidth);
   EXPECT_FALSE(health_of(tree, "leaf-leaf-0").degraded());
 }
@@ -226,7 +226,7 @@ TEST(FabricHealth, RateTextAloneIsJudgedAgainstSiblings) {
 TEST(FabricHealth, CanBeTurnedOff) {
   auto f = fat_tree(3, 2);
   cable_uplinks(f, 2, 1);
-  auto tree = build(f.graph, /*assess=*/false);
+  auto tree = build_assessed(f.graph, /*assess=*/false);
   for (const auto& d : tree.domains()) EXPECT_FALSE(d.health.assessed);
 }
 

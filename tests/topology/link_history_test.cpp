@@ -8,7 +8,7 @@ namespace hypertopo::topology {
 namespace {
 
 // Three leaves with two hosts each under two spines; leaf-2's cable to spine-1 is there or not.
-Tree build(bool leaf2_uplink) {
+Tree build_two_spine_fabric(bool leaf2_uplink) {
   FabricGraph g;
   std::vector<VertexId> spines;
   for (int s = 0; s < 2; ++s) {
@@ -41,7 +41,7 @@ TEST(LinkHistory, AnUplinkThatKeepsGoingAwayIsFlappingWhileItIsBack) {
   LinkHistory history({.window = 10, .min_episodes = 2});
   std::vector<Tree> seen;
   for (bool up : {true, false, true, false, true}) {
-    Tree tree = build(up);
+    Tree tree = build_two_spine_fabric(up);
     history.apply(tree, /*record=*/true);
     seen.push_back(std::move(tree));
   }
@@ -56,17 +56,17 @@ TEST(LinkHistory, AnUplinkThatKeepsGoingAwayIsFlappingWhileItIsBack) {
   EXPECT_FALSE(seen[4].domain(*seen[4].find("leaf-leaf-0")).health.degraded());
 
   // A rebuild from cached results marks it too, and changes nothing remembered.
-  Tree cached = build(true);
+  Tree cached = build_two_spine_fabric(true);
   EXPECT_EQ(history.apply(cached, /*record=*/false), 1u);
   EXPECT_EQ(leaf2(cached).reason(), HealthReason::kLinkFlapping);
   EXPECT_NE(leaf2(cached).message().find("2 of the last 4 runs"), std::string::npos);
 
   // Stable for a whole window: forgotten.
   for (int i = 0; i < 10; ++i) {
-    Tree tree = build(true);
+    Tree tree = build_two_spine_fabric(true);
     history.apply(tree, true);
   }
-  Tree stable = build(true);
+  Tree stable = build_two_spine_fabric(true);
   EXPECT_EQ(history.apply(stable, true), 0u);
   EXPECT_FALSE(leaf2(stable).degraded());
   EXPECT_EQ(history.tracked(), 0u);
@@ -75,7 +75,7 @@ TEST(LinkHistory, AnUplinkThatKeepsGoingAwayIsFlappingWhileItIsBack) {
 TEST(LinkHistory, OnePullAndRestoreIsNotFlapping) {
   LinkHistory history;
   for (bool up : {true, false, true, true}) {
-    Tree tree = build(up);
+    Tree tree = build_two_spine_fabric(up);
     history.apply(tree, true);
     if (up) {
       EXPECT_FALSE(leaf2(tree).degraded()) << leaf2(tree).message();

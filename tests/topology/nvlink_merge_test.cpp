@@ -29,7 +29,7 @@ Tree two_spines() {
   return t;
 }
 
-const Domain& named(const Tree& t, const std::string& name) {
+const Domain& domain_named(const Tree& t, const std::string& name) {
   auto id = t.find(name);
   EXPECT_TRUE(id.has_value()) << name;
   return t.domain(id.value_or(0));
@@ -50,7 +50,7 @@ TEST(NvlinkMerge, CliqueInOneLeafBecomesTierOneUnderItAndEveryFabricTierShifts) 
   EXPECT_EQ(*added, 1u);
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
 
-  const Domain& nv = named(t, nvlink_domain_name(kRackA));
+  const Domain& nv = domain_named(t, nvlink_domain_name(kRackA));
   EXPECT_EQ(nv.tier, 1);
   EXPECT_EQ(nv.tier_name, "nvlink");
   EXPECT_EQ(nv.nodes, (std::vector<std::string>{"gb-1", "gb-2"}));
@@ -59,10 +59,10 @@ TEST(NvlinkMerge, CliqueInOneLeafBecomesTierOneUnderItAndEveryFabricTierShifts) 
   EXPECT_EQ(t.domain(*nv.parent).name, "leaf-1");
 
   // leaf-1 keeps its H100 node as a direct member beside the NVLink domain.
-  EXPECT_EQ(named(t, "leaf-1").nodes, (std::vector<std::string>{"h-1"}));
+  EXPECT_EQ(domain_named(t, "leaf-1").nodes, (std::vector<std::string>{"h-1"}));
   // Every leaf is tier 2 and every spine tier 3, with or without NVLink below (shift-everywhere).
-  for (const auto* leaf : {"leaf-1", "leaf-2", "leaf-3"}) EXPECT_EQ(named(t, leaf).tier, 2) << leaf;
-  for (const auto* spine : {"spine-1", "spine-2"}) EXPECT_EQ(named(t, spine).tier, 3) << spine;
+  for (const auto* leaf : {"leaf-1", "leaf-2", "leaf-3"}) EXPECT_EQ(domain_named(t, leaf).tier, 2) << leaf;
+  for (const auto* spine : {"spine-1", "spine-2"}) EXPECT_EQ(domain_named(t, spine).tier, 3) << spine;
   EXPECT_EQ(t.node_count(), 6u);
 }
 
@@ -74,11 +74,11 @@ TEST(NvlinkMerge, ShiftBranchesMovesOnlyDomainsAboveAnNvlinkDomain) {
   o.policy = NvlinkTierPolicy::kShiftBranches;
   ASSERT_TRUE(merge_nvlink_domains(t, m, o).has_value());
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
-  EXPECT_EQ(named(t, "leaf-1").tier, 2);
-  EXPECT_EQ(named(t, "spine-1").tier, 3);
-  EXPECT_EQ(named(t, "leaf-2").tier, 1);
-  EXPECT_EQ(named(t, "leaf-3").tier, 1);
-  EXPECT_EQ(named(t, "spine-2").tier, 2);
+  EXPECT_EQ(domain_named(t, "leaf-1").tier, 2);
+  EXPECT_EQ(domain_named(t, "spine-1").tier, 3);
+  EXPECT_EQ(domain_named(t, "leaf-2").tier, 1);
+  EXPECT_EQ(domain_named(t, "leaf-3").tier, 1);
+  EXPECT_EQ(domain_named(t, "spine-2").tier, 2);
 }
 
 TEST(NvlinkMerge, CliqueAcrossTwoLeavesGoesUnderTheirSpineAndIsReported) {
@@ -87,9 +87,9 @@ TEST(NvlinkMerge, CliqueAcrossTwoLeavesGoesUnderTheirSpineAndIsReported) {
   m.clique_by_node = {{"gb-1", kRackA}, {"gb-2", kRackA}, {"gb-3", kRackA}};
   ASSERT_TRUE(merge_nvlink_domains(t, m).has_value());
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
-  const Domain& nv = named(t, nvlink_domain_name(kRackA));
+  const Domain& nv = domain_named(t, nvlink_domain_name(kRackA));
   EXPECT_EQ(t.domain(*nv.parent).name, "spine-1");
-  EXPECT_EQ(named(t, "leaf-2").nodes, (std::vector<std::string>{"h-2"}));
+  EXPECT_EQ(domain_named(t, "leaf-2").nodes, (std::vector<std::string>{"h-2"}));
   EXPECT_TRUE(mentions(t.report.warnings, kRackA, "lowest common domain spine-1"))
       << t.report.warnings.size();
 }
@@ -108,8 +108,8 @@ TEST(NvlinkMerge, LeafLeftEmptyIsDropped) {
   ASSERT_TRUE(merge_nvlink_domains(t, m).has_value());
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
   EXPECT_FALSE(t.find("leaf-1").has_value());  // it held only gb-1, now in the NVLink domain
-  EXPECT_EQ(named(t, "leaf-2").nodes, (std::vector<std::string>{"h-1"}));
-  EXPECT_EQ(t.domain(*named(t, nvlink_domain_name(kRackA)).parent).name, "spine-1");
+  EXPECT_EQ(domain_named(t, "leaf-2").nodes, (std::vector<std::string>{"h-1"}));
+  EXPECT_EQ(t.domain(*domain_named(t, nvlink_domain_name(kRackA)).parent).name, "spine-1");
 }
 
 TEST(NvlinkMerge, CliqueSpanningSeparateRootsIsReportedAndLeftAlone) {
@@ -121,8 +121,8 @@ TEST(NvlinkMerge, CliqueSpanningSeparateRootsIsReportedAndLeftAlone) {
   EXPECT_EQ(*added, 1u);  // only kRackB
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
   EXPECT_FALSE(t.find(nvlink_domain_name(kRackA)).has_value());
-  EXPECT_EQ(named(t, "leaf-1").nodes, (std::vector<std::string>{"gb-1", "gb-2", "h-1"}));
-  EXPECT_EQ(named(t, "leaf-3").nodes, (std::vector<std::string>{"h-3"}));
+  EXPECT_EQ(domain_named(t, "leaf-1").nodes, (std::vector<std::string>{"gb-1", "gb-2", "h-1"}));
+  EXPECT_EQ(domain_named(t, "leaf-3").nodes, (std::vector<std::string>{"h-3"}));
   EXPECT_TRUE(mentions(t.report.warnings, kRackA, "share no parent")) << t.report.warnings.size();
   EXPECT_TRUE(mentions(t.report.warnings, "gb-1", "h-3"));
 }
@@ -134,10 +134,10 @@ TEST(NvlinkMerge, NodesOutsideTheFabricJoinThroughTheirNvlinkDomain) {
   m.warnings = {"node gb-7: its GPUs name different NVLink cliques"};
   ASSERT_TRUE(merge_nvlink_domains(t, m).has_value());
   ASSERT_TRUE(check_invariants(t).has_value()) << check_invariants(t).error().message();
-  EXPECT_EQ(named(t, nvlink_domain_name(kRackA)).nodes, (std::vector<std::string>{"gb-1", "gb-9"}));
+  EXPECT_EQ(domain_named(t, nvlink_domain_name(kRackA)).nodes, (std::vector<std::string>{"gb-1", "gb-9"}));
   EXPECT_TRUE(mentions(t.report.warnings, kRackA, "gb-9"));
   // A clique no fabric domain knows stands alone as a root.
-  EXPECT_FALSE(named(t, nvlink_domain_name(kRackB)).parent.has_value());
+  EXPECT_FALSE(domain_named(t, nvlink_domain_name(kRackB)).parent.has_value());
   EXPECT_TRUE(mentions(t.report.warnings, "gb-7", "different NVLink cliques"));
 }
 
@@ -146,7 +146,7 @@ TEST(NvlinkMerge, WithoutCliquesOrWhenDisabledTheTreeIsUnchanged) {
   auto added = merge_nvlink_domains(t, {});
   ASSERT_TRUE(added.has_value());
   EXPECT_EQ(*added, 0u);
-  EXPECT_EQ(named(t, "leaf-1").tier, 1);
+  EXPECT_EQ(domain_named(t, "leaf-1").tier, 1);
 
   NvlinkMembership m;
   m.clique_by_node = {{"gb-1", kRackA}};
@@ -154,7 +154,7 @@ TEST(NvlinkMerge, WithoutCliquesOrWhenDisabledTheTreeIsUnchanged) {
   off.enabled = false;
   ASSERT_EQ(merge_nvlink_domains(t, m, off).value_or(99), 0u);
   EXPECT_EQ(t.size(), 5u);
-  EXPECT_EQ(named(t, "spine-1").tier, 2);
+  EXPECT_EQ(domain_named(t, "spine-1").tier, 2);
 }
 
 TEST(NvlinkMerge, NamesAreDns1123AndPoliciesParse) {

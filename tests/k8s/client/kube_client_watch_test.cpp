@@ -19,9 +19,9 @@ using hypertopo::testing::LoopbackApiServer;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-const Resource kThings{"hypertopo.io", "v1alpha1", "things", /*namespaced=*/false};
+const Resource kWatchedThings{"hypertopo.io", "v1alpha1", "things", /*namespaced=*/false};
 
-json thing(const std::string& name, const std::string& rack = "r0") {
+json watched_thing(const std::string& name, const std::string& rack = "r0") {
   return {{"apiVersion", "hypertopo.io/v1alpha1"},
           {"kind", "Thing"},
           {"metadata", {{"name", name}, {"labels", {{"rack", rack}}}}},
@@ -65,25 +65,25 @@ class WatchTest : public ::testing::Test {
 };
 
 TEST_F(WatchTest, DeliversEventsInOrderThenABookmark) {
-  auto start = client_->list(kThings, "");
+  auto start = client_->list(kWatchedThings, "");
   ASSERT_TRUE(start);
-  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
-  auto other_rack = client_->create(kThings, "", thing("b", "r9"));
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("a")));
+  auto other_rack = client_->create(kWatchedThings, "", watched_thing("b", "r9"));
   ASSERT_TRUE(other_rack);
-  auto a = client_->get(kThings, "", "a");
+  auto a = client_->get(kWatchedThings, "", "a");
   (*a)["spec"]["n"] = 2;
-  ASSERT_TRUE(client_->update(kThings, "", *a));
-  ASSERT_TRUE(client_->delete_object(kThings, "", "a"));
+  ASSERT_TRUE(client_->update(kWatchedThings, "", *a));
+  ASSERT_TRUE(client_->delete_object(kWatchedThings, "", "a"));
   std::string delete_rv = std::to_string(server_.store().resource_version());
 
   std::vector<std::string> seen;
-  auto end =
-      client_->watch(kThings, "", {.resource_version = start->resource_version, .label_selector = "rack=r0"},
-                     [&](const WatchEvent& e) {
-                       seen.push_back(std::string(type_name(e.type)) + " " + e.resource_version);
-                       if (e.type == WatchEvent::Type::kDeleted) server_.store().emit_bookmark();
-                       return e.type != WatchEvent::Type::kBookmark;
-                     });
+  auto end = client_->watch(kWatchedThings, "",
+                            {.resource_version = start->resource_version, .label_selector = "rack=r0"},
+                            [&](const WatchEvent& e) {
+                              seen.push_back(std::string(type_name(e.type)) + " " + e.resource_version);
+                              if (e.type == WatchEvent::Type::kDeleted) server_.store().emit_bookmark();
+                              return e.type != WatchEvent::Type::kBookmark;
+                            });
   ASSERT_TRUE(end) << end.error().error.message();
   EXPECT_EQ(end->reason, WatchEnd::Reason::kStopped);
   ASSERT_EQ(seen.size(), 4u);
@@ -96,9 +96,10 @@ TEST_F(WatchTest, DeliversEventsInOrderThenABookmark) {
 }
 
 TEST_F(WatchTest, ResumesAfterACutStreamWithoutLosingOrRepeatingEvents) {
-  auto start = client_->list(kThings, "");
+  auto start = client_->list(kWatchedThings, "");
   ASSERT_TRUE(start);
-  for (int i = 0; i < 7; ++i) ASSERT_TRUE(client_->create(kThings, "", thing("t" + std::to_string(i))));
+  for (int i = 0; i < 7; ++i)
+    ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("t" + std::to_string(i))));
   server_.drop_watches_after(2);  // every stream is cut after two events
 
   std::map<std::string, int> added;
@@ -106,7 +107,7 @@ TEST_F(WatchTest, ResumesAfterACutStreamWithoutLosingOrRepeatingEvents) {
   int streams = 0;
   while (added.size() < 7 && streams < 20) {
     ++streams;
-    auto end = client_->watch(kThings, "", {.resource_version = rv}, [&](const WatchEvent& e) {
+    auto end = client_->watch(kWatchedThings, "", {.resource_version = rv}, [&](const WatchEvent& e) {
       ++added[e.object["metadata"]["name"].get<std::string>()];
       return added.size() < 7;
     });
@@ -123,18 +124,18 @@ TEST_F(WatchTest, ResumesAfterACutStreamWithoutLosingOrRepeatingEvents) {
 }
 
 TEST_F(WatchTest, GoneAfterCompactionThenRelistAndWatchAgain) {
-  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
-  auto first = client_->list(kThings, "");
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("a")));
+  auto first = client_->list(kWatchedThings, "");
   ASSERT_TRUE(first);
-  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("b")));
   server_.store().compact();  // history before now is gone
 
   int events = 0;
-  auto gone =
-      client_->watch(kThings, "", {.resource_version = first->resource_version}, [&](const WatchEvent&) {
-        ++events;
-        return true;
-      });
+  auto gone = client_->watch(kWatchedThings, "", {.resource_version = first->resource_version},
+                             [&](const WatchEvent&) {
+                               ++events;
+                               return true;
+                             });
   ASSERT_FALSE(gone);
   EXPECT_TRUE(gone.error().gone());
   EXPECT_EQ(gone.error().http_status, 410);
@@ -142,29 +143,30 @@ TEST_F(WatchTest, GoneAfterCompactionThenRelistAndWatchAgain) {
   EXPECT_EQ(events, 0);
 
   // The caller relists (now seeing b) and watches from the new list: c arrives, nothing is missed.
-  auto relisted = client_->list(kThings, "");
+  auto relisted = client_->list(kWatchedThings, "");
   ASSERT_TRUE(relisted);
   EXPECT_EQ(relisted->items.size(), 2u);
-  ASSERT_TRUE(client_->create(kThings, "", thing("c")));
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("c")));
   std::vector<std::string> names;
-  auto end =
-      client_->watch(kThings, "", {.resource_version = relisted->resource_version}, [&](const WatchEvent& e) {
-        names.push_back(e.object["metadata"]["name"]);
-        return false;
-      });
+  auto end = client_->watch(kWatchedThings, "", {.resource_version = relisted->resource_version},
+                            [&](const WatchEvent& e) {
+                              names.push_back(e.object["metadata"]["name"]);
+                              return false;
+                            });
   ASSERT_TRUE(end) << end.error().error.message();
   EXPECT_EQ(names, std::vector<std::string>({"c"}));
 }
 
 TEST_F(WatchTest, FromZeroListsCurrentStateAndEndsWhenTheServerCloses) {
-  ASSERT_TRUE(client_->create(kThings, "", thing("a")));
-  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("a")));
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("b")));
   int added = 0;
-  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
-                            [&](const WatchEvent& e) {
-                              added += e.type == WatchEvent::Type::kAdded;
-                              return true;
-                            });
+  auto end =
+      client_->watch(kWatchedThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                     [&](const WatchEvent& e) {
+                       added += e.type == WatchEvent::Type::kAdded;
+                       return true;
+                     });
   ASSERT_TRUE(end) << end.error().error.message();
   EXPECT_EQ(end->reason, WatchEnd::Reason::kServerClosed);
   EXPECT_EQ(added, 2);
@@ -172,13 +174,14 @@ TEST_F(WatchTest, FromZeroListsCurrentStateAndEndsWhenTheServerCloses) {
 
 TEST_F(WatchTest, OpeningIsRetriedAndAuthErrorsAreReported) {
   server_.fail_next(2, 503, 0, "watch");
-  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
-                            [](const WatchEvent&) { return true; });
+  auto end =
+      client_->watch(kWatchedThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                     [](const WatchEvent&) { return true; });
   ASSERT_TRUE(end) << end.error().error.message();
   EXPECT_EQ(server_.count("watch"), 3);
 
   server_.set_bearer_token("required");
-  auto denied = client_->watch(kThings, "", {}, [](const WatchEvent&) { return true; });
+  auto denied = client_->watch(kWatchedThings, "", {}, [](const WatchEvent&) { return true; });
   ASSERT_FALSE(denied);
   EXPECT_EQ(denied.error().code(), ErrorCode::kPermission) << denied.error().error.message();
 }
@@ -188,8 +191,9 @@ TEST_F(WatchTest, OpeningIsRetriedAndAuthErrorsAreReported) {
 TEST_F(WatchTest, A429OnTheOpeningWaitsOutItsRetryAfter) {
   server_.fail_next(1, 429, 3, "watch");
   clock_->clear_sleeps();
-  auto end = client_->watch(kThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
-                            [](const WatchEvent&) { return true; });
+  auto end =
+      client_->watch(kWatchedThings, "", {.resource_version = "0", .server_timeout = std::chrono::seconds(0)},
+                     [](const WatchEvent&) { return true; });
   ASSERT_TRUE(end) << end.error().error.message();
   EXPECT_EQ(server_.count("watch"), 2);
   ASSERT_EQ(clock_->sleeps().size(), 1u);
@@ -203,18 +207,18 @@ using ClientStopTest = WatchTest;
 TEST_F(ClientStopTest, AStoppedCallSendsNothingMoreAndEndsItsBackoff) {
   std::stop_source stopped;
   stopped.request_stop();
-  auto made = client_->create(kThings, "", thing("a"), stopped.get_token());
+  auto made = client_->create(kWatchedThings, "", watched_thing("a"), stopped.get_token());
   ASSERT_FALSE(made);
   EXPECT_TRUE(made.error().cancelled()) << made.error().error.message();
   EXPECT_EQ(server_.count("create"), 0);
 
-  ASSERT_TRUE(client_->create(kThings, "", thing("b")));
-  auto current = client_->get(kThings, "", "b");
+  ASSERT_TRUE(client_->create(kWatchedThings, "", watched_thing("b")));
+  auto current = client_->get(kWatchedThings, "", "b");
   ASSERT_TRUE(current);
   server_.fail_next(5, 503, 30, "update");  // each answer asks for 30 s: the client waits on its clock
   std::stop_source term;
   std::optional<ApiResult<json>> result;
-  std::thread writer([&] { result = client_->update(kThings, "", *current, term.get_token()); });
+  std::thread writer([&] { result = client_->update(kWatchedThings, "", *current, term.get_token()); });
   for (int i = 0; i < 5000 && server_.count("update") == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
   ASSERT_EQ(server_.count("update"), 1);
   term.request_stop();
@@ -230,7 +234,7 @@ TEST_F(WatchTest, StopTokenEndsAnIdleWatch) {
   std::optional<ApiResult<WatchEnd>> result;
   std::thread watcher([&] {
     result = client_->watch(
-        kThings, "", {}, [](const WatchEvent&) { return true; }, stop.get_token());
+        kWatchedThings, "", {}, [](const WatchEvent&) { return true; }, stop.get_token());
   });
   // Wait until the stream is open (the watch request has arrived), then stop it.
   for (int i = 0; i < 2000 && server_.count("watch") == 0; ++i) std::this_thread::sleep_for(milliseconds(1));
