@@ -36,7 +36,7 @@ namespace {
 
 // The agent process is polled less often than an in-process loop.
 template <typename F>
-bool eventually_here(F done, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
+bool eventually_polled(F done, std::chrono::milliseconds limit = std::chrono::seconds(30)) {
   return hypertopo::testing::eventually(done, limit, std::chrono::milliseconds(20));
 }
 
@@ -141,13 +141,13 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
   };
 
   const bool ready =
-      eventually_here([&] { return http_get(port, "/readyz").find(" 200 ") != std::string::npos; });
+      eventually_polled([&] { return http_get(port, "/readyz").find(" 200 ") != std::string::npos; });
   if (!ready) kill_on_failure();
   ASSERT_TRUE(ready);
   EXPECT_NE(http_get(port, "/healthz").find(" 200 "), std::string::npos);
-  ASSERT_TRUE(eventually_here(
+  ASSERT_TRUE(eventually_polled(
       [&] { return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7; }));
-  ASSERT_TRUE(eventually_here(
+  ASSERT_TRUE(eventually_polled(
       [&] { return http_get(port, "/metrics").find("hypertopo_leader 1") != std::string::npos; }));
   const std::string metrics = http_get(port, "/metrics");
   EXPECT_NE(metrics.find("hypertopo_api_writes_total{verb=\"create\",outcome=\"ok\"}"), std::string::npos)
@@ -165,7 +165,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
   // The ConfigMap changes: new tier names reach the cluster without a restart. Names come from the
   // tier names, so all 7 HyperNodes are new, and the mass-deletion guard holds the 7 old ones.
   write_text(config, base + "tierNames: [rack, row, hall]\n");
-  const bool renamed = eventually_here([&] {
+  const bool renamed = eventually_polled([&] {
     return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 14 &&
            http_get(port, "/metrics").find("\nhypertopo_held_deletions 7\n") != std::string::npos;
   });
@@ -175,7 +175,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
 
   // The admin confirms by lifting the guard in the same file: the old ones go.
   write_text(config, base + "tierNames: [rack, row, hall]\nguard:\n  maxDeleteFraction: 1\n");
-  const bool cleaned = eventually_here([&] {
+  const bool cleaned = eventually_polled([&] {
     return server.store().object_count("topology.volcano.sh/v1alpha1/hypernodes") == 7 &&
            http_get(port, "/metrics").find("hypertopo_api_writes_total{verb=\"delete\",outcome=\"ok\"} 7") !=
                std::string::npos;
@@ -186,7 +186,7 @@ TEST(AgentProcess, ServesLeadsReloadsAndStopsCleanlyOnSigterm) {
 
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = 0;
-  const bool exited = eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
+  const bool exited = eventually_polled([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
   if (!exited) kill_on_failure();
   ASSERT_TRUE(exited) << "no exit within 15 s of SIGTERM";
   ASSERT_TRUE(WIFEXITED(status));
@@ -219,15 +219,15 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
     return http_get(ports[i], "/metrics").find("\nhypertopo_leader 1\n") != std::string::npos;
   };
   const std::string hypernodes = "topology.volcano.sh/v1alpha1/hypernodes";
-  const bool synced =
-      eventually_here([&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
+  const bool synced = eventually_polled(
+      [&] { return server.store().object_count(hypernodes) == 7 && (leads(0) || leads(1)); });
   if (!synced) kill_all();
   ASSERT_TRUE(synced);
   // Over several renewals (Lease updates reaching the server) exactly one leads.
   for (int round = 0; round < 5; ++round) {
     EXPECT_NE(leads(0), leads(1)) << "round " << round;
     const int updates = server.count("update");
-    ASSERT_TRUE(eventually_here([&] { return server.count("update") > updates; })) << "round " << round;
+    ASSERT_TRUE(eventually_polled([&] { return server.count("update") > updates; })) << "round " << round;
   }
   const int leader = leads(0) ? 0 : 1;
   const int other = 1 - leader;
@@ -246,7 +246,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   ASSERT_EQ(kill(pids[leader], SIGKILL), 0);
   waitpid(pids[leader], nullptr, 0);
   pids[leader] = -1;
-  const bool took_over = eventually_here([&] { return leads(other); }, 10s);
+  const bool took_over = eventually_polled([&] { return leads(other); }, 10s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
   std::printf("[agent-numbers] leader SIGKILLed -> the other agent leads after %.2f s (leaseDuration 3 s)\n",
               seconds);
@@ -254,7 +254,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   ASSERT_TRUE(took_over);
   EXPECT_LT(seconds, 3.0 + 1.0);  // the lease duration, plus one retry period and polling slack
   // Its first reconcile finds everything in place: nothing written, nothing lost.
-  const bool reconciled = eventually_here([&] {
+  const bool reconciled = eventually_polled([&] {
     return http_get(ports[other], "/metrics").find("hypertopo_last_reconcile_success_timestamp_seconds ") !=
            std::string::npos;
   });
@@ -268,7 +268,7 @@ TEST(AgentProcess, TwoProcessesOneLeaderAndAKilledLeaderIsReplacedWithinTheLease
   ASSERT_EQ(kill(pids[other], SIGTERM), 0);
   int status = 0;
   const bool exited =
-      eventually_here([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
+      eventually_polled([&] { return waitpid(pids[other], &status, WNOHANG) == pids[other]; }, 15s);
   if (!exited) kill_all();
   ASSERT_TRUE(exited);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -361,14 +361,14 @@ TEST(AgentProcess, LiveWalksMarkDegradedLeavesAndHealingClearsEachWithOneWrite) 
   };
 
   // A healthy fabric: three leaves and the spine domain, nothing degraded.
-  ASSERT_TRUE(eventually_here([&] {
+  ASSERT_TRUE(eventually_polled([&] {
     return server.store().object_count(hypernodes) == 4 && ibsim_runs() >= 1;
   })) << http_get(port, "/metrics");
   EXPECT_TRUE(degraded().empty());
 
   // Degraded: the leaves say why, the host is named, the metrics count the links.
   write_text(net, three_leaf_netfile(true));
-  ASSERT_TRUE(eventually_here([&] {
+  ASSERT_TRUE(eventually_polled([&] {
     return condition("leaf-leaf-1").value("reason", "") == "DegradedLinkWidth" &&
            condition("leaf-leaf-3").value("reason", "") == "MissingUplinks";
   })) << object("leaf-leaf-1").dump()
@@ -380,7 +380,7 @@ TEST(AgentProcess, LiveWalksMarkDegradedLeavesAndHealingClearsEachWithOneWrite) 
   EXPECT_EQ(object("leaf-leaf-1")["metadata"]["annotations"].value("hypertopo.io/degraded-members", ""),
             "node-11");
   EXPECT_EQ(condition("leaf-leaf-2").value("status", "False"), "False");
-  ASSERT_TRUE(eventually_here([&] {
+  ASSERT_TRUE(eventually_polled([&] {
     const std::string m = http_get(port, "/metrics");
     return m.find("hypertopo_domain_degraded{hypernode=\"leaf-leaf-1\"} 1") != std::string::npos &&
            m.find("hypertopo_domain_degraded{hypernode=\"leaf-leaf-3\"} 1") != std::string::npos &&
@@ -401,9 +401,9 @@ TEST(AgentProcess, LiveWalksMarkDegradedLeavesAndHealingClearsEachWithOneWrite) 
   const std::vector<std::string> were_degraded = degraded();
   const int patches = server.count("patch");
   write_text(net, three_leaf_netfile(false));
-  ASSERT_TRUE(eventually_here([&] { return degraded().empty(); })) << object("leaf-leaf-1").dump();
+  ASSERT_TRUE(eventually_polled([&] { return degraded().empty(); })) << object("leaf-leaf-1").dump();
   const long runs = ibsim_runs();
-  ASSERT_TRUE(eventually_here([&] { return ibsim_runs() >= runs + 1; }));
+  ASSERT_TRUE(eventually_polled([&] { return ibsim_runs() >= runs + 1; }));
   const auto settled = versions();
   const int settled_patches = server.count("patch");
   std::printf("[agent-numbers] healing %zu degraded HyperNode(s) on a live walk: %d /status write(s)\n",
@@ -413,13 +413,13 @@ TEST(AgentProcess, LiveWalksMarkDegradedLeavesAndHealingClearsEachWithOneWrite) 
   EXPECT_FALSE(object("leaf-leaf-1")["metadata"]
                    .value("annotations", nlohmann::json::object())
                    .contains("hypertopo.io/degraded-members"));
-  ASSERT_TRUE(eventually_here([&] { return ibsim_runs() >= runs + 3; }));
+  ASSERT_TRUE(eventually_polled([&] { return ibsim_runs() >= runs + 3; }));
   EXPECT_EQ(versions(), settled);
   EXPECT_EQ(server.count("patch"), settled_patches);
 
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = 0;
-  ASSERT_TRUE(eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s));
+  ASSERT_TRUE(eventually_polled([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s));
   pid = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
@@ -463,7 +463,7 @@ TEST(AgentProcess, WithoutAWorkDirTheScratchSpaceIsPrivateAndRemovedOnExit) {
   pid_t pid = 0;
   ASSERT_EQ(posix_spawn(&pid, binary.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0) << binary;
 
-  const bool serving = eventually_here([&] { return !http_get(port, "/healthz").empty(); });
+  const bool serving = eventually_polled([&] { return !http_get(port, "/healthz").empty(); });
   if (!serving) kill(pid, SIGKILL);
   ASSERT_TRUE(serving);
   std::vector<fs::path> made;
@@ -477,7 +477,7 @@ TEST(AgentProcess, WithoutAWorkDirTheScratchSpaceIsPrivateAndRemovedOnExit) {
 
   ASSERT_EQ(kill(pid, SIGTERM), 0);
   int status = 0;
-  const bool exited = eventually_here([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
+  const bool exited = eventually_polled([&] { return waitpid(pid, &status, WNOHANG) == pid; }, 15s);
   if (!exited) kill(pid, SIGKILL);
   ASSERT_TRUE(exited) << "no exit within 15 s of SIGTERM";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);

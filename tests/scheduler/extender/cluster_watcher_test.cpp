@@ -22,7 +22,7 @@ using nlohmann::json;
 
 const k8s::Resource kNodes{"", "v1", "nodes", false};
 const k8s::Resource kPods{"", "v1", "pods", true};
-const k8s::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
+const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
 
 // Polls a condition the watch threads make true; fails after a generous deadline.
 bool eventually(const std::function<bool()>& condition) {
@@ -189,7 +189,7 @@ TEST_F(ExtenderWatchTest, PagedListsGiveTheViewTheObjectsGive) {
 
   ExtenderService objects{ExtenderOptions{}};
   auto nodes = client_->list(kNodes, "");
-  auto hypernodes = client_->list(kHyperNodes, "");
+  auto hypernodes = client_->list(kHyperNodesResource, "");
   auto pods = client_->list(kPods, "");
   ASSERT_TRUE(nodes && hypernodes && pods);
   ASSERT_TRUE(objects.set_nodes(nodes->items).has_value());
@@ -273,7 +273,8 @@ TEST(ExtenderWatchPages, AListBodyWithInvalidUtf8IsRefusedAndListedAgain) {
     with_status["status"] = n["status"];
     ASSERT_TRUE((*client)->update_status(kNodes, "", with_status).has_value());
   }
-  for (const auto& h : cluster.hypernodes) ASSERT_TRUE((*client)->create(kHyperNodes, "", h).has_value());
+  for (const auto& h : cluster.hypernodes)
+    ASSERT_TRUE((*client)->create(kHyperNodesResource, "", h).has_value());
   ExtenderService service{ExtenderOptions{}};
   ClusterWatcher watcher(**client, service, std::chrono::milliseconds(5));
   watcher.start();
