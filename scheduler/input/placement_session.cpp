@@ -17,7 +17,9 @@
 #include "scheduler/input/cluster_snapshot.h"
 #include "scheduler/input/disruption_budget.h"
 #include "scheduler/input/job_loader.h"
+#include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_request.h"
+#include "scheduler/input/volcano_pod_group.h"
 #include "scheduler/placement/around_bound.h"
 #include "scheduler/placement/kueue_compat.h"
 #include "scheduler/placement/label_levels.h"
@@ -402,6 +404,7 @@ struct JobIdentity {
   std::string ns;
   std::string name;
   std::string owner_label;  // the controller's label naming the job on its pods ("" when none)
+  json object;              // the job's object (a PodGroup's subGroupPolicy tells its pods' sub-groups)
 };
 
 // The identity of the first object of `objects` that is not a Pod (its kind given beside it).
@@ -415,6 +418,7 @@ std::optional<JobIdentity> first_job_identity(
     id.ns = meta.value("namespace", std::string("default"));
     id.name = meta.value("name", std::string());
     if (id.name.empty()) return std::nullopt;
+    id.object = *object;
     const std::string api = object->value("apiVersion", std::string());
     const std::string group = api.substr(0, api.find('/'));
     if (kind == "Job" && group == "batch.volcano.sh") {
@@ -464,20 +468,50 @@ bool belongs_to(const ListedPod& pod, const JobIdentity& job) {
 // A job of one pod set whose pods are partly running: the bound ones keep their nodes and ranks and
 // the rest are planned around them as the extender's gang book does (around_bound.h). Assignments
 // run in rank order, one per run of ranks on one node, bound pods marked.
+// The sentence of a gang planned around its bound pods.
+std::string around_bound_reason(const TopologyIndex& index, const AroundBound& around, bool fit,
+                                const std::string& why) {
+  const std::string where =
+      around.common == index.root() ? std::string("the cluster") : index.domain(around.common).name;
+  if (!fit) return around_bound_refusal(index, around, why);
+  if (around.missing == 0)
+    return "all " + std::to_string(around.bound) + " pods of the gang are bound already, in " + where;
+  return std::to_string(around.bound) + " pods are bound in " + where + "; the other " +
+         std::to_string(around.missing) + " are placed around them";
+}
+
+json around_pod_set(const TopologyIndex& index, const PodSetRequest& ps, const AroundBound& around);
+
 json around_bound_result(const TopologyIndex& index, const PodSetRequest& ps, const AroundBound& around) {
   json out;
   out["fit"] = around.fit;
-  const std::string where =
-      around.common == index.root() ? std::string("the cluster") : index.domain(around.common).name;
-  if (!around.fit) {
-    out["reason"] = around_bound_refusal(index, around, around.why);
-  } else if (around.missing == 0) {
-    out["reason"] =
-        "all " + std::to_string(around.bound) + " pods of the gang are bound already, in " + where;
-  } else {
-    out["reason"] = std::to_string(around.bound) + " pods are bound in " + where + "; the other " +
-                    std::to_string(around.missing) + " are placed around them";
+  out["reason"] = around_bound_reason(index, around, around.fit, around.why);
+  out["podSets"] = json::array({around_pod_set(index, ps, around)});
+  return out;
+}
+
+// A gang of several pod sets or sub-groups planned around its bound pods (place_gang_around_bound):
+// one entry per pod set, as around_bound_result gives one.
+json gang_around_bound_result(const TopologyIndex& index, const GangAroundBound& gang) {
+  AroundBound whole;
+  whole.bound = gang.bound;
+  whole.missing = gang.missing;
+  whole.common = gang.common;
+  whole.widest = gang.widest;
+  json out;
+  out["fit"] = gang.fit;
+  out["reason"] = around_bound_reason(index, whole, gang.fit, gang.why);
+  out["podSets"] = json::array();
+  for (std::size_t p = 0; p < gang.pod_sets.size(); ++p) {
+    AroundBound set = gang.pod_sets[p];
+    set.fit = gang.fit;
+    out["podSets"].push_back(around_pod_set(index, gang.job.pod_sets[p], set));
   }
+  return out;
+}
+
+// One pod set's entry: its slots in rank order, one assignment per run of ranks on one node.
+json around_pod_set(const TopologyIndex& index, const PodSetRequest& ps, const AroundBound& around) {
   json p;
   p["name"] = ps.name;
   p["bound"] = around.bound;
@@ -516,8 +550,7 @@ json around_bound_result(const TopologyIndex& index, const PodSetRequest& ps, co
   if (!around.fit) p["reason"] = around.why;
   if (around.placed && !around.placed->fabric_health.empty())
     p["fabricHealth"] = around.placed->fabric_health;
-  out["podSets"] = json::array({p});
-  return out;
+  return p;
 }
 
 // The pods preemption may evict: those on the index's nodes, with their priorities resolved.
@@ -934,6 +967,41 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
             place_around_bound(*index, engine, ps, bound, ps.count - static_cast<std::int32_t>(bound.size()));
         if (!around) return std::unexpected(around.error().context(job_source));
         report.result = around_bound_result(*index, ps, *around);
+        report.place_ms = ms_since(start);
+        return with_ledger_warnings(std::move(report), ledger);
+      }
+    }
+    // A gang of several pod sets or sub-groups read from its PodGroup (KAI's, Volcano's with
+    // subGroupPolicy), some of whose pods run: planned around them by the
+    // rule the extender's gang book follows for the same objects (around_bound.h
+    // place_gang_around_bound), its running pods kept where they are.
+    const bool pod_group_gang =
+        !job->request.sub_groups.empty() || (job->request.pod_sets.size() > 1 && job->format == "kai");
+    if (pod_group_gang && plans_around_bound_by_groups(job->request) && (in.pods || pods_from_cluster)) {
+      auto identity = job_from_cluster ? job_identity(cluster->pod_group) : job_identity(in.job);
+      if (!identity) return std::unexpected(identity.error());
+      std::expected<std::vector<ListedPod>, Error> listed = std::vector<ListedPod>{};
+      if (*identity) listed = in.pods ? load_listed_pods(*in.pods) : cluster->pods;
+      if (!listed)
+        return std::unexpected(listed.error().context(in.pods ? in.pods->string() : cluster->source));
+      std::vector<GangBoundPod> bound;
+      for (const auto& pod : *listed) {
+        if (pod.terminating || index->find_node(pod.bound.node) < 0 || !belongs_to(pod, **identity)) continue;
+        std::string sub;
+        if (job->format == "kai") {
+          if (auto it = pod.labels.find(kKaiSubGroupLabel); it != pod.labels.end()) sub = it->second;
+        } else if (job->format == "volcano") {
+          auto found = volcano_sub_group_of((*identity)->object, pod.labels);
+          if (!found) return std::unexpected(found.error().context("Pod " + pod.ns + "/" + pod.name));
+          sub = *found;
+        }
+        bound.push_back(
+            {.node = pod.bound.node, .sub_group = std::move(sub), .requests = pod.bound.requests});
+      }
+      if (!bound.empty()) {
+        auto gang = place_gang_around_bound(*index, engine, job->request, bound, /*counted=*/true);
+        if (!gang) return std::unexpected(gang.error().context(job_source));
+        report.result = gang_around_bound_result(*index, *gang);
         report.place_ms = ms_since(start);
         return with_ledger_warnings(std::move(report), ledger);
       }

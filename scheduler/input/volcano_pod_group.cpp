@@ -304,7 +304,10 @@ std::expected<LoadedJob, Error> volcano_pod_group_list(const json& doc) {
       return invalid_field(
           pwhere, std::string("its ") + kVolcanoGroupNameAnnotation + " annotation names another PodGroup");
     }
-    const json pspec = pod.value("spec", json::object());
+    json pspec = pod.value("spec", json::object());
+    // A pod already bound is of the pod set of its pending peers: its node is no part of its request
+    // (as the KAI reader reads it, kai_pod_group.cpp).
+    if (pspec.is_object()) pspec.erase("nodeName");
     const auto key = std::make_pair(sub_of[j], pspec.dump());
     if (auto it = set_of.find(key); it != set_of.end()) {
       ++out.request.pod_sets[it->second].count;

@@ -2,6 +2,8 @@
 #include "scheduler/placement/around_bound.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -217,6 +219,241 @@ std::expected<ElasticPlan, Error> place_elastic(TopologyIndex& index, PlacementE
   out.left = grow_elastic(index, out.around, request, job_domain, ranks);
   out.around.missing = request.count - out.around.bound;
   out.around.common = common_domain(index, out.around.slots);
+  return out;
+}
+
+namespace {
+
+// The highest of `from` and its ancestors whose tier is within `tier`, never past `stop` (an
+// ancestor of `from`; -1: up to the root). No tier: `stop` itself (the root when -1).
+int widen_within(const TopologyIndex& index, int from, std::optional<int> tier, int stop) {
+  if (!tier) return stop >= 0 ? stop : index.root();
+  int out = from;
+  for (int d = from; d >= 0 && index.domain(d).tier <= *tier; d = index.domain(d).parent) {
+    out = d;
+    if (d == stop) break;
+  }
+  return out;
+}
+
+std::optional<int> tighter(std::optional<int> a, const TopologyIndex& index, const std::string& level) {
+  if (level.empty()) return a;
+  auto t = index.resolve_tier(level);
+  if (!t) return a;  // a level the index does not name limits nothing, as in place_around_bound
+  return a ? std::min(*a, *t) : *t;
+}
+
+// The tier a sub-group's required level and its parents' allow (none: no limit).
+std::optional<int> sub_group_tier(const TopologyIndex& index, const JobRequest& job,
+                                  const std::string& name) {
+  std::optional<int> out;
+  std::string at = name;
+  for (std::size_t depth = 0; !at.empty() && depth <= kMaxSubGroupDepth; ++depth) {
+    auto it = std::find_if(job.sub_groups.begin(), job.sub_groups.end(),
+                           [&](const SubGroupRequest& g) { return g.name == at; });
+    if (it == job.sub_groups.end()) break;
+    out = tighter(out, index, it->required);
+    at = it->parent;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool plans_around_bound_by_groups(const JobRequest& job) {
+  if (job.pod_sets.size() < 2 && job.sub_groups.empty()) return false;
+  for (const auto& [policy, least] : job.min_sub_groups) {
+    if (least > 0) return false;
+  }
+  std::int64_t total = 0;
+  std::map<std::string, std::int64_t> of_group;
+  for (const auto& ps : job.pod_sets) {
+    if (ps.min_count > 0 && ps.min_count < ps.count) return false;
+    if (ps.partitions || !ps.slices.empty()) return false;
+    total += ps.count;
+    of_group[ps.sub_group] += ps.count;
+  }
+  if (job.min_pods && *job.min_pods > 0 && *job.min_pods < total) return false;
+  for (const auto& g : job.sub_groups) {
+    if (g.min_member > 0 && g.min_member < of_group[g.name]) return false;
+  }
+  return true;
+}
+
+std::expected<GangAroundBound, Error> place_gang_around_bound(TopologyIndex& index, PlacementEngine& engine,
+                                                              JobRequest job,
+                                                              std::span<const GangBoundPod> bound,
+                                                              bool counted) {
+  GangAroundBound out;
+  out.job = std::move(job);
+  auto& sets = out.job.pod_sets;
+  // Each bound pod's pod set: its sub-group's that asks what it asks, else its sub-group's first;
+  // where the counts hold the bound pods, one with a pod not yet claimed comes first.
+  std::vector<int> set_of(bound.size(), -1);
+  std::vector<std::int32_t> claimed(sets.size(), 0);
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    if (index.find_node(bound[i].node) < 0) {
+      return fail(ErrorCode::kInvalidArgument,
+                  "a bound pod's node " + bound[i].node + " is not among the topology's nodes");
+    }
+    int match = -1, first = -1;
+    for (const bool any_room : {false, true}) {
+      for (std::size_t p = 0; p < sets.size() && match < 0; ++p) {
+        if (sets[p].sub_group != bound[i].sub_group) continue;
+        const bool room = !counted || claimed[p] < sets[p].count;
+        if (!room && !any_room) continue;
+        if (first < 0) first = static_cast<int>(p);
+        if (sets[p].per_pod == bound[i].requests) match = static_cast<int>(p);
+      }
+      if (match >= 0 || first >= 0) break;
+    }
+    if (match < 0 && counted) match = first;
+    bool added = !counted;
+    if (match < 0) {
+      // A spec none of the pods still to place has: a pod set of its bound pods alone.
+      PodSetRequest own = first >= 0 ? sets[static_cast<std::size_t>(first)] : PodSetRequest{};
+      own.name = bound[i].sub_group.empty() ? out.job.name : bound[i].sub_group;
+      own.sub_group = bound[i].sub_group;
+      own.per_pod = bound[i].requests;
+      own.count = 0;
+      sets.push_back(std::move(own));
+      match = static_cast<int>(sets.size()) - 1;
+      added = true;
+    }
+    if (added) ++sets[static_cast<std::size_t>(match)].count;
+    claimed.resize(sets.size(), 0);
+    ++claimed[static_cast<std::size_t>(match)];
+    set_of[i] = match;
+  }
+  // The bound pods of each pod set take its lowest ranks, in the order given.
+  out.pod_sets.resize(sets.size());
+  std::vector<const std::vector<std::string>*> all;
+  for (std::size_t i = 0; i < bound.size(); ++i) {
+    AroundBound& a = out.pod_sets[static_cast<std::size_t>(set_of[i])];
+    const int node = index.find_node(bound[i].node);
+    a.slots.push_back({.rank = a.bound++,
+                       .node = bound[i].node,
+                       .domain_path = index.domain_path(index.node(node).domain),
+                       .bound = static_cast<int>(i)});
+  }
+  for (std::size_t p = 0; p < sets.size(); ++p) {
+    AroundBound& a = out.pod_sets[p];
+    if (sets[p].count < a.bound) sets[p].count = a.bound;
+    a.missing = sets[p].count - a.bound;
+    out.bound += a.bound;
+    out.missing += a.missing;
+    for (const auto& s : a.slots) all.push_back(&s.domain_path);
+  }
+  out.common = deepest_common_domain(index, all);
+  const std::string& gang_level = !out.job.job_required.empty()             ? out.job.job_required
+                                  : out.job.mode == TopologyMode::kRequired ? out.job.level
+                                                                            : std::string();
+  out.widest = widen_within(index, out.common, tighter(std::nullopt, index, gang_level), -1);
+
+  // Sub-groups with bound pods by name, then the others in the order of their first pod set.
+  std::map<std::string, std::vector<int>> with_bound;
+  std::vector<std::pair<std::string, std::vector<int>>> without;
+  for (std::size_t p = 0; p < sets.size(); ++p) {
+    const std::string& g = sets[p].sub_group;
+    bool any = false;
+    for (std::size_t q = 0; q < sets.size(); ++q)
+      any = any || (sets[q].sub_group == g && out.pod_sets[q].bound > 0);
+    if (any) {
+      with_bound[g].push_back(static_cast<int>(p));
+      continue;
+    }
+    auto it = std::find_if(without.begin(), without.end(), [&](const auto& u) { return u.first == g; });
+    if (it == without.end()) {
+      without.push_back({g, {static_cast<int>(p)}});
+    } else {
+      it->second.push_back(static_cast<int>(p));
+    }
+  }
+  // What the engine placed, to take back when a later sub-group does not fit.
+  std::vector<std::pair<JobRequest, JobPlacement>> placed;
+  auto undo = [&] {
+    for (auto it = placed.rbegin(); it != placed.rend(); ++it) engine.release(it->first, it->second);
+  };
+  auto unit_name = [&](const std::string& g) { return g.empty() ? "the gang's own pods" : "sub-group " + g; };
+  // Places a sub-group's rest inside `from` or an ancestor up to `widest`, nearest first.
+  auto place_unit = [&](const std::string& g, const std::vector<int>& members, int from, int widest,
+                        std::optional<int> limit) -> std::expected<bool, Error> {
+    JobRequest rest{.name = out.job.name};
+    std::vector<int> which;
+    for (const int p : members) {
+      AroundBound& a = out.pod_sets[static_cast<std::size_t>(p)];
+      a.common = from;
+      a.widest = widest;
+      a.rest = sets[static_cast<std::size_t>(p)];
+      a.rest.count = a.missing;
+      a.rest.min_count = 0;
+      a.rest.partitions.reset();
+      if (a.bound > 0 && a.rest.mode == TopologyMode::kRequired) {
+        // Around bound pods the rest may spread over the widest domain the constraint allows.
+        a.rest.level = std::to_string(index.domain(widest).tier);
+      } else if (limit) {
+        a.rest.mode = TopologyMode::kRequired;
+        a.rest.level = std::to_string(*limit);
+      }
+      if (a.missing == 0) {
+        a.fit = true;
+        continue;
+      }
+      rest.pod_sets.push_back(a.rest);
+      which.push_back(p);
+    }
+    if (which.empty()) return true;
+    std::string why;
+    for (int d = from; d >= 0; d = index.domain(d).parent) {
+      auto r = engine.place_within(rest, d);
+      if (!r) return std::unexpected(r.error());
+      if (r->fit) {
+        for (std::size_t k = 0; k < which.size(); ++k)
+          add_rest(out.pod_sets[static_cast<std::size_t>(which[k])], r->pod_sets[k]);
+        placed.emplace_back(std::move(rest), std::move(*r));
+        return true;
+      }
+      if (why.empty()) why = r->reason;
+      if (d == widest) break;
+    }
+    out.why = unit_name(g) + ": " + why;
+    for (const int p : which) out.pod_sets[static_cast<std::size_t>(p)].why = why;
+    return false;
+  };
+  for (const auto& [g, members] : with_bound) {
+    std::vector<const std::vector<std::string>*> paths;
+    std::optional<int> limit = sub_group_tier(index, out.job, g);
+    for (const int p : members) {
+      for (const auto& s : out.pod_sets[static_cast<std::size_t>(p)].slots) paths.push_back(&s.domain_path);
+      const auto& ps = sets[static_cast<std::size_t>(p)];
+      if (ps.mode == TopologyMode::kRequired) limit = tighter(limit, index, ps.level);
+    }
+    const int from = deepest_common_domain(index, paths);
+    auto ok = place_unit(g, members, from, widen_within(index, from, limit, out.widest), std::nullopt);
+    if (!ok || !*ok) {
+      undo();
+      if (!ok) return std::unexpected(ok.error());
+      return out;
+    }
+  }
+  for (const auto& [g, members] : without) {
+    std::optional<int> limit = sub_group_tier(index, out.job, g);
+    for (const int p : members) {
+      const auto& ps = sets[static_cast<std::size_t>(p)];
+      if (ps.mode == TopologyMode::kRequired) limit = tighter(limit, index, ps.level);
+    }
+    auto ok = place_unit(g, members, out.common, out.widest, limit);
+    if (!ok || !*ok) {
+      undo();
+      if (!ok) return std::unexpected(ok.error());
+      return out;
+    }
+  }
+  for (auto& a : out.pod_sets) {
+    std::sort(a.slots.begin(), a.slots.end(),
+              [](const AroundBoundSlot& x, const AroundBoundSlot& y) { return x.rank < y.rank; });
+  }
+  out.fit = true;
   return out;
 }
 

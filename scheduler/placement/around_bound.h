@@ -99,6 +99,56 @@ std::expected<ElasticPlan, Error> place_elastic(TopologyIndex& index, PlacementE
                                                 const PodSetRequest& request,
                                                 std::span<const BoundGangPod> bound);
 
+// A gang of several pod sets (KAI or Volcano sub-groups, a KAI leader of its own spec) whose pods
+// partly run. The rule both doors follow:
+//   - bound pods keep their nodes; within its pod set a bound pod takes the lowest free rank in the
+//     order given, the rest fill the other ranks;
+//   - the gang's domain is the innermost one holding all its bound pods; the gang may widen from
+//     there only within its own required level (a preferred or no level: up to the cluster);
+//   - a sub-group (the gang's own pods count as one, named "") with bound pods plans its rest in the
+//     innermost domain holding them, widening one parent at a time only within the tier its own
+//     required level, its parents' and its pod sets' allow, and never past the gang's widest domain;
+//   - a sub-group with no pod bound is placed inside the gang's domain, widening as the gang may,
+//     each of its pod sets inside one domain of its required level (the sub-group's, else its own).
+// Sub-groups with bound pods are planned first, by name, then the others in the job's order.
+// This is Volcano's search root for a job or sub-job that has an allocated HyperNode
+// (volcano-sh/volcano pkg/scheduler/plugins/network-topology-aware: hyperNodeGradientForJobFn and
+// hyperNodeGradientForSubJobFn start from JobInfo.AllocatedHyperNode / SubJobInfo.AllocatedHyperNode,
+// widened by getHighestAllowedHyperNode to the highest ancestor within highestTierAllowed, and a
+// sub-job's root must lie inside its job's), searched nearest first as place_around_bound does, and
+// KAI-Scheduler's allocation of a running PodGroup, which places only the tasks still to allocate
+// (kai-scheduler pkg/scheduler/plugins/topology/job_filtering.go: podgroup_info.GetTasksToAllocate),
+// the running ones keeping their nodes. Elastic gangs of several pod sets are not planned here.
+struct GangBoundPod {
+  std::string node;
+  std::string sub_group;     // "" = the gang's own pods
+  ResourceAmounts requests;  // picks its pod set among its sub-group's (the first when none asks alike)
+};
+
+struct GangAroundBound {
+  JobRequest job;                     // the gang as planned: each pod set counts its bound pods
+  std::vector<AroundBound> pod_sets;  // one per job.pod_sets: its slots (bound ones index `bound`)
+  std::int32_t bound = 0;
+  std::int32_t missing = 0;
+  int common = -1;  // the innermost domain holding every bound pod
+  int widest = -1;  // the widest domain the gang's constraint allows around them
+  bool fit = false;
+  std::string why;  // when it did not fit: the sub-group and the engine's reason
+};
+
+// `job` as its reader makes it; `counted`: its pod sets' counts include the bound pods (`place` reads
+// them from the same List), else they count only the pods still to place (the extender's view), and
+// a bound pod whose sub-group and requests match no pod set gets a pod set of its own. The rest stay
+// on `index` when the gang fits; when it does not, the index is left as it was. An Error: a bound
+// pod's node is not in the index, or a level does not resolve.
+std::expected<GangAroundBound, Error> place_gang_around_bound(TopologyIndex& index, PlacementEngine& engine,
+                                                              JobRequest job,
+                                                              std::span<const GangBoundPod> bound,
+                                                              bool counted);
+
+// Whether place_gang_around_bound plans `job`: several pod sets or sub-groups, none of them elastic.
+bool plans_around_bound_by_groups(const JobRequest& job);
+
 // "N pods are bound in D and the other M do not fit inside W, the widest domain the gang's
 // constraint allows: <why>".
 std::string around_bound_refusal(const TopologyIndex& index, const AroundBound& around,

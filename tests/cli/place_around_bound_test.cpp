@@ -245,5 +245,88 @@ TEST_F(PlaceAroundBound, AGangEntirelyBoundSaysSoInEveryFormat) {
   EXPECT_NE(text.out.find("ranks 0-1  bound"), std::string::npos) << text.out;
 }
 
+// A Volcano Job's PodGroup with subGroupPolicy (two replicas of four pods, each replica inside one
+// leaf, the gang inside the spine) whose first pod of each replica runs: replica 0's on a1, replica
+// 1's on b1. The other three of each replica join their replica's leaf, the running pods keep their
+// nodes, and nothing moves. Planned whole, neither leaf holds a replica of four (12 GPUs free in
+// each), so the gang would be refused though its rest fits.
+TEST(PlaceAroundBoundSubGroups, EachReplicasRestJoinsTheLeafItsBoundPodRunsIn) {
+  json nodes = json::array();
+  for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"}) nodes.push_back(gpu_node(n));
+  const std::map<int, std::string> bound{{0, "a1"}, {4, "b1"}};
+  std::vector<json> pods{busy_pod("x-a3", "a3", "8"), busy_pod("x-a4", "a4", "8"),
+                         busy_pod("x-b3", "b3", "8"), busy_pod("x-b4", "b4", "8")};
+  const json pod_group{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                       {"kind", "PodGroup"},
+                       {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}}},
+                       {"spec",
+                        {{"minMember", 8},
+                         {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 2}}},
+                         {"subGroupPolicy",
+                          {{{"name", "replica"},
+                            {"subGroupSize", 4},
+                            {"labelSelector", {{"matchLabels", {{"volcano.sh/task-spec", "worker"}}}}},
+                            {"matchLabelKeys", {"example.com/replica"}},
+                            {"networkTopology", {{"mode", "hard"}, {"highestTierAllowed", 1}}}}}}}},
+                       {"status", {{"phase", "Inqueue"}}}};
+  json items = json::array({pod_group});
+  for (int rank = 0; rank < 8; ++rank) {
+    json pod{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", "train-worker-" + std::to_string(rank)},
+          {"namespace", "ml"},
+          {"uid", "uid-train-" + std::to_string(rank)},
+          {"labels",
+           {{"volcano.sh/job-name", "train"},
+            {"volcano.sh/task-spec", "worker"},
+            {"example.com/replica", std::to_string(rank / 4)}}},
+          {"annotations",
+           {{"scheduling.k8s.io/group-name", "train"},
+            {"volcano.sh/job-name", "train"},
+            {"volcano.sh/task-spec", "worker"},
+            {"volcano.sh/task-index", std::to_string(rank)}}}}},
+        {"spec",
+         {{"containers", {{{"name", "main"}, {"resources", {{"requests", {{"nvidia.com/gpu", "4"}}}}}}}}}},
+        {"status", {{"phase", "Pending"}}}};
+    if (auto it = bound.find(rank); it != bound.end()) {
+      pod["spec"]["nodeName"] = it->second;
+      pod["status"]["phase"] = "Running";
+    }
+    items.push_back(pod);
+    pods.push_back(pod);
+  }
+  testing::TempDir dir;
+  auto file = [&](const std::string& name, const json& doc) {
+    testing::write_text(dir.path() / name, doc.dump(1));
+    return (dir.path() / name).string();
+  };
+  const auto run = testing::run_captured(
+      run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes)), "--topology",
+                file("hn.json", spine_of_two_leaves()), "--pods", file("pods.json", cluster_list(pods)),
+                "--job", file("job.json", cluster_list(items))});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const json doc = json::parse(run.out);
+  EXPECT_EQ(doc["reason"], "2 pods are bound in spine; the other 6 are placed around them");
+  // pod set -> rank -> (node, bound)
+  std::map<std::string, std::map<int, std::pair<std::string, bool>>> got;
+  for (const auto& ps : doc["podSets"]) {
+    for (const auto& a : ps["assignment"]) {
+      for (int i = 0; i < a["count"].get<int>(); ++i)
+        got[ps["name"]][a["firstRank"].get<int>() + i] = {a["node"], a["bound"].get<bool>()};
+    }
+  }
+  using Slot = std::pair<std::string, bool>;
+  const std::map<std::string, std::map<int, Slot>> expected{
+      {"replica/0", {{0, {"a1", true}}, {1, {"a1", false}}, {2, {"a2", false}}, {3, {"a2", false}}}},
+      {"replica/1", {{0, {"b1", true}}, {1, {"b1", false}}, {2, {"b2", false}}, {3, {"b2", false}}}}};
+  EXPECT_EQ(got, expected) << doc.dump(1);
+  for (const auto& ps : doc["podSets"]) {
+    const std::string leaf = ps["name"] == "replica/0" ? "leaf-a" : "leaf-b";
+    EXPECT_EQ(ps["domains"], json::array({leaf})) << ps.dump();
+  }
+}
+
 }  // namespace
 }  // namespace hypertopo::cli
