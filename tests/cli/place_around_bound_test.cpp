@@ -65,7 +65,7 @@ json gang_pod(const Gang& g, int rank) {
   return pod;
 }
 
-json busy_pod(const std::string& name, const std::string& node, const std::string& gpus) {
+json busy_pod_on(const std::string& name, const std::string& node, const std::string& gpus) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "other"}, {"uid", "uid-" + name}}},
@@ -86,7 +86,7 @@ json volcano_job(const Gang& g) {
             {"tasks", {{{"name", "worker"}, {"replicas", g.size}, {"template", {{"spec", spec}}}}}}}}};
 }
 
-struct Answer {
+struct AroundBoundAnswer {
   std::map<int, std::string> rest;  // missing rank -> node
   std::string refusal;              // "" when every missing rank got a node
 };
@@ -103,7 +103,7 @@ class PlaceAroundBound : public ::testing::Test {
     return pods;
   }
 
-  Answer through_place(const Gang& g, const std::vector<json>& busy, json* doc_out = nullptr) {
+  AroundBoundAnswer through_place(const Gang& g, const std::vector<json>& busy, json* doc_out = nullptr) {
     auto file = [&](const std::string& name, const json& doc) {
       testing::write_text(dir_.path() / name, doc.dump(1));
       return (dir_.path() / name).string();
@@ -113,7 +113,7 @@ class PlaceAroundBound : public ::testing::Test {
                                         "--topology", file("hn.json", spine_of_two_leaves()), "--pods",
                                         file("pods.json", cluster_list(cluster_pods(g, busy))), "--job",
                                         file("job.json", volcano_job(g))});
-    Answer out;
+    AroundBoundAnswer out;
     const json doc = json::parse(run.out, nullptr, false);
     EXPECT_TRUE(doc.is_object()) << run.out << run.err;
     if (!doc.is_object()) return out;
@@ -135,7 +135,7 @@ class PlaceAroundBound : public ::testing::Test {
     return out;
   }
 
-  Answer through_extender(const Gang& g, const std::vector<json>& busy) {
+  AroundBoundAnswer through_extender(const Gang& g, const std::vector<json>& busy) {
     ExtenderService svc(ExtenderOptions{.clock = std::make_shared<timing::ManualClock>()});
     const json hns = spine_of_two_leaves();
     EXPECT_TRUE(svc.set_hypernodes(hns["items"].get<std::vector<json>>()).has_value());
@@ -143,7 +143,7 @@ class PlaceAroundBound : public ::testing::Test {
     EXPECT_TRUE(svc.set_pods(cluster_pods(g, busy)).has_value());
     json names = json::array();
     for (const auto& n : nodes_) names.push_back(n["metadata"]["name"]);
-    Answer out;
+    AroundBoundAnswer out;
     for (int rank = 0; rank < g.size; ++rank) {
       if (g.bound.contains(rank)) continue;
       json pod = gang_pod(g, rank);
@@ -179,8 +179,8 @@ Gang half_bound_in_leaf_a(const std::string& mode, int tier, const std::string& 
 TEST_F(PlaceAroundBound, HardGangWhoseLeafHasRoomJoinsTheLeafAlikeThroughBothDoors) {
   const Gang g = half_bound_in_leaf_a("hard", 1, "4");
   json doc;
-  const Answer place = through_place(g, {}, &doc);
-  const Answer ext = through_extender(g, {});
+  const AroundBoundAnswer place = through_place(g, {}, &doc);
+  const AroundBoundAnswer ext = through_extender(g, {});
   ASSERT_EQ(place.refusal, "");
   ASSERT_EQ(ext.refusal, "");
   ASSERT_EQ(place.rest.size(), 4u) << doc.dump();
@@ -193,8 +193,8 @@ TEST_F(PlaceAroundBound, HardGangWhoseLeafHasRoomJoinsTheLeafAlikeThroughBothDoo
 TEST_F(PlaceAroundBound, HardTierTwoGangWhoseLeafIsFullTakesTheSpinesOtherLeafAlike) {
   const Gang g = half_bound_in_leaf_a("hard", 2, "8");
   json doc;
-  const Answer place = through_place(g, {}, &doc);
-  const Answer ext = through_extender(g, {});
+  const AroundBoundAnswer place = through_place(g, {}, &doc);
+  const AroundBoundAnswer ext = through_extender(g, {});
   ASSERT_EQ(place.refusal, "");
   ASSERT_EQ(ext.refusal, "");
   ASSERT_EQ(place.rest.size(), 4u) << doc.dump();
@@ -205,8 +205,8 @@ TEST_F(PlaceAroundBound, HardTierTwoGangWhoseLeafIsFullTakesTheSpinesOtherLeafAl
 
 TEST_F(PlaceAroundBound, HardTierOneGangWhoseLeafIsFullWaitsWithTheSameSentenceThroughBothDoors) {
   const Gang g = half_bound_in_leaf_a("hard", 1, "8");
-  const Answer place = through_place(g, {});
-  const Answer ext = through_extender(g, {});
+  const AroundBoundAnswer place = through_place(g, {});
+  const AroundBoundAnswer ext = through_extender(g, {});
   const std::string expected =
       "4 pods are bound in leaf-a and the other 4 do not fit inside leaf-a, the widest "
       "domain the gang's constraint allows: ";
@@ -217,10 +217,10 @@ TEST_F(PlaceAroundBound, HardTierOneGangWhoseLeafIsFullWaitsWithTheSameSentenceT
 
 TEST_F(PlaceAroundBound, SoftGangWhoseLeafIsTakenGoesWhereTheExtenderSendsIt) {
   const Gang g = half_bound_in_leaf_a("soft", 1, "4");
-  const std::vector<json> busy{busy_pod("x3", "a3", "8"), busy_pod("x4", "a4", "8")};
+  const std::vector<json> busy{busy_pod_on("x3", "a3", "8"), busy_pod_on("x4", "a4", "8")};
   json doc;
-  const Answer place = through_place(g, busy, &doc);
-  const Answer ext = through_extender(g, busy);
+  const AroundBoundAnswer place = through_place(g, busy, &doc);
+  const AroundBoundAnswer ext = through_extender(g, busy);
   ASSERT_EQ(place.refusal, "");
   ASSERT_EQ(ext.refusal, "");
   ASSERT_EQ(place.rest.size(), 4u) << doc.dump();
@@ -232,7 +232,7 @@ TEST_F(PlaceAroundBound, AGangEntirelyBoundSaysSoInEveryFormat) {
   Gang g = half_bound_in_leaf_a("hard", 1, "4");
   g.size = 4;
   json doc;
-  const Answer place = through_place(g, {}, &doc);
+  const AroundBoundAnswer place = through_place(g, {}, &doc);
   EXPECT_TRUE(place.rest.empty());
   EXPECT_EQ(doc["reason"], "all 4 pods of the gang are bound already, in leaf-a");
   EXPECT_EQ(doc["podSets"][0]["bound"], 4);
@@ -254,8 +254,8 @@ TEST(PlaceAroundBoundSubGroups, EachReplicasRestJoinsTheLeafItsBoundPodRunsIn) {
   json nodes = json::array();
   for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2", "b3", "b4"}) nodes.push_back(gpu_node(n));
   const std::map<int, std::string> bound{{0, "a1"}, {4, "b1"}};
-  std::vector<json> pods{busy_pod("x-a3", "a3", "8"), busy_pod("x-a4", "a4", "8"),
-                         busy_pod("x-b3", "b3", "8"), busy_pod("x-b4", "b4", "8")};
+  std::vector<json> pods{busy_pod_on("x-a3", "a3", "8"), busy_pod_on("x-a4", "a4", "8"),
+                         busy_pod_on("x-b3", "b3", "8"), busy_pod_on("x-b4", "b4", "8")};
   const json pod_group{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
                        {"kind", "PodGroup"},
                        {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}}},
