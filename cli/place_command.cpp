@@ -65,7 +65,8 @@ void add_place_command(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--job", in->job,
                   "The gang: a Volcano Job, a batch/v1 Job with Kueue TAS or KAI annotations, a JobSet, a "
-                  "KaiwoJob, a Kubeflow PyTorchJob, a KEP-5732 PodGroup (alone or in a List with one of its "
+                  "KaiwoJob, a Kubeflow PyTorchJob or MPIJob, a LeaderWorkerSet, a KEP-5732 PodGroup (alone "
+                  "or in a List with one of its "
                   "Pods), a KAI "
                   "(scheduling.run.ai) or Volcano (scheduling.volcano.sh) PodGroup in a List with its Pods "
                   "(sub-groups, subGroupPolicy) or a "

@@ -11,6 +11,7 @@
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/kai_pod_group.h"
+#include "scheduler/input/leader_worker_jobs.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/input/volcano_pod_group.h"
 
@@ -838,7 +839,8 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
   return out;
 }
 
-// A pod spec's spec.priority, spec.priorityClassName and spec.preemptionPolicy, type-checked.
+}  // namespace
+
 std::expected<PriorityRequest, Error> read_priority(const json& spec, const std::string& where) {
   PriorityRequest out;
   out.source = where;
@@ -866,6 +868,8 @@ std::expected<PriorityRequest, Error> read_priority(const json& spec, const std:
   return out;
 }
 
+namespace {
+
 // The priority of each pod set's pods, in the order the readers above made the pod sets.
 std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& doc, const LoadedJob& job) {
   std::vector<PriorityRequest> out;
@@ -879,6 +883,7 @@ std::expected<std::vector<PriorityRequest>, Error> job_priorities(const json& do
     out.push_back(std::move(*p));
     return &out.back();
   };
+  if (job.format == "mpi" || job.format == "lws") return leader_worker_priorities(doc, job);
   if (api.rfind("batch.volcano.sh/", 0) == 0 && kind == "Job") {
     // Volcano's job controller gives each pod the task template's class, else the Job's own
     // (volcano-sh/volcano pkg/controllers/job/job_controller_util.go, createJobPod).
@@ -1007,6 +1012,8 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (api == "batch/v1" && kind == "Job") return batch_job(doc);
   if (api.rfind("jobset.x-k8s.io/", 0) == 0 && kind == "JobSet") return jobset(doc);
   if (api.starts_with("kubeflow.org/") && kind == "PyTorchJob") return pytorch_job(doc);
+  if (is_mpi_job(doc)) return mpi_job(doc);
+  if (is_leader_worker_set(doc)) return leader_worker_set(doc);
   if (is_kep5732_pod_group(doc)) return kep5732_pod_group(doc, json());
   if (is_kai_pod_group_list(doc)) return kai_pod_group_list(doc);
   if (is_volcano_pod_group_list(doc)) return volcano_pod_group_list(doc);
@@ -1014,8 +1021,8 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
   return fail(ErrorCode::kInvalidArgument,
               "unsupported job kind '" + kind + "' (apiVersion '" + api +
-                  "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PyTorchJob, scheduling.k8s.io "
-                  "PodGroup or PlacementRequest");
+                  "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PyTorchJob, MPIJob, "
+                  "LeaderWorkerSet, scheduling.k8s.io PodGroup or PlacementRequest");
 }
 
 }  // namespace
@@ -1032,8 +1039,8 @@ JobPart job_part(const json& obj) {
   if ((api.starts_with("batch.volcano.sh/") && kind == "Job") ||
       (api.starts_with("kaiwo.silogen.ai/") && kind == "KaiwoJob") || (api == "batch/v1" && kind == "Job") ||
       (api.starts_with("jobset.x-k8s.io/") && kind == "JobSet") ||
-      (api.starts_with("kubeflow.org/") && kind == "PyTorchJob") || kind == "PlacementRequest" ||
-      (obj.is_object() && obj.contains("podSets")))
+      (api.starts_with("kubeflow.org/") && kind == "PyTorchJob") || is_mpi_job(obj) ||
+      is_leader_worker_set(obj) || kind == "PlacementRequest" || (obj.is_object() && obj.contains("podSets")))
     return JobPart::kJob;
   if (kind == "PodGroup" || kind == "Pod") return JobPart::kGangPart;
   return JobPart::kOther;
@@ -1089,8 +1096,8 @@ std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
     return fail(ErrorCode::kInvalidArgument,
                 name + ": no job among its " + std::to_string(file->documents.size()) +
                     " documents (it holds " + file->kinds_summary() +
-                    "); expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PodGroup with its Pods or "
-                    "PlacementRequest");
+                    "); expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PyTorchJob, MPIJob, "
+                    "LeaderWorkerSet, PodGroup with its Pods or PlacementRequest");
   }
   json doc;
   std::string at;

@@ -4,7 +4,8 @@
 // partitionPolicy), a batch/v1 Job whose pod template carries Kueue TAS or KAI topology
 // annotations (parallelism = pod count, container requests = per-pod requests, nodeSelector and
 // tolerations respected), a JobSet (jobset.x-k8s.io: one pod set per replicatedJob), a KaiwoJob
-// (kaiwo.silogen.ai/v1alpha1), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone, in a List
+// (kaiwo.silogen.ai/v1alpha1), a Kubeflow PyTorchJob or MPIJob and a LeaderWorkerSet
+// (leader_worker_jobs.h), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone, in a List
 // with one Pod as its template, or in a List with the Pods naming it in spec.schedulingGroup) and
 // the neutral request documented in docs/placement.md (apiVersion hypertopo.io/v1alpha1, kind
 // PlacementRequest). Every count is range-checked where it is read and a field of the wrong JSON
@@ -48,7 +49,7 @@ struct PriorityRequest {
 
 struct LoadedJob {
   JobRequest request;
-  std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | neutral
+  std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | pytorch | mpi | lws | neutral
   // One per pod set of `request`, in the same order (a pod set without one reads as unset).
   std::vector<PriorityRequest> priorities;
   // Why the gang cannot start with the pods given, as its scheduler waits for more (a KAI
@@ -69,6 +70,8 @@ std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
 // per-pod requests (containers summed), nodeSelector and tolerations of a pod spec ...
 std::expected<void, Error> read_pod_spec(const nlohmann::json& spec, PodSetRequest& ps,
                                          const std::string& where);
+// ... its spec.priority, spec.priorityClassName and spec.preemptionPolicy, type-checked ...
+std::expected<PriorityRequest, Error> read_priority(const nlohmann::json& spec, const std::string& where);
 // ... and the Kueue TAS / KAI topology annotations; `format` becomes "kueue" or "kai" when present.
 std::expected<void, Error> topology_annotations(const nlohmann::json& annotations, PodSetRequest& ps,
                                                 std::string& format, const std::string& where);

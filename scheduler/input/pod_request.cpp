@@ -58,6 +58,7 @@ bool read_by_pod_request(std::string_view annotation_key) {
   for (std::string_view prefix : {"hypertopo.io/", "volcano.sh/", "kai.scheduler/", "kueue.x-k8s.io/"}) {
     if (annotation_key.starts_with(prefix)) return true;
   }
+  if (annotation_key == kLwsExclusiveTopology) return true;
   return std::ranges::find(gang_identity_keys(), annotation_key) != gang_identity_keys().end();
 }
 
@@ -197,6 +198,17 @@ std::expected<PodSetRequest, Error> pod_set_request(const json& pod, std::int32_
   if (!allowed.second.empty() && !tier_name.second.empty()) {
     return fail(ErrorCode::kInvalidArgument, where + ": annotations " + allowed.first + " and " +
                                                  tier_name.first + " are mutually exclusive");
+  }
+  const std::string lws_key = str_at(annotations, kLwsExclusiveTopology);
+  if (mode.second.empty() && allowed.second.empty() && tier_name.second.empty() && !lws_key.empty()) {
+    // A LeaderWorkerSet group (its gang) sits in one domain of the node label: its leader's pod
+    // affinity keeps it there and its workers get a nodeSelector for the leader's value
+    // (kubernetes-sigs/lws pkg/webhooks/pod_webhook.go SetExclusiveAffinities,
+    // pkg/controllers/pod_controller.go setNodeSelectorForWorkerPods), so a plan across domains
+    // would be one kube-scheduler cannot bind. `place` reads the same annotation of the object
+    // (leader_worker_jobs.h).
+    ps.mode = TopologyMode::kRequired;
+    ps.level = lws_key;
   }
   if (!mode.second.empty() || !allowed.second.empty() || !tier_name.second.empty()) {
     // Volcano's networkTopology defaults mode to hard.

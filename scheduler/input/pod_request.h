@@ -11,6 +11,8 @@
 //       hypertopo.io/partition-size             pods per partition (totalPartitions = gang size / this)
 //       hypertopo.io/min-partitions             Volcano minPartitions (default: all)
 //       hypertopo.io/partition-highest-tier-allowed  N       (or ...partition-highest-tier-name)
+//   - else a LeaderWorkerSet pod's leaderworkerset.sigs.k8s.io/exclusive-topology (a node label): its
+//     group inside one domain of that label (required).
 // A pod's index (its rank in the gang; each key a label or an annotation) comes from the first of:
 //   hypertopo.io/rank                                      an explicit rank
 //   jobset.sigs.k8s.io/job-index + job-completion-index    JobSet: job index x pods per Job + index
@@ -47,6 +49,7 @@ inline constexpr const char* kJobSetReplicas = "jobset.sigs.k8s.io/replicatedjob
 inline constexpr const char* kKubeflowReplicaIndex = "training.kubeflow.org/replica-index";
 inline constexpr const char* kKubeflowReplicaType = "training.kubeflow.org/replica-type";
 inline constexpr const char* kLwsWorkerIndex = "leaderworkerset.sigs.k8s.io/worker-index";
+inline constexpr const char* kLwsExclusiveTopology = "leaderworkerset.sigs.k8s.io/exclusive-topology";
 inline constexpr const char* kPodIndexKey = "apps.kubernetes.io/pod-index";
 inline constexpr const char* kVolcanoTaskIndex = "volcano.sh/task-index";
 
