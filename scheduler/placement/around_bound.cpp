@@ -350,24 +350,22 @@ std::expected<GangAroundBound, Error> place_gang_around_bound(TopologyIndex& ind
                                                                             : std::string();
   out.widest = widen_within(index, out.common, tighter(std::nullopt, index, gang_level), -1);
 
-  // Sub-groups with bound pods by name, then the others in the order of their first pod set.
-  std::map<std::string, std::vector<int>> with_bound;
-  std::vector<std::pair<std::string, std::vector<int>>> without;
+  // Sub-groups with bound pods first, then the others, each in the order the PodGroup's reader gives
+  // its sub-groups (KAI's as declared, Volcano's sub-job order), the gang's own pods before them: the
+  // pods' order differs between the doors (a List's order, the watch's), the PodGroup's does not.
+  auto order_of = [&](const std::string& g) {
+    if (g.empty()) return -1;
+    for (std::size_t k = 0; k < out.job.sub_groups.size(); ++k)
+      if (out.job.sub_groups[k].name == g) return static_cast<int>(k);
+    return static_cast<int>(out.job.sub_groups.size());
+  };
+  std::map<std::pair<int, std::string>, std::vector<int>> with_bound, without;
   for (std::size_t p = 0; p < sets.size(); ++p) {
     const std::string& g = sets[p].sub_group;
     bool any = false;
     for (std::size_t q = 0; q < sets.size(); ++q)
       any = any || (sets[q].sub_group == g && out.pod_sets[q].bound > 0);
-    if (any) {
-      with_bound[g].push_back(static_cast<int>(p));
-      continue;
-    }
-    auto it = std::find_if(without.begin(), without.end(), [&](const auto& u) { return u.first == g; });
-    if (it == without.end()) {
-      without.push_back({g, {static_cast<int>(p)}});
-    } else {
-      it->second.push_back(static_cast<int>(p));
-    }
+    (any ? with_bound : without)[{order_of(g), g}].push_back(static_cast<int>(p));
   }
   // What the engine placed, to take back when a later sub-group does not fit.
   std::vector<std::pair<JobRequest, JobPlacement>> placed;
@@ -420,7 +418,8 @@ std::expected<GangAroundBound, Error> place_gang_around_bound(TopologyIndex& ind
     for (const int p : which) out.pod_sets[static_cast<std::size_t>(p)].why = why;
     return false;
   };
-  for (const auto& [g, members] : with_bound) {
+  for (const auto& [key, members] : with_bound) {
+    const std::string& g = key.second;
     std::vector<const std::vector<std::string>*> paths;
     std::optional<int> limit = sub_group_tier(index, out.job, g);
     for (const int p : members) {
@@ -436,7 +435,8 @@ std::expected<GangAroundBound, Error> place_gang_around_bound(TopologyIndex& ind
       return out;
     }
   }
-  for (const auto& [g, members] : without) {
+  for (const auto& [key, members] : without) {
+    const std::string& g = key.second;
     std::optional<int> limit = sub_group_tier(index, out.job, g);
     for (const int p : members) {
       const auto& ps = sets[static_cast<std::size_t>(p)];
