@@ -11,7 +11,6 @@
 // SelectCandidate then picks one node, prepareCandidate deletes its victims and nominates the pod.
 #include <algorithm>
 #include <climits>
-#include <set>
 #include <tuple>
 
 #include "scheduler/extender/extender_service.h"
@@ -92,47 +91,22 @@ std::expected<std::vector<PreemptedNode>, Error> ExtenderService::preempt_gang(c
         static_cast<std::int32_t>(std::clamp<std::int64_t>(prio->get<std::int64_t>(), INT32_MIN, INT32_MAX));
   options.never = str_at(spec, "preemptionPolicy") == "Never";
   if (options.never) return {};
-  book_.check_due();
-  auto plan = book_.plan_for(pod, key, &options);
-  if (!plan) {
-    if (plan.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
+  auto eviction = book_.preempt(pod, key, options);
+  if (!eviction) {
+    if (eviction.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
     return {};  // no domain holds the gang even with victims: nothing to evict
   }
-  GangPlan& p = **plan;
-  p.last_activity = options_.clock->now();
-  // The pod's slot: its rank's, else the first free one whose node still has victims to evict.
-  std::vector<std::string> order;
-  for (const auto& s : p.slots) {
-    if (s.free() && !book_.pending_victims(p, s.node).empty()) order.push_back(s.node);
-  }
-  for (const auto& s : p.slots) {
-    if (s.free()) order.push_back(s.node);
-  }
-  const std::vector<std::string_view> names(order.begin(), order.end());
-  auto taken = book_.take_slot(p, pod, names);
-  if (!taken) return {};
-  const PlanSlot& slot = **taken;
-  const auto pending = book_.pending_victims(p, slot.node);
-  if (pending.empty()) return {};  // its node is free, or its victims are leaving
-  PreemptedNode out{.node = slot.node};
-  for (const PlanVictim* v : pending) {
-    out.uids.push_back(v->uid);
-    out.pdb_violations += v->violates_budget ? 1 : 0;
-  }
   std::vector<PreemptedNode> answer;
-  answer.push_back(std::move(out));
+  if (*eviction) {
+    answer.push_back({.node = std::move((*eviction)->node),
+                      .uids = std::move((*eviction)->uids),
+                      .pdb_violations = (*eviction)->pdb_violations});
+  }
   return answer;
 }
 
 std::vector<PreemptedNode> ExtenderService::preempt_normal(const json& pod,
                                                            std::span<const OfferedVictims> offered) {
-  // Nodes a gang plan holds room on are not for a normal pod to take by eviction.
-  std::set<std::string, std::less<>> planned;
-  for (const auto& [key, p] : book_.plans()) {
-    for (const auto& s : p.slots) {
-      if (s.holds_reservation()) planned.insert(s.node);
-    }
-  }
   auto ps = pod_set_request(pod, 1, false);
   std::optional<NormalPodScorer> scorer;
   if (ps) scorer.emplace(view_.index(), ps->per_pod, options_.binpack);
@@ -146,7 +120,8 @@ std::vector<PreemptedNode> ExtenderService::preempt_normal(const json& pod,
   kept.reserve(offered.size());
   std::string uid;
   for (const OfferedVictims& v : offered) {
-    if (planned.contains(v.node)) continue;
+    // Nodes a gang plan holds room on are not for a normal pod to take by eviction.
+    if (book_.holds_reservation_on(std::string(v.node))) continue;
     Candidate c{&v, false, INT64_MIN, 0.0};
     for (std::string_view u : v.uids) {
       uid.assign(u);

@@ -1,7 +1,6 @@
 // The extender verbs as kube-scheduler calls them (k8s.io/kube-scheduler/extender/v1).
 #include <algorithm>
 #include <cmath>
-#include <unordered_set>
 
 #include "scheduler/extender/extender_service.h"
 #include "scheduler/extender/object_fields.h"
@@ -100,78 +99,14 @@ std::expected<ExtenderService::FilterOutcome, Error> ExtenderService::filter_nam
   return out;
 }
 
-// A gang pod: only the node of its slot in the gang's plan passes.
+// A gang pod: only the node of its slot in the gang's plan passes (GangBook::admit).
 void ExtenderService::filter_gang(const json& pod, const std::string& key,
                                   std::span<const std::string_view> names, FilterOutcome& out) {
-  // The pod itself may reach the filter before the watch delivers it: its sub-group's plan reads it.
-  if (view_.grouped(key)) view_.note_pending(pod, key, /*replace=*/false);
-  book_.check_due();
-  auto plan = book_.plan_for(pod, key);
-  if (!plan) {
-    if (plan.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
-    out.reasons.push_back(plan.error().message());
-    std::fill(out.reason.begin(), out.reason.end(), 0);
-  } else {
-    GangPlan& p = **plan;
-    p.last_activity = options_.clock->now();
-    auto taken = book_.take_slot(p, pod, names);
-    if (!taken && taken.error().code() != ErrorCode::kUnavailable) count(&VerbCounters::errors);
-    PlanSlot* mine = taken ? *taken : nullptr;
-    auto offered_at = [&](const std::string& node) {
-      return std::find(names.begin(), names.end(), node) != names.end();
-    };
-    // Pods preempted for this slot still on its node (running, or terminating): the slot waits
-    // for them there; moving it would evict for nothing.
-    std::size_t leaving = 0;
-    if (mine && !p.victims.empty()) {
-      for (const auto& v : p.victims) {
-        if (v.node == mine->node && view_.pod(v.uid)) ++leaving;
-      }
-    }
-    if (mine && mine->holds_reservation() && !offered_at(mine->node) && leaving == 0) {
-      // kube-scheduler found the planned node infeasible for this pod (its own filters: a pod
-      // bound there meanwhile by another profile, ports, volumes, a taint we have not seen yet):
-      // the slot moves to an offered node inside its constraint domain, nearest first.
-      std::unordered_set<int> offered_ids;
-      for (const auto& n : names) {
-        if (const int id = view_.index().find_node(n); id >= 0) offered_ids.insert(id);
-      }
-      book_.relocate(p, *mine, [&](int n) { return offered_ids.contains(n); });
-    }
-    bool offered = false;
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (mine && names[i] == mine->node) {
-        offered = true;
-      } else {
-        out.reason[i] = 0;
-      }
-    }
-    if (!mine) {
-      out.reasons.push_back(taken.error().message());
-    } else if (!mine->waiting.empty()) {
-      out.reasons.push_back(mine->waiting);
-    } else if (leaving > 0) {
-      // kube-scheduler's preemption (our preemptVerb) evicts them; the pod binds once they are gone.
-      out.reasons.push_back("gang " + p.key + ": rank " + std::to_string(mine->rank) + " waits on node " +
-                            mine->node + " for " + std::to_string(leaving) +
-                            " pod(s) preempted for the gang to leave");
-    } else {
-      // kube-scheduler offers the nodes it found feasible, and stops looking after
-      // percentageOfNodesToScore of them (pkg/scheduler/schedule_one.go, numFeasibleNodesToFind:
-      // 5% at 6,000 nodes by default): a planned node it did not reach is never admitted.
-      const int limit = book_.constraint_domain(p, *mine);
-      out.reasons.push_back(
-          "gang " + p.key + ": rank " + std::to_string(mine->rank) + " is planned on " + mine->node +
-          (offered ? std::string()
-                   : ", which was not among the " + std::to_string(names.size()) +
-                         " nodes offered, and no offered node of " +
-                         (limit < 0                       ? std::string("its domain")
-                          : limit == view_.index().root() ? std::string("the cluster")
-                                                          : view_.index().domain(limit).name) +
-                         " has room for it (kube-scheduler offers every feasible node only with "
-                         "percentageOfNodesToScore: 100, as the profile hypertopo-gang-scheduler in "
-                         "deploy/overlays/extender does)"));
-    }
+  const Admission admitted = book_.admit(pod, key, names);
+  if (admitted.error) count(&VerbCounters::errors);
+  out.reasons.push_back(admitted.reason);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (admitted.node.empty() || names[i] != admitted.node) out.reason[i] = 0;
   }
 }
 
@@ -266,13 +201,7 @@ std::expected<std::vector<std::int64_t>, Error> ExtenderService::prioritize_name
     // Gang pods: the planned node of this pod's slot scores the maximum, every other node zero.
     auto lock = read();
     if (auto ok = book_.ensure_index(); !ok) return std::unexpected(ok.error());
-    const std::string uid = str_at(member(pod, "metadata"), "uid");
-    std::string planned;
-    if (const GangPlan* plan = book_.find(**key)) {
-      for (const auto& s : plan->slots) {
-        if (!uid.empty() && s.pod_uid == uid) planned = s.node;
-      }
-    }
+    const std::string planned = book_.node_of(**key, str_at(member(pod, "metadata"), "uid"));
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (!planned.empty() && names[i] == planned) scores[i] = kMaxExtenderPriority;
     }

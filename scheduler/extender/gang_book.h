@@ -3,11 +3,12 @@
 // The gang book holds one GangPlan per gang (gang_slot.h: its slots and the state machine they
 // follow) made on the cluster view's index (cluster_view.h), and keeps each plan's reservations on
 // that index: a slot that is planned or reserved holds its pod's request on its node, so neither
-// other gangs nor normal pods are admitted there. It makes plans (the PlacementEngine for one pod
-// set, place_sub_groups for a PodGroup with sub-groups, around the gang's bound pods when it has
-// some, with victims when asked to preempt), gives pods their slots, follows pod events (bind,
-// release, done), moves slots off nodes that can no longer take them (inside the gang's innermost
-// constraint domain) and expires idle plans. Events touch what they change, as kube-scheduler's cache
+// other gangs nor normal pods are admitted there. Its planner (gang_planner.h) chooses the plans'
+// domains and nodes; the book keeps them in its slot ledger (slot_ledger.cpp: each transition with
+// its reservation and lookups), answers kube-scheduler's calls for gang pods with plain data (admit
+// for filter, preempt, node_of for prioritize), follows pod events (bind, release, done), moves
+// slots off nodes that can no longer take them (inside the gang's innermost constraint domain) and
+// expires idle plans. Events touch what they change, as kube-scheduler's cache
 // does: a pod's slot is found by its uid in one hash lookup, a Node event checks the slots on that
 // node (and the slots already waiting for room), and expiry runs at most once per expiry interval
 // of the injected clock, not on every call. Its plans are served on /plans and cached in the state
@@ -21,8 +22,7 @@
 //   GangBook book({.binpack = w, .clock = clock}, view);
 //   auto lock = book.lock();
 //   if (auto ok = book.ensure_index(); ok) {
-//     auto plan = book.plan_for(pod, "ml/train");           // GangPlan*, or why it does not fit
-//     auto slot = book.take_slot(**plan, pod, offered);     // PlanSlot*: the pod's node
+//     Admission a = book.admit(pod, "ml/train", offered);  // the node of the pod's slot, or why none
 //   }
 //   book.apply(*view.upsert_pod(bound_pod));                // kReserved -> kBound
 #pragma once
@@ -49,6 +49,7 @@
 
 #include "errors/error.h"
 #include "scheduler/extender/cluster_view.h"
+#include "scheduler/extender/gang_planner.h"
 #include "scheduler/extender/gang_slot.h"
 #include "scheduler/placement/fabric_health_mode.h"
 #include "scheduler/placement/victim_planner.h"
@@ -86,6 +87,22 @@ struct BookCounters {
 inline constexpr const char* kRankAnnotation = "hypertopo.io/rank";
 inline constexpr const char* kDomainPathAnnotation = "hypertopo.io/domain-path";
 
+// What a gang pod's filter call gets from the book (GangBook::admit): the node of its slot, which
+// alone passes, and why the other nodes (or that one, when it waits) do not.
+struct Admission {
+  std::string node;    // "" when the pod has no slot: every node fails
+  std::string reason;  // why the other nodes fail
+  bool error = false;  // the plan or slot failed for a reason other than room
+};
+
+// What a gang pod's preempt call gets (GangBook::preempt): the node of its slot and the plan's
+// victims still running there, to evict.
+struct Eviction {
+  std::string node;
+  std::vector<std::string> uids;
+  std::int64_t pdb_violations = 0;
+};
+
 class GangBook {
  public:
   GangBook(BookOptions options, ClusterView& view);
@@ -95,6 +112,22 @@ class GangBook {
 
   // The view's index, built when due, with every plan's reservations on it.
   std::expected<void, Error> ensure_index();
+
+  // The entries of kube-scheduler's calls for a gang pod. Each runs the checks that are due, plans
+  // the gang when it has no plan, and gives the pod its slot.
+  // filter: the pod's slot, moved to an offered node inside its constraint domain when kube-scheduler
+  // did not offer its own (unless preempted pods still leave it).
+  Admission admit(const nlohmann::json& pod, const std::string& key,
+                  std::span<const std::string_view> offered);
+  // preemptVerb: the gang planned with victims when it fits nowhere; the pod takes its rank's slot,
+  // else a free one whose node still has victims to evict, else any free one. Nothing when the slot's
+  // node has no victim left running; an error when no plan can be made.
+  std::expected<std::optional<Eviction>, Error> preempt(const nlohmann::json& pod, const std::string& key,
+                                                        const PreemptionOptions& options);
+  // prioritize: the node of the pod's slot in gang `key` ("" when none).
+  std::string node_of(const std::string& key, const std::string& uid);
+  // Whether a slot holds a reservation on `node` (a normal pod's preemption leaves such nodes alone).
+  bool holds_reservation_on(const std::string& node) const { return by_node_.contains(node); }
 
   // Pod events as the view reports them (gang_slot.h: bind, release, complete).
   void apply(const PodEvent& event);
@@ -117,7 +150,9 @@ class GangBook {
   bool relocate(GangPlan& plan, PlanSlot& slot, const std::function<bool(int)>& allowed);
   // The innermost constraint domain of a slot: its sub-group's or partition's domain, else the job
   // domain of a required gang, else the root; -1 when that domain is gone.
-  int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const;
+  int constraint_domain(const GangPlan& plan, const PlanSlot& slot) const {
+    return planner_.constraint_domain(plan, slot);
+  }
   // Expires idle plans; moves (or makes wait, or re-plans) slots whose node can no longer take them.
   // Every slot that holds a reservation is checked.
   void check_plans();
@@ -148,13 +183,6 @@ class GangBook {
   [[nodiscard]] std::unique_lock<std::mutex> lock() const { return std::unique_lock(mu_); }
 
  private:
-  std::expected<void, Error> make_plan(GangPlan& plan, std::int32_t count,
-                                       const PreemptionOptions* preempting = nullptr);
-  std::expected<void, Error> make_grouped_plan(GangPlan& plan, const GroupedGang& gang, std::int32_t count);
-  std::expected<void, Error> adopt_bound(GangPlan& plan, std::int32_t count,
-                                         const PreemptionOptions* preempting = nullptr);
-  void record_victims(GangPlan& plan, const std::vector<PreemptionCandidate>& running,
-                      const PreemptionPlan& victims);
   void record_binding(const ViewPod& pod);
   void bind_to(GangPlan& plan, PlanSlot& slot, const ViewPod& pod, SlotClaim claim);
   void release_slot_of(const std::string& uid, bool succeeded);
@@ -181,19 +209,8 @@ class GangBook {
   PlanSlot* slot_of(const std::string& uid, GangPlan** plan);
   // The slot of `rank` in a plan (its slots are kept sorted by rank); null when none.
   static PlanSlot* slot_at(GangPlan& plan, std::int32_t rank);
-  // The plan's sub-group a pod belongs to (an index into plan.groups), or why none.
-  std::expected<int, Error> group_of(const GangPlan& plan, const nlohmann::json& pod) const;
-  int find_room(const GangPlan& plan, const PodSetRequest& request, int start, int limit, int exclude,
-                const std::function<bool(int)>& allowed) const;
-  // The lowest domain holding every placed slot of the plan, or of one sub-group (the root when none).
-  int common_domain(const GangPlan& plan, std::int32_t group = -1) const;
   // A new slot for a pod beyond the planned ones (of sub-group `group`, -1: the gang's request).
   std::expected<PlanSlot*, Error> grow(GangPlan& plan, std::int32_t rank, std::int32_t group = -1);
-  // The highest ancestor of `domain` (itself included, the root excluded) whose tier is within
-  // `level` (a tier number, tierName or level key); `domain` when the level does not resolve.
-  int widest_allowed_domain(int domain, const std::string& level) const;
-  // Places a sub-group that has no slot yet (one the gang started without), all its pods at once.
-  std::expected<void, Error> place_group(GangPlan& plan, std::int32_t group);
   std::expected<PlanSlot*, Error> take_group_slot(GangPlan& plan, const nlohmann::json& pod,
                                                   std::span<const std::string_view> offered);
   void set_reservation(const GangPlan& plan, std::int32_t group, const std::string& node, int sign);
@@ -209,6 +226,7 @@ class GangBook {
   mutable std::mutex mu_;  // before every member the state writer reads
   std::map<std::string, GangPlan> plans_;
   BookCounters counters_;
+  GangPlanner planner_{options_, view_, counters_};  // what the book plans (gang_planner.h)
   // The ledger's lookups (step, enter, leave).
   std::unordered_map<std::string, std::pair<std::string, std::int32_t>> by_uid_;  // pod uid -> (plan, rank)
   // node -> plan key -> the plan's slots there that hold a reservation.
