@@ -38,6 +38,7 @@
 #include "scheduler/index/topology_index.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/disruption_budget.h"
+#include "scheduler/input/pod_group_kinds.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/job_request.h"
 #include "scheduler/placement/victim_planner.h"
@@ -53,8 +54,8 @@ namespace hypertopo::scheduler {
 // A PodGroup's topology becomes the gang's constraint unless its pods state their own: Volcano's
 // spec.networkTopology, KAI's spec.topologyConstraint (requiredTopologyLevel,
 // preferredTopologyLevel) and the upstream spec.schedulingConstraints.topology[0].key (KEP-5732: all
-// pods on nodes sharing that label's value; a required level named by that label).
-enum class PodGroupKind { kCoscheduling, kVolcano, kUpstream, kWorkload, kKai };
+// pods on nodes sharing that label's value; a required level named by that label). The kinds, their
+// resources and how a pod names its group are one table with `place` (scheduler/input/pod_group_kinds.h).
 
 // How the view recognises gangs.
 struct ViewOptions {

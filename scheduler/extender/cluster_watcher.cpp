@@ -1,24 +1,16 @@
 #include "scheduler/extender/cluster_watcher.h"
 
+#include "scheduler/input/pod_group_kinds.h"
+
 namespace hypertopo::scheduler {
 namespace {
 
 const k8s::Resource kNodesResource{"", "v1", "nodes", false};
 const k8s::Resource kPodsResource{"", "v1", "pods", true};
 const k8s::Resource kHyperNodesResource{"topology.volcano.sh", "v1alpha1", "hypernodes", false};
-const k8s::Resource kPodGroupsResource{"scheduling.x-k8s.io", "v1alpha1", "podgroups", true};
-const k8s::Resource kVolcanoPodGroupsResource{"scheduling.volcano.sh", "v1beta1", "podgroups", true};
-const k8s::Resource kUpstreamPodGroupsResource{"scheduling.k8s.io", "v1alpha2", "podgroups", true};
-const k8s::Resource kWorkloadsResource{"scheduling.k8s.io", "v1alpha1", "workloads", true};
-const k8s::Resource kKaiPodGroupsResource{"scheduling.run.ai", "v2alpha2", "podgroups", true};
 const k8s::Resource kBudgetsResource{"policy", "v1", "poddisruptionbudgets", true};
 
 bool is_group_kind(int kind) { return kind >= 3 && kind <= 7; }
-
-// As kubectl names a resource: "nodes", "hypernodes.topology.volcano.sh".
-std::string resource_name(const k8s::Resource& r) {
-  return r.group.empty() ? r.plural : r.plural + "." + r.group;
-}
 
 // "Node n-1", "Pod ml/p-0": the object an error is about, as kubectl would name it.
 std::string object_label(const std::string& kind, const nlohmann::json& object) {
@@ -67,15 +59,12 @@ const k8s::Resource& ClusterWatcher::resource_of(Kind kind) {
     case Kind::kHyperNodes:
       return kHyperNodesResource;
     case Kind::kPodGroups:
-      return kPodGroupsResource;
     case Kind::kVolcanoPodGroups:
-      return kVolcanoPodGroupsResource;
     case Kind::kUpstreamPodGroups:
-      return kUpstreamPodGroupsResource;
     case Kind::kWorkloads:
-      return kWorkloadsResource;
     case Kind::kKaiPodGroups:
-      return kKaiPodGroupsResource;
+      // The gang kinds' resources: the table `place --pod-group` reads them by (pod_group_kinds.h).
+      return pod_group_kind(group_kind(kind)).resource;
     case Kind::kDisruptionBudgets:
       break;
   }

@@ -6,6 +6,7 @@
 
 #include "io/json_fields.h"
 #include "k8s/client/kube_client.h"
+#include "scheduler/input/pod_group_kinds.h"
 
 namespace hypertopo::scheduler {
 namespace {
@@ -17,20 +18,7 @@ const k8s::Resource kBudgets{"policy", "v1", "poddisruptionbudgets", true};
 // Kueue serves v1beta2 from 0.15 on and v1beta1 before; an older cluster answers 404 for v1beta2.
 const k8s::Resource kKueueTopologies[] = {{"kueue.x-k8s.io", "v1beta2", "topologies", false},
                                           {"kueue.x-k8s.io", "v1beta1", "topologies", false}};
-// The PodGroup kinds the extender's watcher lists (scheduler/extender/cluster_watcher.cpp), each with
-// how its scheduler finds a pod's group: the upstream kube-scheduler by spec.schedulingGroup
-// (KEP-4671), Volcano by the annotation its job controller sets, KAI by its pod grouper's annotation.
-struct GroupKind {
-  k8s::Resource resource;
-  const char* field;  // "spec" or "annotations"
-  const char* key;    // under it: the group's name
-};
-const GroupKind kPodGroupKinds[] = {
-    {{"scheduling.k8s.io", "v1alpha2", "podgroups", true}, "spec", "schedulingGroup"},
-    {{"scheduling.volcano.sh", "v1beta1", "podgroups", true}, "annotations", "scheduling.k8s.io/group-name"},
-    {{"scheduling.run.ai", "v2alpha2", "podgroups", true}, "annotations", "pod-group-name"}};
-
-std::string name_of(const k8s::Resource& r) { return r.group.empty() ? r.plural : r.plural + "." + r.group; }
+std::string name_of(const k8s::Resource& r) { return resource_name(r); }
 
 ClusterReadError api_error(const k8s::ApiError& e, const k8s::Resource& r) {
   return {e.error.context("listing " + name_of(r)), true};
@@ -129,13 +117,6 @@ std::expected<void, ClusterReadError> read_topology(k8s::KubeClient& client,
 using io::object_at;
 using io::str_at;
 
-// The group a pod names as `kind`'s scheduler reads it ("" none).
-std::string group_named(const nlohmann::json& pod, const GroupKind& kind) {
-  if (std::string(kind.field) == "spec")
-    return str_at(object_at(object_at(pod, "spec"), kind.key), "podGroupName");
-  return str_at(object_at(object_at(pod, "metadata"), "annotations"), kind.key);
-}
-
 // `place --pod-group`: the PodGroup `ns/name` and the Pods that name it, as one List.
 std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
                                                      const ClusterReadRequest& request,
@@ -150,10 +131,14 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
                          false});
   }
   const k8s::ListOptions by_name{.field_selector = "metadata.name=" + name, .page_size = request.page_size};
-  const GroupKind* kind = nullptr;
+  const PodGroupKindInfo* kind = nullptr;
   nlohmann::json group;
-  std::string kinds;
-  for (const auto& k : kPodGroupKinds) {
+  std::string kinds, searched;
+  // The PodGroup kinds the extender's watcher lists, from the same table (pod_group_kinds.h). A
+  // Workload is not a PodGroup: its gangs are its spec.podGroups, which --pod-group does not name.
+  for (const auto& k : pod_group_kinds()) {
+    if (std::string(k.object_kind) != "PodGroup") continue;
+    searched += (searched.empty() ? "" : ", ") + name_of(k.resource);
     auto listed = client.list(k.resource, ns, by_name);
     if (!listed && (listed.error().not_found() || listed.error().http_status == 403)) continue;  // no CRD
     if (!listed) return std::unexpected(api_error(listed.error(), k.resource));
@@ -168,9 +153,7 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
   if (!kind) {
     return std::unexpected(
         ClusterReadError{Error(ErrorCode::kNotFound,
-                               label + " not found in the cluster (" + out.source +
-                                   ") among podgroups.scheduling.k8s.io, podgroups.scheduling.volcano.sh "
-                                   "and podgroups.scheduling.run.ai"),
+                               label + " not found in the cluster (" + out.source + ") among " + searched),
                          false});
   }
   if (kinds.find(',') != std::string::npos) {
@@ -180,8 +163,8 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
         false});
   }
   // List items come without kind and apiVersion; the job readers tell a PodGroup by them.
-  group["kind"] = "PodGroup";
-  group["apiVersion"] = kind->resource.group + "/" + kind->resource.version;
+  group["kind"] = kind->object_kind;
+  group["apiVersion"] = api_version(kind->resource);
   nlohmann::json items = nlohmann::json::array({std::move(group)});
   auto pods = client.list(kPods, ns, {.page_size = request.page_size});
   if (!pods) return std::unexpected(api_error(pods.error(), kPods));
@@ -197,8 +180,7 @@ std::expected<void, ClusterReadError> read_pod_group(k8s::KubeClient& client,
     items.push_back(std::move(pod));
   }
   out.pod_group = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(items)}};
-  out.pod_group_from = label + " (" + kind->resource.group + "/" + kind->resource.version +
-                       ") of the cluster (" + out.source + ")";
+  out.pod_group_from = label + " (" + api_version(kind->resource) + ") of the cluster (" + out.source + ")";
   return {};
 }
 

@@ -10,6 +10,7 @@
 #include "io/object_reader.h"
 #include "scheduler/index/quantity.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/coscheduling_pod_group.h"
 #include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/leader_worker_jobs.h"
 #include "scheduler/input/pod_request.h"
@@ -1017,6 +1018,7 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (is_kep5732_pod_group(doc)) return kep5732_pod_group(doc, json());
   if (is_kai_pod_group_list(doc)) return kai_pod_group_list(doc);
   if (is_volcano_pod_group_list(doc)) return volcano_pod_group_list(doc);
+  if (is_coscheduling_pod_group_list(doc)) return coscheduling_pod_group_list(doc);
   if (kind == "List" && doc.contains("items") && doc["items"].is_array()) return pod_group_list(doc);
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
   return fail(ErrorCode::kInvalidArgument,

@@ -11,7 +11,8 @@
 // job_controller_actions.go createOrUpdatePodGroup: minMember from minAvailable, the Job's
 // networkTopology). The same cluster may hold, instead, a PodGroup of another kind with its pods
 // (GangKind: KAI's with or without sub-groups, the upstream scheduling.k8s.io/v1alpha2 one, Volcano's
-// with subGroupPolicy), its level a node label that names the tier.
+// with subGroupPolicy, the coscheduling plugin's), its level a node label that names the tier (the
+// coscheduling gang's: its pods' own topology annotations).
 //
 //   DifferentialCase c = differential_case(seed);                       // a Volcano Job
 //   DifferentialCase k = differential_case(seed, GangKind::kKai);       // the same cluster, a KAI gang
@@ -41,8 +42,12 @@ namespace hypertopo::testing {
 //  - kUpstream: a scheduling.k8s.io/v1alpha2 PodGroup (Kubernetes 1.36 Workload API) whose pods name
 //    it in spec.schedulingGroup.podGroupName, its schedulingConstraints.topology[0].key a node label;
 //  - kVolcanoSubGroups: a Volcano PodGroup whose subGroupPolicy splits the pods into sub-groups of
-//    subGroupSize by a replica label, each inside one leaf.
-enum class GangKind { kVolcanoJob, kKai, kKaiSubGroups, kUpstream, kVolcanoSubGroups };
+//    subGroupSize by a replica label, each inside one leaf;
+//  - kCoscheduling: a scheduling.x-k8s.io/v1alpha1 PodGroup (kubernetes-sigs/scheduler-plugins'
+//    coscheduling plugin) of minMember (elastic: sometimes below its pods), its pods naming it in the
+//    label scheduling.x-k8s.io/pod-group and stating the gang's topology in their annotations
+//    (hypertopo.io/network-topology-mode, highest-tier-allowed), now and then none.
+enum class GangKind { kVolcanoJob, kKai, kKaiSubGroups, kUpstream, kVolcanoSubGroups, kCoscheduling };
 
 inline const char* to_string(GangKind k) {
   switch (k) {
@@ -56,6 +61,8 @@ inline const char* to_string(GangKind k) {
       return "scheduling.k8s.io/v1alpha2 PodGroup";
     case GangKind::kVolcanoSubGroups:
       return "Volcano PodGroup with subGroupPolicy";
+    case GangKind::kCoscheduling:
+      return "coscheduling PodGroup";
   }
   return "?";
 }
@@ -78,7 +85,7 @@ struct DifferentialCase {
   std::vector<std::string> sub_group_of;
   int leader_gpus = 0, sub_group_size = 0, sub_group_tier = 0;
   // What describe() prints.
-  std::string mode;
+  std::string mode;  // "hard", "soft", or "none" (a coscheduling gang whose pods state no topology)
   int tier = 1, size = 0, min_available = 0, gpus = 0, priority = 0;
   bool tolerates = false;
   std::map<int, std::string> bound;  // rank -> node
@@ -96,7 +103,7 @@ struct DifferentialCase {
   // Whether each rank is its own slot in both doors' plans (one pod set, indexed pods), else the
   // pods of a sub-group (or of one spec) are interchangeable and compared as a multiset.
   bool per_rank() const {
-    return kind == GangKind::kVolcanoJob || kind == GangKind::kUpstream ||
+    return kind == GangKind::kVolcanoJob || kind == GangKind::kUpstream || kind == GangKind::kCoscheduling ||
            (kind == GangKind::kKai && leader_gpus == 0);
   }
 
@@ -411,6 +418,19 @@ inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> other
         c.sub_group_of[static_cast<std::size_t>(r)] = "workers/" + std::to_string(r / c.sub_group_size);
       break;
     }
+    case GangKind::kCoscheduling: {
+      // scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec: minMember (elastic when below the
+      // pods, coscheduling's Permit letting the rest join), minResources and scheduleTimeoutSeconds,
+      // which place no pod. The pods' topology is their own (pod_request.h annotations).
+      if (chance(0.2)) c.mode = "none";
+      json spec{{"minMember", c.min_available}, {"scheduleTimeoutSeconds", 60}};
+      if (chance(0.5)) spec["minResources"] = {{"nvidia.com/gpu", std::to_string(c.min_available * c.gpus)}};
+      c.pod_group = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                     {"kind", "PodGroup"},
+                     {"metadata", meta},
+                     {"spec", spec}};
+      break;
+    }
     case GangKind::kVolcanoJob:
       break;
   }
@@ -435,6 +455,13 @@ inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> other
         annotations["scheduling.k8s.io/group-name"] = "train";
         labels["example.com/role"] = "worker";
         labels["example.com/replica"] = std::to_string(rank / c.sub_group_size);
+        break;
+      case GangKind::kCoscheduling:
+        labels["scheduling.x-k8s.io/pod-group"] = "train";
+        if (c.mode != "none") {
+          annotations["hypertopo.io/network-topology-mode"] = c.mode;
+          annotations["hypertopo.io/highest-tier-allowed"] = std::to_string(c.tier);
+        }
         break;
       case GangKind::kVolcanoJob:
         break;

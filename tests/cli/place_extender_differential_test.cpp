@@ -5,8 +5,8 @@
 // FabricDegraded, and a gang whose pods are partly bound already: a Volcano Job (hard or soft,
 // highestTierAllowed, elastic through minAvailable, a priority), or a PodGroup with its pods (KAI's
 // with or without sub-groups and sometimes a leader of its own spec, the upstream
-// scheduling.k8s.io/v1alpha2 one, Volcano's with subGroupPolicy). Each case goes through both doors
-// with the same objects:
+// scheduling.k8s.io/v1alpha2 one, Volcano's with subGroupPolicy, the coscheduling plugin's). Each case goes
+// through both doors with the same objects:
 //   - `place` as the CLI: the HyperNodes, Nodes, every Pod and the Job (or a List of the PodGroup
 //     and its pods) as files;
 //   - the extender fed the objects its watch lists (ExtenderService set_* calls: HyperNodes, Nodes,
@@ -182,6 +182,8 @@ scheduler::PodGroupKind pod_group_kind(const DifferentialCase& c) {
       return scheduler::PodGroupKind::kKai;
     case GangKind::kUpstream:
       return scheduler::PodGroupKind::kUpstream;
+    case GangKind::kCoscheduling:
+      return scheduler::PodGroupKind::kCoscheduling;
     case GangKind::kVolcanoJob:
     case GangKind::kVolcanoSubGroups:
       break;
@@ -254,8 +256,8 @@ constexpr int kVolcanoJobCases = 300, kPodGroupCases = 120;
 GangKind kind_of(std::uint64_t seed) {
   if (seed < kFirstPodGroupSeed) return GangKind::kVolcanoJob;
   constexpr GangKind kinds[] = {GangKind::kKai, GangKind::kKaiSubGroups, GangKind::kUpstream,
-                                GangKind::kVolcanoSubGroups};
-  return kinds[(seed - kFirstPodGroupSeed) % 4];
+                                GangKind::kVolcanoSubGroups, GangKind::kCoscheduling};
+  return kinds[(seed - kFirstPodGroupSeed) % std::size(kinds)];
 }
 
 TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThroughBothDoors) {

@@ -363,6 +363,84 @@ TEST_F(PlacePodGroups, APodOfTheListNamingAnotherGroupIsAnErrorNamingIt) {
       << run.err;
 }
 
+// Coscheduling (kubernetes-sigs/scheduler-plugins, scheduling.x-k8s.io/v1alpha1): PodGroup `train`,
+// its pods naming it in the label scheduling.x-k8s.io/pod-group and stating the gang's topology in
+// their own annotations (the PodGroup has none). minResources and scheduleTimeoutSeconds place no pod.
+json cosched_group(int min_member) {
+  return {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+          {"kind", "PodGroup"},
+          {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+          {"spec",
+           {{"minMember", min_member},
+            {"minResources", {{"nvidia.com/gpu", std::to_string(4 * min_member)}}},
+            {"scheduleTimeoutSeconds", 30}}}};
+}
+
+json cosched_pod(int rank, const std::string& group = "train") {
+  return pod(
+      group + "-" + std::to_string(rank), rank, "4", {{"scheduling.x-k8s.io/pod-group", group}},
+      {{"hypertopo.io/network-topology-mode", "hard"}, {"hypertopo.io/highest-tier-allowed", "1"}});
+}
+
+TEST_F(PlacePodGroups, CoschedulingGroupLandsOnTheSameNodesThroughBothDoors) {
+  std::vector<json> members;
+  for (int rank = 0; rank < 6; ++rank) members.push_back(cosched_pod(rank));
+  // Six 4-GPU pods inside one leaf: leaf-a keeps 12 GPUs free (a1 and a2 taken, a3 half), too few.
+  const std::vector<json> busy{busy_pod("x1", "a1", "8"), busy_pod("x2", "a2", "8"),
+                               busy_pod("x3", "a3", "4")};
+  const Answer place = through_place(cosched_group(6), members, busy);
+  const Answer ext = through_extender(cosched_group(6), PodGroupKind::kCoscheduling, members, busy);
+  ASSERT_EQ(place.refusal, "");
+  ASSERT_EQ(ext.refusal, "");
+  ASSERT_EQ(place.nodes.size(), 6u);
+  EXPECT_EQ(place.nodes, ext.nodes);
+  std::map<std::string, int> per_node;
+  for (const auto& [rank, node] : place.nodes) ++per_node[node];
+  EXPECT_EQ(per_node.size(), 3u);
+  for (const auto& [node, n] : per_node) {
+    EXPECT_EQ(node[0], 'b') << node;
+    EXPECT_EQ(n, 2) << node;
+  }
+}
+
+TEST_F(PlacePodGroups, CoschedulingGroupPartlyRunningIsPlannedAroundItsPodsAlikeThroughBothDoors) {
+  std::vector<json> members{running(cosched_pod(0), "b2"), running(cosched_pod(1), "b2")};
+  for (int rank = 2; rank < 5; ++rank) members.push_back(cosched_pod(rank));
+  const Answer place = through_place(cosched_group(5), members, {});
+  const Answer ext = through_extender(cosched_group(5), PodGroupKind::kCoscheduling, members, {});
+  ASSERT_EQ(place.refusal, "");
+  ASSERT_EQ(ext.refusal, "");
+  EXPECT_EQ(place.nodes, ext.nodes);
+  ASSERT_EQ(place.nodes.size(), 3u);
+  for (const auto& [rank, node] : place.nodes) {
+    EXPECT_GE(rank, 2);
+    EXPECT_EQ(node[0], 'b') << rank << " on " << node;  // the running pods' leaf, the pods' tier 1
+  }
+}
+
+TEST_F(PlacePodGroups, CoschedulingGroupWithFewerPodsThanMinMemberWaitsForThem) {
+  // The plugin's PreFilter rejects every pod of the group while fewer than minMember exist
+  // (pkg/coscheduling/core/core.go PodGroupManager.PreFilter).
+  const Answer place = through_place(cosched_group(4), {cosched_pod(0), cosched_pod(1)}, {});
+  EXPECT_EQ(place.code, 1);
+  EXPECT_EQ(place.refusal,
+            "gang ml/train: 2 of its 4 pods are seen so far; it is planned when all have come");
+}
+
+TEST_F(PlacePodGroups, CoschedulingPodLabelledForAnotherGroupIsAnErrorNamingIt) {
+  const auto run = testing::run_captured(
+      run_cli, {"place", "--nodes", file("nodes.json", cluster_list(nodes_)), "--topology",
+                file("hn.json", spine_of_two_leaves()), "--job",
+                file("job.json",
+                     cluster_list(json::array({cosched_group(2), cosched_pod(0), cosched_pod(1, "eval")})))});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(
+      run.err.find(
+          "Pod eval-1: its label scheduling.x-k8s.io/pod-group names eval, not the List's PodGroup train"),
+      std::string::npos)
+      << run.err;
+}
+
 // `place --pod-group`: the gang is a PodGroup of the cluster, read with its Pods from the loopback API
 // server as the extender's watcher lists them; the answer is the one the same objects give as files.
 class PlacePodGroupFromCluster : public PlacePodGroups {
@@ -446,8 +524,9 @@ TEST_F(PlacePodGroupFromCluster, AnUpstreamGroupPartlyRunningIsPlacedAsTheSameOb
   for (std::size_t i = before; i < log.size(); ++i)
     if (log[i].verb == "list" && log[i].path.find("/namespaces/ml/") != std::string::npos)
       lists.push_back(log[i].path);
-  EXPECT_EQ(lists, (std::vector<std::string>{"/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups",
+  EXPECT_EQ(lists, (std::vector<std::string>{"/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups",
                                              "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups",
+                                             "/apis/scheduling.k8s.io/v1alpha2/namespaces/ml/podgroups",
                                              "/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups",
                                              "/api/v1/namespaces/ml/pods"}));
 }
@@ -487,11 +566,50 @@ TEST_F(PlacePodGroupFromCluster, AVolcanoGroupIsReadWithThePodsItsAnnotationName
   EXPECT_EQ(doc["podSets"][0]["domains"], json::array({"leaf-b"})) << live.out;
 }
 
+TEST_F(PlacePodGroupFromCluster,
+       ACoschedulingGroupIsReadWithThePodsItsLabelNamesAndPlannedAroundTheRunningOnes) {
+  std::vector<json> members{running(cosched_pod(0), "b2"), running(cosched_pod(1), "b2")};
+  for (int rank = 2; rank < 5; ++rank) members.push_back(cosched_pod(rank));
+  // Pods of another coscheduling group in the namespace are not of this gang.
+  create("/api/v1/namespaces/ml/pods", cosched_pod(0, "eval"));
+  create("/api/v1/namespaces/ml/pods", running(cosched_pod(1, "eval"), "a4"));
+  const auto [live, files] = both("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups",
+                                  cosched_group(5), members, {busy_pod("x1", "b1", "8")});
+  EXPECT_EQ(live.code, 0) << live.out << live.err;
+  EXPECT_EQ(live.out, files.out);
+  const json doc = json::parse(live.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << live.out;
+  EXPECT_EQ(doc["podSets"][0]["bound"], 2) << live.out;
+  EXPECT_EQ(doc["podSets"][0]["domains"], json::array({"leaf-b"})) << live.out;
+  // Ranks 2-4 on leaf-b's nodes with room (b1 is full): b2's last 8 GPUs, then b3 or b4.
+  std::map<int, std::string> placed;
+  for (const auto& a : doc["podSets"][0]["assignment"]) {
+    if (a.value("bound", false)) continue;
+    for (int i = 0; i < a["count"].get<int>(); ++i) placed[a["firstRank"].get<int>() + i] = a["node"];
+  }
+  ASSERT_EQ(placed.size(), 3u) << live.out;
+  for (const auto& [rank, node] : placed) {
+    EXPECT_GE(rank, 2) << live.out;
+    EXPECT_TRUE(node == "b2" || node == "b3" || node == "b4") << rank << " on " << node;
+  }
+}
+
+TEST_F(PlacePodGroupFromCluster, ACoschedulingGroupShortOfItsMinMemberWaitsAsThroughAFile) {
+  const auto [live, files] = both("/apis/scheduling.x-k8s.io/v1alpha1/namespaces/ml/podgroups",
+                                  cosched_group(4), {cosched_pod(0), running(cosched_pod(1), "a2")}, {});
+  EXPECT_EQ(live.code, 1) << live.out << live.err;
+  EXPECT_EQ(live.out, files.out);
+  EXPECT_EQ(json::parse(live.out)["reason"],
+            "gang ml/train: 2 of its 4 pods are seen so far; it is planned when all have come");
+}
+
 TEST_F(PlacePodGroupFromCluster, APodGroupTheClusterDoesNotHoldIsAnErrorNamingIt) {
   auto r =
       testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "ml/nowhere"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("PodGroup ml/nowhere not found in the cluster (--kubeconfig " + kubeconfig_ + ")"),
+  EXPECT_NE(r.err.find("PodGroup ml/nowhere not found in the cluster (--kubeconfig " + kubeconfig_ +
+                       ") among podgroups.scheduling.x-k8s.io, podgroups.scheduling.volcano.sh, "
+                       "podgroups.scheduling.k8s.io, podgroups.scheduling.run.ai"),
             std::string::npos)
       << r.err;
   r = testing::run_captured(run_cli, {"place", "--kubeconfig", kubeconfig_, "--pod-group", "nowhere"});
