@@ -16,13 +16,14 @@
 //     HyperNodes: one Topology is the topology, several are an error asking for --topology.
 //   - PriorityClasses (scheduling.k8s.io/v1) and PodDisruptionBudgets (policy/v1), whole.
 //   - One PodGroup and its Pods, when asked (`place --pod-group NAMESPACE/NAME`): the PodGroup of
-//     that name among the kinds the extender's watcher lists (scheduling.k8s.io/v1alpha2,
-//     scheduling.volcano.sh/v1beta1, scheduling.run.ai/v2alpha2; cluster_watcher.cpp), listed with
-//     a metadata.name field selector, and the Pods of its namespace that name it as that kind's
-//     scheduler finds them (spec.schedulingGroup.podGroupName, the annotation
-//     scheduling.k8s.io/group-name, the annotation pod-group-name), pending or running, as one List
-//     in the shape a --job file gives it (job_loader.h). A name no kind holds, or several kinds hold,
-//     is an error naming the PodGroup.
+//     that name among the PodGroup kinds the extender's watcher lists, from the same table
+//     (pod_group_kinds.h: scheduling.x-k8s.io/v1alpha1, scheduling.volcano.sh/v1beta1,
+//     scheduling.k8s.io/v1alpha2, scheduling.run.ai/v2alpha2; the Workload kind is no PodGroup),
+//     listed with a metadata.name field selector, and the Pods of its namespace that name it as that
+//     kind's scheduler finds them (group_named: the label scheduling.x-k8s.io/pod-group, the
+//     annotation scheduling.k8s.io/group-name, spec.schedulingGroup.podGroupName, the annotation
+//     pod-group-name), pending or running, as one List in the shape a --job file gives it
+//     (job_loader.h). A name no kind holds, or several kinds hold, is an error naming the PodGroup.
 // Otherwise PodGroups are not read: the job and its PodGroup come from the --job file.
 //
 //   ClusterReadRequest what{.nodes = true, .pods = true, .topology = false};   // --topology given

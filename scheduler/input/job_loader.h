@@ -6,10 +6,11 @@
 // tolerations respected), a JobSet (jobset.x-k8s.io: one pod set per replicatedJob), a KaiwoJob
 // (kaiwo.silogen.ai/v1alpha1), a Kubeflow PyTorchJob or MPIJob and a LeaderWorkerSet
 // (leader_worker_jobs.h), a KEP-5732 PodGroup (scheduling.k8s.io/v1alpha2, alone, in a List
-// with one Pod as its template, or in a List with the Pods naming it in spec.schedulingGroup) and
-// the neutral request documented in docs/placement.md (apiVersion hypertopo.io/v1alpha1, kind
-// PlacementRequest). Every count is range-checked where it is read and a field of the wrong JSON
-// type is an error naming it.
+// with one Pod as its template, or in a List with the Pods naming it in spec.schedulingGroup), a
+// KAI, Volcano or coscheduling PodGroup in a List with its Pods (kai_pod_group.h,
+// volcano_pod_group.h, coscheduling_pod_group.h) and the neutral request documented in docs/placement.md
+// (apiVersion hypertopo.io/v1alpha1, kind PlacementRequest). Every count is range-checked where it is read
+// and a field of the wrong JSON type is an error naming it.
 //
 // Each pod set also carries what its pods say of their priority (PriorityRequest), for preemption:
 // spec.priority, spec.priorityClassName and spec.preemptionPolicy of its pod template (a Volcano
@@ -49,7 +50,8 @@ struct PriorityRequest {
 
 struct LoadedJob {
   JobRequest request;
-  std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | pytorch | mpi | lws | neutral
+  std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | coscheduling | pytorch | mpi |
+                       // lws | neutral
   // One per pod set of `request`, in the same order (a pod set without one reads as unset).
   std::vector<PriorityRequest> priorities;
   // Why the gang cannot start with the pods given, as its scheduler waits for more (a KAI
