@@ -352,9 +352,9 @@ TEST_F(PlaceJobKinds, TheExtenderGivesAnMPIJobsPodsTheNodesPlaceGivesTheirRanks)
 // leaderworkerset.sigs.k8s.io/size and exclusive-topology annotations, pod_webhook.go and
 // pod_controller.go; the group a gang through scheduler-plugins' PodGroup label) asked of the
 // extender one at a time get the nodes `place` gives their ranks: a group of four inside a leaf, a
-// group of five that no leaf holds refused by both doors, and the same five placed by both inside the
-// spine when the exclusive topology is the spine's label (the extender's own default keeps a gang
-// without a level inside a leaf, and refused it).
+// group of five that no leaf holds refused by both doors (the extender once spread it over two
+// leaves, where kube-scheduler could not bind the workers the leader's leaf holds them to), and the
+// same five placed by both inside the spine when the exclusive topology is the spine's label.
 TEST_F(PlaceJobKinds, TheExtenderKeepsALeaderWorkerSetGroupInOneDomainAsPlaceDoes) {
   for (const auto& [size, key] :
        std::vector<std::pair<int, std::string>>{{4, kLeafLabel}, {5, kLeafLabel}, {5, "example.com/spine"}}) {
