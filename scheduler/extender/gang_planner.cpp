@@ -211,8 +211,6 @@ std::expected<GangPlan, Error> GangPlanner::plan(const json& pod, const std::str
   // reads it (label_levels.h).
   resolve_label_level(view_.index(), request->level);
   plan.request = *request;
-  bool any_bound = false;
-  for (const auto& [id, p] : view_.pods()) any_bound = any_bound || p.gang == key;
   std::int32_t size = *count;
   bool by_groups = false;
   if (view_.grouped(key)) {
@@ -222,10 +220,9 @@ std::expected<GangPlan, Error> GangPlanner::plan(const json& pod, const std::str
     view_.note_pending(pod, key, /*replace=*/false);
     const GroupedGang gang = *view_.grouped_gang(key);
     if (divides(gang)) {
-      // Each sub-group's pods get their own slots in the domain its constraint allows. With pods
-      // bound and no plan (a restart without the state file), the rest are planned around them as
-      // one pod set (adopt_bound).
-      by_groups = !any_bound;
+      // Each sub-group's pods get their own slots in the domain its constraint allows; with pods
+      // bound and no plan (a restart without the state file), around them (make_grouped_plan).
+      by_groups = true;
     } else {
       auto whole = read_whole(view_, plan.key, gang, *count);
       if (!whole) return std::unexpected(whole.error());
@@ -240,9 +237,8 @@ std::expected<GangPlan, Error> GangPlanner::plan(const json& pod, const std::str
         size = plan.request.count = whole->pod_sets.front().count;
       } else {
         // Pods of several specs (a leader and its workers): one pod set each, placed together as
-        // `place` places them; a slot goes to a pod of its spec. Planning around bound pods knows
-        // one pod set, at both doors: with some bound, the rest are planned as the pod asking.
-        by_groups = !any_bound;
+        // `place` places them, around the bound ones when some run; a slot goes to a pod of its spec.
+        by_groups = true;
       }
     }
   }
@@ -279,18 +275,58 @@ std::expected<std::string, Error> sub_group_of(const GroupedGang& gang, const js
 // PlanGroup whose slots stay in its domain.
 std::expected<void, Error> GangPlanner::make_grouped_plan(GangPlan& plan, const GroupedGang& gang,
                                                           std::int32_t count) {
+  // The gang's pods already bound keep their nodes; the rest is planned around them by the rule
+  // `place` follows for the same objects (around_bound.h place_gang_around_bound).
+  std::vector<const ViewPod*> bound;
+  for (const auto& [id, p] : view_.pods()) {
+    if (p.gang == plan.key && !p.terminating && view_.index().find_node(p.node) >= 0) bound.push_back(&p);
+  }
   // The controller makes the pods together, but the watch delivers them one by one: a plan made
   // from fewer pods than the gang's minimum would leave the others without slots.
-  if (static_cast<std::int64_t>(gang.pending.size()) < count) {
+  if (static_cast<std::int64_t>(gang.pending.size() + bound.size()) < count) {
     return fail(ErrorCode::kUnavailable,
-                gang_waits_for_pods(plan.key, gang.pending.size(), count, divides(gang)));
+                gang_waits_for_pods(plan.key, gang.pending.size() + bound.size(), count, divides(gang)));
   }
-  auto whole = read_whole(view_, plan.key, gang, count);
+  // The reader checks a Volcano sub-group's subGroupSize on the pods it is given: with some bound,
+  // the pending ones are fewer, and the bound ones are counted around_bound's way instead.
+  GroupedGang to_read = gang;
+  json relaxed;
+  if (!bound.empty() && gang.kind == PodGroupKind::kVolcano) {
+    relaxed = *gang.pod_group;
+    json& spec = relaxed["spec"];
+    if (spec.is_object() && spec.contains("subGroupPolicy") && spec["subGroupPolicy"].is_array()) {
+      for (json& policy : spec["subGroupPolicy"])
+        if (policy.is_object()) policy.erase("subGroupSize");
+    }
+    to_read.pod_group = &relaxed;
+  }
+  auto whole = read_whole(view_, plan.key, to_read, count);
   if (!whole) return std::unexpected(whole.error());
   JobRequest& job = *whole;
   resolve_label_levels(view_.index(), job);
+  if (!bound.empty() && !plans_around_bound_by_groups(job)) return adopt_bound(plan, count);
   PlacementEngine engine(view_.index(), options_.binpack, options_.fabric_health);
-  auto placed = engine.place(job);  // a grouped job goes to place_sub_groups
+  std::expected<GangAroundBound, Error> around = GangAroundBound{};
+  std::vector<GangBoundPod> bound_pods;
+  for (const ViewPod* p : bound) {
+    auto sub = sub_group_of(gang, json{{"metadata", {{"labels", p->labels}}}});
+    if (!sub) return std::unexpected(sub.error().context("gang " + plan.key));
+    bound_pods.push_back({.node = p->node, .sub_group = *sub, .requests = p->requests});
+  }
+  if (!bound.empty()) {
+    around = place_gang_around_bound(view_.index(), engine, job, bound_pods, /*counted=*/false);
+    if (!around) return std::unexpected(around.error().context("gang " + plan.key));
+    if (!around->fit) {
+      AroundBound whole_gang{.bound = around->bound, .missing = around->missing};
+      whole_gang.common = around->common;
+      whole_gang.widest = around->widest;
+      return fail(ErrorCode::kUnavailable,
+                  "gang " + plan.key + ": " + around_bound_refusal(view_.index(), whole_gang, around->why));
+    }
+    job = around->job;
+  }
+  auto placed = bound.empty() ? engine.place(job)  // a grouped job goes to place_sub_groups
+                              : std::expected<JobPlacement, Error>(JobPlacement{.fit = true});
   if (!placed) return std::unexpected(placed.error().context("gang " + plan.key));
   std::int32_t pods = 0;
   for (const auto& ps : job.pod_sets) pods += ps.count;
@@ -318,26 +354,49 @@ std::expected<void, Error> GangPlanner::make_grouped_plan(GangPlan& plan, const 
     PlanGroup group{.name = ps.sub_group, .request = ps};
     auto& docs = specs_of[ps.sub_group];
     const std::size_t k = taken_of[ps.sub_group]++;
-    group.pod_doc = k < docs.size() ? *docs[k] : docs.empty() ? *gang.pending.front() : *docs.back();
+    group.pod_doc = k < docs.size()        ? *docs[k]
+                    : !docs.empty()        ? *docs.back()
+                    : gang.pending.empty() ? json::object()
+                                           : *gang.pending.front();
     group.spec_text = member(group.pod_doc, "spec").dump();
-    const PodSetPlacement& where = placed->pod_sets[i];
+    // Its slots, the engine's or those around the bound pods (a bound one holds its pod).
+    std::vector<AroundBoundSlot> slots;
+    std::string domain;
+    if (bound.empty()) {
+      const PodSetPlacement& where = placed->pod_sets[i];
+      for (const auto& a : where.assignment) {
+        for (std::int32_t n = 0; n < a.count; ++n)
+          slots.push_back({.node = a.node_name, .domain_path = a.domain_path});
+      }
+      if (where.domains.size() == 1 && !where.assignment.empty()) domain = where.domains.front();
+    } else {
+      slots = around->pod_sets[i].slots;
+      std::vector<const std::vector<std::string>*> paths;
+      for (const auto& s : slots) paths.push_back(&s.domain_path);
+      if (const int d = deepest_common_domain(view_.index(), paths);
+          !slots.empty() && d != view_.index().root())
+        domain = view_.index().domain(d).name;
+    }
     // Its slots stay in its domain when its sub-group requires one (a preferred level may move).
     const auto sg = std::find_if(job.sub_groups.begin(), job.sub_groups.end(),
                                  [&](const SubGroupRequest& r) { return r.name == ps.sub_group; });
     if (sg != job.sub_groups.end() && !sg->required.empty()) {
       group.level = sg->required;
-      if (where.domains.size() == 1 && !where.assignment.empty()) group.domain = where.domains.front();
+      group.domain = domain;
     }
-    for (const auto& a : where.assignment) {
-      for (std::int32_t n = 0; n < a.count; ++n) {
-        PlanSlot slot{.rank = rank++, .node = a.node_name, .domain_path = a.domain_path};
-        slot.group = static_cast<std::int32_t>(i);
-        plan.slots.push_back(std::move(slot));
+    for (const auto& s : slots) {
+      PlanSlot slot{.rank = rank++, .node = s.node, .domain_path = s.domain_path};
+      slot.group = static_cast<std::int32_t>(i);
+      if (s.bound >= 0) {
+        const ViewPod* p = bound[static_cast<std::size_t>(s.bound)];
+        scheduler::bind(slot, p->uid, p->node, SlotClaim::kArrivalOrder);
       }
+      plan.slots.push_back(std::move(slot));
     }
     plan.groups.push_back(std::move(group));
   }
   plan.request.count = rank;
+  if (!bound.empty()) ++counters_.plans_adopted;
   const int common = common_domain(plan);
   plan.job_domain = common != view_.index().root() ? view_.index().domain(common).name : std::string();
   plan.last_activity = options_.clock->now();
