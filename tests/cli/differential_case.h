@@ -330,8 +330,10 @@ inline void add_volcano_job(DifferentialCase& c, std::vector<nlohmann::json> oth
 // The PodGroup of c's fields and its pods, after `others` in c.pods, for every kind but kVolcanoJob;
 // `rng` draws what only a PodGroup has (a leader, sub-groups). Each Node is labelled with the names
 // of the HyperNodes above it (tier_label), the level KAI's and the upstream constraints name. A
-// gang of several pod sets (sub-groups, a leader) has no pod bound: `place` plans such a job whole
-// (placement_session.cpp), where the extender's gang book adopts the bound pods as one pod set.
+// gang of several pod sets (sub-groups, a leader) keeps the bound ranks drawn for it: both doors
+// plan its rest around them by one rule (scheduler/placement/around_bound.h
+// place_gang_around_bound). A leader asking for more GPUs than the room its rank was bound in is not
+// bound.
 inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> others, std::mt19937_64& rng) {
   using nlohmann::json;
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -349,7 +351,6 @@ inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> other
   }
   const bool sub_grouped = c.kind == GangKind::kKaiSubGroups || c.kind == GangKind::kVolcanoSubGroups;
   if (sub_grouped || c.kind == GangKind::kUpstream) c.min_available = c.size;
-  if (sub_grouped) c.bound.clear();
   const json meta{{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}};
   c.sub_group_of.assign(static_cast<std::size_t>(c.size), "");
   switch (c.kind) {
@@ -358,7 +359,7 @@ inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> other
         const std::vector<int> other{1, 2, 4, 8};
         do c.leader_gpus = other[static_cast<std::size_t>(pick(0, 3))];
         while (c.leader_gpus == c.gpus);
-        c.bound.clear();  // two pod sets: as a sub-grouped gang, none bound
+        if (c.leader_gpus > c.gpus) c.bound.erase(0);  // its node was chosen with room for c.gpus
       }
       [[fallthrough]];
     }

@@ -28,9 +28,12 @@
 //     kube-scheduler's PostFilter evicts and the pod binds in a later cycle (place_preemption_test
 //     and the extender's preemption_test cover each door). Other pods here never have a priority
 //     below the job's, so neither door preempts.
-//   - bound pods of a sub-grouped gang, or of a KAI gang with a leader: planning around bound pods
-//     knows one pod set at both doors (around_bound.h); `place` plans a job of several pod sets
-//     whole (placement_session.cpp), where the extender's gang book adopts the bound pods.
+//   - bound pods of an elastic gang of several pod sets (Volcano's minSubGroups, a sub-group's
+//     minMember below its pods): neither door plans one around its bound pods by sub-group
+//     (around_bound.h plans_around_bound_by_groups), so the generator makes none. Sub-grouped gangs
+//     and KAI gangs with a leader keep their bound ranks, planned by one rule at both doors
+//     (around_bound.h place_gang_around_bound); a leader asking for more GPUs than its rank's room
+//     is left pending.
 //
 // HYPERTOPO_DIFFERENTIAL_SEED=<seed> runs that one case alone and prints it.
 #include <gtest/gtest.h>
