@@ -22,7 +22,6 @@ constexpr std::int64_t kMaxPodCount = 2147483647;
 // with pod sets of its own, so a spec.replicas near LWS's 1,000,000 is refused rather than expanded.
 constexpr std::int64_t kMaxLwsSubGroups = 65536;
 
-
 constexpr const char* kLwsSubGroupExclusive = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology";
 
 // obj[key] as an object; absent or null: an empty one. Another type is an error naming the key.

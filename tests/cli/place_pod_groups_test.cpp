@@ -377,9 +377,8 @@ json cosched_group(int min_member) {
 }
 
 json cosched_pod(int rank, const std::string& group = "train") {
-  return pod(
-      group + "-" + std::to_string(rank), rank, "4", {{"scheduling.x-k8s.io/pod-group", group}},
-      {{"hypertopo.io/network-topology-mode", "hard"}, {"hypertopo.io/highest-tier-allowed", "1"}});
+  return pod(group + "-" + std::to_string(rank), rank, "4", {{"scheduling.x-k8s.io/pod-group", group}},
+             {{"hypertopo.io/network-topology-mode", "hard"}, {"hypertopo.io/highest-tier-allowed", "1"}});
 }
 
 TEST_F(PlacePodGroups, CoschedulingGroupLandsOnTheSameNodesThroughBothDoors) {
