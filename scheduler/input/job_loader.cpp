@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "io/json_fields.h"
+#include "io/json_integer.h"
 #include "io/json_writer.h"
 #include "io/object_reader.h"
 #include "scheduler/index/quantity.h"
@@ -23,44 +24,12 @@ using nlohmann::json;
 
 constexpr const char* kKueuePrefix = "kueue.x-k8s.io/";
 
+using io::bounded_integer;
 using io::list_at;
 using io::object_at;
 using io::str_at;
 
 constexpr std::int64_t kInt32Max = std::numeric_limits<std::int32_t>::max();
-
-// An integer field (a JSON integer, or a string holding only one) within [min, max]: every count
-// and size is checked where it is read, so 2147483648 or -1 never wraps into a plausible value.
-std::expected<std::int64_t, Error> integer(const json& obj, const char* key, std::int64_t fallback,
-                                           const std::string& where, std::int64_t min = 0,
-                                           std::int64_t max = kInt32Max) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return fallback;
-  std::optional<std::int64_t> v;
-  if (it->is_number_unsigned()) {
-    if (it->get<std::uint64_t>() <= static_cast<std::uint64_t>(max))
-      v = it->get<std::int64_t>();
-    else
-      v = max + 1;  // out of range either way; keep the message below
-  } else if (it->is_number_integer()) {
-    v = it->get<std::int64_t>();
-  } else if (it->is_string()) {
-    const std::string& text = it->get_ref<const std::string&>();
-    std::int64_t n = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) v = n;
-  }
-  if (!v) {
-    return fail(ErrorCode::kInvalidArgument,
-                where + ": " + key + " must be an integer, got " + io::json_text(*it));
-  }
-  if (*v < min || *v > max) {
-    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be from " + std::to_string(min) +
-                                                 " to " + std::to_string(max) + ", got " +
-                                                 io::json_text(*it));
-  }
-  return *v;
-}
 
 // obj[key] when it has the expected JSON type; absent or null gives an empty value of that type.
 // A wrong type is an error naming the key, never nlohmann's type_error.
@@ -172,7 +141,7 @@ std::expected<NodeAffinity, Error> node_affinity(const json& spec, const std::st
     const json& p = (*preferred)[i];
     const std::string pw = aw + ".preferredDuringSchedulingIgnoredDuringExecution[" + std::to_string(i) + "]";
     if (!p.is_object()) return fail(ErrorCode::kInvalidArgument, pw + " must be an object");
-    auto weight = integer(p, "weight", 0, pw, 0, 100);
+    auto weight = bounded_integer(p, "weight", 0, pw, 0, 100);
     if (!weight) return std::unexpected(weight.error());
     auto t = selector_term(p.value("preference", json::object()), pw + ".preference");
     if (!t) return std::unexpected(t.error());
@@ -242,7 +211,7 @@ std::expected<void, Error> read_network_topology(const json& nt, PodSetRequest& 
   }
   ps.mode = mode == "hard" ? TopologyMode::kRequired : TopologyMode::kPreferred;
   if (has_allowed) {
-    auto tier = integer(nt, "highestTierAllowed", 0, where);
+    auto tier = bounded_integer(nt, "highestTierAllowed", 0, where);
     if (!tier) return std::unexpected(tier.error());
     if (*tier < 0)
       return fail(ErrorCode::kInvalidArgument, where + ": highestTierAllowed must not be negative");
@@ -275,7 +244,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
     PodSetRequest ps;
     ps.name = str_at(task, "name");
     const std::string tw = where + " task " + (ps.name.empty() ? std::to_string(i) : ps.name);
-    auto replicas = integer(task, "replicas", 1, tw, 1);
+    auto replicas = bounded_integer(task, "replicas", 1, tw, 1);
     if (!replicas) return std::unexpected(replicas.error());
     ps.count = static_cast<std::int32_t>(*replicas);
     if (auto ok = read_pod_spec(task.value("template", json::object()).value("spec", json::object()), ps, tw);
@@ -287,11 +256,11 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
     if (task.contains("partitionPolicy") && task["partitionPolicy"].is_object()) {
       const json& pp = task["partitionPolicy"];
       PartitionRequest part;
-      auto total = integer(pp, "totalPartitions", 0, tw + " partitionPolicy", 1);
-      auto size = integer(pp, "partitionSize", 0, tw + " partitionPolicy", 1);
+      auto total = bounded_integer(pp, "totalPartitions", 0, tw + " partitionPolicy", 1);
+      auto size = bounded_integer(pp, "partitionSize", 0, tw + " partitionPolicy", 1);
       if (!total) return std::unexpected(total.error());
       if (!size) return std::unexpected(size.error());
-      auto min = integer(pp, "minPartitions", *total, tw + " partitionPolicy", 1, *total);
+      auto min = bounded_integer(pp, "minPartitions", *total, tw + " partitionPolicy", 1, *total);
       if (!min) return std::unexpected(min.error());
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
@@ -312,7 +281,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
       if (ps.mode == TopologyMode::kNone) ps.mode = TopologyMode::kUnconstrained;
     }
     // Volcano TaskSpec.minAvailable: the task starts with at least this many of its replicas.
-    auto task_min = integer(task, "minAvailable", 0, tw, 0, ps.count);
+    auto task_min = bounded_integer(task, "minAvailable", 0, tw, 0, ps.count);
     if (!task_min) return std::unexpected(task_min.error());
     if (*task_min > 0 && *task_min < ps.count) ps.min_count = static_cast<std::int32_t>(*task_min);
     out.request.pod_sets.push_back(std::move(ps));
@@ -322,7 +291,7 @@ std::expected<LoadedJob, Error> volcano_job(const json& doc) {
   // minimum cannot say, so the job is placed whole (the note in docs/placement.md).
   std::int64_t total = 0;
   for (const auto& ps : out.request.pod_sets) total += ps.count;
-  auto job_min = integer(spec, "minAvailable", 0, where + " spec", 0, total);
+  auto job_min = bounded_integer(spec, "minAvailable", 0, where + " spec", 0, total);
   if (!job_min) return std::unexpected(job_min.error());
   if (*job_min > 0 && *job_min < total && out.request.pod_sets.size() == 1 &&
       !out.request.pod_sets.front().partitions && out.request.pod_sets.front().min_count == 0) {
@@ -395,7 +364,7 @@ std::expected<void, Error> topology_annotations(const json& annotations, PodSetR
       // Kueue's constraint has no default size: a missing one is an error, not a slice of 0.
       if (!l.contains("size") || l["size"].is_null())
         return fail(ErrorCode::kInvalidArgument, lw + ": size is required (the pods per slice)");
-      auto size = integer(l, "size", 0, lw, 1, std::max<std::int64_t>(ps.count, 1));
+      auto size = bounded_integer(l, "size", 0, lw, 1, std::max<std::int64_t>(ps.count, 1));
       if (!size) return std::unexpected(size.error());
       if (str_at(l, "topology").empty())
         return fail(ErrorCode::kInvalidArgument, lw + ": topology must be a level label");
@@ -447,7 +416,7 @@ std::expected<LoadedJob, Error> batch_job(const json& doc) {
   const json spec = doc.value("spec", json::object());
   PodSetRequest ps;
   ps.name = "main";
-  auto parallelism = integer(spec, "parallelism", 1, where + " spec", 1);
+  auto parallelism = bounded_integer(spec, "parallelism", 1, where + " spec", 1);
   if (!parallelism) return std::unexpected(parallelism.error());
   ps.count = static_cast<std::int32_t>(*parallelism);
   const json tmpl = spec.value("template", json::object());
@@ -494,13 +463,13 @@ std::expected<LoadedJob, Error> jobset(const json& doc) {
     PodSetRequest ps;
     ps.name = str_at(rj, "name");
     if (ps.name.empty()) return fail(ErrorCode::kInvalidArgument, rw + ": name is required");
-    auto replicas = integer(rj, "replicas", 1, rw, 1);
+    auto replicas = bounded_integer(rj, "replicas", 1, rw, 1);
     if (!replicas) return std::unexpected(replicas.error());
     const json job_tmpl = rj.value("template", json::object());
     const json job_spec = job_tmpl.is_object() ? job_tmpl.value("spec", json::object()) : json::object();
     if (!job_spec.is_object())
       return fail(ErrorCode::kInvalidArgument, rw + ": template.spec must be an object");
-    auto parallelism = integer(job_spec, "parallelism", 1, rw + " template.spec", 1);
+    auto parallelism = bounded_integer(job_spec, "parallelism", 1, rw + " template.spec", 1);
     if (!parallelism) return std::unexpected(parallelism.error());
     if (*replicas * *parallelism > kInt32Max) {
       return fail(ErrorCode::kInvalidArgument,
@@ -545,7 +514,7 @@ std::expected<LoadedJob, Error> kep5732_pod_group(const json& doc, const json& p
   if (gang->empty() || !gang->contains("minCount")) {
     return fail(ErrorCode::kInvalidArgument, where + ": spec.schedulingPolicy.gang.minCount is required");
   }
-  auto count = integer(*gang, "minCount", 0, where + " spec.schedulingPolicy.gang", 1);
+  auto count = bounded_integer(*gang, "minCount", 0, where + " spec.schedulingPolicy.gang", 1);
   if (!count) return std::unexpected(count.error());
   PodSetRequest ps;
   ps.name = out.request.name.empty() ? "gang" : out.request.name;
@@ -606,7 +575,7 @@ std::expected<LoadedJob, Error> pytorch_job(const json& doc) {
     const std::string rw = where + " spec.pytorchReplicaSpecs." + type;
     const json& rs = (*replicas)[type];
     if (!rs.is_object()) return fail(ErrorCode::kInvalidArgument, rw + " must be an object");
-    auto count = integer(rs, "replicas", 1, rw, 0);
+    auto count = bounded_integer(rs, "replicas", 1, rw, 0);
     if (!count) return std::unexpected(count.error());
     if (*count == 0) continue;
     auto tmpl = typed_field(rs, "template", json::value_t::object, rw);
@@ -715,9 +684,9 @@ std::expected<LoadedJob, Error> kaiwo_job(const json& doc, const std::vector<Nod
                 where + ": gpuVendor must be amd or nvidia, got '" + vendor + "'");
   }
   const std::string gpu_resource = vendor == "nvidia" ? "nvidia.com/gpu" : "amd.com/gpu";
-  auto gpus = integer(spec, "gpus", 0, where + " spec");
-  auto replicas = integer(spec, "replicas", 0, where + " spec");
-  auto per_replica = integer(spec, "gpusPerReplica", 0, where + " spec");
+  auto gpus = bounded_integer(spec, "gpus", 0, where + " spec");
+  auto replicas = bounded_integer(spec, "replicas", 0, where + " spec");
+  auto per_replica = bounded_integer(spec, "gpusPerReplica", 0, where + " spec");
   if (!gpus) return std::unexpected(gpus.error());
   if (!replicas) return std::unexpected(replicas.error());
   if (!per_replica) return std::unexpected(per_replica.error());
@@ -783,7 +752,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     PodSetRequest ps;
     ps.name = str_at(s, "name");
     const std::string where = "PlacementRequest podSets[" + std::to_string(i) + "]";
-    auto count = integer(s, "count", 0, where, 1);
+    auto count = bounded_integer(s, "count", 0, where, 1);
     if (!count) return std::unexpected(count.error());
     ps.count = static_cast<std::int32_t>(*count);
     auto req = quantities(s.value("requests", json::object()), where + " requests");
@@ -811,7 +780,7 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
       ps.level = topo["level"].is_string() ? topo["level"].get<std::string>() : io::json_text(topo["level"]);
     }
     for (const auto& l : s.value("slices", json::array())) {
-      auto size = integer(l, "size", 0, where + " slices", 1);
+      auto size = bounded_integer(l, "size", 0, where + " slices", 1);
       if (!size) return std::unexpected(size.error());
       std::string level =
           l.contains("level") && !l["level"].is_string() ? io::json_text(l["level"]) : str_at(l, "level");
@@ -820,11 +789,11 @@ std::expected<LoadedJob, Error> neutral_request(const json& doc) {
     if (s.contains("partitions") && s["partitions"].is_object()) {
       const json& p = s["partitions"];
       PartitionRequest part;
-      auto total = integer(p, "total", 0, where + " partitions", 1);
-      auto size = integer(p, "size", 0, where + " partitions", 1);
+      auto total = bounded_integer(p, "total", 0, where + " partitions", 1);
+      auto size = bounded_integer(p, "size", 0, where + " partitions", 1);
       if (!total) return std::unexpected(total.error());
       if (!size) return std::unexpected(size.error());
-      auto min = integer(p, "min", *total, where + " partitions", 1, *total);
+      auto min = bounded_integer(p, "min", *total, where + " partitions", 1, *total);
       if (!min) return std::unexpected(min.error());
       part.total = static_cast<std::int32_t>(*total);
       part.size = static_cast<std::int32_t>(*size);
@@ -847,7 +816,7 @@ std::expected<PriorityRequest, Error> read_priority(const json& spec, const std:
   out.source = where;
   if (!spec.is_object()) return out;
   if (auto it = spec.find("priority"); it != spec.end() && !it->is_null()) {
-    auto v = integer(spec, "priority", 0, where, std::numeric_limits<std::int32_t>::min(), kInt32Max);
+    auto v = bounded_integer(spec, "priority", 0, where, std::numeric_limits<std::int32_t>::min(), kInt32Max);
     if (!v) return std::unexpected(v.error());
     out.value = static_cast<std::int32_t>(*v);
   }

@@ -1,18 +1,18 @@
 #include "scheduler/input/leader_worker_jobs.h"
 
-#include <charconv>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 
 #include "io/json_fields.h"
+#include "io/json_integer.h"
 #include "io/json_writer.h"
 #include "scheduler/input/pod_request.h"
 
 namespace hypertopo::scheduler {
 namespace {
 
+using io::bounded_integer;
 using io::object_at;
 using io::str_at;
 using nlohmann::json;
@@ -33,35 +33,6 @@ std::expected<json, Error> object_member(const json& obj, const char* key, const
     return fail(ErrorCode::kInvalidArgument,
                 where + ": " + key + " must be an object, got " + it->type_name());
   return *it;
-}
-
-// An integer field (a JSON integer, or a string of one) within [min, max]; absent or null: fallback.
-std::expected<std::int64_t, Error> bounded_integer(const json& obj, const char* key, std::int64_t fallback,
-                                                   const std::string& where, std::int64_t min,
-                                                   std::int64_t max = kMaxPodCount) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return fallback;
-  std::optional<std::int64_t> v;
-  if (it->is_number_unsigned()) {
-    v = it->get<std::uint64_t>() <= static_cast<std::uint64_t>(max) ? it->get<std::int64_t>() : max + 1;
-  } else if (it->is_number_integer()) {
-    v = it->get<std::int64_t>();
-  } else if (it->is_string()) {
-    const std::string& text = it->get_ref<const std::string&>();
-    std::int64_t n = 0;
-    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (!text.empty() && ec == std::errc() && ptr == text.data() + text.size()) v = n;
-  }
-  if (!v) {
-    return fail(ErrorCode::kInvalidArgument,
-                where + ": " + key + " must be an integer, got " + io::json_text(*it));
-  }
-  if (*v < min || *v > max) {
-    return fail(ErrorCode::kInvalidArgument, where + ": " + key + " must be from " + std::to_string(min) +
-                                                 " to " + std::to_string(max) + ", got " +
-                                                 io::json_text(*it));
-  }
-  return *v;
 }
 
 // A pod template as the pod its controller makes of it: metadata (labels, annotations) and spec.
