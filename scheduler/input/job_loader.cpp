@@ -589,28 +589,13 @@ std::expected<LoadedJob, Error> pytorch_job(const json& doc) {
     auto ps = pod_set_request(pod, static_cast<std::int32_t>(*count), /*gang=*/true);
     if (!ps) return std::unexpected(ps.error());
     ps->name = type;
-    if (ps->mode != TopologyMode::kNone) {
-      if (out.request.mode != TopologyMode::kNone &&
-          (out.request.mode != ps->mode || out.request.level != ps->level)) {
-        return fail(ErrorCode::kInvalidArgument,
-                    where +
-                        ": the Master and Worker templates ask for different topology; the gang "
-                        "is placed under one constraint");
-      }
-      out.request.mode = ps->mode;
-      out.request.level = ps->level;
-    }
-    out.request.pod_sets.push_back(std::move(*ps));
+    if (auto joined = join_replica(out.request, std::move(*ps), where, "Master and Worker"); !joined)
+      return std::unexpected(joined.error());
   }
   if (out.request.pod_sets.empty())
     return fail(ErrorCode::kInvalidArgument,
                 where + ": spec.pytorchReplicaSpecs has no Master or Worker replicas");
-  // The gang goes together: every pod set under the constraint its pods carry; without one it is
-  // still a gang, packed by the topology.
-  for (auto& ps : out.request.pod_sets) {
-    ps.mode = out.request.mode == TopologyMode::kNone ? TopologyMode::kUnconstrained : out.request.mode;
-    ps.level = out.request.level;
-  }
+  constrain_replicas(out.request);
   return out;
 }
 
@@ -1085,6 +1070,28 @@ std::expected<LoadedJob, Error> load_job(const std::filesystem::path& path,
   if (!job) return std::unexpected(job.error().context(at).context(name));
   if (ledger) ledger->record(*file, kinds);
   return job;
+}
+
+std::expected<void, Error> join_replica(JobRequest& gang, PodSetRequest ps, const std::string& where,
+                                        const std::string& templates) {
+  if (ps.mode != TopologyMode::kNone) {
+    if (gang.mode != TopologyMode::kNone && (gang.mode != ps.mode || gang.level != ps.level)) {
+      return fail(ErrorCode::kInvalidArgument, where + ": the " + templates +
+                                                   " templates ask for different topology; the gang is "
+                                                   "placed under one constraint");
+    }
+    gang.mode = ps.mode;
+    gang.level = ps.level;
+  }
+  gang.pod_sets.push_back(std::move(ps));
+  return {};
+}
+
+void constrain_replicas(JobRequest& gang) {
+  for (auto& ps : gang.pod_sets) {
+    ps.mode = gang.mode == TopologyMode::kNone ? TopologyMode::kUnconstrained : gang.mode;
+    ps.level = gang.level;
+  }
 }
 
 }  // namespace hypertopo::scheduler

@@ -78,6 +78,15 @@ std::expected<PriorityRequest, Error> read_priority(const nlohmann::json& spec, 
 std::expected<void, Error> topology_annotations(const nlohmann::json& annotations, PodSetRequest& ps,
                                                 std::string& format, const std::string& where);
 
+// A Kubeflow job's replica (PyTorchJob's Master or Worker, MPIJob's Launcher or Worker) joins its
+// gang as a pod set. The gang is placed under one constraint, the one its replicas' pods carry; two
+// replicas asking for different ones are an error naming `templates` and `where`.
+std::expected<void, Error> join_replica(JobRequest& gang, PodSetRequest ps, const std::string& where,
+                                        const std::string& templates);
+// Once every replica has joined: each pod set under the gang's constraint, or packed by the
+// topology without one (still a gang).
+void constrain_replicas(JobRequest& gang);
+
 // Kaiwo's replica rule for Ray jobs: user replicas x gpusPerReplica when both are set and fit in the
 // cluster's GPUs; otherwise replicas = ceil(gpus / min GPUs per node of the vendor) and
 // gpusPerReplica = gpus / replicas.

@@ -114,23 +114,10 @@ std::expected<LoadedJob, Error> mpi_job(const json& doc) {
     auto ps = pod_set_request(*pod, static_cast<std::int32_t>(*count), /*gang=*/true);
     if (!ps) return std::unexpected(ps.error());
     ps->name = type;
-    if (ps->mode != TopologyMode::kNone) {
-      if (out.request.mode != TopologyMode::kNone &&
-          (out.request.mode != ps->mode || out.request.level != ps->level)) {
-        return fail(ErrorCode::kInvalidArgument,
-                    where +
-                        ": the Launcher and Worker templates ask for different topology; the gang is "
-                        "placed under one constraint");
-      }
-      out.request.mode = ps->mode;
-      out.request.level = ps->level;
-    }
-    out.request.pod_sets.push_back(std::move(*ps));
+    if (auto joined = join_replica(out.request, std::move(*ps), where, "Launcher and Worker"); !joined)
+      return std::unexpected(joined.error());
   }
-  for (auto& ps : out.request.pod_sets) {
-    ps.mode = out.request.mode == TopologyMode::kNone ? TopologyMode::kUnconstrained : out.request.mode;
-    ps.level = out.request.level;
-  }
+  constrain_replicas(out.request);
   // runPolicy.schedulingPolicy.minAvailable is the PodGroup's minMember (calculateMinAvailable). As
   // with a Volcano Job of several tasks (job_loader.cpp volcano_job), a gang minimum over the
   // launcher and the workers together is no per-pod-set minimum: it makes a gang of one pod set

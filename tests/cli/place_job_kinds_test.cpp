@@ -150,6 +150,18 @@ TEST_F(PlaceJobKinds, AnMPIJobsWorkersTakeTheirIndexesAndTheLauncherItsSlot) {
       two_launchers.err.find("MPIJob allreduce spec.mpiReplicaSpecs.Launcher: replicas must be from 1 to 1"),
       std::string::npos)
       << two_launchers.err;
+
+  // The gang is placed under one constraint: a Launcher asking for another tier than its Workers is
+  // refused, naming the job, as a PyTorchJob's Master and Worker are.
+  json split = mpi_job_object(2, false);
+  split["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["metadata"]["annotations"]
+       ["volcano.sh/network-topology-highest-tier"] = "2";
+  auto two_constraints = place(write("mpi-two-constraints.json", split.dump()));
+  EXPECT_EQ(two_constraints.code, 2);
+  EXPECT_NE(two_constraints.err.find("MPIJob allreduce: the Launcher and Worker templates ask for different "
+                                     "topology; the gang is placed under one constraint"),
+            std::string::npos)
+      << two_constraints.err;
 }
 
 json lws_object(int replicas, int size, const std::string& gpus, const std::string& exclusive) {
