@@ -20,13 +20,12 @@ namespace {
 
 using nlohmann::json;
 
-// 1,400 Nodes in leaves of 8 to 16 under spines of 10 leaves, and 2,500 bound Pods of 2 GPUs, two
-// on each of all but the last 150 nodes (so a 16-node gang fits only there). Both lists take
-// several pages of 500, which is what reading the cluster page by page needs to be shown; the
-// speed of a large cluster is place_cluster_bench's to measure (10,000 Nodes, 100,000 Pods).
-constexpr int kNodes = 1400;
-constexpr int kPods = 2500;
-constexpr int kBusyNodes = 1250;
+// 6,000 Nodes in leaves of 8 to 16 under spines of 10 leaves, and 12,000 bound Pods of 2 GPUs
+// spread over all but the last 600 nodes (so a 16-node gang fits only there). The counts are those
+// of a large training cluster; they stay the same in the ASan build.
+constexpr int kNodes = 6000;
+constexpr int kPods = 12000;
+constexpr int kBusyNodes = 5400;
 
 std::string node_name(int i) {
   std::string digits = std::to_string(i);
@@ -60,7 +59,7 @@ class PlaceLiveCluster : public ::testing::Test {
     auto started = server_->start();
     ASSERT_TRUE(started) << started.error().message();
     // Seeded through the store's own request handler: the same create path as an HTTP POST, without
-    // 5,000 round trips under ASan.
+    // 18,000 round trips under ASan.
     auto create = [](const std::string& path, const json& object) {
       auto r = server_->store().handle({.method = "POST", .path = path, .body = object.dump()});
       ASSERT_EQ(r.status, 201) << r.body;
@@ -150,7 +149,7 @@ TEST_F(PlaceLiveCluster, TheClusterGivesTheAnswerItsExportedFilesGive) {
   const std::size_t lists_before = server_->request_log().size();
   auto live = run({"place", "--kubeconfig", kubeconfig_, "--job", job_});
   ASSERT_EQ(live.code, 0) << live.out << live.err;
-  // 1,400 Nodes and 2,500 Pods at 500 a page: paged, not one response each.
+  // 6,000 Nodes and 12,000 Pods at 500 a page: paged, not one response each.
   std::size_t pod_pages = 0;
   const auto log = server_->request_log();
   for (std::size_t i = lists_before; i < log.size(); ++i) pod_pages += log[i].path == "/api/v1/pods";
