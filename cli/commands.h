@@ -9,8 +9,14 @@
 //   add_discover_command(app, action);
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
+
+// CLI11's header is declared here, not included: it takes about 7 s of compiling under the test
+// build's flags, and the tests that call run_cli() need none of it. The files that add
+// subcommands include <CLI/CLI.hpp> themselves.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace hypertopo::cli {
 

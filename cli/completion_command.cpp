@@ -4,6 +4,7 @@
 // offered only where a flag takes a file (directories where it takes one); any other value, and a
 // positional argument outside its set, completes to nothing. zsh runs the same function through
 // bashcompinit.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 #include <sstream>

@@ -2,6 +2,7 @@
 // `discover` records nothing by itself). It is also the walker child: a walk against ibsim needs the
 // umad2sim preload from process start, so the demo and the `ibsim:` source re-run this binary with
 // the preload set and load the ibnd cache it records (see discoverers/ib-fabric/walk_recorder.h).
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
