@@ -9,6 +9,7 @@
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/index/node_affinity.h"
 #include "scheduler/input/cluster_loader.h"
+#include "scheduler/input/coscheduling_pod_group.h"
 #include "scheduler/input/pod_request.h"
 
 namespace hypertopo::scheduler {
@@ -424,8 +425,10 @@ void ClusterView::set_pod_groups(const std::vector<json>& pod_groups, PodGroupKi
   // The kind's old groups go; what the list holds comes back.
   for (const auto& [key, n] : group_sizes_[kind]) group_topology_.erase(key);
   for (const auto& [key, n] : group_sizes_[kind]) grouped_.erase(key);
+  if (kind == PodGroupKind::kCoscheduling) min_resources_.clear();
   group_sizes_[kind] = std::move(parsed);
   for (const auto& pg : pod_groups) {
+    remember_min_resources(pg, kind);
     if (auto topology = group_topology_of(pg, kind); !topology.empty())
       group_topology_[pod_label(pg)] = std::move(topology);
     if (read_with_its_pods(pg, kind)) grouped_[pod_label(pg)] = {kind, typed(pg, kind)};
@@ -440,6 +443,17 @@ void ClusterView::upsert_pod_group(const json& pod_group, PodGroupKind kind) {
   if (auto topology = group_topology_of(pod_group, kind); !topology.empty())
     group_topology_[pod_label(pod_group)] = std::move(topology);
   if (read_with_its_pods(pod_group, kind)) grouped_[pod_label(pod_group)] = {kind, typed(pod_group, kind)};
+  remember_min_resources(pod_group, kind);
+}
+
+void ClusterView::remember_min_resources(const json& pod_group, PodGroupKind kind) {
+  if (kind != PodGroupKind::kCoscheduling) return;
+  // A quantity that does not read checks nothing (the API server admits none such).
+  auto check = coscheduling_min_resources(pod_group);
+  if (check && *check) {
+    check->value().group = pod_label(pod_group);
+    min_resources_[pod_label(pod_group)] = std::move(check->value());
+  }
 }
 
 void ClusterView::remove_pod_group(const json& pod_group, PodGroupKind kind) {
@@ -457,6 +471,7 @@ void ClusterView::forget_pod_group(const json& pod_group, PodGroupKind kind) {
   }
   group_topology_.erase(key);
   grouped_.erase(key);
+  min_resources_.erase(key);
 }
 
 std::expected<std::optional<std::string>, Error> ClusterView::gang_key(const json& pod) const {

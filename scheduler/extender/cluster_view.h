@@ -38,6 +38,7 @@
 #include "scheduler/index/topology_index.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/disruption_budget.h"
+#include "scheduler/input/job_loader.h"
 #include "scheduler/input/pod_group_kinds.h"
 #include "scheduler/input/pod_request.h"
 #include "scheduler/placement/job_request.h"
@@ -184,6 +185,12 @@ class ClusterView {
   // The gang's pods the view holds: bound and not terminating, or pending (watched or filtered).
   std::size_t gang_members_seen(const std::string& key) const;
   const std::map<std::string, std::string>* group_topology(const std::string& key) const;
+  // A coscheduling PodGroup's spec.minResources (coscheduling_pod_group.h), its `held` empty; null
+  // when it sets none.
+  const MinResourcesCheck* group_min_resources(const std::string& key) const {
+    auto it = min_resources_.find(key);
+    return it == min_resources_.end() ? nullptr : &it->second;
+  }
   // The gang's PodGroup when the gang is read with its pods (GroupedGang), with its pending pods'
   // documents.
   // `with_pending` false: the PodGroup alone (which sub-group a pod joins needs no other pod).
@@ -236,6 +243,7 @@ class ClusterView {
   ViewPod pod_info(ListedPod&& pod) const;
   void identify(const nlohmann::json& pod, ViewPod& info) const;
   void forget_pod_group(const nlohmann::json& pod_group, PodGroupKind kind);
+  void remember_min_resources(const nlohmann::json& pod_group, PodGroupKind kind);
   void replace_hypernodes(std::vector<HyperNodeSpec> hypernodes);
   void replace_nodes(std::vector<NodeSpec> nodes);
   void replace_pods(std::vector<ListedPod> pods);
@@ -255,6 +263,8 @@ class ClusterView {
   std::map<std::string, std::map<std::string, std::string>> group_topology_;
   // PodGroups that divide their gang into sub-groups, by gang key.
   std::map<std::string, std::pair<PodGroupKind, nlohmann::json>> grouped_;
+  // Coscheduling PodGroups' minResources, by gang key.
+  std::map<std::string, MinResourcesCheck> min_resources_;
   std::map<std::string, DisruptionBudget> budgets_;  // by namespace/name
   ViewCounters counters_;
 };

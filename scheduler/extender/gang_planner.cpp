@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "scheduler/extender/gang_book.h"
+#include "scheduler/extender/gang_quorum.h"
 #include "scheduler/extender/object_fields.h"
 #include "scheduler/index/node_affinity.h"
 #include "scheduler/input/job_loader.h"
@@ -175,17 +176,10 @@ std::expected<GangPlan, Error> GangPlanner::plan(const json& pod, const std::str
   std::optional<PodGroupKind> sized_by;
   auto count = view_.gang_size(pod, key, &sized_by);
   if (!count) return std::unexpected(count.error());
-  // A Volcano PodGroup with fewer pods than its minMember is not a valid job to Volcano's gang
-  // plugin (volcano-sh/volcano pkg/scheduler/plugins/gang/gang.go, OnSessionOpen's validJobFn:
-  // JobInfo.ValidTaskNum() below MinAvailable, api/job_info.go), and framework/session.go
-  // openSession drops it from the session: none of its pods is placed until they all exist. The
-  // pods the view has seen stand for those (the pod asking is one of them); `place` waits alike
-  // (volcano_pod_group.h). A PodGroup with sub-groups waits in make_grouped_plan.
-  if (sized_by == PodGroupKind::kVolcano && !view_.grouped(key)) {
-    view_.note_pending(pod, key, /*replace=*/false);
-    if (const std::size_t seen = view_.gang_members_seen(key); std::cmp_less(seen, *count))
-      return fail(ErrorCode::kUnavailable, gang_waits_for_pods(key, seen, *count, /*sub_groups=*/false));
-  }
+  // The gang's scheduler tries it only once its pods (and, for a coscheduling PodGroup, the
+  // cluster's free resources) make its minimum, as `place` finds (gang_quorum.h).
+  if (auto ready = gang_quorum(view_, pod, key, sized_by, *count); !ready)
+    return std::unexpected(ready.error());
   GangPlan plan;
   plan.key = key;
   plan.pod_doc = request_source(pod);

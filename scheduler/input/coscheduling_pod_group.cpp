@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "io/json_fields.h"
+#include "scheduler/index/quantity.h"
 #include "scheduler/input/kai_pod_group.h"
 #include "scheduler/input/pod_group_kinds.h"
 #include "scheduler/input/pod_request.h"
@@ -87,8 +89,11 @@ std::expected<LoadedJob, Error> coscheduling_pod_group_list(const json& doc) {
   const auto need = static_cast<std::int32_t>(min_member.get<std::int64_t>());
   if (pods.empty()) return bad(where, "the List holds none of its Pods (they carry the requests)");
   const PodGroupKindInfo& kind = pod_group_kind(PodGroupKind::kCoscheduling);
+  auto check = coscheduling_min_resources(*group);
+  if (!check) return std::unexpected(check.error().context(where));
   std::map<std::string, std::size_t> set_of;               // request_key -> pod set
   std::vector<std::pair<const json*, std::int32_t>> sets;  // each pod set's first Pod and its Pods
+  std::vector<std::size_t> bound_sets;                     // the pod set of each bound Pod
   for (const json* pod : pods) {
     const std::string named = group_named(*pod, kind);
     const std::string who = "Pod " + str_at(object_at(*pod, "metadata"), "name");
@@ -99,6 +104,7 @@ std::expected<LoadedJob, Error> coscheduling_pod_group_list(const json& doc) {
     auto [it, added] = set_of.emplace(request_key(*pod), sets.size());
     if (added) sets.emplace_back(pod, 0);
     ++sets[it->second].second;
+    if (!str_at(object_at(*pod, "spec"), "nodeName").empty()) bound_sets.push_back(it->second);
   }
   for (const auto& [pod, count] : sets) {
     auto ps = pod_set_request(*pod, count, /*gang=*/true);
@@ -113,12 +119,70 @@ std::expected<LoadedJob, Error> coscheduling_pod_group_list(const json& doc) {
     out.waits = gang_waits_for_pods(key, pods.size(), need, false);
     return out;
   }
+  // Then minResources, against the cluster the caller reads (min_resources_gap), the group's bound
+  // Pods' requests counted free as getNodeResource removes them.
+  if (*check) {
+    check->value().group = key;
+    for (std::size_t k : bound_sets) {
+      for (const auto& [name, amount] : out.request.pod_sets[k].per_pod) check->value().held[name] += amount;
+      check->value().held["pods"] += 1;
+    }
+    out.min_resources = std::move(*check);
+  }
   // Permit (core.go PodGroupManager.Permit): the gang binds once minMember Pods are placed; the
   // others join it as they come.
   if (out.request.pod_sets.size() == 1 && need < out.request.pod_sets.front().count &&
       !out.request.pod_sets.front().partitions)
     out.request.pod_sets.front().min_count = need;
   return out;
+}
+
+std::expected<std::optional<MinResourcesCheck>, Error> coscheduling_min_resources(const json& pod_group) {
+  const json& spec = object_at(pod_group, "spec");
+  if (!spec.contains("minResources") || spec["minResources"].is_null())
+    return std::optional<MinResourcesCheck>();
+  const json& listed = spec["minResources"];
+  if (!listed.is_object()) return bad("spec.minResources", "must be a map of resource names to quantities");
+  std::map<std::string, std::string> text;
+  for (const auto& [name, quantity] : listed.items()) {
+    if (quantity.is_string()) {
+      text[name] = quantity.get<std::string>();
+    } else if (quantity.is_number_integer()) {
+      text[name] = std::to_string(quantity.get<std::int64_t>());
+    } else {
+      return bad("spec.minResources." + name, "must be a quantity, got " + quantity.dump());
+    }
+  }
+  auto amounts = parse_resource_list(text);
+  if (!amounts) return std::unexpected(amounts.error().context("spec.minResources"));
+  MinResourcesCheck out;
+  out.min_resources = std::move(*amounts);
+  const json& min_member = spec.contains("minMember") ? spec["minMember"] : json();
+  if (min_member.is_number_integer() && min_member.get<std::int64_t>() > 0 &&
+      min_member.get<std::int64_t>() <= std::numeric_limits<std::int32_t>::max())
+    out.min_member = static_cast<std::int32_t>(min_member.get<std::int64_t>());
+  return std::optional<MinResourcesCheck>(std::move(out));
+}
+
+std::string min_resources_gap(const MinResourcesCheck& check, const TopologyIndex& index) {
+  // PreFilter adds minMember "pods" to what it asks. A Node's "pods" room is its allocatable pods
+  // less its pods; where no Node states any, the index counts none and nothing limits it here.
+  ResourceAmounts want = check.min_resources;
+  if (index.resource_id("pods") >= 0) want["pods"] = check.min_member;
+  std::string gap;
+  for (const auto& [name, amount] : want) {
+    std::int64_t free = 0;
+    if (const int r = index.resource_id(name); r >= 0) {
+      for (int n = 0; std::cmp_less(n, index.nodes().size()); ++n)
+        free += index.node_allocatable(n, r) - index.node_used(n, r);
+    }
+    if (auto it = check.held.find(name); it != check.held.end()) free += it->second;
+    if (amount > free)
+      gap += (gap.empty() ? "" : ", ") + name + " " + format_quantity(name, amount - free) + " short";
+  }
+  if (gap.empty()) return "";
+  return "PodGroup " + check.group + ": the cluster's free resources do not reach its minResources (" + gap +
+         "); the coscheduling plugin's PreFilter places none of its pods until they do";
 }
 
 }  // namespace hypertopo::scheduler

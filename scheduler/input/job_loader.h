@@ -48,6 +48,17 @@ struct PriorityRequest {
   std::string source;                 // the object and field path, for messages ("Job train template spec")
 };
 
+// A coscheduling PodGroup's spec.minResources, which the plugin's PreFilter checks against the
+// free resources of the whole cluster before it lets any of the group's pods on
+// (coscheduling_pod_group.h min_resources_gap).
+struct MinResourcesCheck {
+  std::string group;            // namespace/name
+  std::int32_t min_member = 0;  // asked as "pods" too
+  ResourceAmounts min_resources;
+  // What the group's own bound pods take ("pods" included): the plugin counts it as free.
+  ResourceAmounts held;
+};
+
 struct LoadedJob {
   JobRequest request;
   std::string format;  // volcano | batch | kueue | kai | kaiwo | podgroup | coscheduling | pytorch | mpi |
@@ -57,6 +68,8 @@ struct LoadedJob {
   // Why the gang cannot start with the pods given, as its scheduler waits for more (a KAI
   // PodGroup's minMember above its Pods: kai_pod_group.h); "" when it can.
   std::string waits;
+  // A coscheduling PodGroup's minResources, checked against the cluster once it is read.
+  std::optional<MinResourcesCheck> min_resources;
 };
 
 std::expected<LoadedJob, Error> parse_job(const nlohmann::json& doc, const std::vector<NodeSpec>& nodes);

@@ -15,6 +15,7 @@
 #include "scheduler/config/volcano_config.h"
 #include "scheduler/input/cluster_loader.h"
 #include "scheduler/input/cluster_snapshot.h"
+#include "scheduler/input/coscheduling_pod_group.h"
 #include "scheduler/input/disruption_budget.h"
 #include "scheduler/input/job_loader.h"
 #include "scheduler/input/kai_pod_group.h"
@@ -871,6 +872,15 @@ std::expected<PlacementReport, Error> run_placement(const PlaceInputs& in) {
                                     : build_index(*topology, std::move(*nodes), pods);
   if (!index) return std::unexpected(index.error().context("while building the topology index"));
   report.index_ms = ms_since(start);
+  if (job->min_resources) {
+    // A coscheduling PodGroup's minResources: the plugin's PreFilter tries none of its pods while
+    // the cluster's free resources fall short of them; neither does the extender.
+    if (std::string gap = min_resources_gap(*job->min_resources, *index); !gap.empty()) {
+      report.semantics = "engine";
+      report.result = {{"fit", false}, {"reason", std::move(gap)}, {"podSets", json::array()}};
+      return with_ledger_warnings(std::move(report), ledger);
+    }
+  }
   if (semantics == "kueue" && topology->kind != TopologySource::Kind::kLevels) {
     return fail(ErrorCode::kInvalidArgument, "--semantics kueue needs a Kueue Topology as --topology");
   }
