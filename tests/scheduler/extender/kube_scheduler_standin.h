@@ -428,11 +428,14 @@ class KubeSchedulerStandIn {
                                         const std::vector<nlohmann::json>& pods_now,
                                         const std::vector<nlohmann::json>& pdbs) {
     const std::string name = str(obj(node, "metadata"), "name");
+    // Only the pods bound or nominated here count in framework_filter() for this node: the others
+    // are left out of `remaining` instead of being copied once per candidate node.
     std::vector<nlohmann::json> remaining, potential;
     for (const auto& p : pods_now) {
-      if (str(obj(p, "spec"), "nodeName") == name && priority(p) < priority(pod))
+      const std::string bound_to = str(obj(p, "spec"), "nodeName");
+      if (bound_to == name && priority(p) < priority(pod))
         potential.push_back(p);
-      else
+      else if (bound_to == name || str(obj(p, "status"), "nominatedNodeName") == name)
         remaining.push_back(p);
     }
     if (potential.empty() || !framework_filter(pod, node, remaining).empty()) return std::nullopt;
