@@ -350,6 +350,11 @@ void BM_ParseBodyOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseBodyOnly)->Unit(benchmark::kMillisecond);
 
+// Smoke runs (scripts/bench.sh --smoke) only prove a benchmark runs: a tenth of the iterations.
+benchmark::IterationCount iterations(benchmark::IterationCount full) {
+  return std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr ? full / 10 : full;
+}
+
 // Gang pods of 64 (hard, tier 3): every 64th call plans a new gang, the others take a slot.
 void BM_FilterGangPod(benchmark::State& state) {
   Scale& s = scale();
@@ -363,7 +368,7 @@ void BM_FilterGangPod(benchmark::State& state) {
   });
   gangs += static_cast<int>(state.iterations() / 64) + 1;
 }
-BENCHMARK(BM_FilterGangPod)->Unit(benchmark::kMillisecond)->Iterations(1280);
+BENCHMARK(BM_FilterGangPod)->Unit(benchmark::kMillisecond)->Iterations(iterations(1280));
 
 // The same gangs through the HTTP routes' text path: each answer names 5,999 failed nodes.
 void BM_FilterBodyGangPod(benchmark::State& state) {
@@ -380,7 +385,7 @@ void BM_FilterBodyGangPod(benchmark::State& state) {
   });
   gangs += static_cast<int>(state.iterations() / 64) + 1;
 }
-BENCHMARK(BM_FilterBodyGangPod)->Unit(benchmark::kMillisecond)->Iterations(1280);
+BENCHMARK(BM_FilterBodyGangPod)->Unit(benchmark::kMillisecond)->Iterations(iterations(1280));
 
 void BM_PrioritizeNormalPod(benchmark::State& state) {
   Scale& s = scale();
@@ -467,10 +472,6 @@ void BM_FilterPrioritizeBindLoop(benchmark::State& state) {
   node_doc["metadata"]["labels"].erase("bench-tick");
   (void)s.service->upsert_node(node_doc);
   ++round;
-}
-// Smoke runs (scripts/bench.sh --smoke) only prove a benchmark runs: a tenth of the iterations.
-benchmark::IterationCount iterations(benchmark::IterationCount full) {
-  return std::getenv("HYPERTOPO_BENCH_SMOKE") != nullptr ? full / 10 : full;
 }
 BENCHMARK(BM_FilterPrioritizeBindLoop)
     ->Arg(0)
