@@ -167,10 +167,8 @@ int run_discover(const DiscoverOptions& opts) {
   if (opts.output == "yaml" || opts.output == "json" || !opts.manifests_file.empty()) {
     // kubectl apply sends no status (it is a subresource of the CRD), so conditions in these
     // manifests never reach the cluster; said once, whatever the number of degraded domains.
-    std::size_t with_status = 0;
-    const nlohmann::json list = topology::render_hypernode_list(tree, observed_at);
-    for (const auto& item : list["items"]) with_status += item.contains("status") ? 1 : 0;
-    if (with_status > 0) {
+    if (const std::size_t with_status = topology::hypernodes_with_status(tree, observed_at);
+        with_status > 0) {
       std::cerr << "hypertopo: warning: " << with_status
                 << " HyperNode(s) carry status.conditions (FabricDegraded), which `kubectl apply` drops: "
                    "status is a subresource; `hypertopo apply` (or the agent) writes it through /status\n";
@@ -304,7 +302,7 @@ void add_discover_command(CLI::App& app, Action& action) {
       ->capture_default_str();
   cmd->callback([opts, &action] {
     action = [opts] {
-      prefer_huge_pages(std::size_t{480} << 20);  // some 450 MiB for a 100,000-HCA capture
+      prefer_huge_pages(std::size_t{192} << 20);  // some 140 MiB for a 100,000-HCA capture
       return run_discover(*opts);
     };
   });

@@ -1,7 +1,7 @@
 // cli/heap_pages.h: a command that builds a large picture at once asks for its heap in huge pages.
 //
 // `place` reads 6,000 Nodes and 9,510 HyperNodes into some 40 MiB of fresh memory, `discover` a
-// 100,000-HCA capture into some 450 MiB, and on a virtual machine each first touch of a 4 KiB page
+// 100,000-HCA capture into some 140 MiB, and on a virtual machine each first touch of a 4 KiB page
 // is a fault that costs microseconds: a third of place's time in `perf`, half of its wall time on a
 // loaded machine. Heap that the kernel may back with 2 MiB transparent huge pages faults once per
 // 2 MiB: the heap is grown once by `ahead` bytes of address space, marked MADV_HUGEPAGE and kept,

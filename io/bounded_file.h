@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <expected>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 
 #include "errors/error.h"
 
@@ -38,6 +40,18 @@ inline constexpr std::size_t kReadAheadRoom = 64;
 // directories are refused without blocking; a missing file is kNotFound. Its capacity holds
 // kReadAheadRoom bytes past its size when the file is as long as stat says.
 std::expected<std::string, Error> read_bounded_file(const std::filesystem::path& path, std::size_t max_bytes);
+
+// The same file, checked as read_bounded_file checks it, handed to `take` in order in pieces of at
+// most `piece` bytes read into one reused buffer, so a parser of lines never holds the whole text:
+// `size` first receives the size stat gives. An error `take` returns stops the reading and is
+// returned; a file that grows past `max_bytes` while read is refused as read_bounded_file refuses it.
+//   io::read_bounded_file_pieces(path, io::kDataFileLimit, 1 << 20, [&](std::string_view piece) {
+//     return parser.take(piece);   // std::expected<void, Error>
+//   });
+using FilePieceReader = std::function<std::expected<void, Error>(std::string_view piece)>;
+std::expected<void, Error> read_bounded_file_pieces(const std::filesystem::path& path, std::size_t max_bytes,
+                                                    std::size_t piece, const FilePieceReader& take,
+                                                    std::size_t* size = nullptr);
 
 // Everything `in` holds up to `max_bytes` (for "-", standard input); more is an error naming `name`.
 std::expected<std::string, Error> read_bounded_stream(std::istream& in, const std::string& name,

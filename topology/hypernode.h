@@ -48,6 +48,9 @@ nlohmann::json fabric_degraded_condition(const DomainHealth& health, std::string
 // seen), a degraded domain carries its FabricDegraded condition in status.conditions with that
 // lastTransitionTime (for people and for `place`; the reconciler writes it through /status).
 nlohmann::json render_hypernode_list(const Tree& tree, std::string_view observed_at = {});
+// How many of those domains carry that condition (what render_hypernode_list would give a status),
+// counted without rendering them.
+std::size_t hypernodes_with_status(const Tree& tree, std::string_view observed_at);
 // JSON -> YAML text (block style), used for -o yaml and for manifests on disk.
 std::string json_to_yaml(const nlohmann::json& value);
 // "---"-separated documents, one HyperNode each, same order as the list.

@@ -246,7 +246,14 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     return std::any_of(appliance_patterns_.begin(), appliance_patterns_.end(),
                        [&](const text::UserPattern& r) { return r.matches_part(text); });
   };
-  std::map<std::string, std::map<std::string, std::set<std::string>>> hcas_by_description;
+  // Each "<host> <device>" and the first HCA (node GUID) seen with it; the endpoints that carry one,
+  // so the descriptions that more than one HCA gives are gathered whole only when there are any.
+  struct Description {
+    std::string_view first_guid;
+    bool shared = false;  // a second HCA gives it too
+  };
+  std::unordered_map<std::string, Description> descriptions;
+  std::vector<std::pair<VertexId, const std::pair<const std::string, Description>*>> described;
   for (VertexId v = 0; v < n; ++v) {
     const Vertex& e = vs[v];
     if (e.kind != VertexKind::kEndpoint) continue;
@@ -328,10 +335,9 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
     if (!by_identity && !device.empty() && !e.node_guid.empty()) {
       std::string lower_device = device;
       for (auto& c : lower_device) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      auto& switches = hcas_by_description[*host + " " + lower_device][e.node_guid];
-      for (VertexId s : nbrs) {
-        if (usable_switch[s]) switches.insert(display[s]);
-      }
+      auto [at, first] = descriptions.try_emplace(*host + " " + lower_device, Description{e.node_guid});
+      if (!first && at->second.first_guid != e.node_guid) at->second.shared = true;
+      described.emplace_back(v, &*at);
     }
     named.push_back({v, *host});
   }
@@ -339,6 +345,14 @@ std::expected<Tree, Error> TreeBuilder::build(const FabricGraph& graph) const {
   // are different machines given one name (or names that differ only in case). Folding them would
   // make one host of several on different leaves; they are left out, each named, until a GUID map
   // says which machine is which.
+  std::map<std::string, std::map<std::string, std::set<std::string>>> hcas_by_description;
+  for (const auto& [v, description] : described) {
+    if (!description->second.shared) continue;
+    auto& switches = hcas_by_description[description->first][vs[v].node_guid];
+    for (VertexId s : graph.neighbors(v)) {
+      if (usable_switch[s]) switches.insert(display[s]);
+    }
+  }
   std::set<std::string> shared_names;
   for (const auto& [description, hcas] : hcas_by_description) {
     if (hcas.size() < 2) continue;

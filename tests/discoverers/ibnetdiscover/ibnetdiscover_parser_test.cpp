@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -102,6 +104,54 @@ TEST(IbnetdiscoverParser, PortsReportFormat) {
   // gpu01/gpu02 share the su1 rail leaves, gpu03/gpu04 the su2 ones: two tier-1 domains.
   ASSERT_EQ(tree->size(), 2u);
   EXPECT_EQ(tree->domain(0).nodes, (std::vector<std::string>{"hxa-gpu01", "hxa-gpu02"}));
+}
+
+// A file is read in pieces of 1 MiB: lines cut between two pieces, and a last line without its
+// newline, read as they read in one text.
+TEST(IbnetdiscoverParser, AFileReadInPiecesGivesTheGraphOfItsWholeText) {
+  std::string text;
+  char line[160];
+  for (int leaf = 0; leaf < 400; ++leaf) {
+    std::snprintf(line, sizeof line,
+                  "switchguid=0x%x\nSwitch\t41 \"S-%016x\"\t\t# \"MF0;leaf-%03d:MQM9700/U1\" lid %d\n",
+                  0x1000 + leaf, 0x1000 + leaf, leaf, leaf);
+    text += line;
+    for (int port = 1; port <= 40; ++port) {
+      const int host = leaf * 40 + port - 1;
+      std::snprintf(line, sizeof line, "[%d]\t\"H-%016x\"[1](%016x) \t\t# \"host%05d mlx5_0\" lid %d 4xNDR\n",
+                    port, 0x100000 + 2 * host, 0x100001 + 2 * host, host, host);
+      text += line;
+    }
+    text += "\n";
+  }
+  text.pop_back();
+  text.pop_back();                               // the last port line ends the file without its newline
+  ASSERT_GT(text.size(), std::size_t{1} << 20);  // more than one piece
+  testing::TempDir dir;
+  const auto path = dir.path() / "fabric.out";
+  std::ofstream(path, std::ios::binary) << text;
+  auto from_file = parse_ibnetdiscover_file(path);
+  auto from_text = parse_ibnetdiscover(text, path.string());
+  ASSERT_TRUE(from_file) << from_file.error().message();
+  ASSERT_TRUE(from_text) << from_text.error().message();
+  EXPECT_EQ(from_file->warnings, from_text->warnings);
+  EXPECT_EQ(from_file->switches, 400u);
+  EXPECT_EQ(from_file->cas, 0u);  // the hosts are named by the switches' port lines only
+  ASSERT_EQ(from_file->graph.vertex_count(), 400u + 16000u);
+  ASSERT_EQ(from_file->graph.vertex_count(), from_text->graph.vertex_count());
+  ASSERT_EQ(from_file->graph.links().size(), 16000u);
+  for (topology::VertexId v = 0; v < from_file->graph.vertex_count(); ++v) {
+    const auto& a = from_file->graph.vertex(v);
+    const auto& b = from_text->graph.vertex(v);
+    ASSERT_EQ(a.id, b.id);
+    ASSERT_EQ(a.description, b.description);
+    ASSERT_EQ(a.node_guid, b.node_guid);
+  }
+  const auto last = from_file->graph.find("0x0000000000107cff");  // host 15999's port
+  ASSERT_TRUE(last);
+  EXPECT_EQ(from_file->graph.vertex(*last).description, "host15999 mlx5_0");
+  EXPECT_EQ(from_file->graph.vertex(*last).node_guid, "0x0000000000107cfe");
+  EXPECT_EQ(from_file->graph.links().back().rate, "4xNDR");
 }
 
 void expect_error(std::string_view text, const std::string& expected) {
