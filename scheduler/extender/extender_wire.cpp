@@ -15,6 +15,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -86,12 +88,14 @@ BodyReader& thread_reader() {
   return reader;
 }
 
-bool needs_escape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
+inline bool needs_escape(char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; }
 
 void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
   // Node names never need escaping: copy them whole.
-  if (std::none_of(text.begin(), text.end(), needs_escape)) {
+  bool plain = true;
+  for (char c : text) plain &= !needs_escape(c);
+  if (plain) {
     out += text;
     out.push_back('"');
     return;
@@ -125,6 +129,13 @@ void append_json_string(std::string& out, std::string_view text) {
     }
   }
   out.push_back('"');
+}
+
+// A score as decimal digits (0..kMaxExtenderPriority: one or two), with no string made per name.
+void append_score(std::string& out, std::int64_t score) {
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, score);
+  out.append(digits, ec == std::errc() ? end : digits);
 }
 
 // A field of a parsed object as a JSON tree holds it: the last value under `key` (a tree keeps the
@@ -316,7 +327,7 @@ std::expected<std::string, Error> ExtenderService::prioritize_body(std::string_v
     out += "{\"host\":";
     append_json_string(out, args->names[i]);
     out += ",\"score\":";
-    out += std::to_string((*scores)[i]);
+    append_score(out, (*scores)[i]);
     out.push_back('}');
   }
   out.push_back(']');

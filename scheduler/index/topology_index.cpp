@@ -111,6 +111,19 @@ void TopologyIndex::finish(std::vector<NodeSpec> nodes) {
       }
     }
   }
+  int lowest = shape_->domains[static_cast<std::size_t>(shape_->root)].tier;
+  for (const IndexDomain& d : shape_->domains) lowest = std::min(lowest, d.tier);
+  shape_->lowest_tier = lowest;
+  shape_->tier_span = shape_->domains[static_cast<std::size_t>(shape_->root)].tier - lowest + 1;
+  const auto span = static_cast<std::size_t>(shape_->tier_span);
+  shape_->tier_domains.assign(shape_->nodes.size() * span, -1);
+  for (std::size_t n = 0; n < shape_->nodes.size(); ++n) {
+    // Lowest first: of two domains on one tier, the higher one is written last.
+    for (int d = shape_->nodes[n].domain; d >= 0; d = shape_->domains[static_cast<std::size_t>(d)].parent) {
+      const int tier = shape_->domains[static_cast<std::size_t>(d)].tier;
+      shape_->tier_domains[n * span + static_cast<std::size_t>(tier - lowest)] = d;
+    }
+  }
 }
 
 std::expected<void, Error> TopologyIndex::apply_pods(const std::vector<BoundPod>& pods) {
@@ -137,13 +150,8 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_hypernodes(
     const std::vector<BoundPod>& pods) {
   TopologyIndex index;
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
-  index.shape_->node_by_name.reserve(nodes.size());
+  if (auto named = index.name_nodes(nodes); !named) return std::unexpected(named.error());
   index.shape_->domain_by_name.reserve(hypernodes.size());
-  for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (!index.shape_->node_by_name.emplace(nodes[i].name, static_cast<int>(i)).second) {
-      return fail(ErrorCode::kInvalidArgument, "node " + nodes[i].name + " is listed twice");
-    }
-  }
   index.shape_->nodes.resize(nodes.size());
   index.shape_->domains.reserve(hypernodes.size() + 1);  // and the root: no domain moves as they come
   for (const HyperNodeSpec* spec : hypernodes) {
@@ -336,6 +344,7 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
     }
   }
   std::sort(nodes.begin(), nodes.end(), [](const NodeSpec& a, const NodeSpec& b) { return a.name < b.name; });
+  if (auto named = index.name_nodes(nodes); !named) return std::unexpected(named.error());
   index.shape_->nodes.resize(nodes.size());
   IndexDomain root;
   root.name = "cluster";
@@ -344,9 +353,6 @@ std::expected<TopologyIndex, Error> TopologyIndex::from_levels(const LevelTopolo
   index.shape_->root = 0;
   std::unordered_map<std::string, int> by_path;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    if (!index.shape_->node_by_name.emplace(nodes[n].name, static_cast<int>(n)).second) {
-      return fail(ErrorCode::kInvalidArgument, "node " + nodes[n].name + " is listed twice");
-    }
     int parent = index.shape_->root;
     std::string key;
     std::string name;
@@ -387,9 +393,51 @@ int TopologyIndex::find_domain(std::string_view name) const {
   return it == shape_->domain_by_name.end() ? -1 : it->second;
 }
 
-int TopologyIndex::find_node(std::string_view name) const {
-  auto it = shape_->node_by_name.find(name);
-  return it == shape_->node_by_name.end() ? -1 : it->second;
+namespace {
+
+std::size_t node_name_hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
+// A slot holds the hash's high half above the id + 1 (0: empty).
+std::uint64_t node_name_slot(std::size_t hash, int id) {
+  return (static_cast<std::uint64_t>(hash) & 0xffffffff00000000ULL) | static_cast<std::uint32_t>(id + 1);
+}
+
+}  // namespace
+
+std::expected<void, Error> TopologyIndex::name_nodes(const std::vector<NodeSpec>& nodes) {
+  NodeNames& names = shape_->node_names;
+  std::size_t size = 16;
+  while (size < 2 * nodes.size()) size *= 2;
+  names.slots.assign(size, 0);
+  names.ends.clear();
+  names.ends.reserve(nodes.size());
+  names.text.clear();
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    // Sorted by name: a name listed twice sits next to itself.
+    if (i > 0 && nodes[i].name == nodes[i - 1].name)
+      return fail(ErrorCode::kInvalidArgument, "node " + nodes[i].name + " is listed twice");
+    names.text += nodes[i].name;
+    names.ends.push_back(static_cast<std::uint32_t>(names.text.size()));
+    const std::size_t hash = node_name_hash(nodes[i].name);
+    std::size_t at = hash & (size - 1);
+    while (names.slots[at] != 0) at = (at + 1) & (size - 1);
+    names.slots[at] = node_name_slot(hash, static_cast<int>(i));
+  }
+  return {};
+}
+
+int TopologyIndex::NodeNames::find(std::string_view name) const {
+  if (slots.empty()) return -1;
+  const std::size_t hash = node_name_hash(name);
+  const std::uint64_t high = static_cast<std::uint64_t>(hash) & 0xffffffff00000000ULL;
+  const std::size_t mask = slots.size() - 1;
+  for (std::size_t at = hash & mask;; at = (at + 1) & mask) {
+    const std::uint64_t slot = slots[at];
+    if (slot == 0) return -1;
+    if ((slot & 0xffffffff00000000ULL) != high) continue;
+    const auto id = static_cast<std::size_t>(static_cast<std::uint32_t>(slot) - 1);
+    const std::uint32_t begin = id == 0 ? 0 : ends[id - 1];
+    if (std::string_view(text).substr(begin, ends[id] - begin) == name) return static_cast<int>(id);
+  }
 }
 
 std::vector<std::string> TopologyIndex::domain_path(int id) const {
@@ -506,6 +554,7 @@ std::size_t TopologyIndex::approximate_bytes() const {
   bytes += (shape_->alloc.capacity() + used_.capacity() + shape_->domain_alloc.capacity() +
             domain_used_.capacity()) *
            sizeof(std::int64_t);
+  bytes += shape_->node_names.bytes() + shape_->tier_domains.capacity() * sizeof(int);
   for (const auto& d : shape_->domains) {
     bytes += sizeof(d) + d.name.capacity() + d.tier_name.capacity() + d.health.reason.capacity() +
              d.health.message.capacity() + (d.children.capacity() + d.nodes.capacity()) * sizeof(int);

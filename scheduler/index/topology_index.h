@@ -71,7 +71,7 @@ class TopologyIndex {
   const IndexDomain& domain(int id) const { return shape_->domains[static_cast<std::size_t>(id)]; }
   const IndexNode& node(int id) const { return shape_->nodes[static_cast<std::size_t>(id)]; }
   int find_domain(std::string_view name) const;
-  int find_node(std::string_view name) const;
+  int find_node(std::string_view name) const { return shape_->node_names.find(name); }
   // Names of domains from the top real tier down to `id` (the root excluded).
   std::vector<std::string> domain_path(int id) const;
 
@@ -82,6 +82,16 @@ class TopologyIndex {
   // label levels) means when the HyperNodes do not name their tiers by that label. nullopt when not
   // even the lowest tier's domains are that uniform.
   std::optional<int> tier_of_label(std::string_view key) const;
+
+  // The lowest tier any domain has (the root's when there is no other domain).
+  int lowest_tier() const { return shape_->lowest_tier; }
+  // The domain holding `node` at each tier from lowest_tier() up to the root's, -1 where none does;
+  // where two of its domains share a tier, the higher one. Built once per build: a normal pod's
+  // score reads it for each of 20,000 candidates instead of walking the tree.
+  std::span<const int> tier_domains(int node) const {
+    const auto span = static_cast<std::size_t>(shape_->tier_span);
+    return std::span<const int>(shape_->tier_domains).subspan(static_cast<std::size_t>(node) * span, span);
+  }
 
   // The tier names seen per tier (empty when the HyperNodes gave none).
   std::string tier_name(int tier) const;
@@ -122,6 +132,8 @@ class TopologyIndex {
            static_cast<std::size_t>(resource);
   }
   void finish(std::vector<NodeSpec> nodes);
+  // Node ids are positions in `nodes`, sorted by name: an error names a node listed twice.
+  std::expected<void, Error> name_nodes(const std::vector<NodeSpec>& nodes);
   std::expected<void, Error> apply_pods(const std::vector<BoundPod>& pods);
 
   // Looked up by string_view without making a string: the extender resolves 6,000 names per call.
@@ -130,6 +142,16 @@ class TopologyIndex {
     std::size_t operator()(std::string_view name) const { return std::hash<std::string_view>{}(name); }
   };
   using NameMap = std::unordered_map<std::string, int, NameHash, std::equal_to<>>;
+  // Node names by id, looked up 20,000 times per extender call: an open-addressing table of (the
+  // hash's high half, id + 1) over the names kept back to back, so that a lookup reads one slot of a
+  // small table and the name's bytes, not a bucket, a list node and a key apart.
+  struct NodeNames {
+    std::string text;                  // every name, back to back, in id order
+    std::vector<std::uint32_t> ends;   // name i is text[ends[i - 1], ends[i])
+    std::vector<std::uint64_t> slots;  // 0: empty; a power of two long, at most half full
+    int find(std::string_view name) const;
+    std::size_t bytes() const { return text.capacity() + ends.capacity() * 4 + slots.capacity() * 8; }
+  };
   // What a build fixes: the tree, the nodes, the names and the allocatable sums. Copies of an index
   // share it (an extender's snapshot of 20,000 nodes copies only the usage arrays below); a change
   // to it (set_node_ready) copies it first when another index shares it.
@@ -137,13 +159,16 @@ class TopologyIndex {
     std::vector<IndexDomain> domains;
     std::vector<IndexNode> nodes;
     NameMap domain_by_name;
-    NameMap node_by_name;
+    NodeNames node_names;
     NameMap tier_by_name;
     std::vector<std::string> resource_names;
     NameMap resource_by_name;
     std::vector<std::int64_t> alloc, domain_alloc;
     int root = -1;
     int max_tier = 0;
+    int lowest_tier = 0;
+    int tier_span = 0;              // tiers from lowest_tier to the root's
+    std::vector<int> tier_domains;  // tier_domains(node), node after node
   };
   Shape& own_shape() {
     if (shape_.use_count() > 1) shape_ = std::make_shared<Shape>(*shape_);

@@ -68,11 +68,7 @@ bool holds(const TopologyIndex& index, int domain, int node) {
 
 }  // namespace
 
-int lowest_tier(const TopologyIndex& index) {
-  int lowest = index.domain(index.root()).tier;
-  for (const IndexDomain& d : index.domains()) lowest = std::min(lowest, d.tier);
-  return lowest;
-}
+int lowest_tier(const TopologyIndex& index) { return index.lowest_tier(); }
 
 double hypernode_binpack_score(const TopologyIndex& index, int domain, const ResourceAmounts& request,
                                const BinpackWeights& weights) {
@@ -92,6 +88,8 @@ NormalPodScorer::NormalPodScorer(const TopologyIndex& index, const ResourceAmoun
   }
   first_tier_ = lowest_tier(index);
   tier_weight_ = tier_weights(first_tier_, index.domain(index.root()).tier, weights.fading);
+  for (int t = first_tier_; t < static_cast<int>(tier_weight_.size()); ++t)
+    weight_sum_ += tier_weight_[static_cast<std::size_t>(t)];
 }
 
 // hypernode_binpack_score's sum, over the resolved resources.
@@ -117,23 +115,15 @@ double NormalPodScorer::domain_score(int domain) {
 }
 
 double NormalPodScorer::score(int node) {
-  // The domains holding the node, lowest first; when two share a tier the higher one counts, as in
-  // normal_pod_node_score's map.
-  branch_.clear();
-  for (int d = index_.node(node).domain; d >= 0; d = index_.domain(d).parent) branch_.push_back(d);
+  // The domain holding the node at each tier, lowest first (when two share a tier the higher one
+  // counts, as in normal_pod_node_score's map), read off the index's table rather than its tree.
+  const std::span<const int> at_tier = index_.tier_domains(node);
   double total = 0.0;
-  double weight_sum = 0.0;
-  const int top = static_cast<int>(tier_weight_.size()) - 1;
-  for (int t = first_tier_; t <= top; ++t) {
-    int chosen = -1;
-    for (int d : branch_) {
-      if (index_.domain(d).tier == t) chosen = d;
-    }
-    const double s = chosen >= 0 ? domain_score(chosen) : 1.0;
-    total += tier_weight_[static_cast<std::size_t>(t)] * s;
-    weight_sum += tier_weight_[static_cast<std::size_t>(t)];
+  for (std::size_t k = 0; k < at_tier.size(); ++k) {
+    const double s = at_tier[k] >= 0 ? domain_score(at_tier[k]) : 1.0;
+    total += tier_weight_[static_cast<std::size_t>(first_tier_) + k] * s;
   }
-  return weight_sum > 0.0 ? total / weight_sum : 0.0;
+  return weight_sum_ > 0.0 ? total / weight_sum_ : 0.0;
 }
 
 double normal_pod_node_score(const TopologyIndex& index, int node, const ResourceAmounts& request,

@@ -74,8 +74,8 @@ class NormalPodScorer {
   std::vector<Weighted> weighted_;  // the requested, weighted resources, as hypernode_binpack_score sums them
   int first_tier_ = 1;              // lowest_tier(index)
   std::vector<double> tier_weight_;   // [t] = fading^(t-1), t = first_tier_ .. max tier + 1
+  double weight_sum_ = 0.0;           // of tier_weight_ from first_tier_ up
   std::vector<double> domain_score_;  // NaN until computed
-  std::vector<int> branch_;           // scratch: the node's domains, lowest first
 };
 
 // Volcano's node scores for a pod of a gang whose pods already run (its allocated HyperNode is

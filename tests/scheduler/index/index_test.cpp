@@ -126,6 +126,54 @@ TEST(TopologyIndex, FromHyperNodesWithEverySelectorKind) {
   EXPECT_EQ(index->domain_used(spine, "nvidia.com/gpu"), 2);
 }
 
+// Node names are found through the index's own open-addressing table: every node by its name,
+// nothing by a prefix, an extension or an unknown name, and a node listed twice is refused.
+TEST(TopologyIndex, FindsEveryNodeByNameAndNoOther) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 3000; ++i) nodes.push_back(node("n" + std::to_string(i * 7), {}, 8));
+  auto index = TopologyIndex::from_hypernodes(std::vector<HyperNodeSpec>{}, nodes, {});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  ASSERT_EQ(index->nodes().size(), nodes.size());
+  for (std::size_t id = 0; id < index->nodes().size(); ++id) {
+    EXPECT_EQ(index->find_node(index->node(static_cast<int>(id)).spec.name), static_cast<int>(id));
+  }
+  EXPECT_EQ(index->node(index->find_node("n14")).spec.name, "n14");
+  for (const char* other : {"n1", "n15", "n140000", "n", "x14", "n14 "})
+    EXPECT_EQ(index->find_node(other), -1);
+  nodes.push_back(node("n70", {}, 8));
+  auto twice = TopologyIndex::from_hypernodes(std::vector<HyperNodeSpec>{}, nodes, {});
+  ASSERT_FALSE(twice.has_value());
+  EXPECT_EQ(twice.error().message(), "node n70 is listed twice");
+  auto twice_by_level = TopologyIndex::from_levels({.levels = {"rack"}}, nodes, {});
+  ASSERT_FALSE(twice_by_level.has_value());
+  EXPECT_EQ(twice_by_level.error().message(), "node n70 is listed twice");
+}
+
+// tier_domains(node) holds, from the lowest tier up to the root's, the domain the walk up the tree
+// meets at that tier: -1 for a tier the node's branch skips.
+TEST(TopologyIndex, TierDomainsFollowTheTreeAndSkipMissingTiers) {
+  std::vector<NodeSpec> nodes = {node("a1", {}, 8), node("a2", {}, 8), node("b1", {}, 8),
+                                 node("loose", {}, 8)};
+  std::vector<HyperNodeSpec> hns = {
+      {"leaf-a", 1, "", {node_member(MemberSelector::exact("a1")), node_member(MemberSelector::exact("a2"))}},
+      {"spine", 3, "", {hn_member("leaf-a"), node_member(MemberSelector::exact("b1"))}},
+  };
+  auto index = TopologyIndex::from_hypernodes(hns, nodes, {});
+  ASSERT_TRUE(index.has_value()) << index.error().message();
+  EXPECT_EQ(index->lowest_tier(), 1);
+  const int leaf = index->find_domain("leaf-a"), spine = index->find_domain("spine"), root = index->root();
+  EXPECT_EQ(index->domain(root).tier, 4);
+  using Row = std::vector<int>;
+  auto row = [&](const char* name) {
+    const auto span = index->tier_domains(index->find_node(name));
+    return Row(span.begin(), span.end());
+  };
+  EXPECT_EQ(row("a1"), (Row{leaf, -1, spine, root}));
+  EXPECT_EQ(row("a2"), (Row{leaf, -1, spine, root}));
+  EXPECT_EQ(row("b1"), (Row{-1, -1, spine, root}));
+  EXPECT_EQ(row("loose"), (Row{-1, -1, -1, root}));
+}
+
 TEST(TopologyIndex, RejectsInconsistentHyperNodes) {
   std::vector<NodeSpec> nodes = {node("n1", {}, 8)};
   auto missing = TopologyIndex::from_hypernodes({{"s", 2, "", {hn_member("nope")}}}, nodes, {});
