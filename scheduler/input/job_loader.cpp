@@ -975,6 +975,16 @@ std::expected<LoadedJob, Error> parse_job_object(const json& doc, const std::vec
   if (is_coscheduling_pod_group_list(doc)) return coscheduling_pod_group_list(doc);
   if (kind == "List" && doc.contains("items") && doc["items"].is_array()) return pod_group_list(doc);
   if (kind == "PlacementRequest" || doc.contains("podSets")) return neutral_request(doc);
+  if (api.starts_with("scheduling.k8s.io/") && kind == "Workload") {
+    // KEP-4671's Workload names its gangs in spec.podGroups with no pods of their own; the extender
+    // learns their pods from each Pod's spec.workloadRef. KEP-5832 moved the gang into a PodGroup
+    // object of its own, which --job reads with its Pods.
+    return fail(ErrorCode::kInvalidArgument,
+                "a Workload (" + api +
+                    ") is not a job --job places: its spec.podGroups hold no pods; give a "
+                    "scheduling.k8s.io/v1alpha2 PodGroup, alone or in a List with the Pods that name it in "
+                    "spec.schedulingGroup.podGroupName");
+  }
   return fail(ErrorCode::kInvalidArgument,
               "unsupported job kind '" + kind + "' (apiVersion '" + api +
                   "'): expected a Volcano Job, batch/v1 Job, JobSet, KaiwoJob, PyTorchJob, MPIJob, "

@@ -215,19 +215,55 @@ std::expected<LoadedJob, Error> leader_worker_set(const json& doc) {
                     (subs_per_group > 0 ? " of " + std::to_string(subs_per_group) + " sub-groups" : "") +
                     " are more than the " + std::to_string(kMaxLwsSubGroups) + " one request places");
   }
-  // Each template read once: what one pod of it asks for, and its node constraints.
-  PodSetRequest leader_ps, worker_ps;
-  if (auto ok = read_pod_spec(object_at(leader_pod, "spec"), leader_ps,
-                              tw + (own_leader ? ".leaderTemplate" : ".workerTemplate"));
-      !ok) {
-    return std::unexpected(ok.error());
+  // Each template read once as the extender reads a pod of the group (pod_request.h
+  // pod_set_request): what one pod asks for, its node constraints, and the topology its annotations
+  // ask for (Kueue's podset-required-topology / podset-preferred-topology, KAI's, Volcano's and ours).
+  auto leader_read = pod_set_request(leader_pod, 1, /*gang=*/true);
+  if (!leader_read) return std::unexpected(leader_read.error());
+  auto worker_read = pod_set_request(*worker_pod, 1, /*gang=*/true);
+  if (!worker_read) return std::unexpected(worker_read.error());
+  PodSetRequest leader_ps = std::move(*leader_read);
+  PodSetRequest worker_ps = std::move(*worker_read);
+  // A group is one gang under one constraint: the leader's and the workers' templates must agree.
+  if (own_leader && (leader_ps.mode != worker_ps.mode || leader_ps.level != worker_ps.level)) {
+    return fail(ErrorCode::kInvalidArgument,
+                where +
+                    ": the leaderTemplate and workerTemplate ask for different topology; a group is "
+                    "placed under one constraint");
   }
-  if (auto ok = read_pod_spec(object_at(*worker_pod, "spec"), worker_ps, tw + ".workerTemplate"); !ok)
-    return std::unexpected(ok.error());
+  if (worker_ps.partitions) {
+    return fail(ErrorCode::kInvalidArgument,
+                tw + ".workerTemplate: hypertopo.io/partition-size does not apply to a LeaderWorkerSet; "
+                     "use subGroupPolicy.subGroupSize");
+  }
+  // The group's levels: exclusive-topology is its required level; a template's required topology
+  // is the group's when exclusive-topology is not set, and a preferred one is its preferred level.
+  std::string group_required = exclusive;
+  std::string group_preferred;
+  const std::string template_level = worker_ps.level;
+  if (worker_ps.mode == TopologyMode::kRequired && !template_level.empty() && template_level != exclusive) {
+    if (!exclusive.empty()) {
+      return fail(ErrorCode::kInvalidArgument,
+                  where + ": annotation " + std::string(kLwsExclusiveTopology) + " '" + exclusive +
+                      "' and the templates' required topology '" + template_level +
+                      "' differ; a group is placed under one required level");
+    }
+    group_required = template_level;
+  } else if (worker_ps.mode == TopologyMode::kPreferred && !template_level.empty()) {
+    group_preferred = template_level;
+  }
+  for (PodSetRequest* ps : {&leader_ps, &worker_ps}) {
+    ps->mode = TopologyMode::kNone;
+    ps->level.clear();
+    ps->slices.clear();
+  }
   for (std::int64_t g = 0; g < *replicas; ++g) {
     const std::string group = out.request.name + "-" + std::to_string(g);
-    out.request.sub_groups.push_back(
-        SubGroupRequest{.name = group, .parent = "", .required = exclusive, .exclusive = !exclusive.empty()});
+    out.request.sub_groups.push_back(SubGroupRequest{.name = group,
+                                                     .parent = "",
+                                                     .required = group_required,
+                                                     .preferred = group_preferred,
+                                                     .exclusive = !exclusive.empty()});
     for (std::int64_t s = 0; s < subs_per_group; ++s) {
       out.request.sub_groups.push_back(SubGroupRequest{.name = group + "-subgroup-" + std::to_string(s),
                                                        .parent = group,

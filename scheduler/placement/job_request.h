@@ -84,6 +84,9 @@ struct SubGroupRequest {
   std::string parent;  // "" = the job itself
   std::string required;
   std::string preferred;
+  // The required level as the job named it, when resolve_label_levels (label_levels.h) turned a node
+  // label into a tier number: what a refusal names ("" = `required` as it is).
+  std::string required_as_written;
   std::int32_t min_member = 0;  // 0 = every pod of the sub-group
   // The Volcano subGroupPolicy it comes from ("" = none); see JobRequest::min_sub_groups.
   std::string policy;

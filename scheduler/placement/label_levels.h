@@ -16,8 +16,10 @@
 
 namespace hypertopo::scheduler {
 
-// A level the index resolves (a tier number, a tier name, a level label key of a Kueue Topology), or
-// one no tier's domains agree on, is left as it is: the placer names it in its error.
+// A level the index resolves (a tier number, a tier name, a level label key of a Kueue Topology) is
+// left as it is; a label every node carries whose values no tier's domains share
+// (kubernetes.io/hostname) is the node itself, "0"; one that some node lacks and no tier's domains
+// agree on is left as it is: the placer names it in its error.
 void resolve_label_level(const TopologyIndex& index, std::string& level);
 // Every level of `job`: its pod sets', its own (job-level and KAI's required / preferred) and its
 // sub-groups'.

@@ -41,6 +41,7 @@ class SubGroupPlacer {
   std::expected<JobPlacement, Error> run() {
     if (auto ok = build_groups(); !ok) return std::unexpected(ok.error());
     anchor_.assign(groups_.size(), -1);
+    node_of_.assign(groups_.size(), -1);
     std::vector<std::int64_t> total(job_.pod_sets.size());
     for (std::size_t i = 0; i < job_.pod_sets.size(); ++i) total[i] = job_.pod_sets[i].count;
     // Elastic sub-groups: their minimum first, the rest after every minimum is placed.
@@ -143,7 +144,7 @@ class SubGroupPlacer {
       if (!pref) return std::unexpected(pref.error());
       g.required = *req;
       g.preferred = *pref;
-      g.required_name = sg.required;
+      g.required_name = sg.required_as_written.empty() ? sg.required : sg.required_as_written;
       by_name[sg.name] = static_cast<int>(groups_.size());
       groups_.push_back(std::move(g));
     }
@@ -385,11 +386,96 @@ class SubGroupPlacer {
     return g == 0 ? "job " + job_.name : "sub-group " + groups_[static_cast<std::size_t>(g)].name;
   }
 
+  // Whether node `n` already holds an exclusive sibling of node-level group g.
+  bool node_held_by_sibling(int g, int n) const {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    if (!group.exclusive) return false;
+    for (int s : groups_[static_cast<std::size_t>(group.parent)].children) {
+      const Group& sibling = groups_[static_cast<std::size_t>(s)];
+      if (s != g && sibling.exclusive && sibling.required == 0 && node_of_[static_cast<std::size_t>(s)] == n)
+        return true;
+    }
+    return false;
+  }
+
+  bool node_has_room(const ResourceAmounts& request, int n) const {
+    for (const auto& [r, amount] : request) {
+      if (amount <= 0) continue;
+      const int id = index_.resource_id(r);
+      if (id < 0 || index_.node_allocatable(n, id) - index_.node_used(n, id) < amount) return false;
+    }
+    return true;
+  }
+
+  // A group whose required level is the node itself (tier 0: a per-node label such as
+  // kubernetes.io/hostname, label_levels.h): all its pods and sub-groups on one node, tried in the
+  // packing order of the domains that hold the nodes, then by name; an exclusive group takes a node
+  // no exclusive sibling holds.
+  std::expected<bool, Error> place_group_on_node(int g, int scope, const ResourceAmounts& request) {
+    const Group& group = groups_[static_cast<std::size_t>(g)];
+    std::vector<int> nodes;
+    const int own = node_of_[static_cast<std::size_t>(g)];
+    if (pin_ >= 0) {
+      if (!node_held_by_sibling(g, pin_)) nodes.push_back(pin_);  // an ancestor holds one node already
+    } else if (own >= 0) {
+      if (inside(index_.node(own).domain, scope)) nodes.push_back(own);
+    } else {
+      for (int d : packing_order(scope, 0, index_.domain(index_.root()).tier, request))
+        for (int n : index_.domain(d).nodes)
+          if (!node_held_by_sibling(g, n) && node_has_room(request, n)) nodes.push_back(n);
+    }
+    const std::vector<int> order = child_order(group);
+    for (int n : nodes) {
+      const std::size_t mark = pieces_.size();
+      const std::vector<int> anchors = anchor_;
+      const std::vector<int> node_anchors = node_of_;
+      const int outer_pin = pin_;
+      pin_ = n;
+      const int d = index_.node(n).domain;
+      bool ok = true;
+      for (std::size_t i = 0; ok && i < group.pod_sets.size(); ++i) {
+        auto placed = place_pod_set(group.pod_sets[i], d, {});
+        if (!placed) {
+          pin_ = outer_pin;
+          return std::unexpected(placed.error());
+        }
+        ok = *placed;
+      }
+      for (std::size_t i = 0; ok && i < order.size(); ++i) {
+        auto placed = place_group(order[i], d, {});
+        if (!placed) {
+          pin_ = outer_pin;
+          return std::unexpected(placed.error());
+        }
+        ok = *placed;
+      }
+      pin_ = outer_pin;
+      if (ok) {
+        if (anchor_[static_cast<std::size_t>(g)] < 0) anchor_[static_cast<std::size_t>(g)] = d;
+        node_of_[static_cast<std::size_t>(g)] = n;
+        return true;
+      }
+      rollback(mark);
+      anchor_ = anchors;
+      node_of_ = node_anchors;
+    }
+    bool siblings_hold = false;
+    for (int s : groups_[static_cast<std::size_t>(std::max(group.parent, 0))].children) {
+      siblings_hold |= group.exclusive && s != g && groups_[static_cast<std::size_t>(s)].exclusive &&
+                       node_of_[static_cast<std::size_t>(s)] >= 0;
+    }
+    reason_ = group_label(g) + ": no node (level " + group.required_name + ") holds its " +
+              std::to_string(request.at("pods")) + (request.at("pods") == 1 ? " pod" : " pods");
+    if (siblings_hold) reason_ += " apart from those its exclusive siblings hold (one group per node)";
+    return false;
+  }
+
   std::expected<bool, Error> place_group(int g, int scope, const std::vector<int>& inherited_fill) {
     const Group& group = groups_[static_cast<std::size_t>(g)];
     ResourceAmounts request;
     add_request(g, request);
     if (request["pods"] == 0) return true;
+    if (group.required == 0) return place_group_on_node(g, scope, request);
     std::vector<int> candidates;
     const bool constrained = group.required >= 0 || group.preferred >= 0;
     int search = scope;
@@ -529,6 +615,17 @@ class SubGroupPlacer {
     ps.level.clear();
     ps.group.reset();
     ps.sub_group.clear();
+    if (pin_ >= 0) {
+      // Only the node the enclosing node-level group holds: metadata.name In [it], with every
+      // required term of the pod's own node affinity.
+      const NodeSelectorRequirement only{"metadata.name", "In", {index_.node(pin_).spec.name}};
+      if (!ps.affinity.has_required) {
+        ps.affinity.has_required = true;
+        ps.affinity.required = {NodeSelectorTerm{.match_expressions = {}, .match_fields = {only}}};
+      } else {
+        for (auto& term : ps.affinity.required) term.match_fields.push_back(only);
+      }
+    }
     JobRequest one;
     one.name = job_.name;
     one.pod_sets.push_back(std::move(ps));
@@ -628,7 +725,10 @@ class SubGroupPlacer {
         ps.reason = group_label(g) + " does not fit now: " + left_reason_.at(g);
       }
       const int d = anchor_[static_cast<std::size_t>(holder)];
-      if (d >= 0) {
+      if (const int n = node_of_[static_cast<std::size_t>(holder)]; n >= 0) {
+        ps.tier = 0;
+        ps.domains = {index_.node(n).spec.name};
+      } else if (d >= 0) {
         ps.tier = index_.domain(d).tier;
         ps.domains = {index_.domain(d).name};
       }
@@ -655,6 +755,8 @@ class SubGroupPlacer {
   std::vector<Group> groups_;
   std::vector<std::int64_t> counts_;  // pods of each pod set to place in this phase
   std::vector<int> anchor_;           // each group's domain once chosen
+  std::vector<int> node_of_;          // a node-level group's node once chosen, else -1
+  int pin_ = -1;                      // while placing inside a node-level group: its node
   std::vector<Piece> pieces_;
   std::string reason_;
   std::string last_pod_set_reason_;

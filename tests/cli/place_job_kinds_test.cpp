@@ -255,12 +255,95 @@ TEST_F(PlaceJobKinds, ALeaderWorkerSetGroupThatNoLeafHoldsIsRefused) {
 
   auto too_big = place(write("lws-big.json", lws_object(1, 5, "8", kLeafLabel).dump()));
   EXPECT_EQ(too_big.code, 1) << too_big.out << too_big.err;
-  // The level is named as the index resolved it (the leaf tier, 1).
+  // The level is named as the object wrote it, not as the tier the index resolved it to (1).
   const std::string said = too_big.out + too_big.err;
+  EXPECT_NE(said.find("sub-group serve-0: no domain at example.com/leaf holds its 5 pods (no domain has the "
+                      "free resources)"),
+            std::string::npos)
+      << said;
+}
+
+// exclusive-topology may name any node label (kubernetes-sigs/lws pkg/webhooks/pod_webhook.go
+// SetExclusiveAffinities puts the key as it is in the leader's pod (anti-)affinity topologyKey), and
+// kubernetes.io/hostname is one group per node: three groups of two 2-GPU pods take three nodes,
+// each group whole on its node, where without the annotation they share one; a thirteenth group
+// finds no node of its own among twelve and is refused naming the key.
+TEST_F(PlaceJobKinds, ALeaderWorkerSetExclusiveOnTheHostnameTakesOneNodePerGroup) {
+  auto fits = place(write("lws-host.json", lws_object(3, 2, "2", "kubernetes.io/hostname").dump()));
+  ASSERT_EQ(fits.code, 0) << fits.out << fits.err;
+  auto ranks = ranks_of(json::parse(fits.out));
+  ASSERT_EQ(ranks.size(), 3u) << fits.out;
+  std::set<std::string> nodes;
+  for (const auto& [group, group_nodes] : ranks) {
+    ASSERT_EQ(group_nodes.size(), 2u) << fits.out;
+    EXPECT_EQ(group_nodes[0], group_nodes[1]) << group << " on one node: " << fits.out;
+    nodes.insert(group_nodes[0]);
+  }
+  EXPECT_EQ(nodes.size(), 3u) << "one group per node: " << fits.out;
+
+  auto shared = place(write("lws-host-shared.json", lws_object(3, 2, "2", "").dump()));
+  ASSERT_EQ(shared.code, 0) << shared.out << shared.err;
+  std::set<std::string> packed;
+  for (const auto& [group, group_nodes] : ranks_of(json::parse(shared.out)))
+    packed.insert(group_nodes.begin(), group_nodes.end());
+  EXPECT_LT(packed.size(), 3u) << "without the annotation the groups pack: " << shared.out;
+
+  auto crowded = place(write("lws-host-13.json", lws_object(13, 2, "2", "kubernetes.io/hostname").dump()));
+  EXPECT_EQ(crowded.code, 1) << crowded.out << crowded.err;
+  const std::string said = crowded.out + crowded.err;
   EXPECT_NE(
-      said.find("sub-group serve-0: no domain at 1 holds its 5 pods (no domain has the free resources)"),
+      said.find("sub-group serve-12: no node (level kubernetes.io/hostname) holds its 2 pods apart from "
+                "those its exclusive siblings hold (one group per node)"),
       std::string::npos)
       << said;
+}
+
+// The templates' topology annotations are read as the extender reads them from the group's pods
+// (pod_request.h pod_set_request): Kueue's podset-required-topology on the workerTemplate keeps
+// each group in one leaf, so a group of six 6-GPU pods (one a node) that no leaf of four nodes
+// holds is refused, naming the label, where without it the group spans two leaves; a preferred
+// topology packs a group of four into one leaf.
+TEST_F(PlaceJobKinds, ALeaderWorkerSetsTemplateTopologyAnnotationsBindEachGroup) {
+  json spread = lws_object(1, 6, "6", "");
+  auto wide = place(write("lws-tmpl-none.json", spread.dump()));
+  ASSERT_EQ(wide.code, 0) << wide.out << wide.err;
+  auto wide_ranks = ranks_of(json::parse(wide.out));
+  std::set<std::string> leaves;
+  for (const auto& n : wide_ranks["serve-0"]) leaves.insert(leaf_of(n));
+  EXPECT_EQ(leaves.size(), 2u) << wide.out;
+
+  json required = spread;
+  required["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["annotations"] = {
+      {"kueue.x-k8s.io/podset-required-topology", kLeafLabel}};
+  auto refused = place(write("lws-tmpl-required.json", required.dump()));
+  EXPECT_EQ(refused.code, 1) << refused.out << refused.err;
+  EXPECT_NE(
+      (refused.out + refused.err).find("sub-group serve-0: no domain at example.com/leaf holds its 6 pods"),
+      std::string::npos)
+      << refused.out << refused.err;
+
+  json preferred = lws_object(2, 4, "6", "");
+  preferred["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["annotations"] = {
+      {"kueue.x-k8s.io/podset-preferred-topology", kLeafLabel}};
+  auto packed = place(write("lws-tmpl-preferred.json", preferred.dump()));
+  ASSERT_EQ(packed.code, 0) << packed.out << packed.err;
+  for (const auto& [group, nodes] : ranks_of(json::parse(packed.out))) {
+    std::set<std::string> group_leaves;
+    for (const auto& n : nodes) group_leaves.insert(leaf_of(n));
+    EXPECT_EQ(group_leaves.size(), 1u) << group << ": " << packed.out;
+  }
+
+  // A leader asking for another level than its workers is refused: a group has one constraint.
+  json split = required;
+  split["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = {
+      {"metadata", {{"annotations", {{"kueue.x-k8s.io/podset-required-topology", "example.com/spine"}}}}},
+      {"spec", {{"containers", job_kinds_containers("6")}}}};
+  auto two = place(write("lws-tmpl-split.json", split.dump()));
+  EXPECT_EQ(two.code, 2) << two.out << two.err;
+  EXPECT_NE(two.err.find("LeaderWorkerSet serve: the leaderTemplate and workerTemplate ask for different "
+                         "topology"),
+            std::string::npos)
+      << two.err;
 }
 
 // Both kinds in a file of several documents beside objects place does not read; an unknown kind's
@@ -284,6 +367,83 @@ TEST_F(PlaceJobKinds, BothKindsAreReadFromAFileOfSeveralDocuments) {
       place(write("unknown.json", json{{"apiVersion", "example.com/v1"}, {"kind", "Thing"}}.dump()));
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("MPIJob, LeaderWorkerSet"), std::string::npos) << unknown.err;
+}
+
+// An MPIJob's runPolicy.schedulingPolicy.priorityClass is its pods' class where their templates name
+// none (mpi-operator pkg/controller/podgroup.go, calculatePriorityClassName), as a PyTorchJob's is:
+// a launcher-only MPIJob of that class on a full cluster evicts a pod of priority 0, and a class no
+// PriorityClass defines is an error naming the field. (The queue is Volcano's or Kueue's quota,
+// which neither door plans.)
+TEST_F(PlaceJobKinds, AnMPIJobsRunPolicyPriorityClassIsItsPodsClass) {
+  json pods = json::array();
+  for (const auto& node : nodes_) {
+    const std::string name = node["metadata"]["name"];
+    pods.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "low-" + name}, {"namespace", "batch"}, {"uid", "u-" + name}}},
+         {"spec", {{"nodeName", name}, {"priority", 0}, {"containers", job_kinds_containers("8")}}},
+         {"status", {{"phase", "Running"}}}});
+  }
+  pods.push_back({{"apiVersion", "scheduling.k8s.io/v1"},
+                  {"kind", "PriorityClass"},
+                  {"metadata", {{"name", "train-high"}}},
+                  {"value", 100000}});
+  const std::string pods_file = write("full.json", cluster_list(pods).dump());
+  json job = mpi_job_object(1, false);
+  job["spec"]["mpiReplicaSpecs"].erase("Worker");
+  job["spec"]["runPolicy"]["schedulingPolicy"]["priorityClass"] = "train-high";
+  auto run =
+      testing::run_captured(run_cli, {"place", "--nodes", nodes_file_, "--topology", topology_file_, "--pods",
+                                      pods_file, "--job", write("mpi-class.json", job.dump()), "-o", "json"});
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const json answer = json::parse(run.out);
+  EXPECT_EQ(answer["preemption"]["priority"], 100000) << run.out;
+  ASSERT_EQ(answer["preemption"]["victims"].size(), 1u) << run.out;
+  EXPECT_EQ(answer["preemption"]["victims"][0]["priority"], 0) << run.out;
+
+  job["spec"]["runPolicy"]["schedulingPolicy"]["priorityClass"] = "no-such-class";
+  auto unknown = testing::run_captured(
+      run_cli, {"place", "--nodes", nodes_file_, "--topology", topology_file_, "--pods", pods_file, "--job",
+                write("mpi-no-class.json", job.dump()), "-o", "json"});
+  EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;
+  EXPECT_NE(
+      unknown.err.find("MPIJob allreduce spec.runPolicy.schedulingPolicy: priorityClassName 'no-such-class' "
+                       "matches no PriorityClass"),
+      std::string::npos)
+      << unknown.err;
+}
+
+// The older Workload (scheduling.k8s.io/v1alpha1, KEP-4671) names its gangs in spec.podGroups with
+// no pods of their own: --job refuses it, naming the kind and the PodGroup (v1alpha2, KEP-5832) to
+// give instead, which it reads.
+TEST_F(PlaceJobKinds, AWorkloadIsRefusedNamingThePodGroupToGiveInstead) {
+  const json workload = {
+      {"apiVersion", "scheduling.k8s.io/v1alpha1"},
+      {"kind", "Workload"},
+      {"metadata", {{"name", "train"}, {"namespace", "default"}}},
+      {"spec",
+       {{"podGroups", json::array({{{"name", "workers"}, {"policy", {{"gang", {{"minCount", 4}}}}}}})}}}};
+  auto refused = place(write("workload.json", workload.dump()));
+  EXPECT_EQ(refused.code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("a Workload (scheduling.k8s.io/v1alpha1) is not a job --job places: its "
+                             "spec.podGroups hold no pods; give a scheduling.k8s.io/v1alpha2 PodGroup"),
+            std::string::npos)
+      << refused.err;
+
+  const json pod_group = {
+      {"apiVersion", "scheduling.k8s.io/v1alpha2"},
+      {"kind", "PodGroup"},
+      {"metadata", {{"name", "train"}, {"namespace", "default"}}},
+      {"spec",
+       {{"schedulingPolicy", {{"gang", {{"minCount", 4}}}}},
+        {"schedulingConstraints", {{"topology", json::array({{{"key", kLeafLabel}}})}}}}}};
+  auto placed = place(write("pod-group.json", pod_group.dump()));
+  ASSERT_EQ(placed.code, 0) << placed.out << placed.err;
+  std::set<std::string> leaves;
+  for (const auto& [set, nodes] : ranks_of(json::parse(placed.out)))
+    for (const auto& n : nodes) leaves.insert(leaf_of(n));
+  EXPECT_EQ(leaves.size(), 1u) << placed.out;
 }
 
 // The pods mpi-operator makes of an MPIJob (pkg/controller/mpi_job_controller.go newWorker and
@@ -367,12 +527,33 @@ TEST_F(PlaceJobKinds, TheExtenderGivesAnMPIJobsPodsTheNodesPlaceGivesTheirRanks)
 // group of five that no leaf holds refused by both doors (the extender once spread it over two
 // leaves, where kube-scheduler could not bind the workers the leader's leaf holds them to), and the
 // same five placed by both inside the spine when the exclusive topology is the spine's label.
+//
+// exclusive-topology kubernetes.io/hostname holds a group on one node at both doors (two 4-GPU pods
+// on one node, three refused), and a workerTemplate's Kueue podset-required-topology, which the
+// pods carry, binds the group as exclusive-topology does.
 TEST_F(PlaceJobKinds, TheExtenderKeepsALeaderWorkerSetGroupInOneDomainAsPlaceDoes) {
-  for (const auto& [size, key] :
-       std::vector<std::pair<int, std::string>>{{4, kLeafLabel}, {5, kLeafLabel}, {5, "example.com/spine"}}) {
-    SCOPED_TRACE("size " + std::to_string(size) + " in one domain of " + key);
-    const bool fits = !(size == 5 && key == kLeafLabel);
-    const json doc = lws_object(1, size, "8", key);
+  struct Case {
+    int size;
+    std::string key;          // exclusive-topology
+    std::string gpus;         // per pod
+    std::string kueue_level;  // the workerTemplate's podset-required-topology
+    bool fits;
+  };
+  for (const auto& [size, key, gpus, kueue_level, fits] : std::vector<Case>{
+           {4, kLeafLabel, "8", "", true},
+           {5, kLeafLabel, "8", "", false},
+           {5, "example.com/spine", "8", "", true},
+           {2, "kubernetes.io/hostname", "4", "", true},
+           {3, "kubernetes.io/hostname", "4", "", false},
+           {4, "", "8", kLeafLabel, true},
+           {5, "", "8", kLeafLabel, false},
+       }) {
+    SCOPED_TRACE("size " + std::to_string(size) + " in one domain of " + key + kueue_level);
+    json doc = lws_object(1, size, gpus, key);
+    if (!kueue_level.empty()) {
+      doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["annotations"] = {
+          {"kueue.x-k8s.io/podset-required-topology", kueue_level}};
+    }
     auto placed = place(write("lws-agree.json", doc.dump()));
     ASSERT_EQ(placed.code, fits ? 0 : 1) << placed.out << placed.err;
     auto ranks = fits ? ranks_of(json::parse(placed.out)) : std::map<std::string, std::vector<std::string>>{};
@@ -382,6 +563,9 @@ TEST_F(PlaceJobKinds, TheExtenderKeepsALeaderWorkerSetGroupInOneDomainAsPlaceDoe
       json spec = doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"];
       spec["schedulerName"] = "hypertopo";
       const std::string name = w == 0 ? "serve-0" : "serve-0-" + std::to_string(w);
+      json annotations = {{"leaderworkerset.sigs.k8s.io/size", std::to_string(size)}};
+      if (!key.empty()) annotations["leaderworkerset.sigs.k8s.io/exclusive-topology"] = key;
+      if (!kueue_level.empty()) annotations["kueue.x-k8s.io/podset-required-topology"] = kueue_level;
       pods.push_back({{"apiVersion", "v1"},
                       {"kind", "Pod"},
                       {"metadata",
@@ -394,9 +578,7 @@ TEST_F(PlaceJobKinds, TheExtenderKeepsALeaderWorkerSetGroupInOneDomainAsPlaceDoe
                           {"leaderworkerset.sigs.k8s.io/worker-index", std::to_string(w)},
                           {"leaderworkerset.sigs.k8s.io/group-key", "3f2a"},
                           {"scheduling.x-k8s.io/pod-group", "serve-0"}}},
-                        {"annotations",
-                         {{"leaderworkerset.sigs.k8s.io/size", std::to_string(size)},
-                          {"leaderworkerset.sigs.k8s.io/exclusive-topology", key}}}}},
+                        {"annotations", annotations}}},
                       {"spec", spec},
                       {"status", {{"phase", "Pending"}}}});
     }
