@@ -44,8 +44,9 @@ namespace hypertopo::testing {
 //  - kVolcanoSubGroups: a Volcano PodGroup whose subGroupPolicy splits the pods into sub-groups of
 //    subGroupSize by a replica label, each inside one leaf;
 //  - kCoscheduling: a scheduling.x-k8s.io/v1alpha1 PodGroup (kubernetes-sigs/scheduler-plugins'
-//    coscheduling plugin) of minMember (elastic: sometimes below its pods), its pods naming it in the
-//    label scheduling.x-k8s.io/pod-group and stating the gang's topology in their annotations
+//    coscheduling plugin) of minMember (elastic: sometimes below its pods; sometimes above them, so
+//    that it waits), sometimes with a minResources about the cluster's free GPUs, its pods naming it
+//    in the label scheduling.x-k8s.io/pod-group and stating the gang's topology in their annotations
 //    (hypertopo.io/network-topology-mode, highest-tier-allowed), now and then none.
 enum class GangKind { kVolcanoJob, kKai, kKaiSubGroups, kUpstream, kVolcanoSubGroups, kCoscheduling };
 
@@ -87,6 +88,7 @@ struct DifferentialCase {
   // What describe() prints.
   std::string mode;  // "hard", "soft", or "none" (a coscheduling gang whose pods state no topology)
   int tier = 1, size = 0, min_available = 0, gpus = 0, priority = 0;
+  int min_resources_gpus = 0;  // a coscheduling PodGroup's minResources GPUs (0: none)
   bool tolerates = false;
   std::map<int, std::string> bound;  // rank -> node
   std::vector<std::string> cordoned, tainted, degraded;
@@ -127,6 +129,7 @@ struct DifferentialCase {
     out << "; job " << mode << " tier " << tier << " size " << size << " minAvailable " << min_available
         << " gpus " << gpus << " priority " << priority << (tolerates ? " tolerating" : "");
     if (leader_gpus > 0) out << " leader gpus " << leader_gpus;
+    if (min_resources_gpus > 0) out << " minResources gpus " << min_resources_gpus;
     if (sub_group_size > 0) out << " sub-groups of " << sub_group_size;
     if (sub_group_tier > 0) out << " sub-groups at tier " << sub_group_tier;
     out << "; bound:";
@@ -423,9 +426,24 @@ inline void add_pod_group(DifferentialCase& c, std::vector<nlohmann::json> other
       // scheduler-plugins apis/scheduling/v1alpha1 PodGroupSpec: minMember (elastic when below the
       // pods, coscheduling's Permit letting the rest join), minResources and scheduleTimeoutSeconds,
       // which place no pod. The pods' topology is their own (pod_request.h annotations).
+      // Some have fewer pods than minMember (PreFilter rejects them all), and some a minResources
+      // about the cluster's free GPUs, the gang's own bound pods counted free
+      // (CheckClusterResource), so that it falls short or just holds.
       if (chance(0.2)) c.mode = "none";
+      if (chance(0.15)) c.min_available = c.size + pick(1, 3);
       json spec{{"minMember", c.min_available}, {"scheduleTimeoutSeconds", 60}};
-      if (chance(0.5)) spec["minResources"] = {{"nvidia.com/gpu", std::to_string(c.min_available * c.gpus)}};
+      if (chance(0.3)) {
+        int free = 0;
+        for (const auto& n : c.nodes) {
+          const std::string name = n["metadata"]["name"];
+          free += 8 - (c.used.contains(name) ? c.used.at(name) : 0);
+        }
+        c.min_resources_gpus = std::max(1, free + pick(-4, 4));
+      } else if (chance(0.4)) {
+        c.min_resources_gpus = c.min_available * c.gpus;
+      }
+      if (c.min_resources_gpus > 0)
+        spec["minResources"] = {{"nvidia.com/gpu", std::to_string(c.min_resources_gpus)}, {"cpu", "1"}};
       c.pod_group = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
                      {"kind", "PodGroup"},
                      {"metadata", meta},

@@ -5,7 +5,8 @@
 // FabricDegraded, and a gang whose pods are partly bound already: a Volcano Job (hard or soft,
 // highestTierAllowed, elastic through minAvailable, a priority), or a PodGroup with its pods (KAI's
 // with or without sub-groups and sometimes a leader of its own spec, the upstream
-// scheduling.k8s.io/v1alpha2 one, Volcano's with subGroupPolicy, the coscheduling plugin's). Each case goes
+// scheduling.k8s.io/v1alpha2 one, Volcano's with subGroupPolicy, the coscheduling plugin's, which
+// is sometimes short of its minMember or asks a minResources about the cluster's free GPUs). Each case goes
 // through both doors with the same objects:
 //   - `place` as the CLI: the HyperNodes, Nodes, every Pod and the Job (or a List of the PodGroup
 //     and its pods) as files;
@@ -274,6 +275,8 @@ TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThrou
   }
   testing::TempDir dir;
   int same = 0, placed = 0, refused = 0, bound = 0;
+  // Coscheduling gangs refused at both doors before any planning: short of pods, of minResources.
+  int short_of_pods = 0, short_of_resources = 0;
   std::map<GangKind, std::pair<int, int>> by_kind;  // kind -> (same, cases)
   const auto start = std::chrono::steady_clock::now();
   for (std::uint64_t seed : seeds) {
@@ -287,6 +290,11 @@ TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThrou
       ++by_kind[c.kind].first;
       ++(place.any_placed() ? placed : refused);
       bound += c.bound_count() > 0 ? 1 : 0;
+      if (c.kind == GangKind::kCoscheduling && !place.any_placed()) {
+        short_of_pods += place.refusal.find("pods are seen so far") != std::string::npos ? 1 : 0;
+        short_of_resources +=
+            place.refusal.find("do not reach its minResources") != std::string::npos ? 1 : 0;
+      }
       continue;
     }
     ADD_FAILURE() << "seed " << seed << " (HYPERTOPO_DIFFERENTIAL_SEED=" << seed << "): " << c.describe()
@@ -296,7 +304,8 @@ TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThrou
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
   std::cout << "place = extender: " << same << "/" << seeds.size() << "\n";
   std::cout << "  (" << placed << " placed, " << refused << " refused, " << bound << " with bound pods; "
-            << ms << " ms)\n";
+            << ms << " ms; coscheduling short of minMember " << short_of_pods << ", of minResources "
+            << short_of_resources << ")\n";
   for (const auto& [kind, counts] : by_kind)
     std::cout << "  " << testing::to_string(kind) << ": " << counts.first << "/" << counts.second << "\n";
   EXPECT_EQ(same, static_cast<int>(seeds.size()));
@@ -305,6 +314,8 @@ TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThrou
     EXPECT_GT(placed, static_cast<int>(seeds.size()) / 5);
     EXPECT_GT(refused, static_cast<int>(seeds.size()) / 20);
     EXPECT_GT(bound, static_cast<int>(seeds.size()) / 10);
+    EXPECT_GT(short_of_pods, 0);
+    EXPECT_GT(short_of_resources, 0);
   }
 }
 
@@ -335,6 +346,132 @@ TEST(PlaceExtenderDifferential, AnElasticGangIsPlacedForItsMinimumAndGrowsInside
       {"rank 0", {"a1"}}, {"rank 1", {"a1"}}, {"rank 2", {"a1"}}, {"rank 3", {"a1"}}, {"rank 4", {""}}};
   EXPECT_EQ(place.nodes, expected) << diff(place, ext);
   EXPECT_NE(place.refusal.find("placed 4 of 5 pods (minAvailable 1)"), std::string::npos) << place.refusal;
+}
+
+// A coscheduling PodGroup (scheduling.x-k8s.io/v1alpha1) of `pods` pods of 4 GPUs, hard inside
+// tier 2, over leaf-a {a1} and leaf-b {b1, b2} (8 GPUs each) under one spine; `used` GPUs taken on
+// b1 by another pod; rank 0 bound on a1 when `one_bound`.
+DifferentialCase coscheduling_case(int pods, int min_member, const std::string& min_gpus, int used,
+                                   bool one_bound = false) {
+  DifferentialCase c;
+  c.kind = GangKind::kCoscheduling;
+  c.tiers = 2;
+  c.nodes = {testing::gpu_node("a1"), testing::gpu_node("b1"), testing::gpu_node("b2")};
+  c.hypernodes = {testing::exact_hypernode("leaf-a", 1, "Node", {"a1"}),
+                  testing::exact_hypernode("leaf-b", 1, "Node", {"b1", "b2"}),
+                  testing::exact_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})};
+  c.mode = "hard";
+  c.tier = 2;
+  c.size = pods;
+  c.min_available = min_member;
+  c.gpus = 4;
+  c.sub_group_of.assign(static_cast<std::size_t>(pods), "");
+  if (used > 0) {
+    c.used["b1"] = used;
+    c.pods.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "x-b1"}, {"namespace", "other"}, {"uid", "uid-x-b1"}}},
+         {"spec",
+          {{"nodeName", "b1"},
+           {"containers", {{{"name", "c"}, {"resources", testing::differential::gpu_requests(used)}}}}}},
+         {"status", {{"phase", "Running"}}}});
+  }
+  json spec{{"minMember", min_member}};
+  if (!min_gpus.empty()) spec["minResources"] = {{"nvidia.com/gpu", min_gpus}};
+  c.pod_group = {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                 {"kind", "PodGroup"},
+                 {"metadata", {{"name", "train"}, {"namespace", "ml"}, {"uid", "uid-pg-train"}}},
+                 {"spec", spec}};
+  json items = json::array({c.pod_group});
+  for (int rank = 0; rank < pods; ++rank) {
+    json pod{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         {{"name", "train-" + std::to_string(rank)},
+          {"namespace", "ml"},
+          {"uid", "uid-train-" + std::to_string(rank)},
+          {"labels",
+           {{"scheduling.x-k8s.io/pod-group", "train"},
+            {"batch.kubernetes.io/job-completion-index", std::to_string(rank)}}},
+          {"annotations",
+           {{"hypertopo.io/network-topology-mode", "hard"}, {"hypertopo.io/highest-tier-allowed", "2"}}}}},
+        {"spec", testing::differential::job_pod_spec(c)},
+        {"status", {{"phase", "Pending"}}}};
+    if (one_bound && rank == 0) {
+      c.bound[0] = "a1";
+      pod["spec"]["nodeName"] = "a1";
+      pod["status"]["phase"] = "Running";
+    }
+    items.push_back(pod);
+    c.pods.push_back(std::move(pod));
+  }
+  c.job = testing::cluster_list(std::move(items));
+  return c;
+}
+
+// The coscheduling plugin's PreFilter rejects every pod of a PodGroup while fewer pods carry its
+// label than minMember (kubernetes-sigs/scheduler-plugins pkg/coscheduling/core/core.go
+// PodGroupManager.PreFilter): `place` waits (exit 1) and the extender's filter fails every node,
+// both with one sentence naming the group and the counts.
+TEST(PlaceExtenderDifferential, ACoschedulingGroupShortOfItsMinMemberWaitsAtBothDoorsWithOneSentence) {
+  const DifferentialCase c = coscheduling_case(2, 4, "", 0);
+  testing::TempDir dir;
+  const Answer place = through_place(c, dir);
+  const Answer ext = through_extender(c);
+  EXPECT_EQ(place, ext) << diff(place, ext);
+  EXPECT_FALSE(place.any_placed());
+  const std::string why = "gang ml/train: 2 of its 4 pods are seen so far; it is planned when all have come";
+  EXPECT_EQ(place.refusal, why);
+  EXPECT_EQ(ext.refusal, why);
+  // Every node the extender is offered fails with it.
+  ExtenderService svc(ExtenderOptions{.clock = std::make_shared<timing::ManualClock>()});
+  ASSERT_TRUE(svc.set_hypernodes(c.hypernodes));
+  ASSERT_TRUE(svc.set_nodes(c.nodes));
+  ASSERT_TRUE(svc.set_pods(c.pods));
+  svc.set_pod_groups({c.pod_group}, scheduler::PodGroupKind::kCoscheduling);
+  for (int rank : c.pending_ranks()) ASSERT_TRUE(svc.upsert_pod(c.pods[c.pod_position(rank)]));
+  auto kept = svc.filter({{"pod", c.pods[0]}, {"nodenames", {"a1", "b1", "b2"}}});
+  ASSERT_TRUE(kept) << kept.error().message();
+  EXPECT_TRUE(!kept->contains("nodenames") || (*kept)["nodenames"].empty()) << kept->dump();
+  ASSERT_TRUE(kept->contains("failedNodes")) << kept->dump();
+  EXPECT_EQ((*kept)["failedNodes"].size(), 3u) << kept->dump();
+  for (const auto& [node, reason] : (*kept)["failedNodes"].items()) EXPECT_EQ(reason, why) << node;
+}
+
+// With spec.minResources, PreFilter then sums every Node's allocatable less its pods' requests, the
+// group's own pods counted free (core.go CheckClusterResource, getNodeResource): 24 GPUs less 6
+// taken leave 18, so 18 let the gang be planned and 19 refuse it at both doors, naming the gap.
+TEST(PlaceExtenderDifferential, ACoschedulingGroupsMinResourcesAreCheckedAgainstTheClusterAtBothDoors) {
+  testing::TempDir dir;
+  {
+    const DifferentialCase c = coscheduling_case(3, 3, "18", 6);
+    const Answer place = through_place(c, dir);
+    const Answer ext = through_extender(c);
+    EXPECT_EQ(place, ext) << diff(place, ext);
+    EXPECT_TRUE(place.any_placed()) << diff(place, ext);
+  }
+  {
+    const DifferentialCase c = coscheduling_case(3, 3, "19", 6);
+    const Answer place = through_place(c, dir);
+    const Answer ext = through_extender(c);
+    EXPECT_EQ(place, ext) << diff(place, ext);
+    EXPECT_FALSE(place.any_placed());
+    const std::string why =
+        "PodGroup ml/train: the cluster's free resources do not reach its minResources (nvidia.com/gpu 1 "
+        "short); the coscheduling plugin's PreFilter places none of its pods until they do";
+    EXPECT_EQ(place.refusal, why);
+    EXPECT_EQ(ext.refusal, why);
+  }
+  {
+    // Its own bound pod's 4 GPUs count as free: 14 free on the Nodes and 4 held reach 18.
+    const DifferentialCase c = coscheduling_case(3, 3, "18", 6, /*one_bound=*/true);
+    const Answer place = through_place(c, dir);
+    const Answer ext = through_extender(c);
+    EXPECT_EQ(place, ext) << diff(place, ext);
+    EXPECT_TRUE(place.any_placed()) << diff(place, ext);
+  }
 }
 
 }  // namespace
