@@ -29,7 +29,8 @@ for b in "$dir"/bench/*; do
 done
 # The acceptance figures beside their targets (full runs only; the smoke run proves the benchmarks
 # run, not how fast): `place` of the 6,000-node cluster as a process, wall and peak RSS, median of 5;
-# the preempt verb with 6,000 candidates; `discover` of a 100,000-HCA capture as a process.
+# the preempt verb with 6,000 candidates; `discover` of a 100,000-HCA capture as a process; `status`
+# of a 10,000-node, 100,000-pod cluster as a process, peak RSS.
 if [[ $dir != build-asan ]]; then
   echo "== targets"
   tmp=$(mktemp -d)
@@ -41,6 +42,19 @@ if [[ $dir != build-asan ]]; then
       cat "$tmp/time" >>"$tmp/times"
     done
     sort -n "$tmp/times" | awk 'NR == 3 { printf "place, 6,000 nodes, 1,000-pod gang: %.0f ms wall (median of 5), peak RSS %.0f MiB (target: under 100 ms)\n", $1 * 1000, $2 / 1024 }'
+  else
+    status=1
+  fi
+  # status reads a cluster of 10,000 Nodes, 15,851 HyperNodes and 100,000 Pods (3,000 of them GPU
+  # pods) from files, as it reads the cluster's lists; peak RSS, median of 5.
+  if "$dir/bench/cluster_load_bench" --write-cluster="$tmp/large" --nodes=10000 --pods=100000 >/dev/null; then
+    for _ in 1 2 3 4 5; do
+      /usr/bin/time -f "%e %M" -o "$tmp/time" "$dir/bin/hypertopo" status --nodes "$tmp/large/nodes.json" \
+        --topology "$tmp/large/hypernodes.json" --pods "$tmp/large/pods.json" >/dev/null 2>&1 || status=1
+      tail -1 "$tmp/time" >>"$tmp/status-times"
+    done
+    sort -n -k2 "$tmp/status-times" | awk 'NR == 3 { printf "status, 10,000 nodes, 100,000 pods: peak RSS %.0f MiB (median of 5; target: under 300 MiB)\n", $2 / 1024 }'
+    sort -n "$tmp/status-times" | awk 'NR == 3 { printf "status, 10,000 nodes, 100,000 pods: %.0f ms wall (median of 5)\n", $1 * 1000 }'
   else
     status=1
   fi

@@ -7,10 +7,12 @@
 //   build/bench/cluster_load_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //   build/bench/cluster_load_bench --write-cluster=/tmp/cluster   # nodes.json, hypernodes.json,
 //   build/bin/hypertopo place --nodes /tmp/cluster/nodes.json ...  # pods.json, job.json to time
+//   build/bench/cluster_load_bench --write-cluster=/tmp/big --nodes=10000 --pods=100000  # another size
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
 #include <stdlib.h>
 
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -34,8 +36,8 @@ struct ClusterText {
 
 // One line per file (kubectl indents; the parsers skip whitespace at memory speed, and the size
 // stays near the 5.5 MB of the pain-point cluster's files).
-ClusterText cluster_text() {
-  GeneratedCluster c = generate_cluster();
+ClusterText cluster_text(int nodes = 6000, int pods = 1800) {
+  GeneratedCluster c = generate_cluster(nodes, pods);
   auto list = [](std::vector<json> items) {
     return json{
         {"apiVersion", "v1"}, {"kind", "List"}, {"metadata", {{"resourceVersion", ""}}}, {"items", items}}
@@ -213,12 +215,26 @@ BENCHMARK(BM_PlaceGang1000)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   constexpr std::string_view kWrite = "--write-cluster=";
+  // --nodes=N and --pods=N size the cluster --write-cluster writes (generated_cluster.h).
+  int nodes = 6000, pods = 1800;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    for (auto [flag, value] : {std::pair{std::string_view("--nodes="), &nodes}, {"--pods=", &pods}}) {
+      if (!arg.starts_with(flag)) continue;
+      const std::string_view digits = arg.substr(flag.size());
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+      if (ec != std::errc() || end != digits.data() + digits.size() || *value < 1 || *value > 1000000) {
+        std::cerr << arg << ": expected a count from 1 to 1,000,000\n";
+        return 2;
+      }
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (!arg.starts_with(kWrite)) continue;
     const std::filesystem::path dir(arg.substr(kWrite.size()));
     std::filesystem::create_directories(dir);
-    const auto cluster = hypertopo::scheduler::cluster_text();
+    const auto cluster = hypertopo::scheduler::cluster_text(nodes, pods);
     hypertopo::scheduler::write_cluster(dir, cluster);
     std::cout << "wrote " << (dir / "{nodes,hypernodes,pods,job}.json").string() << " ("
               << cluster.nodes.size() + cluster.hypernodes.size() + cluster.pods.size()

@@ -1,5 +1,6 @@
 #include "bench/scheduler/generated_cluster.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -51,8 +52,10 @@ json hypernode(const std::string& n, int tier, const char* tier_name, const char
   return h;
 }
 
-json pod(int p, int on_node) {
-  const json requests = {{"cpu", "32"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}};
+json pod(int p, int on_node, bool gpu = true) {
+  const json requests = gpu ? json{{"cpu", "32"}, {"memory", "256Gi"}, {"nvidia.com/gpu", "4"}}
+                            : json{{"cpu", "2"}, {"memory", "4Gi"}};
+  const json limits = gpu ? json{{"nvidia.com/gpu", "4"}} : json{{"memory", "4Gi"}};
   return {
       {"apiVersion", "v1"},
       {"kind", "Pod"},
@@ -67,7 +70,7 @@ json pod(int p, int on_node) {
         {"containers",
          {{{"name", "main"},
            {"image", "nvcr.io/nvidia/pytorch:24.08-py3"},
-           {"resources", {{"requests", requests}, {"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}},
+           {"resources", {{"requests", requests}, {"limits", limits}}}}}}}},
       {"status",
        {{"phase", "Running"}, {"podIP", "10.2." + std::to_string(p / 250) + "." + std::to_string(p % 250)}}}};
 }
@@ -84,32 +87,41 @@ std::string padded_name(const char* prefix, int v, int width) {
   return out;
 }
 
-GeneratedCluster generate_cluster() {
+GeneratedCluster generate_cluster(int node_count, int pod_count) {
   GeneratedCluster out;
   auto& nodes = out.nodes;
   auto& hns = out.hypernodes;
   auto& pods = out.pods;
-  for (int n = 0; n < 6000; ++n) {
+  for (int n = 0; n < node_count; ++n) {
     nodes.push_back(node(n));
     hns.push_back(hypernode(padded_name("nvl-", n, 4), 1, "nvlink", "Node", {padded_name("gpu-", n, 4)}));
   }
-  for (int p = 0; p < 3000; ++p)
-    hns.push_back(hypernode(padded_name("pair-", p, 4), 2, "pair", "HyperNode",
-                            {padded_name("nvl-", 2 * p, 4), padded_name("nvl-", 2 * p + 1, 4)}));
-  for (int l = 0; l < 500; ++l) {
+  const int pair_count = (node_count + 1) / 2;
+  for (int p = 0; p < pair_count; ++p) {
+    std::vector<std::string> members{padded_name("nvl-", 2 * p, 4)};
+    if (2 * p + 1 < node_count) members.push_back(padded_name("nvl-", 2 * p + 1, 4));
+    hns.push_back(hypernode(padded_name("pair-", p, 4), 2, "pair", "HyperNode", members));
+  }
+  const int leaf_count = (pair_count + 5) / 6;
+  for (int l = 0; l < leaf_count; ++l) {
     std::vector<std::string> pairs;
-    for (int k = 0; k < 6; ++k) pairs.push_back(padded_name("pair-", 6 * l + k, 4));
+    for (int k = 0; k < 6 && 6 * l + k < pair_count; ++k) pairs.push_back(padded_name("pair-", 6 * l + k, 4));
     hns.push_back(hypernode(padded_name("leaf-", l, 3), 3, "leaf", "HyperNode", pairs));
   }
-  for (int s = 0; s < 10; ++s) {
+  for (int s = 0; 50 * s < leaf_count; ++s) {
     std::vector<std::string> leaves;
-    for (int k = 0; k < 50; ++k) leaves.push_back(padded_name("leaf-", 50 * s + k, 3));
+    for (int k = 0; k < 50 && 50 * s + k < leaf_count; ++k)
+      leaves.push_back(padded_name("leaf-", 50 * s + k, 3));
     hns.push_back(hypernode(padded_name("spine-", s, 2), 4, "spine", "HyperNode", leaves));
   }
-  // 1,800 running pods of 4 GPUs, on three nodes of every ten.
-  for (int p = 0; p < 1800; ++p) pods.push_back(pod(p, (p / 3) * 10 + p % 3));
+  // Running pods of 4 GPUs, one on each of three nodes of every ten; CPU pods beyond them.
+  const int gpu_pods = std::min(pod_count, node_count / 10 * 3);
+  for (int p = 0; p < gpu_pods; ++p) pods.push_back(pod(p, (p / 3) * 10 + p % 3));
+  for (int p = gpu_pods; p < pod_count; ++p) pods.push_back(pod(p, p % node_count, false));
   return out;
 }
+
+GeneratedCluster generate_cluster() { return generate_cluster(6000, 1800); }
 
 json exact_hypernode(const std::string& name, int tier, const char* type,
                      const std::vector<std::string>& members) {

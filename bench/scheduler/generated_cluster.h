@@ -15,6 +15,12 @@ struct GeneratedCluster {
   std::vector<nlohmann::json> nodes, hypernodes, pods;
 };
 
+// The same shape at another size (status_memory in scripts/bench.sh: 10,000 Nodes, 100,000 Pods):
+// a leaf of 12 nodes and a spine of 50 leaves as far as the nodes go, the GPU pods on three nodes of
+// every ten as above, and every pod beyond those a CPU pod (2 cores, 4 GiB) on the nodes in turn, as
+// the system and service pods that make up most of a large cluster's pods. generate_cluster() is
+// generate_cluster(6000, 1800).
+GeneratedCluster generate_cluster(int nodes, int pods);
 GeneratedCluster generate_cluster();
 
 // A HyperNode whose members are named exactly (members of `type` Node or HyperNode), with no
