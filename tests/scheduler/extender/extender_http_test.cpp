@@ -221,11 +221,16 @@ TEST_F(ExtenderHttpTest, VolcanoPodAnnotationsAndCoschedulingPodGroupGiveTheSame
   start_extender("fresh-state.json");
   const std::map<std::string, std::string> volcano{{"volcano.sh/network-topology-mode", "hard"},
                                                    {"volcano.sh/network-topology-highest-tier", "1"}};
-  for (int i = 7; i >= 0; --i) {
-    ASSERT_FALSE(
-        admitted(indexed_pod("theirs", i, volcano, {{"scheduling.x-k8s.io/pod-group", "theirs"}})).empty())
-        << i;
+  auto theirs = [&](int i) {
+    return indexed_pod("theirs", i, volcano, {{"scheduling.x-k8s.io/pod-group", "theirs"}});
+  };
+  // The coscheduling plugin's PreFilter rejects each pod of the group until minMember of them exist
+  // (scheduler-plugins pkg/coscheduling/core/core.go); the extender waits alike for the eighth.
+  for (int i = 7; i >= 1; --i) {
+    const Reply r = filter({{"pod", theirs(i)}, {"nodenames", cluster_.node_names}});
+    EXPECT_NE(r.body.find("of its 8 pods are seen so far"), std::string::npos) << i << ": " << r.body;
   }
+  for (int i = 0; i <= 7; ++i) ASSERT_FALSE(admitted(theirs(i)).empty()) << i;
   EXPECT_EQ(nodes_of_plan(), ours);
   const json g = call("GET", "/plans").doc()["gangs"][0];
   EXPECT_EQ(g["key"], "ml/theirs");
