@@ -293,31 +293,38 @@ void ClusterView::identify(const json& pod, ViewPod& info) const {
   if (auto index = pod_index(pod); index && *index) info.index = **index;
 }
 
-void ClusterView::replace_pods(std::vector<ListedPod> pods) {
+void ClusterView::replace_pods(std::vector<ListedPod> pods, std::span<const std::string> waiting) {
   std::map<std::string, ViewPod> parsed;
   for (auto& pod : pods) {
     std::string id = pod.uid.empty() ? pod.bound.name : pod.uid;
     parsed[std::move(id)] = pod_info(std::move(pod));
   }
   pods_ = std::move(parsed);
-  // The relist holds the bound pods only: a pending pod deleted while unseen would stay here for
-  // ever. Forget them all; kube-scheduler's next filter call for each pending gang pod notes it
-  // again (filter_gang), and a sub-grouped gang is planned once all have come.
+  // The pending gang pods are those the list holds, no more (one deleted while the watch was down
+  // is gone) and no fewer: a gang waiting for its quorum counts the members that exist, as the
+  // coscheduling plugin counts them from its pod lister, not only those kube-scheduler has asked
+  // for since the extender started.
   pending_.clear();
+  for (const auto& text : waiting) {
+    const json pod = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (auto key = gang_key(pod); key && *key) note_pending(pod, **key);
+  }
   dirty_ = true;
 }
 
 std::expected<void, Error> ClusterView::set_pods(const std::vector<json>& pods) {
-  auto parsed = parse_pod_items(pods);
+  std::vector<std::string> waiting;
+  auto parsed = parse_pod_items(pods, &waiting);
   if (!parsed) return std::unexpected(parsed.error());
-  replace_pods(std::move(*parsed));
+  replace_pods(std::move(*parsed), waiting);
   return {};
 }
 
 std::expected<void, Error> ClusterView::set_pod_pages(std::span<const std::string> pages) {
-  auto parsed = parse_pod_pages(pages);
+  std::vector<std::string> waiting;
+  auto parsed = parse_pod_pages(pages, &waiting);
   if (!parsed) return std::unexpected(parsed.error());
-  replace_pods(std::move(*parsed));
+  replace_pods(std::move(*parsed), waiting);
   return {};
 }
 

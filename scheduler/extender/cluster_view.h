@@ -246,7 +246,7 @@ class ClusterView {
   void remember_min_resources(const nlohmann::json& pod_group, PodGroupKind kind);
   void replace_hypernodes(std::vector<HyperNodeSpec> hypernodes);
   void replace_nodes(std::vector<NodeSpec> nodes);
-  void replace_pods(std::vector<ListedPod> pods);
+  void replace_pods(std::vector<ListedPod> pods, std::span<const std::string> waiting);
   void count_pod(const ViewPod& pod, int sign);
 
   ViewOptions options_;

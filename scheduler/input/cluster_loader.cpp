@@ -714,18 +714,48 @@ std::expected<TopologySource, Error> gather_topology(const io::ObjectFile& file,
   return out;
 }
 
+// A pod not yet on a node, neither finished nor on its way out, that names a gang (a gang key of
+// gang_identity_keys(), spec.schedulingGroup or spec.workloadRef): a member a gang waiting for its
+// quorum counts, as the coscheduling plugin's PreFilter counts the group's pods from its lister.
+template <class V>
+bool is_waiting_gang_pod(const V& item) {
+  const auto spec = object_at(item, "spec");
+  if (spec && !str(*spec, "nodeName").empty()) return false;
+  if (const auto status = object_at(item, "status")) {
+    const std::string phase = str(*status, "phase");
+    if (phase == "Succeeded" || phase == "Failed") return false;
+  }
+  const auto meta = object_at(item, "metadata");
+  if (!meta) return false;
+  if (const auto deleted = meta->find("deletionTimestamp"); deleted && !deleted->is_null()) return false;
+  if (spec && (spec->find("schedulingGroup") || spec->find("workloadRef"))) return true;
+  for (const char* kind : {"labels", "annotations"}) {
+    const auto marks = meta->find(kind);
+    if (!marks || !marks->is_object()) continue;
+    for (const auto& key : gang_identity_keys()) {
+      if (marks->find(key)) return true;
+    }
+  }
+  return false;
+}
+
 // The pods of a list, each with its identity: what the extender keys its view by.
 template <class V, class Where = ItemsAt>
 std::expected<std::vector<ListedPod>, Error> read_listed_pods(const std::vector<V>& items,
-                                                              const Where& at = {}) {
+                                                              const Where& at = {},
+                                                              std::vector<std::string>* pending = nullptr) {
   std::vector<ListedPod> out;
+  if (pending) pending->clear();
   for (std::size_t i = 0; i < items.size(); ++i) {
     const auto meta = object_at(items[i], "metadata");
     ListedPod pod;
     if (meta) pod = {str(*meta, "uid"), str(*meta, "namespace"), str(*meta, "name"), {}};
     auto bound = read_pod(items[i], [&] { return at(i); });
     if (!bound) return std::unexpected(bound.error().context("Pod " + pod.ns + "/" + pod.name));
-    if (!*bound) continue;  // pending or finished: uses nothing
+    if (!*bound) {  // pending or finished: uses nothing
+      if (pending && is_waiting_gang_pod(items[i])) pending->push_back(items[i].text());
+      continue;
+    }
     pod.bound = std::move(**bound);
     if (const auto spec = object_at(items[i], "spec")) {
       for (const auto& [field, mark] : {std::pair{"schedulingGroup", "podGroupName"},
@@ -973,8 +1003,10 @@ std::expected<std::vector<NodeSpec>, Error> parse_node_pages(std::span<const std
   return read_pages(pages, [](const auto& items) { return read_node_items(items); });
 }
 
-std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages) {
-  return read_pages(pages, [](const auto& items) { return read_listed_pods(items); });
+std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages,
+                                                             std::vector<std::string>* pending) {
+  return read_pages(pages,
+                    [pending](const auto& items) { return read_listed_pods(items, ItemsAt{}, pending); });
 }
 
 std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_pages(std::span<const std::string> pages) {
@@ -985,8 +1017,9 @@ std::expected<std::vector<NodeSpec>, Error> parse_node_items(std::span<const jso
   return read_node_items(views_of<io::NlohmannView>(items));
 }
 
-std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const json> items) {
-  return read_listed_pods(views_of<io::NlohmannView>(items));
+std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const json> items,
+                                                             std::vector<std::string>* pending) {
+  return read_listed_pods(views_of<io::NlohmannView>(items), ItemsAt{}, pending);
 }
 
 std::expected<std::vector<HyperNodeSpec>, Error> parse_hypernode_items(std::span<const json> items) {

@@ -130,8 +130,13 @@ std::map<std::string, std::int64_t> requested_per_node(std::span<const BoundPod>
                                                        std::string_view resource);
 std::map<std::string, std::int64_t> requested_per_node(std::span<const ListedPod> pods,
                                                        std::string_view resource);
-std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages);
-std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items);
+// The bound, unfinished pods of a list. With `pending`, also the JSON text of each pod that waits to
+// be scheduled and names a gang (a gang key, spec.schedulingGroup or spec.workloadRef): the members
+// a gang's quorum counts before kube-scheduler asks for them.
+std::expected<std::vector<ListedPod>, Error> parse_pod_pages(std::span<const std::string> pages,
+                                                             std::vector<std::string>* pending = nullptr);
+std::expected<std::vector<ListedPod>, Error> parse_pod_items(std::span<const nlohmann::json> items,
+                                                             std::vector<std::string>* pending = nullptr);
 // The Pods of a file (any form load_pods reads), each with its identity; objects of other kinds
 // are passed over (load_pods has named them).
 std::expected<std::vector<ListedPod>, Error> load_listed_pods(const std::filesystem::path& path);

@@ -502,10 +502,6 @@ TEST_F(PlaceJobKinds, TheExtenderGivesAnMPIJobsPodsTheNodesPlaceGivesTheirRanks)
                              {"kind", "PodGroup"},
                              {"metadata", {{"name", "allreduce"}, {"namespace", "default"}}},
                              {"spec", {{"minMember", 4}}}}});
-    // The coscheduling gang is planned once minMember of its pods have come (gang_quorum.h); the
-    // extender sees a pending pod when kube-scheduler first asks for it, so each is asked once
-    // first, as kube-scheduler asks again for the pods it refused.
-    for (const auto& p : pods_now) (void)testing::ask_extender(svc, p, json::array());
     for (std::size_t i = 0; i < asks.size(); ++i) {
       json& p = pods_now[i];
       json names = json::array();
@@ -595,7 +591,6 @@ TEST_F(PlaceJobKinds, TheExtenderKeepsALeaderWorkerSetGroupInOneDomainAsPlaceDoe
                              {"kind", "PodGroup"},
                              {"metadata", {{"name", "serve-0"}, {"namespace", "default"}}},
                              {"spec", {{"minMember", size}}}}});
-    for (const auto& p : pods) (void)testing::ask_extender(svc, p, json::array());  // as above
     int bound = 0;
     for (std::size_t w = 0; w < pods.size(); ++w) {
       json& p = pods[w];

@@ -188,6 +188,24 @@ TEST_F(SubGroupTest, AGroupIsPlannedOnlyOnceEveryPodItCountsHasCome) {
   EXPECT_EQ(leaves_of({"b-0", "b-1"}).size(), 1u);
 }
 
+// The coscheduling plugin counts a group's pods from its pod lister (scheduler-plugins
+// pkg/coscheduling/core/core.go PodGroupManager.PreFilter), pending ones included. An extender that
+// starts (or relists) while a gang's pods wait counts them from its list: kube-scheduler's first
+// call for each is answered, not refused until every pod has been asked for once.
+TEST_F(SubGroupTest, AnExtenderStartedWhileAGangsPodsWaitCountsThemFromItsList) {
+  create_group(testing::kLivePodGroups, {{"apiVersion", "scheduling.x-k8s.io/v1alpha1"},
+                                         {"kind", "PodGroup"},
+                                         {"metadata", {{"name", "train"}, {"namespace", "ml"}}},
+                                         {"spec", {{"minMember", 4}}}});
+  for (int i = 0; i < 4; ++i)
+    create(member_pod("train-" + std::to_string(i), {{"scheduling.x-k8s.io/pod-group", "train"}}, {}));
+  start_extender("state.json");
+  ASSERT_EQ(schedule(), 4) << scheduler_->failure("train-0");
+  // A relist finds them bound and forgets nothing it still needs.
+  start_extender("state.json");
+  EXPECT_TRUE(gang_plan("ml/train").is_object());
+}
+
 TEST_F(SubGroupTest, AVolcanoSubGroupPolicyKeepsEachWorkerReplicaInOneLeaf) {
   // KubeRay's shape: the PodGroup binds the gang to one spine (tier 2), and each worker group
   // replica (ray.io/group-replica) of four pods to one leaf (tier 1).
