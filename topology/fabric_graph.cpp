@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "topology/guid_text.h"
+
 namespace hypertopo::topology {
 
 void FabricGraph::catch_up_index() {
@@ -107,6 +109,14 @@ std::optional<std::string> normalize_guid(std::string_view text) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) return std::nullopt;
     out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
   }
+  return out;
+}
+
+std::string guid_text(std::uint64_t guid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(18, '0');
+  out[1] = 'x';
+  for (int i = 17; i >= 2; --i, guid >>= 4) out[static_cast<std::size_t>(i)] = kHex[guid & 0xf];
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "io/bounded_file.h"
 #include "text/utf8.h"
+#include "topology/guid_text.h"
 
 namespace hypertopo::discoverers {
 namespace {
@@ -124,14 +125,7 @@ struct KeyInfo {
   bool counted = false;  // named by a port line without a block, already counted as missing
 };
 
-// "0x" + 16 lower-case hex digits, as topology::normalize_guid writes a GUID.
-std::string guid_text(std::uint64_t guid) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(18, '0');
-  out[1] = 'x';
-  for (int i = 17; i >= 2; --i, guid >>= 4) out[static_cast<std::size_t>(i)] = kHex[guid & 0xf];
-  return out;
-}
+using topology::guid_text;
 
 // The GUIDs topology::normalize_guid accepts ("0x" optional, 1-16 hex digits), as integers.
 std::optional<std::uint64_t> parse_guid(std::string_view text) {

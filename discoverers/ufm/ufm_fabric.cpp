@@ -608,14 +608,6 @@ error_code read_link(od::object& object, std::size_t index, UfmPage& page, UfmFa
 
 std::optional<std::uint64_t> parse_guid(std::string_view text) { return guid_value(text); }
 
-std::string guid_text(std::uint64_t guid) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(18, '0');
-  out[1] = 'x';
-  for (int i = 17; i >= 2; --i, guid >>= 4) out[static_cast<std::size_t>(i)] = kHex[guid & 0xf];
-  return out;
-}
-
 UfmFabric::Text UfmFabric::keep(std::string_view text) {
   Text t{arena_.size(), text.size()};
   arena_.append(text);

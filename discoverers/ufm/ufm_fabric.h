@@ -33,6 +33,7 @@
 
 #include "errors/error.h"
 #include "topology/fabric_graph.h"
+#include "topology/guid_text.h"
 
 namespace hypertopo::discoverers::ufm {
 
@@ -150,7 +151,7 @@ topology::FabricGraph build_ufm_graph(const std::vector<UfmPort>& ports, const s
                                       std::vector<std::string>* notes);
 
 // A GUID as the graph names it: "0x" and 16 lower-case hex digits.
-std::string guid_text(std::uint64_t guid);
+using topology::guid_text;
 // A GUID as UFM writes it ("0x248a070300f88fe0", "248A070300F88FE0", or a JSON number read as hex
 // digits), as topology::normalize_guid accepts it; nullopt when it is not 1-16 hex digits.
 std::optional<std::uint64_t> parse_guid(std::string_view text);

@@ -4,16 +4,13 @@
 #include <cstdio>
 #include <map>
 
+#include "topology/guid_text.h"
+
 namespace hypertopo::testing {
 namespace {
 
+using topology::guid_text;
 using topology::VertexId;
-
-std::string guid_text(std::uint64_t guid) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(guid));
-  return buf;
-}
 
 std::string numbered(const std::string& stem, int n, int width = 2) {
   char buf[16];
