@@ -319,17 +319,22 @@ TEST(PlaceExtenderDifferential, EveryGeneratedCaseGetsTheSameNodesOrRefusalThrou
   }
 }
 
+// leaf-a {a1} and leaf-b {b1, b2} of 8-GPU nodes under one spine: two tiers.
+void two_leaves(DifferentialCase& c) {
+  c.tiers = 2;
+  c.nodes = {testing::gpu_node("a1"), testing::gpu_node("b1"), testing::gpu_node("b2")};
+  c.hypernodes = {testing::exact_hypernode("leaf-a", 1, "Node", {"a1"}),
+                  testing::exact_hypernode("leaf-b", 1, "Node", {"b1", "b2"}),
+                  testing::exact_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})};
+}
+
 // Volcano places an elastic gang for its minimum alone and grows the rest around it
 // (pkg/scheduler/actions/allocate/allocate.go: allocateResourcesForTasks stops at JobReady, the job
 // is put back for the others), so a hard tier-1 gang of 5 with minAvailable 1 stays in the leaf its
 // first pod took, even where another leaf would hold all five. `place` once chose that other leaf.
 TEST(PlaceExtenderDifferential, AnElasticGangIsPlacedForItsMinimumAndGrowsInsideItsLeafAlike) {
   DifferentialCase c;
-  c.tiers = 2;
-  c.nodes = {testing::gpu_node("a1"), testing::gpu_node("b1"), testing::gpu_node("b2")};
-  c.hypernodes = {testing::exact_hypernode("leaf-a", 1, "Node", {"a1"}),
-                  testing::exact_hypernode("leaf-b", 1, "Node", {"b1", "b2"}),
-                  testing::exact_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})};
+  two_leaves(c);
   c.mode = "hard";
   c.tier = 1;
   c.size = 5;
@@ -355,11 +360,7 @@ DifferentialCase coscheduling_case(int pods, int min_member, const std::string& 
                                    bool one_bound = false) {
   DifferentialCase c;
   c.kind = GangKind::kCoscheduling;
-  c.tiers = 2;
-  c.nodes = {testing::gpu_node("a1"), testing::gpu_node("b1"), testing::gpu_node("b2")};
-  c.hypernodes = {testing::exact_hypernode("leaf-a", 1, "Node", {"a1"}),
-                  testing::exact_hypernode("leaf-b", 1, "Node", {"b1", "b2"}),
-                  testing::exact_hypernode("spine", 2, "HyperNode", {"leaf-a", "leaf-b"})};
+  two_leaves(c);
   c.mode = "hard";
   c.tier = 2;
   c.size = pods;
